@@ -1,0 +1,219 @@
+//! Layer 4: `validateWorkflow`, the checks that read the rest of a workspace.
+//!
+//! Passes, in the original's order, after the loader's findings and the runtime
+//! contract: skills → mounts → per state (slug, hook scripts, governance probes) →
+//! `allow_always` probes → sub-workflows → test cases.
+
+mod cases;
+mod frontmatter;
+mod hooks;
+mod mounts;
+mod probes;
+mod skills;
+mod subworkflows;
+
+use serde::Serialize;
+use ts_rs::TS;
+
+use crate::diagnostic::Diagnostic;
+use crate::grammar::is_slug;
+use crate::model::Workflow;
+use crate::runtime_contract::{is_supported, resolve_contract, unsupported_message};
+use crate::{NOT_A_MAPPING, read_spec};
+
+pub use mounts::{MountDecl, MountKind};
+
+/// One entry of a directory listing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DirEntry {
+    /// The file or directory name.
+    pub name: String,
+    /// True for a directory.
+    pub is_dir: bool,
+}
+
+/// Read access to a workspace through workspace-relative `/` paths.
+pub trait Files {
+    /// The text of a file, or `None` when it cannot be read.
+    fn read(&self, path: &str) -> Option<String>;
+    /// The entries of a directory, sorted by name; empty when it cannot be read.
+    fn list(&self, dir: &str) -> Vec<DirEntry>;
+}
+
+/// What to validate.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ValidateOptions {
+    /// The workflow slug (the directory under `workflows/`).
+    pub workflow: String,
+    /// Skill sources, workspace-relative (default `["skills/"]`).
+    pub skills: Vec<String>,
+    /// The host's mount table; `None` = the zero-config table.
+    pub mounts: Option<Vec<MountDecl>>,
+}
+
+impl ValidateOptions {
+    /// Defaults for `workflow`.
+    pub fn new(workflow: impl Into<String>) -> Self {
+        ValidateOptions { workflow: workflow.into(), skills: vec!["skills/".to_string()], mounts: None }
+    }
+}
+
+/// The outcome of [`validate_workflow`].
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[ts(export, optional_fields)]
+#[serde(rename_all = "camelCase")]
+pub struct ValidationResult {
+    /// No error-severity diagnostic.
+    pub valid: bool,
+    /// The workflow slug validated.
+    pub workflow: String,
+    /// The workspace root, when validated on disk.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub root_dir: Option<String>,
+    /// Every finding, in pass order.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// The spec file of a workflow.
+pub fn spec_file(workflow: &str) -> String {
+    format!("workflows/{workflow}/workflow.yaml")
+}
+
+/// What loading one workflow found: the typed spec (if it loads), the raw tree,
+/// and the loader's diagnostics with files set.
+pub(crate) struct Loaded {
+    pub spec: Option<Workflow>,
+    pub tree: Option<crate::yaml::Node>,
+    pub diagnostics: Vec<Diagnostic>,
+    /// No load-blocking issue (lint errors do not count).
+    pub usable: bool,
+}
+
+/// Loads `workflows/<w>/workflow.yaml` and `WORKFLOW.md` as the runtime would.
+pub(crate) fn load(files: &dyn Files, workflow: &str) -> Option<Loaded> {
+    let file = spec_file(workflow);
+    let text = files.read(&file)?;
+    let read = read_spec(&text);
+    let mut diagnostics = Vec::new();
+    let mut usable = read.validation.ok;
+    if read.tree.is_none() {
+        diagnostics.push(
+            Diagnostic::error("", format!("{file} {NOT_A_MAPPING}"))
+                .in_file(&file)
+                .at(read.validation.schema.first().and_then(|d| d.line.zip(d.column)).map(
+                    |(line, column)| crate::yaml::Pos { line, column },
+                )),
+        );
+        return Some(Loaded { spec: None, tree: None, diagnostics, usable: false });
+    }
+    for d in &read.validation.schema {
+        let mut d = d.clone();
+        d.message = match &d.field {
+            Some(f) => format!("{file}: '{f}': {}", d.message),
+            None => format!("{file}: {}", d.message),
+        };
+        diagnostics.push(d.in_file(&file));
+    }
+    let md = format!("workflows/{workflow}/WORKFLOW.md");
+    if let Some(prose) = files.read(&md) {
+        if frontmatter::has_frontmatter(&prose) {
+            usable = false;
+            diagnostics.push(Diagnostic::error("", frontmatter::competing_message(&md, &file)).in_file(&md));
+        }
+    }
+    for d in &read.validation.lint {
+        let mut d = d.clone();
+        d.message = format!("{file}: {}", d.message);
+        diagnostics.push(d.in_file(&file));
+    }
+    Some(Loaded { spec: read.validation.spec, tree: read.tree, diagnostics, usable })
+}
+
+/// Validates a workflow of a workspace: the spec, its prose, and everything it
+/// points at. Never fails; a missing workflow is a diagnostic.
+pub fn validate_workflow(files: &dyn Files, opts: &ValidateOptions) -> ValidationResult {
+    let w = opts.workflow.as_str();
+    let file = spec_file(w);
+    let mut out = Vec::new();
+    if w.trim().is_empty() {
+        out.push(Diagnostic::error(
+            "workflow",
+            "No workflow slug provided: a workflow is named by its directory under 'workflows/' \
+             (e.g. 'order-lookup').",
+        ));
+        return result(w, out);
+    }
+    if !is_slug(w) {
+        out.push(
+            Diagnostic::error(
+                "workflow",
+                format!(
+                    "Workflow slug '{w}' is not hyphen-separated kebab-case: rename the directory \
+                     'workflows/{w}/' to lowercase letters and digits joined by single hyphens \
+                     (e.g. 'order-lookup'). A human-readable name belongs in 'title'."
+                ),
+            )
+            .in_file(&file),
+        );
+    }
+    let Some(loaded) = load(files, w) else {
+        out.push(Diagnostic::error("", format!("No workflow.yaml found for workflow '{w}'")).in_file(&file));
+        return result(w, out);
+    };
+    out.extend(loaded.diagnostics.iter().cloned());
+    let Some(tree) = &loaded.tree else { return result(w, out) };
+    let runtime = tree.get("runtime").map(crate::yaml::Node::to_json);
+    let contract = resolve_contract(runtime.as_ref().filter(|r| r.is_object()));
+    if !is_supported(&contract) {
+        out.push(
+            Diagnostic::error("runtime", unsupported_message(&contract))
+                .in_file(&file)
+                .at(crate::locate(tree, "runtime")),
+        );
+    }
+    let states_ok = tree.get("states").and_then(|s| s.as_map()).is_some_and(|m| !m.is_empty());
+    if !states_ok {
+        return result(w, out);
+    }
+    let ctx = Context { files, opts, workflow: w, file: &file, tree, spec: loaded.spec.as_ref() };
+    skills::check(&ctx, &mut out);
+    mounts::check(&ctx, &mut out);
+    probes::per_state(&ctx, &mut out);
+    probes::allow_always(&ctx, &mut out);
+    subworkflows::check(&ctx, &mut out);
+    cases::check(&ctx, &mut out);
+    result(w, out)
+}
+
+fn result(workflow: &str, diagnostics: Vec<Diagnostic>) -> ValidationResult {
+    ValidationResult {
+        valid: !diagnostics.iter().any(Diagnostic::is_error),
+        workflow: workflow.to_string(),
+        root_dir: None,
+        diagnostics,
+    }
+}
+
+/// Everything a pass needs.
+pub(crate) struct Context<'a> {
+    pub files: &'a dyn Files,
+    pub opts: &'a ValidateOptions,
+    pub workflow: &'a str,
+    pub file: &'a str,
+    /// The raw tree: passes read it so they still run when the shape failed.
+    pub tree: &'a crate::yaml::Node,
+    /// The typed spec, when the shape is clean.
+    pub spec: Option<&'a Workflow>,
+}
+
+impl Context<'_> {
+    /// The states mapping of the raw tree.
+    pub fn states(&self) -> &[crate::yaml::Entry] {
+        self.tree.get("states").and_then(crate::yaml::Node::as_map).unwrap_or(&[])
+    }
+    /// A diagnostic about the spec file, positioned at `field`.
+    pub fn at(&self, d: Diagnostic) -> Diagnostic {
+        let pos = crate::locate(self.tree, d.field.as_deref().unwrap_or(""));
+        d.in_file(self.file).at(pos)
+    }
+}
