@@ -1,1 +1,3 @@
+//! One integration-test binary (one link): modules per area.
 
+mod example;

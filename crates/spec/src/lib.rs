@@ -20,6 +20,7 @@
 //! This crate does no IO except through the [`Files`] trait; [`DiskFiles`] is the
 //! one implementation that touches the file system.
 
+pub mod case;
 pub mod code_description;
 pub mod diagnostic;
 pub mod disk;

@@ -1,4 +1,122 @@
-//! Placeholder pass.
+//! The test-case pass: every `tests/**/*.test.yaml` checked against the case
+//! schema, its trigger against the workflow, its fixtures against the disk.
+
 use super::Context;
+use crate::case::check_case;
 use crate::diagnostic::Diagnostic;
-pub(crate) fn check(_ctx: &Context<'_>, _out: &mut Vec<Diagnostic>) {}
+use crate::workspace::Files;
+use crate::yaml::Node;
+
+/// Every case file of a workflow, workspace-relative, sorted by path.
+pub fn discover_cases(files: &dyn Files, workflow: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    walk(files, &format!("workflows/{workflow}/tests"), &mut out);
+    out.sort();
+    out
+}
+
+fn walk(files: &dyn Files, dir: &str, out: &mut Vec<String>) {
+    for e in files.list(dir) {
+        let path = format!("{dir}/{}", e.name);
+        if e.is_dir {
+            walk(files, &path, out);
+        } else if e.name.ends_with(".test.yaml") || e.name.ends_with(".test.yml") {
+            out.push(path);
+        }
+    }
+}
+
+/// Normalizes a `from:` path inside the tests directory.
+fn normalize_from(from: &str) -> Result<String, String> {
+    if from.trim().is_empty() || from.starts_with('/') {
+        return Err(format!("'from: {from}' must be a tests/-relative file path"));
+    }
+    let mut segs: Vec<&str> = Vec::new();
+    for s in from.split('/') {
+        match s {
+            "" | "." => {}
+            ".." => return Err(format!("'from: {from}' escapes the tests directory")),
+            s => segs.push(s),
+        }
+    }
+    if segs.is_empty() {
+        return Err(format!("'from: {from}' must be a tests/-relative file path"));
+    }
+    Ok(segs.join("/"))
+}
+
+/// The trigger ids the workflow declares, sorted.
+fn declared_triggers(ctx: &Context<'_>) -> Vec<String> {
+    let mut ids: Vec<String> = ctx
+        .states()
+        .iter()
+        .filter_map(|e| e.value.get("triggers").and_then(Node::as_map))
+        .flat_map(|t| t.iter().map(|e| e.key.clone()))
+        .collect();
+    ids.sort();
+    ids.dedup();
+    ids
+}
+
+pub(crate) fn check(ctx: &Context<'_>, out: &mut Vec<Diagnostic>) {
+    let tests_dir = format!("workflows/{}/tests", ctx.workflow);
+    for file in discover_cases(ctx.files, ctx.workflow) {
+        let text = ctx.files.read(&file).unwrap_or_default();
+        let facts = match check_case(&text) {
+            Ok(f) => f,
+            Err(problems) => {
+                out.push(Diagnostic::error("", format!("{file}: {}", problems.join("; "))).in_file(&file));
+                continue;
+            }
+        };
+        if let Some(id) = facts.trigger.as_deref().filter(|id| *id != "manual") {
+            let declared = declared_triggers(ctx);
+            if !declared.iter().any(|d| d == id) {
+                let list = if declared.is_empty() || declared == ["manual"] {
+                    "manual only".to_string()
+                } else {
+                    declared.join(", ")
+                };
+                out.push(
+                    Diagnostic::error(
+                        "trigger",
+                        format!("'{file}' declares trigger '{id}', which no state of this workflow declares (declared: {list})"),
+                    )
+                    .in_file(&file),
+                );
+            }
+        }
+        for fixture in facts.fixtures {
+            match normalize_from(&fixture.from) {
+                Err(why) => out.push(Diagnostic::error("workspace", format!("{file}: {why}")).in_file(&file)),
+                Ok(rel) => {
+                    if ctx.files.read(&format!("{tests_dir}/{rel}")).is_none() {
+                        out.push(
+                            Diagnostic::error(
+                                "workspace",
+                                format!(
+                                    "'{file}' workspace entry '{}' references 'from: {}', but '{tests_dir}/{rel}' does not exist",
+                                    fixture.path, fixture.from
+                                ),
+                            )
+                            .in_file(&file),
+                        );
+                    }
+                }
+            }
+        }
+    }
+    if ctx.files.read(&format!("workflows/{}/tests.config.js", ctx.workflow)).is_some()
+        || ctx.files.read(&format!("{tests_dir}/tests.config.js")).is_some()
+    {
+        out.push(
+            Diagnostic::error(
+                "tests",
+                "tests.config.js was removed: case-suite settings live under the workflow's \
+                 'tests' key (maxConcurrency, caseTimeoutMs, judge). Move them there and delete \
+                 the file.",
+            )
+            .in_file(format!("workflows/{}/tests.config.js", ctx.workflow)),
+        );
+    }
+}

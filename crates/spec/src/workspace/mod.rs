@@ -175,7 +175,7 @@ pub fn validate_workflow(files: &dyn Files, opts: &ValidateOptions) -> Validatio
     if !states_ok {
         return result(w, out);
     }
-    let ctx = Context { files, opts, workflow: w, file: &file, tree, spec: loaded.spec.as_ref() };
+    let ctx = Context { files, opts, workflow: w, file: &file, tree };
     skills::check(&ctx, &mut out);
     mounts::check(&ctx, &mut out);
     probes::per_state(&ctx, &mut out);
@@ -202,14 +202,44 @@ pub(crate) struct Context<'a> {
     pub file: &'a str,
     /// The raw tree: passes read it so they still run when the shape failed.
     pub tree: &'a crate::yaml::Node,
-    /// The typed spec, when the shape is clean.
-    pub spec: Option<&'a Workflow>,
 }
 
 impl Context<'_> {
     /// The states mapping of the raw tree.
     pub fn states(&self) -> &[crate::yaml::Entry] {
         self.tree.get("states").and_then(crate::yaml::Node::as_map).unwrap_or(&[])
+    }
+    /// The node at a dotted field path of the raw tree (keys with dots matched greedily).
+    pub fn node(&self, field: &str) -> Option<&crate::yaml::Node> {
+        let segs: Vec<&str> = field.split('.').collect();
+        let mut node = self.tree;
+        let mut i = 0;
+        while i < segs.len() {
+            let (n, take) = (1..=segs.len() - i)
+                .rev()
+                .find_map(|take| node.get(&segs[i..i + take].join(".")).map(|n| (n, take)))?;
+            node = n;
+            i += take;
+        }
+        Some(node)
+    }
+    /// The four list positions of a governance block (`skills` or `mounts`):
+    /// `(field, state, list key)`, root lists first, then each state's.
+    pub fn governance_lists(&self, block: &str) -> Vec<(String, Option<String>, String)> {
+        let mut lists = vec![
+            (format!("{block}.allow_always"), None, format!("{block}.allow_always")),
+            (format!("{block}.forbid_always"), None, format!("{block}.forbid_always")),
+        ];
+        for e in self.states() {
+            for kind in ["allow", "forbid"] {
+                lists.push((
+                    format!("states.{}.{block}.{kind}", e.key),
+                    Some(e.key.clone()),
+                    format!("{block}.{kind}"),
+                ));
+            }
+        }
+        lists
     }
     /// A diagnostic about the spec file, positioned at `field`.
     pub fn at(&self, d: Diagnostic) -> Diagnostic {

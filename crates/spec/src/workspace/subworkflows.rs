@@ -1,4 +1,127 @@
-//! Placeholder pass.
-use super::Context;
+//! The sub-workflow pass: every `archmax_workflow_<slug>` a reachable state may
+//! call must name a loadable workflow with a `manual` entry, without cycles, at
+//! most three delegations deep.
+
+use super::{Context, load};
 use crate::diagnostic::Diagnostic;
-pub(crate) fn check(_ctx: &Context<'_>, _out: &mut Vec<Diagnostic>) {}
+use crate::grammar::is_slug;
+use crate::yaml::{Node, Value};
+
+/// The prefix of a delegation tool.
+pub const WORKFLOW_TOOL_PREFIX: &str = "archmax_workflow_";
+/// Delegations below the root a chain may reach.
+pub const MAX_DEPTH: usize = 3;
+
+/// The states reachable from the start states (via transitions and `on_error`),
+/// in declaration order.
+fn reachable(tree: &Node) -> Vec<&crate::yaml::Entry> {
+    let states = tree.get("states").and_then(Node::as_map).unwrap_or(&[]);
+    let mut seen: Vec<&str> = states
+        .iter()
+        .filter(|e| e.value.get("triggers").and_then(Node::as_map).is_some_and(|t| !t.is_empty()))
+        .map(|e| e.key.as_str())
+        .collect();
+    let mut queue = seen.clone();
+    while let Some(slug) = queue.pop() {
+        let Some(st) = states.iter().find(|e| e.key == slug) else { continue };
+        let edges = st.value.get("transitions").and_then(Node::as_seq).unwrap_or(&[]);
+        let targets = edges
+            .iter()
+            .filter_map(|t| t.get("to").and_then(Node::as_str))
+            .chain(st.value.get("on_error").and_then(Node::as_str));
+        for t in targets {
+            if !seen.contains(&t) && states.iter().any(|e| e.key == t) {
+                seen.push(t);
+                queue.push(t);
+            }
+        }
+    }
+    states.iter().filter(|e| seen.contains(&e.key.as_str())).collect()
+}
+
+/// Delegation targets named by a list of allow entries.
+fn targets(list: Option<&Node>) -> Vec<String> {
+    list.and_then(Node::as_seq)
+        .into_iter()
+        .flatten()
+        .filter_map(|i| i.as_str().or_else(|| i.get("tool").and_then(Node::as_str)))
+        .filter_map(|t| t.strip_prefix(WORKFLOW_TOOL_PREFIX))
+        .map(str::to_string)
+        .collect()
+}
+
+fn disabled(tree: &Node) -> bool {
+    tree.get("disabled").is_some_and(|d| !matches!(d.value, Value::Null | Value::Bool(false)))
+}
+
+fn declares_manual(tree: &Node) -> bool {
+    reachable_start_ids(tree).iter().any(|id| id == "manual")
+}
+
+fn reachable_start_ids(tree: &Node) -> Vec<String> {
+    tree.get("states")
+        .and_then(Node::as_map)
+        .unwrap_or(&[])
+        .iter()
+        .filter_map(|e| e.value.get("triggers").and_then(Node::as_map))
+        .flat_map(|t| t.iter().map(|e| e.key.clone()))
+        .collect()
+}
+
+pub(crate) fn check(ctx: &Context<'_>, out: &mut Vec<Diagnostic>) {
+    let mut chain = vec![ctx.workflow.to_string()];
+    walk(ctx, ctx.tree, &mut chain, out);
+}
+
+fn walk(ctx: &Context<'_>, tree: &Node, chain: &mut Vec<String>, out: &mut Vec<Diagnostic>) {
+    let depth = chain.len() - 1;
+    let current = chain.last().cloned().unwrap_or_default();
+    let always = targets(tree.get("tools").and_then(|t| t.get("allow_always")));
+    for state in reachable(tree) {
+        let mut names = targets(state.value.get("tools").and_then(|t| t.get("allow")));
+        names.extend(always.iter().cloned());
+        names.sort();
+        names.dedup();
+        for t in names {
+            let tool = format!("{WORKFLOW_TOOL_PREFIX}{t}");
+            let place = if depth == 0 {
+                format!("state '{}' allows '{tool}'", state.key)
+            } else {
+                format!("workflow '{current}' (state '{}') allows '{tool}'", state.key)
+            };
+            let mut say = |severity_error: bool, msg: String| {
+                out.push(if severity_error { Diagnostic::error("states", msg) } else { Diagnostic::warning("states", msg) });
+            };
+            if !is_slug(&t) {
+                say(true, format!("{place}, whose target '{t}' is not hyphen-separated kebab-case; a delegation names a workflow by its directory slug."));
+                continue;
+            }
+            if chain.contains(&t) {
+                let path = chain.iter().chain(std::iter::once(&t)).cloned().collect::<Vec<_>>().join(" → ");
+                say(true, format!("{place}, which is already running in this chain ({path}), so the delegation would never terminate."));
+                continue;
+            }
+            let loaded = load(ctx.files, &t).filter(|l| l.usable);
+            let Some(loaded) = loaded else {
+                say(true, format!("{place}, but 'workflows/{t}/workflow.yaml' is missing or has no valid machine spec."));
+                continue;
+            };
+            let Some(child) = loaded.tree.as_ref() else { continue };
+            if !declares_manual(child) {
+                say(true, format!("{place}, but '{t}' declares no 'manual' trigger, so it has no state to start in. Declare 'triggers: {{ manual: }}' on its entry state."));
+                continue;
+            }
+            if disabled(child) {
+                say(false, format!("{place}, but '{t}' is disabled: every call to it is refused at runtime until its 'disabled' flag is removed."));
+            }
+            if depth + 1 > MAX_DEPTH {
+                let path = chain.iter().chain(std::iter::once(&t)).cloned().collect::<Vec<_>>().join(" → ");
+                say(true, format!("{place}, reaching {} levels ({path}), beyond the dispatcher's default bound of {MAX_DEPTH}.", depth + 1));
+                continue;
+            }
+            chain.push(t);
+            walk(ctx, child, chain, out);
+            chain.pop();
+        }
+    }
+}
