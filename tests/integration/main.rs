@@ -1,3 +1,4 @@
 //! One integration-test binary (one link): modules per area.
 
+mod corpus;
 mod example;
