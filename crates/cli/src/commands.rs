@@ -1,0 +1,183 @@
+//! The command table: names, positionals, options, summaries and help prose.
+//! Help output and argument parsing are both generated from it.
+
+use crate::args::{OptKind, OptSpec};
+
+/// One positional slot of a command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Positional {
+    /// The name shown in help.
+    pub name: &'static str,
+    /// Whether the usage line shows it as `<name>` (required) or `[name]`.
+    pub required: bool,
+    /// Whether it takes every remaining positional (`<name...>`).
+    pub rest: bool,
+    /// One line for the `Arguments:` table.
+    pub description: &'static str,
+}
+
+/// One command of the table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Command {
+    /// What the user types.
+    pub name: &'static str,
+    /// Positional slots in order.
+    pub positionals: &'static [Positional],
+    /// The command's own options, in help order (the globals are appended).
+    pub options: &'static [OptSpec],
+    /// The one-line summary of the command table.
+    pub summary: &'static str,
+    /// The long description of `archmax help <command>`, if any.
+    pub long: Option<&'static str>,
+}
+
+const fn flag(name: &'static str, description: &'static str) -> OptSpec {
+    OptSpec { name, short: None, kind: OptKind::Bool, placeholder: "", description }
+}
+
+const fn value(name: &'static str, placeholder: &'static str, description: &'static str) -> OptSpec {
+    OptSpec { name, short: None, kind: OptKind::Str, placeholder, description }
+}
+
+const fn required(name: &'static str, description: &'static str) -> Positional {
+    Positional { name, required: true, rest: false, description }
+}
+
+const fn optional(name: &'static str, description: &'static str) -> Positional {
+    Positional { name, required: false, rest: false, description }
+}
+
+const fn rest(name: &'static str, description: &'static str) -> Positional {
+    Positional { name, required: true, rest: true, description }
+}
+
+/// The options every command accepts, appended after its own.
+pub const GLOBAL_OPTIONS: &[OptSpec] = &[
+    value("root", "<dir>", "Workspace root (default: the current directory)"),
+    OptSpec { name: "help", short: Some('h'), kind: OptKind::Bool, placeholder: "", description: "Show help" },
+];
+
+const WORKFLOW_POS: Positional =
+    required("workflow", "Workflow slug, a directory under workflows/ (inferred when there is exactly one)");
+const SESSION_POS: Positional = required("session", "Session id, as listed by 'archmax sessions'");
+const VERBOSE: OptSpec = flag("verbose", "Print raw event lines on stderr");
+const WORKFLOW_OPT: OptSpec =
+    value("workflow", "<slug>", "Workflow whose spec is assembled (inferred when there is exactly one)");
+const VARIABLES: OptSpec = value("variables", "<json>", "Session variables as a JSON object, seeded locked");
+
+const RUN_LONG: &str = "Starts or continues a session of a workflow with a prompt and prints the reply on \
+stdout; the state flow is narrated on stderr. The workflow slug may be omitted when the workspace has \
+exactly one workflow. A session parked at a human state answers the prompt as a reply; a session parked \
+for input takes it as a delivery of the trigger.";
+
+const SESSIONS_LONG: &str = "Lists every durable session under <root>/sessions, or shows one session in full: \
+its status, current state, what it is waiting for and its variables. A variable marked locked was \
+established by the host (a trigger firing or --variables) and cannot be changed by the agent.";
+
+const DECIDE_LONG: &str = "Resumes a session parked at a human state by picking one of its transitions. \
+Routing is deterministic: the session moves to the state named by --to, with no model interpreting \
+the choice. The optional comment is recorded with the decision.";
+
+const REPLY_LONG: &str = "Sends a message to a session parked at a human state. The session answers on a \
+reply-only turn: it may speak but every tool call it makes is refused, and it stays parked. No wording \
+selects a transition; use 'archmax decide' to route it.";
+
+const DELIVER_LONG: &str = "Resumes a session parked for input by delivering the event it was waiting for. \
+The session continues in the state it parked in, the trigger becomes its current one, and any variables \
+given are seeded locked.";
+
+/// The command table, in help order.
+pub const COMMANDS: &[Command] = &[
+    Command {
+        name: "run",
+        positionals: &[WORKFLOW_POS, rest("prompt", "The message that starts the turn")],
+        options: &[
+            value("trigger", "<id>", "Trigger that starts the turn (default: manual)"),
+            VARIABLES,
+            value("session", "<id>", "Conversation id: continue that session, or start one under it"),
+            value("session-path", "<path>", "Dotted path into --variables that holds the session id"),
+            VERBOSE,
+        ],
+        summary: "Run a workflow on a prompt; the reply goes to stdout",
+        long: Some(RUN_LONG),
+    },
+    Command {
+        name: "test",
+        positionals: &[WORKFLOW_POS, optional("filter", "Only cases whose path contains this text")],
+        options: &[flag("json", "Print the results as JSON on stdout"), VERBOSE],
+        summary: "Run a workflow's cases; the summary goes to stdout",
+        long: None,
+    },
+    Command {
+        name: "validate",
+        positionals: &[WORKFLOW_POS],
+        options: &[flag("json", "Print the result as JSON on stdout")],
+        summary: "Statically validate a workflow — no model calls",
+        long: None,
+    },
+    Command {
+        name: "sessions",
+        positionals: &[optional("session", "Show this session in full instead of listing all")],
+        options: &[WORKFLOW_OPT, flag("json", "Print JSON on stdout")],
+        summary: "List durable sessions, or show one in full",
+        long: Some(SESSIONS_LONG),
+    },
+    Command {
+        name: "decide",
+        positionals: &[SESSION_POS],
+        options: &[
+            value("to", "<state>", "The transition target the person picks (required)"),
+            value("comment", "<text>", "Why; recorded with the decision"),
+            WORKFLOW_OPT,
+            VERBOSE,
+        ],
+        summary: "Resume a session parked at a human state by picking a transition",
+        long: Some(DECIDE_LONG),
+    },
+    Command {
+        name: "reply",
+        positionals: &[SESSION_POS, rest("message", "The message for the parked session")],
+        options: &[WORKFLOW_OPT, VERBOSE],
+        summary: "Send a message to a session parked at a human state; it stays parked",
+        long: Some(REPLY_LONG),
+    },
+    Command {
+        name: "deliver",
+        positionals: &[SESSION_POS],
+        options: &[value("trigger", "<id>", "The event that arrived (required)"), VARIABLES, WORKFLOW_OPT, VERBOSE],
+        summary: "Resume a session parked for input by delivering a trigger",
+        long: Some(DELIVER_LONG),
+    },
+    Command {
+        name: "help",
+        positionals: &[optional("command", "The command to describe")],
+        options: &[],
+        summary: "Show help for the CLI or one command",
+        long: None,
+    },
+];
+
+/// The command named `name`.
+pub fn find(name: &str) -> Option<&'static Command> {
+    COMMANDS.iter().find(|c| c.name == name)
+}
+
+impl Command {
+    /// The command's options followed by the globals.
+    pub fn all_options(&self) -> Vec<OptSpec> {
+        self.options.iter().chain(GLOBAL_OPTIONS).copied().collect()
+    }
+
+    /// The usage syntax of the positionals: `<workflow> <prompt...>`.
+    pub fn positional_syntax(&self) -> String {
+        let cells: Vec<String> = self
+            .positionals
+            .iter()
+            .map(|p| {
+                let dots = if p.rest { "..." } else { "" };
+                if p.required { format!("<{}{dots}>", p.name) } else { format!("[{}{dots}]", p.name) }
+            })
+            .collect();
+        cells.join(" ")
+    }
+}

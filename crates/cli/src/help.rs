@@ -1,0 +1,133 @@
+//! Help texts, generated from the [command table](crate::commands).
+
+use crate::args::{OptKind, OptSpec};
+use crate::commands::{COMMANDS, Command, GLOBAL_OPTIONS};
+
+/// Lays out rows in two columns: two-space indent, the left cell padded to the
+/// widest left cell, two spaces, the text.
+fn table(rows: &[(String, &str)]) -> String {
+    let width = rows.iter().map(|(left, _)| left.chars().count()).max().unwrap_or(0);
+    rows.iter()
+        .map(|(left, text)| {
+            let pad = " ".repeat(width - left.chars().count());
+            format!("  {left}{pad}  {text}\n")
+        })
+        .collect()
+}
+
+fn option_cell(o: &OptSpec) -> String {
+    let mut cell = format!("--{}", o.name);
+    if let Some(c) = o.short {
+        cell.push_str(&format!(", -{c}"));
+    }
+    if o.kind == OptKind::Str && !o.placeholder.is_empty() {
+        cell.push(' ');
+        cell.push_str(o.placeholder);
+    }
+    cell
+}
+
+fn option_rows(options: &[OptSpec]) -> String {
+    let rows: Vec<(String, &str)> = options.iter().map(|o| (option_cell(o), o.description)).collect();
+    table(&rows)
+}
+
+/// The top-level help, ending with a newline.
+pub fn top_level() -> String {
+    let rows: Vec<(String, &str)> = COMMANDS
+        .iter()
+        .map(|c| (format!("{} {}", c.name, c.positional_syntax()), c.summary))
+        .collect();
+    format!(
+        "Usage: archmax <command> [arguments] [options]\n\nCommands:\n{}\nGlobal options:\n{}\n\
+         Run 'archmax help <command>' for a command's arguments and options.\n",
+        table(&rows),
+        option_rows(GLOBAL_OPTIONS),
+    )
+}
+
+/// The help of one command, ending with a newline.
+pub fn command(cmd: &Command) -> String {
+    let mut out = format!("Usage: archmax {} {} [options]\n\n", cmd.name, cmd.positional_syntax());
+    out.push_str(cmd.long.unwrap_or(cmd.summary));
+    out.push('\n');
+    if !cmd.positionals.is_empty() {
+        let rows: Vec<(String, &str)> =
+            cmd.positionals.iter().map(|p| (format!("<{}>", p.name), p.description)).collect();
+        out.push_str("\nArguments:\n");
+        out.push_str(&table(&rows));
+    }
+    out.push_str("\nOptions:\n");
+    out.push_str(&option_rows(&cmd.all_options()));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::commands::find;
+
+    #[test]
+    fn top_level_help_lists_every_command() {
+        let expected = "\
+Usage: archmax <command> [arguments] [options]
+
+Commands:
+  run <workflow> <prompt...>    Run a workflow on a prompt; the reply goes to stdout
+  test <workflow> [filter]      Run a workflow's cases; the summary goes to stdout
+  validate <workflow>           Statically validate a workflow — no model calls
+  sessions [session]            List durable sessions, or show one in full
+  decide <session>              Resume a session parked at a human state by picking a transition
+  reply <session> <message...>  Send a message to a session parked at a human state; it stays parked
+  deliver <session>             Resume a session parked for input by delivering a trigger
+  help [command]                Show help for the CLI or one command
+
+Global options:
+  --root <dir>  Workspace root (default: the current directory)
+  --help, -h    Show help
+
+Run 'archmax help <command>' for a command's arguments and options.
+";
+        assert_eq!(top_level(), expected);
+    }
+
+    fn help_of(name: &str) -> String {
+        command(find(name).expect("known command"))
+    }
+
+    #[test]
+    fn decide_help_has_its_options() {
+        let h = help_of("decide");
+        assert!(h.starts_with("Usage: archmax decide <session> [options]\n\n"), "{h}");
+        for needle in ["--to <state>", "--comment <text>", "--root <dir>", "--help, -h", "Arguments:\n  <session>"] {
+            assert!(h.contains(needle), "{needle} missing from {h}");
+        }
+    }
+
+    #[test]
+    fn pinned_help_strings() {
+        assert!(help_of("run").contains("exactly one"));
+        assert!(help_of("reply").contains("stays parked"));
+        assert!(!help_of("reply").contains("--to"));
+        assert!(help_of("sessions").contains("locked"));
+        assert!(help_of("run").contains("  <prompt>  "));
+    }
+
+    #[test]
+    fn validate_help_uses_the_summary() {
+        let expected = "\
+Usage: archmax validate <workflow> [options]
+
+Statically validate a workflow — no model calls
+
+Arguments:
+  <workflow>  Workflow slug, a directory under workflows/ (inferred when there is exactly one)
+
+Options:
+  --json        Print the result as JSON on stdout
+  --root <dir>  Workspace root (default: the current directory)
+  --help, -h    Show help
+";
+        assert_eq!(help_of("validate"), expected);
+    }
+}
