@@ -2,3 +2,5 @@
 
 mod corpus;
 mod example;
+mod fuzz;
+mod workspace;

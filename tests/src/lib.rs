@@ -1,6 +1,7 @@
 //! Shared helpers for the integration tests.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// The repository root.
 pub fn repo_root() -> PathBuf {
@@ -10,4 +11,39 @@ pub fn repo_root() -> PathBuf {
 /// The example workspace.
 pub fn example_root() -> PathBuf {
     repo_root().join("examples/customer-support")
+}
+
+/// A workspace written to a fresh temporary directory, removed on drop.
+pub struct TempWorkspace {
+    root: PathBuf,
+}
+
+impl TempWorkspace {
+    /// Writes `files` (workspace-relative path, content) under a new directory.
+    pub fn new(files: &[(&str, &str)]) -> Self {
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        let n = NEXT.fetch_add(1, Ordering::SeqCst);
+        let root = std::env::temp_dir().join(format!("archmax-test-{}-{n}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        for (path, content) in files {
+            let p = root.join(path);
+            if let Some(dir) = p.parent() {
+                std::fs::create_dir_all(dir).expect("create dir");
+            }
+            std::fs::write(&p, content).expect("write file");
+        }
+        std::fs::create_dir_all(&root).expect("create root");
+        TempWorkspace { root }
+    }
+
+    /// The root directory.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+}
+
+impl Drop for TempWorkspace {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.root);
+    }
 }

@@ -17,7 +17,6 @@ use ts_rs::TS;
 
 use crate::diagnostic::Diagnostic;
 use crate::grammar::is_slug;
-use crate::model::Workflow;
 use crate::runtime_contract::{is_supported, resolve_contract, unsupported_message};
 use crate::{NOT_A_MAPPING, read_spec};
 
@@ -38,6 +37,45 @@ pub trait Files {
     fn read(&self, path: &str) -> Option<String>;
     /// The entries of a directory, sorted by name; empty when it cannot be read.
     fn list(&self, dir: &str) -> Vec<DirEntry>;
+}
+
+/// A workspace held in memory: path → text. Directories are implied by paths.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct MemFiles {
+    files: std::collections::BTreeMap<String, String>,
+}
+
+impl MemFiles {
+    /// An empty workspace.
+    pub fn new() -> Self {
+        Self::default()
+    }
+    /// Adds (or replaces) a file.
+    pub fn insert(&mut self, path: impl Into<String>, text: impl Into<String>) {
+        self.files.insert(path.into(), text.into());
+    }
+}
+
+impl Files for MemFiles {
+    fn read(&self, path: &str) -> Option<String> {
+        self.files.get(path).cloned()
+    }
+    fn list(&self, dir: &str) -> Vec<DirEntry> {
+        let prefix = format!("{}/", dir.trim_end_matches('/'));
+        let mut out: Vec<DirEntry> = Vec::new();
+        for path in self.files.keys() {
+            let Some(rest) = path.strip_prefix(&prefix) else { continue };
+            let (name, is_dir) = match rest.split_once('/') {
+                Some((d, _)) => (d, true),
+                None => (rest, false),
+            };
+            if !out.iter().any(|e| e.name == name) {
+                out.push(DirEntry { name: name.to_string(), is_dir });
+            }
+        }
+        out.sort_by(|a, b| a.name.cmp(&b.name));
+        out
+    }
 }
 
 /// What to validate.
@@ -82,7 +120,6 @@ pub fn spec_file(workflow: &str) -> String {
 /// What loading one workflow found: the typed spec (if it loads), the raw tree,
 /// and the loader's diagnostics with files set.
 pub(crate) struct Loaded {
-    pub spec: Option<Workflow>,
     pub tree: Option<crate::yaml::Node>,
     pub diagnostics: Vec<Diagnostic>,
     /// No load-blocking issue (lint errors do not count).
@@ -104,7 +141,7 @@ pub(crate) fn load(files: &dyn Files, workflow: &str) -> Option<Loaded> {
                     |(line, column)| crate::yaml::Pos { line, column },
                 )),
         );
-        return Some(Loaded { spec: None, tree: None, diagnostics, usable: false });
+        return Some(Loaded { tree: None, diagnostics, usable: false });
     }
     for d in &read.validation.schema {
         let mut d = d.clone();
@@ -126,7 +163,7 @@ pub(crate) fn load(files: &dyn Files, workflow: &str) -> Option<Loaded> {
         d.message = format!("{file}: {}", d.message);
         diagnostics.push(d.in_file(&file));
     }
-    Some(Loaded { spec: read.validation.spec, tree: read.tree, diagnostics, usable })
+    Some(Loaded { tree: read.tree, diagnostics, usable })
 }
 
 /// Validates a workflow of a workspace: the spec, its prose, and everything it
