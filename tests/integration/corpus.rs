@@ -20,7 +20,10 @@ fn render(d: &Diagnostic) -> String {
         (Some(l), Some(c)) => format!("@{l}:{c}"),
         _ => "@-".to_string(),
     };
-    format!("{PREFIX}{severity} {field} {at} {}", d.message.replace('\n', "\\n"))
+    format!(
+        "{PREFIX}{severity} {field} {at} {}",
+        d.message.replace('\n', "\\n")
+    )
 }
 
 #[test]
@@ -44,12 +47,20 @@ fn check_dir(rel: &str, at_least: usize, invalid: bool) {
         .filter(|p| p.extension().is_some_and(|x| x == "yaml"))
         .collect();
     paths.sort();
-    assert!(paths.len() >= at_least, "{rel} must hold at least {at_least} documents, has {}", paths.len());
+    assert!(
+        paths.len() >= at_least,
+        "{rel} must hold at least {at_least} documents, has {}",
+        paths.len()
+    );
     let bless = std::env::var_os("BLESS").is_some();
     let mut failures = Vec::new();
     for path in &paths {
         let text = std::fs::read_to_string(path).expect("read");
-        let body: String = text.lines().skip_while(|l| l.starts_with(PREFIX)).map(|l| format!("{l}\n")).collect();
+        let body: String = text
+            .lines()
+            .skip_while(|l| l.starts_with(PREFIX))
+            .map(|l| format!("{l}\n"))
+            .collect();
         let expected: Vec<&str> = text.lines().take_while(|l| l.starts_with(PREFIX)).collect();
         // Re-validate the text as it will be once the header is rewritten, so
         // line numbers stay true after blessing.
@@ -57,25 +68,56 @@ fn check_dir(rel: &str, at_least: usize, invalid: bool) {
         let result = validate_spec(&text);
         let actual: Vec<String> = result.diagnostics.iter().map(render).collect();
         if invalid {
-            assert!(!result.ok || result.lint.iter().any(Diagnostic::is_error), "{}: this corpus holds invalid documents only, but this one is valid", path.display());
+            assert!(
+                !result.ok || result.lint.iter().any(Diagnostic::is_error),
+                "{}: this corpus holds invalid documents only, but this one is valid",
+                path.display()
+            );
         } else {
-            assert!(result.ok && result.spec.is_some(), "{}: this corpus holds loadable documents only", path.display());
+            assert!(
+                result.ok && result.spec.is_some(),
+                "{}: this corpus holds loadable documents only",
+                path.display()
+            );
         }
         if bless {
             let new_header_len = actual.len();
             if new_header_len != header_lines {
                 // Line numbers shift with the header: validate the reassembled text.
-                let provisional: String = actual.iter().map(|l| format!("{l}\n")).collect::<String>() + &body;
-                let again: Vec<String> = validate_spec(&provisional).diagnostics.iter().map(render).collect();
-                std::fs::write(path, again.iter().map(|l| format!("{l}\n")).collect::<String>() + &body).expect("write");
+                let provisional: String =
+                    actual.iter().map(|l| format!("{l}\n")).collect::<String>() + &body;
+                let again: Vec<String> = validate_spec(&provisional)
+                    .diagnostics
+                    .iter()
+                    .map(render)
+                    .collect();
+                std::fs::write(
+                    path,
+                    again.iter().map(|l| format!("{l}\n")).collect::<String>() + &body,
+                )
+                .expect("write");
             } else {
-                std::fs::write(path, actual.iter().map(|l| format!("{l}\n")).collect::<String>() + &body).expect("write");
+                std::fs::write(
+                    path,
+                    actual.iter().map(|l| format!("{l}\n")).collect::<String>() + &body,
+                )
+                .expect("write");
             }
             continue;
         }
         if expected != actual {
-            failures.push(format!("{}\n  expected:\n    {}\n  actual:\n    {}", path.display(), expected.join("\n    "), actual.join("\n    ")));
+            failures.push(format!(
+                "{}\n  expected:\n    {}\n  actual:\n    {}",
+                path.display(),
+                expected.join("\n    "),
+                actual.join("\n    ")
+            ));
         }
     }
-    assert!(failures.is_empty(), "{} corpus documents differ:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} corpus documents differ:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }

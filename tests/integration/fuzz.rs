@@ -16,7 +16,11 @@ impl Rng {
         self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
     }
     fn below(&mut self, n: usize) -> usize {
-        if n == 0 { 0 } else { (self.next() % n as u64) as usize }
+        if n == 0 {
+            0
+        } else {
+            (self.next() % n as u64) as usize
+        }
     }
     fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
         items[self.below(items.len())]
@@ -24,16 +28,69 @@ impl Rng {
 }
 
 const TOKENS: &[&str] = &[
-    "states:", "  a:", "    triggers:", "{ manual: }", "transitions:", "- to: b", "description:", "type: human",
-    "before:", "after:", "{ script: hooks/x.js }", "rubric:", "instructions:", "tools:", "allow:", "forbid:",
-    "[", "]", "{", "}", ":", "- ", "&a", "*a", "<<:", "!!str", "~", "null", "yes", "0o17", ".inf", "-.5",
-    "'", "\"", "|", ">-", "#", "---", "...", "\t", "\r\n", "\n", "  ", "${{x}}", "$${{y}}", "${{", "}}",
-    "é", "\u{feff}", "\u{0}", "9999999999999999999999", "requires:", "locks:", "returns:", "session:",
+    "states:",
+    "  a:",
+    "    triggers:",
+    "{ manual: }",
+    "transitions:",
+    "- to: b",
+    "description:",
+    "type: human",
+    "before:",
+    "after:",
+    "{ script: hooks/x.js }",
+    "rubric:",
+    "instructions:",
+    "tools:",
+    "allow:",
+    "forbid:",
+    "[",
+    "]",
+    "{",
+    "}",
+    ":",
+    "- ",
+    "&a",
+    "*a",
+    "<<:",
+    "!!str",
+    "~",
+    "null",
+    "yes",
+    "0o17",
+    ".inf",
+    "-.5",
+    "'",
+    "\"",
+    "|",
+    ">-",
+    "#",
+    "---",
+    "...",
+    "\t",
+    "\r\n",
+    "\n",
+    "  ",
+    "${{x}}",
+    "$${{y}}",
+    "${{",
+    "}}",
+    "é",
+    "\u{feff}",
+    "\u{0}",
+    "9999999999999999999999",
+    "requires:",
+    "locks:",
+    "returns:",
+    "session:",
 ];
 
 fn random_yaml(rng: &mut Rng) -> String {
     let n = 1 + rng.below(60);
-    (0..n).map(|_| rng.pick(TOKENS)).collect::<Vec<_>>().join(if rng.below(2) == 0 { " " } else { "\n" })
+    (0..n)
+        .map(|_| rng.pick(TOKENS))
+        .collect::<Vec<_>>()
+        .join(if rng.below(2) == 0 { " " } else { "\n" })
 }
 
 fn mutate(rng: &mut Rng, text: &str) -> String {
@@ -71,7 +128,11 @@ fn mutate(rng: &mut Rng, text: &str) -> String {
 
 fn assert_consistent(text: &str) {
     let v = validate_spec(text);
-    assert_eq!(v.ok, !v.schema.iter().any(|d| d.is_error()), "ok disagrees with schema for {text:?}");
+    assert_eq!(
+        v.ok,
+        !v.schema.iter().any(|d| d.is_error()),
+        "ok disagrees with schema for {text:?}"
+    );
     assert_eq!(v.diagnostics.len(), v.schema.len() + v.lint.len());
     if v.ok {
         assert!(v.spec.is_some(), "ok without a spec for {text:?}");
@@ -79,7 +140,10 @@ fn assert_consistent(text: &str) {
     let lines = text.lines().count() as u32 + 1;
     for d in &v.diagnostics {
         if let Some(l) = d.line {
-            assert!(l >= 1 && l <= lines.max(1) + 1, "line {l} out of range for {text:?}");
+            assert!(
+                l >= 1 && l <= lines.max(1) + 1,
+                "line {l} out of range for {text:?}"
+            );
         }
     }
 }
@@ -98,7 +162,10 @@ fn mutated_real_specs_never_panic() {
     let root = example_root();
     let specs: Vec<String> = ["order-lookup", "enrich-order"]
         .iter()
-        .map(|w| std::fs::read_to_string(root.join(format!("workflows/{w}/workflow.yaml"))).expect("example spec"))
+        .map(|w| {
+            std::fs::read_to_string(root.join(format!("workflows/{w}/workflow.yaml")))
+                .expect("example spec")
+        })
         .chain(
             std::fs::read_dir(archmax_tests::repo_root().join("tests/corpus"))
                 .expect("corpus")
@@ -115,8 +182,17 @@ fn mutated_real_specs_never_panic() {
             // The whole workspace pass, in memory, over the mutated spec.
             let mut files = MemFiles::new();
             files.insert("workflows/m/workflow.yaml", text.clone());
-            files.insert("workflows/m/tests/a.test.yaml", mutate(&mut rng, "title: t\ndescription: d\nsteps:\n  - send: hi\n  - reachedState: a\n"));
-            files.insert("skills/s/SKILL.md", mutate(&mut rng, "---\nname: s\ndescription: d\n---\n"));
+            files.insert(
+                "workflows/m/tests/a.test.yaml",
+                mutate(
+                    &mut rng,
+                    "title: t\ndescription: d\nsteps:\n  - send: hi\n  - reachedState: a\n",
+                ),
+            );
+            files.insert(
+                "skills/s/SKILL.md",
+                mutate(&mut rng, "---\nname: s\ndescription: d\n---\n"),
+            );
             let r = validate_workflow(&files, &ValidateOptions::new("m"));
             assert_eq!(r.valid, !r.diagnostics.iter().any(|d| d.is_error()));
         }
@@ -126,12 +202,22 @@ fn mutated_real_specs_never_panic() {
 #[test]
 fn pathological_documents_are_errors_not_crashes() {
     let deep_flow = "[".repeat(100_000);
-    let deep_block: String = (0..5_000).map(|i| format!("{}k{i}:\n", " ".repeat(i))).collect();
-    let long_line = format!("instructions: {}\nstates:\n  a:\n    triggers: {{ manual: }}\n", "x".repeat(2_000_000));
+    let deep_block: String = (0..5_000)
+        .map(|i| format!("{}k{i}:\n", " ".repeat(i)))
+        .collect();
+    let long_line = format!(
+        "instructions: {}\nstates:\n  a:\n    triggers: {{ manual: }}\n",
+        "x".repeat(2_000_000)
+    );
     for text in [deep_flow.as_str(), deep_block.as_str()] {
         let v = validate_spec(text);
         assert!(!v.ok);
-        assert!(v.schema[0].message.contains("not a YAML mapping") || v.schema[0].message.contains("deeper"), "{:?}", v.schema[0]);
+        assert!(
+            v.schema[0].message.contains("not a YAML mapping")
+                || v.schema[0].message.contains("deeper"),
+            "{:?}",
+            v.schema[0]
+        );
     }
     assert!(validate_spec(&long_line).ok);
 }

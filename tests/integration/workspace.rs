@@ -11,24 +11,43 @@ fn check(files: &[(&str, &str)], opts: ValidateOptions) -> Vec<(Severity, String
     assert_eq!(r.valid, !r.diagnostics.iter().any(|d| d.is_error()));
     r.diagnostics
         .into_iter()
-        .map(|d| (d.severity, d.field.unwrap_or_default(), d.file.unwrap_or_default(), d.message))
+        .map(|d| {
+            (
+                d.severity,
+                d.field.unwrap_or_default(),
+                d.file.unwrap_or_default(),
+                d.message,
+            )
+        })
         .collect()
 }
 
 fn messages(found: &[(Severity, String, String, String)]) -> String {
-    found.iter().map(|f| format!("{f:?}")).collect::<Vec<_>>().join("\n")
+    found
+        .iter()
+        .map(|f| format!("{f:?}"))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
-fn has(found: &[(Severity, String, String, String)], severity: Severity, field: &str, fragment: &str) {
+fn has(
+    found: &[(Severity, String, String, String)],
+    severity: Severity,
+    field: &str,
+    fragment: &str,
+) {
     assert!(
-        found.iter().any(|(s, f, _, m)| *s == severity && f == field && m.contains(fragment)),
+        found
+            .iter()
+            .any(|(s, f, _, m)| *s == severity && f == field && m.contains(fragment)),
         "no {severity:?} at '{field}' containing {fragment:?} in:\n{}",
         messages(found)
     );
 }
 
 const WF: &str = "workflows/w/workflow.yaml";
-const MIN: &str = "instructions: Work.\nskills: { allow_always: [] }\nstates:\n  a:\n    triggers: { manual: }\n";
+const MIN: &str =
+    "instructions: Work.\nskills: { allow_always: [] }\nstates:\n  a:\n    triggers: { manual: }\n";
 
 #[test]
 fn a_minimal_workflow_is_clean() {
@@ -39,22 +58,69 @@ fn a_minimal_workflow_is_clean() {
 #[test]
 fn loader_framing() {
     let found = check(&[], ValidateOptions::new("w"));
-    assert_eq!(found, vec![(Severity::Error, String::new(), WF.to_string(), "No workflow.yaml found for workflow 'w'".to_string())]);
+    assert_eq!(
+        found,
+        vec![(
+            Severity::Error,
+            String::new(),
+            WF.to_string(),
+            "No workflow.yaml found for workflow 'w'".to_string()
+        )]
+    );
     let found = check(&[(WF, "- a\n")], ValidateOptions::new("w"));
     assert_eq!(found.len(), 1, "{}", messages(&found));
-    assert!(found[0].3.starts_with("workflows/w/workflow.yaml machine spec is not a YAML mapping"));
-    let found = check(&[("workflows/Bad_Name/workflow.yaml", MIN)], ValidateOptions::new("Bad_Name"));
-    has(&found, Severity::Error, "workflow", "is not hyphen-separated kebab-case");
+    assert!(
+        found[0]
+            .3
+            .starts_with("workflows/w/workflow.yaml machine spec is not a YAML mapping")
+    );
+    let found = check(
+        &[("workflows/Bad_Name/workflow.yaml", MIN)],
+        ValidateOptions::new("Bad_Name"),
+    );
+    has(
+        &found,
+        Severity::Error,
+        "workflow",
+        "is not hyphen-separated kebab-case",
+    );
     let found = check(&[], ValidateOptions::new("  "));
-    has(&found, Severity::Error, "workflow", "No workflow slug provided");
-    let found = check(&[(WF, &format!("{MIN}    title: ''\n"))], ValidateOptions::new("w"));
-    has(&found, Severity::Error, "states.a.title", "workflows/w/workflow.yaml: 'states.a.title': must be a non-empty string");
-    let found = check(&[(WF, MIN), ("workflows/w/WORKFLOW.md", "---\ntitle: x\n---\nProse\n")], ValidateOptions::new("w"));
+    has(
+        &found,
+        Severity::Error,
+        "workflow",
+        "No workflow slug provided",
+    );
+    let found = check(
+        &[(WF, &format!("{MIN}    title: ''\n"))],
+        ValidateOptions::new("w"),
+    );
+    has(
+        &found,
+        Severity::Error,
+        "states.a.title",
+        "workflows/w/workflow.yaml: 'states.a.title': must be a non-empty string",
+    );
+    let found = check(
+        &[
+            (WF, MIN),
+            ("workflows/w/WORKFLOW.md", "---\ntitle: x\n---\nProse\n"),
+        ],
+        ValidateOptions::new("w"),
+    );
     assert_eq!(found.len(), 1, "{}", messages(&found));
     assert_eq!(found[0].2, "workflows/w/WORKFLOW.md");
     assert!(found[0].3.contains("frontmatter"));
-    let found = check(&[(WF, &format!("runtime: {{ version: 99 }}\n{MIN}"))], ValidateOptions::new("w"));
-    has(&found, Severity::Error, "runtime", "Unsupported runtime contract 'archmax-harness@99'. Supported: archmax-harness@1, archmax-harness@2.");
+    let found = check(
+        &[(WF, &format!("runtime: {{ version: 99 }}\n{MIN}"))],
+        ValidateOptions::new("w"),
+    );
+    has(
+        &found,
+        Severity::Error,
+        "runtime",
+        "Unsupported runtime contract 'archmax-harness@99'. Supported: archmax-harness@1, archmax-harness@2.",
+    );
 }
 
 #[test]
@@ -63,90 +129,272 @@ fn skills_pass() {
     let found = check(
         &[
             (WF, spec),
-            ("skills/alpha/SKILL.md", "---\nname: alpha\ndescription: First.\n---\nBody\n"),
-            ("skills/beta/SKILL.md", "---\nname: gamma\ndescription: Misnamed.\n---\n"),
-            ("skills/delta/SKILL.md", "---\nname: delta\n---\nno description\n"),
+            (
+                "skills/alpha/SKILL.md",
+                "---\nname: alpha\ndescription: First.\n---\nBody\n",
+            ),
+            (
+                "skills/beta/SKILL.md",
+                "---\nname: gamma\ndescription: Misnamed.\n---\n",
+            ),
+            (
+                "skills/delta/SKILL.md",
+                "---\nname: delta\n---\nno description\n",
+            ),
         ],
         ValidateOptions::new("w"),
     );
-    has(&found, Severity::Warning, "skills", "Skipping skill 'delta' at skills/delta/: SKILL.md has no 'description'");
-    has(&found, Severity::Error, "skills", "Skill 'gamma' should match directory name 'beta'");
-    has(&found, Severity::Error, "skills.allow_always", "'skills.allow_always' names skill 'ghost', which no source provides. Known skills: alpha, beta.");
-    has(&found, Severity::Error, "states.a.skills.forbid", "State 'a' 'skills.forbid' names skill 'phantom'");
+    has(
+        &found,
+        Severity::Warning,
+        "skills",
+        "Skipping skill 'delta' at skills/delta/: SKILL.md has no 'description'",
+    );
+    has(
+        &found,
+        Severity::Error,
+        "skills",
+        "Skill 'gamma' should match directory name 'beta'",
+    );
+    has(
+        &found,
+        Severity::Error,
+        "skills.allow_always",
+        "'skills.allow_always' names skill 'ghost', which no source provides. Known skills: alpha, beta.",
+    );
+    has(
+        &found,
+        Severity::Error,
+        "states.a.skills.forbid",
+        "State 'a' 'skills.forbid' names skill 'phantom'",
+    );
     let found = check(
-        &[(WF, "instructions: Work.\nstates:\n  a:\n    triggers: { manual: }\n"), ("skills/alpha/SKILL.md", "---\nname: alpha\ndescription: A.\n---\n")],
+        &[
+            (
+                WF,
+                "instructions: Work.\nstates:\n  a:\n    triggers: { manual: }\n",
+            ),
+            (
+                "skills/alpha/SKILL.md",
+                "---\nname: alpha\ndescription: A.\n---\n",
+            ),
+        ],
         ValidateOptions::new("w"),
     );
-    has(&found, Severity::Warning, "skills", "This workflow declares no root 'skills' block");
+    has(
+        &found,
+        Severity::Warning,
+        "skills",
+        "This workflow declares no root 'skills' block",
+    );
 }
 
 #[test]
 fn mounts_pass() {
     let mut opts = ValidateOptions::new("w");
     opts.mounts = Some(vec![
-        MountDecl { name: "reference".into(), kind: MountKind::Dir, governed: true, read_only: true },
-        MountDecl { name: "shared".into(), kind: MountKind::Dir, governed: false, read_only: false },
+        MountDecl {
+            name: "reference".into(),
+            kind: MountKind::Dir,
+            governed: true,
+            read_only: true,
+        },
+        MountDecl {
+            name: "shared".into(),
+            kind: MountKind::Dir,
+            governed: false,
+            read_only: false,
+        },
     ]);
     let spec = "instructions: Work.\nskills: { allow_always: [] }\nmounts: { allow_always: [{ mount: reference, access: read_write }, shared, nowhere] }\nstates:\n  a:\n    triggers: { manual: }\n    mounts: { forbid: [reference] }\n  b:\n    mounts: { forbid: [reference] }\n";
     let found = check(&[(WF, spec)], opts.clone());
-    has(&found, Severity::Warning, "mounts.allow_always", "serves read-only");
-    has(&found, Severity::Warning, "mounts.allow_always", "does not declare governed");
-    has(&found, Severity::Error, "mounts.allow_always", "'mounts.allow_always' names mount 'nowhere', which the workspace does not mount. Mounts: reference, shared.");
-    assert!(!found.iter().any(|f| f.1 == "states.a.mounts.forbid"), "root grants reference: {}", messages(&found));
+    has(
+        &found,
+        Severity::Warning,
+        "mounts.allow_always",
+        "serves read-only",
+    );
+    has(
+        &found,
+        Severity::Warning,
+        "mounts.allow_always",
+        "does not declare governed",
+    );
+    has(
+        &found,
+        Severity::Error,
+        "mounts.allow_always",
+        "'mounts.allow_always' names mount 'nowhere', which the workspace does not mount. Mounts: reference, shared.",
+    );
+    assert!(
+        !found.iter().any(|f| f.1 == "states.a.mounts.forbid"),
+        "root grants reference: {}",
+        messages(&found)
+    );
     let found = check(&[(WF, MIN)], opts);
-    has(&found, Severity::Warning, "mounts", "This workflow declares no root 'mounts' block");
+    has(
+        &found,
+        Severity::Warning,
+        "mounts",
+        "This workflow declares no root 'mounts' block",
+    );
 }
 
 #[test]
 fn hook_scripts() {
     let spec = "instructions: Work.\nskills: { allow_always: [] }\nstates:\n  a:\n    triggers: { manual: }\n    before: { script: hooks/gate.js }\n    after:\n      - { script: hooks/missing.js }\n      - { webhook: https://example.invalid }\n";
     let found = check(
-        &[(WF, spec), ("workflows/w/hooks/gate.js", "/** Gate. */\nimport { defineHook } from '@archmax-ai/harness/sandbox';\nimport fs from 'node:fs';\nexport default defineHook(() => ({ verdict: 'ok' }));\n")],
+        &[
+            (WF, spec),
+            (
+                "workflows/w/hooks/gate.js",
+                "/** Gate. */\nimport { defineHook } from '@archmax-ai/harness/sandbox';\nimport fs from 'node:fs';\nexport default defineHook(() => ({ verdict: 'ok' }));\n",
+            ),
+        ],
         ValidateOptions::new("w"),
     );
-    has(&found, Severity::Error, "states.a.before", "Hook script 'workflows/w/hooks/gate.js' imports from 'node:fs'");
-    has(&found, Severity::Error, "states.a.after", "State 'a' 'after' hook script not found: workflows/w/hooks/missing.js");
-    has(&found, Severity::Error, "states.a.after", "hook uses unknown kind 'webhook'");
+    has(
+        &found,
+        Severity::Error,
+        "states.a.before",
+        "Hook script 'workflows/w/hooks/gate.js' imports from 'node:fs'",
+    );
+    has(
+        &found,
+        Severity::Error,
+        "states.a.after",
+        "State 'a' 'after' hook script not found: workflows/w/hooks/missing.js",
+    );
+    has(
+        &found,
+        Severity::Error,
+        "states.a.after",
+        "hook uses unknown kind 'webhook'",
+    );
     assert_eq!(found.len(), 3, "{}", messages(&found));
     let spec = "instructions: Work.\nskills: { allow_always: [] }\nstates:\n  a:\n    triggers: { manual: }\n    before: { script: ../../secrets.js }\n";
     let found = check(&[(WF, spec)], ValidateOptions::new("w"));
     has(&found, Severity::Error, "states.a.before", "must be a hook");
-    has(&found, Severity::Error, "states.a.before", "resolves outside 'hooks/'");
+    has(
+        &found,
+        Severity::Error,
+        "states.a.before",
+        "resolves outside 'hooks/'",
+    );
 }
 
 #[test]
 fn governance_probes() {
     let spec = "instructions: Work.\nskills: { allow_always: [] }\ntools: { forbid_always: [lookup] }\nstates:\n  a:\n    triggers: { manual: }\n    tools:\n      allow:\n        - task\n        - lookup\n        - audit\n        - { tool: write_file, paths: ['workflows/w/**'] }\n        - { tool: write_file, args: { file_path: 'checkpoints/x' } }\n        - { tool: archmax_run, paths: ['bin/**'] }\n        - { tool: read_file, paths: ['skills/alpha/**'] }\n        - { tool: archmax_advance, args: { to: [ghost, b] } }\n      forbid: [audit]\n  b: {}\n";
-    let found = check(&[(WF, spec), ("skills/alpha/SKILL.md", "---\nname: alpha\ndescription: A.\n---\n")], ValidateOptions::new("w"));
+    let found = check(
+        &[
+            (WF, spec),
+            (
+                "skills/alpha/SKILL.md",
+                "---\nname: alpha\ndescription: A.\n---\n",
+            ),
+        ],
+        ValidateOptions::new("w"),
+    );
     let f = "states.a.tools.allow";
-    has(&found, Severity::Error, f, "allows 'task', which is not grantable");
-    has(&found, Severity::Error, f, "allows 'lookup', which 'tools.forbid_always' denies in every state");
-    has(&found, Severity::Error, f, "allows 'audit' and forbids it in the same state");
-    has(&found, Severity::Error, f, "names the authoring plane ('workflows/')");
+    has(
+        &found,
+        Severity::Error,
+        f,
+        "allows 'task', which is not grantable",
+    );
+    has(
+        &found,
+        Severity::Error,
+        f,
+        "allows 'lookup', which 'tools.forbid_always' denies in every state",
+    );
+    has(
+        &found,
+        Severity::Error,
+        f,
+        "allows 'audit' and forbids it in the same state",
+    );
+    has(
+        &found,
+        Severity::Error,
+        f,
+        "names the authoring plane ('workflows/')",
+    );
     has(&found, Severity::Error, f, "runtime-owned run area");
     has(&found, Severity::Error, f, "outside every skill bundle");
-    has(&found, Severity::Error, f, "which can only match inside skill 'alpha'");
-    has(&found, Severity::Warning, f, "allows archmax_advance to undefined state 'ghost'");
-    has(&found, Severity::Warning, "states.a.transitions", "allows archmax_advance to 'b' but declares no edge to it");
+    has(
+        &found,
+        Severity::Error,
+        f,
+        "which can only match inside skill 'alpha'",
+    );
+    has(
+        &found,
+        Severity::Warning,
+        f,
+        "allows archmax_advance to undefined state 'ghost'",
+    );
+    has(
+        &found,
+        Severity::Warning,
+        "states.a.transitions",
+        "allows archmax_advance to 'b' but declares no edge to it",
+    );
 }
 
 #[test]
 fn sub_workflows() {
-    let caller = |targets: &str| format!("instructions: Work.\nskills: {{ allow_always: [] }}\nstates:\n  a:\n    triggers: {{ manual: }}\n    tools: {{ allow: [{targets}] }}\n");
+    let caller = |targets: &str| {
+        format!(
+            "instructions: Work.\nskills: {{ allow_always: [] }}\nstates:\n  a:\n    triggers: {{ manual: }}\n    tools: {{ allow: [{targets}] }}\n"
+        )
+    };
     let leaf = "instructions: Leaf.\nskills: { allow_always: [] }\nstates:\n  s:\n    triggers: { manual: }\n";
     let found = check(
         &[
-            (WF, &caller("archmax_workflow_gone, archmax_workflow_nomanual, archmax_workflow_off, archmax_workflow_Bad, archmax_workflow_w")),
-            ("workflows/nomanual/workflow.yaml", "states:\n  s:\n    triggers: { mail: }\n"),
-            ("workflows/off/workflow.yaml", &format!("disabled: true\n{leaf}")),
+            (
+                WF,
+                &caller(
+                    "archmax_workflow_gone, archmax_workflow_nomanual, archmax_workflow_off, archmax_workflow_Bad, archmax_workflow_w",
+                ),
+            ),
+            (
+                "workflows/nomanual/workflow.yaml",
+                "states:\n  s:\n    triggers: { mail: }\n",
+            ),
+            (
+                "workflows/off/workflow.yaml",
+                &format!("disabled: true\n{leaf}"),
+            ),
         ],
         ValidateOptions::new("w"),
     );
-    has(&found, Severity::Error, "states", "state 'a' allows 'archmax_workflow_gone', but 'workflows/gone/workflow.yaml' is missing or has no valid machine spec.");
-    has(&found, Severity::Error, "states", "declares no 'manual' trigger");
+    has(
+        &found,
+        Severity::Error,
+        "states",
+        "state 'a' allows 'archmax_workflow_gone', but 'workflows/gone/workflow.yaml' is missing or has no valid machine spec.",
+    );
+    has(
+        &found,
+        Severity::Error,
+        "states",
+        "declares no 'manual' trigger",
+    );
     has(&found, Severity::Warning, "states", "but 'off' is disabled");
-    has(&found, Severity::Error, "states", "whose target 'Bad' is not hyphen-separated kebab-case");
-    has(&found, Severity::Error, "states", "already running in this chain (w → w)");
+    has(
+        &found,
+        Severity::Error,
+        "states",
+        "whose target 'Bad' is not hyphen-separated kebab-case",
+    );
+    has(
+        &found,
+        Severity::Error,
+        "states",
+        "already running in this chain (w → w)",
+    );
     // A chain of five: w → l1 → l2 → l3 → l4 is four delegations deep.
     let found = check(
         &[
@@ -158,7 +406,12 @@ fn sub_workflows() {
         ],
         ValidateOptions::new("w"),
     );
-    has(&found, Severity::Error, "states", "workflow 'l3' (state 'a') allows 'archmax_workflow_l4', reaching 4 levels (w → l1 → l2 → l3 → l4)");
+    has(
+        &found,
+        Severity::Error,
+        "states",
+        "workflow 'l3' (state 'a') allows 'archmax_workflow_l4', reaching 4 levels (w → l1 → l2 → l3 → l4)",
+    );
 }
 
 #[test]
@@ -166,19 +419,53 @@ fn case_files() {
     let found = check(
         &[
             (WF, MIN),
-            ("workflows/w/tests/a.test.yaml", "title: ok\ndescription: fine\ntrigger: { id: mail }\nsteps:\n  - send: hi\n"),
-            ("workflows/w/tests/nested/b.test.yml", "title: ok\ndescription: fine\nversion: 2\n"),
-            ("workflows/w/tests/c.test.yaml", "title: ok\ndescription: fine\nworkspace:\n  x.json: { from: ../secret.json }\n  y.json: { from: fixtures/missing.json }\n"),
+            (
+                "workflows/w/tests/a.test.yaml",
+                "title: ok\ndescription: fine\ntrigger: { id: mail }\nsteps:\n  - send: hi\n",
+            ),
+            (
+                "workflows/w/tests/nested/b.test.yml",
+                "title: ok\ndescription: fine\nversion: 2\n",
+            ),
+            (
+                "workflows/w/tests/c.test.yaml",
+                "title: ok\ndescription: fine\nworkspace:\n  x.json: { from: ../secret.json }\n  y.json: { from: fixtures/missing.json }\n",
+            ),
             ("workflows/w/tests/notes.yaml", "not: a case\n"),
             ("workflows/w/tests.config.js", "export default {}\n"),
         ],
         ValidateOptions::new("w"),
     );
-    has(&found, Severity::Error, "trigger", "'workflows/w/tests/a.test.yaml' declares trigger 'mail', which no state of this workflow declares (declared: manual only)");
-    has(&found, Severity::Error, "", "workflows/w/tests/nested/b.test.yml: unknown key 'version'");
-    has(&found, Severity::Error, "workspace", "'from: ../secret.json' escapes the tests directory");
-    has(&found, Severity::Error, "workspace", "references 'from: fixtures/missing.json', but 'workflows/w/tests/fixtures/missing.json' does not exist");
-    has(&found, Severity::Error, "tests", "tests.config.js was removed");
+    has(
+        &found,
+        Severity::Error,
+        "trigger",
+        "'workflows/w/tests/a.test.yaml' declares trigger 'mail', which no state of this workflow declares (declared: manual only)",
+    );
+    has(
+        &found,
+        Severity::Error,
+        "",
+        "workflows/w/tests/nested/b.test.yml: unknown key 'version'",
+    );
+    has(
+        &found,
+        Severity::Error,
+        "workspace",
+        "'from: ../secret.json' escapes the tests directory",
+    );
+    has(
+        &found,
+        Severity::Error,
+        "workspace",
+        "references 'from: fixtures/missing.json', but 'workflows/w/tests/fixtures/missing.json' does not exist",
+    );
+    has(
+        &found,
+        Severity::Error,
+        "tests",
+        "tests.config.js was removed",
+    );
     assert_eq!(found.len(), 5, "{}", messages(&found));
 }
 
@@ -186,6 +473,16 @@ fn case_files() {
 fn state_slugs() {
     let spec = "instructions: Work.\nskills: { allow_always: [] }\nstates:\n  Identify Case:\n    triggers: { manual: }\n  '':\n    title: nobody\n";
     let found = check(&[(WF, spec)], ValidateOptions::new("w"));
-    has(&found, Severity::Error, "states.Identify Case", "State slug 'Identify Case' is not a valid slug");
-    has(&found, Severity::Error, "states", "A state is declared with an empty slug");
+    has(
+        &found,
+        Severity::Error,
+        "states.Identify Case",
+        "State slug 'Identify Case' is not a valid slug",
+    );
+    has(
+        &found,
+        Severity::Error,
+        "states",
+        "A state is declared with an empty slug",
+    );
 }

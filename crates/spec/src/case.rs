@@ -10,11 +10,33 @@ pub const CASE_TITLE_MAX_LENGTH: usize = 60;
 /// Longest description, measured on whitespace-collapsed text.
 pub const CASE_DESCRIPTION_MAX_LENGTH: usize = 200;
 
-const TOP_KEYS: &[&str] = &["title", "description", "skip", "trigger", "variables", "workspace", "mocks", "steps"];
+const TOP_KEYS: &[&str] = &[
+    "title",
+    "description",
+    "skip",
+    "trigger",
+    "variables",
+    "workspace",
+    "mocks",
+    "steps",
+];
 const ACTIONS: &[&str] = &["send", "decide", "deliver"];
 const ASSERTIONS: &[&str] = &[
-    "succeeded", "raised", "usedNoTools", "noTraversal", "parked", "reachedState", "triggerArrival",
-    "reply", "calledTool", "notCalledTool", "blockedTool", "ranWorkflow", "trail", "variables", "grade",
+    "succeeded",
+    "raised",
+    "usedNoTools",
+    "noTraversal",
+    "parked",
+    "reachedState",
+    "triggerArrival",
+    "reply",
+    "calledTool",
+    "notCalledTool",
+    "blockedTool",
+    "ranWorkflow",
+    "trail",
+    "variables",
+    "grade",
 ];
 
 /// A `workspace:` entry that references a fixture file.
@@ -39,12 +61,20 @@ pub struct CaseFacts {
 pub fn check_case(text: &str) -> Result<CaseFacts, Vec<String>> {
     let root = match crate::yaml::parse(text) {
         Ok(Some(n)) if n.as_map().is_some() => n,
-        Ok(_) => return Err(vec!["a test case is a YAML mapping (title, description, steps, ...)".to_string()]),
+        Ok(_) => {
+            return Err(vec![
+                "a test case is a YAML mapping (title, description, steps, ...)".to_string(),
+            ]);
+        }
         Err(e) => return Err(vec![format!("YAML parse error: {e}")]),
     };
     let mut c = Checker::default();
     c.top_level(&root);
-    if c.problems.is_empty() { Ok(c.facts) } else { Err(c.problems) }
+    if c.problems.is_empty() {
+        Ok(c.facts)
+    } else {
+        Err(c.problems)
+    }
 }
 
 #[derive(Default)]
@@ -65,7 +95,11 @@ impl Checker {
     fn top_level(&mut self, root: &Node) {
         for e in root.as_map().unwrap_or(&[]) {
             if !TOP_KEYS.contains(&e.key.as_str()) {
-                self.say(format!("unknown key '{}' (known: {})", e.key, TOP_KEYS.join(", ")));
+                self.say(format!(
+                    "unknown key '{}' (known: {})",
+                    e.key,
+                    TOP_KEYS.join(", ")
+                ));
             }
         }
         match root.get("title").and_then(Node::as_str).map(str::trim) {
@@ -97,10 +131,10 @@ impl Checker {
                 }
             }
         }
-        if let Some(skip) = root.get("skip") {
-            if skip.as_str().is_none_or(|s| s.trim().is_empty()) {
-                self.say("skip: 'skip' takes a reason string");
-            }
+        if let Some(skip) = root.get("skip")
+            && skip.as_str().is_none_or(|s| s.trim().is_empty())
+        {
+            self.say("skip: 'skip' takes a reason string");
         }
         if let Some(t) = root.get("trigger") {
             self.trigger(t);
@@ -160,13 +194,22 @@ impl Checker {
             return;
         };
         for e in entries {
-            let single_from = e.value.as_map().is_some_and(|m| m.len() == 1 && m[0].key == "from");
+            let single_from = e
+                .value
+                .as_map()
+                .is_some_and(|m| m.len() == 1 && m[0].key == "from");
             if !single_from {
                 continue;
             }
             match e.value.get("from").and_then(Node::as_str) {
-                Some(from) => self.facts.fixtures.push(FixtureRef { path: e.key.clone(), from: from.to_string() }),
-                None => self.say(format!("workspace.{}.from: 'from' takes a tests/-relative file path string", e.key)),
+                Some(from) => self.facts.fixtures.push(FixtureRef {
+                    path: e.key.clone(),
+                    from: from.to_string(),
+                }),
+                None => self.say(format!(
+                    "workspace.{}.from: 'from' takes a tests/-relative file path string",
+                    e.key
+                )),
             }
         }
     }
@@ -179,20 +222,30 @@ impl Checker {
         for (i, item) in items.iter().enumerate() {
             let path = format!("mocks[{i}]");
             if item.as_map().is_none() {
-                self.say(format!("{path}: a mock is a mapping {{ tool, whenInput?, result }}"));
+                self.say(format!(
+                    "{path}: a mock is a mapping {{ tool, whenInput?, result }}"
+                ));
                 continue;
             }
             self.unknown_keys(item, &path, &["tool", "whenInput", "result"]);
-            if item.get("tool").and_then(Node::as_str).is_none_or(|t| t.trim().is_empty()) {
+            if item
+                .get("tool")
+                .and_then(Node::as_str)
+                .is_none_or(|t| t.trim().is_empty())
+            {
                 self.say(format!("{path}.tool: takes a tool name string"));
             }
             if item.get("result").is_none() {
-                self.say(format!("{path}.result: is required (the mocked tool's answer)"));
+                self.say(format!(
+                    "{path}.result: is required (the mocked tool's answer)"
+                ));
             }
-            if let Some(w) = item.get("whenInput") {
-                if w.as_map().is_none() {
-                    self.say(format!("{path}.whenInput: takes a mapping matched against the call's input"));
-                }
+            if let Some(w) = item.get("whenInput")
+                && w.as_map().is_none()
+            {
+                self.say(format!(
+                    "{path}.whenInput: takes a mapping matched against the call's input"
+                ));
             }
         }
     }
@@ -213,8 +266,14 @@ impl Checker {
             };
             if entries.len() != 1 {
                 let keys: Vec<&str> = entries.iter().map(|e| e.key.as_str()).collect();
-                let shown = if keys.is_empty() { "none".to_string() } else { keys.join(", ") };
-                self.say(format!("{path}: a step declares exactly one key, got [{shown}]"));
+                let shown = if keys.is_empty() {
+                    "none".to_string()
+                } else {
+                    keys.join(", ")
+                };
+                self.say(format!(
+                    "{path}: a step declares exactly one key, got [{shown}]"
+                ));
                 continue;
             }
             let (kind, arg) = (entries[0].key.as_str(), &entries[0].value);
@@ -252,7 +311,11 @@ impl Checker {
                     return;
                 }
                 self.unknown_keys(arg, at, &["to", "comment"]);
-                if arg.get("to").and_then(Node::as_str).is_none_or(|s| s.trim().is_empty()) {
+                if arg
+                    .get("to")
+                    .and_then(Node::as_str)
+                    .is_none_or(|s| s.trim().is_empty())
+                {
                     self.say(format!("{at}.to: takes a state slug string"));
                 }
                 if arg.get("comment").is_some_and(|c| c.as_str().is_none()) {
@@ -265,7 +328,11 @@ impl Checker {
                     return;
                 }
                 self.unknown_keys(arg, at, &["trigger", "variables"]);
-                if arg.get("trigger").and_then(Node::as_str).is_none_or(|s| s.trim().is_empty()) {
+                if arg
+                    .get("trigger")
+                    .and_then(Node::as_str)
+                    .is_none_or(|s| s.trim().is_empty())
+                {
                     self.say(format!("{at}.trigger: takes a trigger id string"));
                 }
                 if let Some(v) = arg.get("variables") {
@@ -283,7 +350,9 @@ impl Checker {
 
     fn assertion(&mut self, kind: &str, arg: &Node, at: &str) {
         match kind {
-            "succeeded" | "raised" | "usedNoTools" | "noTraversal" => self.literal_true(kind, arg, at),
+            "succeeded" | "raised" | "usedNoTools" | "noTraversal" => {
+                self.literal_true(kind, arg, at)
+            }
             "reachedState" => {
                 if arg.as_str().is_none_or(|s| s.trim().is_empty()) {
                     self.say(format!("{at}: takes a state slug string"));
@@ -317,7 +386,9 @@ impl Checker {
                 }
                 self.unknown_keys(arg, at, &["includes", "excludes"]);
                 if arg.get("includes").is_none() && arg.get("excludes").is_none() {
-                    self.say(format!("{at}: declare at least one of 'includes'/'excludes'"));
+                    self.say(format!(
+                        "{at}: declare at least one of 'includes'/'excludes'"
+                    ));
                 }
                 for key in ["includes", "excludes"] {
                     self.tokens(arg.get(key), &format!("{at}.{key}"));
@@ -332,34 +403,47 @@ impl Checker {
             }
             "ranWorkflow" => {
                 if arg.as_map().is_none() || arg.get("workflow").and_then(Node::as_str).is_none() {
-                    self.say(format!("{at}: takes a mapping {{ workflow, status?, count? }}"));
+                    self.say(format!(
+                        "{at}: takes a mapping {{ workflow, status?, count? }}"
+                    ));
                     return;
                 }
                 self.unknown_keys(arg, at, &["workflow", "status", "count"]);
-                if let Some(s) = arg.get("status") {
-                    if !matches!(s.as_str(), Some("ok" | "error")) {
-                        self.say(format!("{at}.status: takes 'ok' or 'error'"));
-                    }
+                if let Some(s) = arg.get("status")
+                    && !matches!(s.as_str(), Some("ok" | "error"))
+                {
+                    self.say(format!("{at}.status: takes 'ok' or 'error'"));
                 }
                 self.count(arg.get("count"), at);
             }
             "trail" => {
                 if arg.as_map().is_none() {
-                    self.say(format!("{at}: takes a mapping {{ to?, kind?, reason?, count }}"));
+                    self.say(format!(
+                        "{at}: takes a mapping {{ to?, kind?, reason?, count }}"
+                    ));
                     return;
                 }
                 self.unknown_keys(arg, at, &["to", "kind", "reason", "count"]);
-                if ["to", "kind", "reason"].iter().all(|k| arg.get(k).is_none()) {
-                    self.say(format!("{at}: declare at least one of 'to'/'kind'/'reason' to match against"));
+                if ["to", "kind", "reason"]
+                    .iter()
+                    .all(|k| arg.get(k).is_none())
+                {
+                    self.say(format!(
+                        "{at}: declare at least one of 'to'/'kind'/'reason' to match against"
+                    ));
                 }
                 if arg.get("count").is_none() {
-                    self.say(format!("{at}.count: is required (the number of matching steps)"));
+                    self.say(format!(
+                        "{at}.count: is required (the number of matching steps)"
+                    ));
                 }
                 self.count(arg.get("count"), at);
             }
             "variables" => {
                 if arg.as_map().is_none() || arg.get("expect").and_then(Node::as_map).is_none() {
-                    self.say(format!("{at}: takes a mapping {{ expect, path?, locked? }}"));
+                    self.say(format!(
+                        "{at}: takes a mapping {{ expect, path?, locked? }}"
+                    ));
                     return;
                 }
                 self.unknown_keys(arg, at, &["expect", "path", "locked"]);
@@ -371,8 +455,14 @@ impl Checker {
                     return;
                 }
                 self.unknown_keys(arg, at, &["closedQA", "atLeast"]);
-                if arg.get("closedQA").and_then(Node::as_str).is_none_or(|s| s.trim().is_empty()) {
-                    self.say(format!("{at}.closedQA: takes the criterion string the judge grades against"));
+                if arg
+                    .get("closedQA")
+                    .and_then(Node::as_str)
+                    .is_none_or(|s| s.trim().is_empty())
+                {
+                    self.say(format!(
+                        "{at}.closedQA: takes the criterion string the judge grades against"
+                    ));
                 }
                 let ok = matches!(arg.get("atLeast").map(|n| &n.value), Some(Value::Number(x)) if (0.0..=1.0).contains(x));
                 if !ok {
@@ -394,7 +484,11 @@ impl Checker {
     fn tokens(&mut self, n: Option<&Node>, at: &str) {
         let Some(n) = n else { return };
         let items: Vec<(String, &Node)> = match n.as_seq() {
-            Some(list) => list.iter().enumerate().map(|(i, t)| (format!("{at}[{i}]"), t)).collect(),
+            Some(list) => list
+                .iter()
+                .enumerate()
+                .map(|(i, t)| (format!("{at}[{i}]"), t))
+                .collect(),
             None => vec![(at.to_string(), n)],
         };
         for (path, t) in items {
@@ -404,7 +498,9 @@ impl Checker {
                         self.say(format!("{path}: malformed regex \"{s}\": {problem}"));
                     }
                 }
-                None => self.say(format!("{path}: takes a string (a substring, or /pattern/flags)")),
+                None => self.say(format!(
+                    "{path}: takes a string (a substring, or /pattern/flags)"
+                )),
             }
         }
     }
@@ -420,7 +516,9 @@ fn regex_token_problem(token: &str) -> Option<String> {
         return None;
     }
     if let Some(f) = flags.chars().find(|c| !"dgimsuyv".contains(*c)) {
-        return Some(format!("Invalid flags supplied to RegExp constructor '{f}'"));
+        return Some(format!(
+            "Invalid flags supplied to RegExp constructor '{f}'"
+        ));
     }
     let (mut parens, mut in_class, mut escaped) = (0i32, false, false);
     for c in pattern.chars() {
@@ -466,22 +564,47 @@ mod tests {
         )
         .expect("valid");
         assert_eq!(facts.trigger.as_deref(), Some("email"));
-        assert_eq!(facts.fixtures, vec![FixtureRef { path: "scratchpad/a.json".into(), from: "fixtures/a.json".into() }]);
+        assert_eq!(
+            facts.fixtures,
+            vec![FixtureRef {
+                path: "scratchpad/a.json".into(),
+                from: "fixtures/a.json".into()
+            }]
+        );
     }
 
     #[test]
     fn schema_problems_are_named() {
         let p = problems("title: x\ndescription: y\nversion: 2\n");
-        assert_eq!(p, vec!["unknown key 'version' (known: title, description, skip, trigger, variables, workspace, mocks, steps)"]);
+        assert_eq!(
+            p,
+            vec![
+                "unknown key 'version' (known: title, description, skip, trigger, variables, workspace, mocks, steps)"
+            ]
+        );
         let long = "t".repeat(61);
         let p = problems(&format!("title: {long}\ndescription: y\n"));
-        assert!(p[0].starts_with("title: 'title' must be at most 60 characters (got 61)"), "{p:?}");
+        assert!(
+            p[0].starts_with("title: 'title' must be at most 60 characters (got 61)"),
+            "{p:?}"
+        );
         let p = problems("title: x\n");
         assert!(p[0].starts_with("'description' is required"), "{p:?}");
-        let p = problems("title: x\ndescription: y\nsteps:\n  - reachedState: done\n  - bogus: 1\n  - send: hi\n  - reply: { includes: '/(a/' }\n");
-        assert!(p[0].contains("assertion 'reachedState' has no preceding action"), "{p:?}");
+        let p = problems(
+            "title: x\ndescription: y\nsteps:\n  - reachedState: done\n  - bogus: 1\n  - send: hi\n  - reply: { includes: '/(a/' }\n",
+        );
+        assert!(
+            p[0].contains("assertion 'reachedState' has no preceding action"),
+            "{p:?}"
+        );
         assert!(p[1].starts_with("steps[1]: unknown step 'bogus' (actions: send, decide, deliver; assertions: succeeded, raised,"), "{p:?}");
-        assert!(p[2].starts_with("steps[3].reply.includes: malformed regex \"/(a/\""), "{p:?}");
-        assert_eq!(problems("- a\n"), vec!["a test case is a YAML mapping (title, description, steps, ...)"]);
+        assert!(
+            p[2].starts_with("steps[3].reply.includes: malformed regex \"/(a/\""),
+            "{p:?}"
+        );
+        assert_eq!(
+            problems("- a\n"),
+            vec!["a test case is a YAML mapping (title, description, steps, ...)"]
+        );
     }
 }

@@ -59,7 +59,10 @@ mod tests {
     #[test]
     fn multi_paragraph_keeps_blank_line() {
         let src = "/**\n * First line.\n *\n * Second paragraph.\n */\nexport default 1;";
-        assert_eq!(parse(src).as_deref(), Some("First line.\n\nSecond paragraph."));
+        assert_eq!(
+            parse(src).as_deref(),
+            Some("First line.\n\nSecond paragraph.")
+        );
     }
 
     #[test]

@@ -24,7 +24,10 @@ impl DiskFiles {
     /// The absolute path of a workspace-relative path; `None` if it climbs out.
     fn resolve(&self, rel: &str) -> Option<PathBuf> {
         let rel = Path::new(rel.trim_start_matches('/'));
-        if rel.components().any(|c| !matches!(c, Component::Normal(_) | Component::CurDir)) {
+        if rel
+            .components()
+            .any(|c| !matches!(c, Component::Normal(_) | Component::CurDir))
+        {
             return None;
         }
         Some(self.root.join(rel))
@@ -39,14 +42,21 @@ impl Files for DiskFiles {
     }
 
     fn list(&self, dir: &str) -> Vec<DirEntry> {
-        let Some(p) = self.resolve(dir) else { return Vec::new() };
-        let Ok(rd) = std::fs::read_dir(p) else { return Vec::new() };
+        let Some(p) = self.resolve(dir) else {
+            return Vec::new();
+        };
+        let Ok(rd) = std::fs::read_dir(p) else {
+            return Vec::new();
+        };
         let mut out: Vec<DirEntry> = rd
             .filter_map(Result::ok)
             .filter_map(|e| {
                 // Symlinked directories are not followed, as in the original.
                 let ft = e.file_type().ok()?;
-                Some(DirEntry { name: e.file_name().to_string_lossy().into_owned(), is_dir: ft.is_dir() })
+                Some(DirEntry {
+                    name: e.file_name().to_string_lossy().into_owned(),
+                    is_dir: ft.is_dir(),
+                })
             })
             .collect();
         out.sort_by(|a, b| a.name.cmp(&b.name));

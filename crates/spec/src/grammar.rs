@@ -16,8 +16,7 @@ fn is_lower_alnum(b: u8) -> bool {
 /// (state keys, workflow directories, delegation targets, skill slugs).
 pub fn is_slug(s: &str) -> bool {
     !s.is_empty()
-        && s
-            .split('-')
+        && s.split('-')
             .all(|part| !part.is_empty() && part.bytes().all(is_lower_alnum))
 }
 
@@ -40,7 +39,9 @@ pub fn mount_name_problem(s: &str) -> Option<&'static str> {
     if js_trim(s) != s {
         return Some("it has leading or trailing white space");
     }
-    if s.chars().any(|c| matches!(c, '*' | '?' | '[' | ']' | '{' | '}')) {
+    if s.chars()
+        .any(|c| matches!(c, '*' | '?' | '[' | ']' | '{' | '}'))
+    {
         return Some("it contains a glob character (* ? [ ] { })");
     }
     if s.starts_with('/') || s.ends_with('/') {
@@ -103,9 +104,7 @@ pub fn session_path_problem(path: &str) -> Option<String> {
         );
     }
     if segments.any(str::is_empty) {
-        return Some(
-            "it has an empty segment (look for a doubled or trailing '.').".to_string(),
-        );
+        return Some("it has an empty segment (look for a doubled or trailing '.').".to_string());
     }
     None
 }
@@ -366,20 +365,41 @@ mod tests {
         assert_eq!(mount_name_problem("catalogs/eu"), None);
         assert_eq!(mount_name_problem("AGENTS.md"), None);
         assert_eq!(mount_name_problem(""), Some("it is empty"));
-        assert_eq!(mount_name_problem(" a"), Some("it has leading or trailing white space"));
-        assert_eq!(mount_name_problem("a*"), Some("it contains a glob character (* ? [ ] { })"));
-        assert_eq!(mount_name_problem("{a}"), Some("it contains a glob character (* ? [ ] { })"));
+        assert_eq!(
+            mount_name_problem(" a"),
+            Some("it has leading or trailing white space")
+        );
+        assert_eq!(
+            mount_name_problem("a*"),
+            Some("it contains a glob character (* ? [ ] { })")
+        );
+        assert_eq!(
+            mount_name_problem("{a}"),
+            Some("it contains a glob character (* ? [ ] { })")
+        );
         assert_eq!(mount_name_problem("/a"), Some("it starts or ends with '/'"));
         assert_eq!(mount_name_problem("a/"), Some("it starts or ends with '/'"));
         assert_eq!(mount_name_problem("a//b"), Some("it has an empty segment"));
-        assert_eq!(mount_name_problem("a/./b"), Some("it has a '.' or '..' segment"));
-        assert_eq!(mount_name_problem(".."), Some("it has a '.' or '..' segment"));
+        assert_eq!(
+            mount_name_problem("a/./b"),
+            Some("it has a '.' or '..' segment")
+        );
+        assert_eq!(
+            mount_name_problem(".."),
+            Some("it has a '.' or '..' segment")
+        );
         assert_eq!(mount_name_problem("a..b"), None);
     }
 
     #[test]
     fn hook_paths() {
-        for ok in ["hooks/a.js", "hooks/check.mjs", "hooks/sub/dir/x.js", "hooks/.x.js", "hooks/a.b.js"] {
+        for ok in [
+            "hooks/a.js",
+            "hooks/check.mjs",
+            "hooks/sub/dir/x.js",
+            "hooks/.x.js",
+            "hooks/a.b.js",
+        ] {
             assert!(is_hook_script_path(ok), "{ok}");
         }
         for bad in [
@@ -415,11 +435,22 @@ mod tests {
             first,
             "its first segment must be a variable name (a lowercase letter, then lowercase letters, digits or underscores)."
         );
-        assert!(session_path_problem(".a").unwrap_or_default().contains("first segment must be a variable name"));
+        assert!(
+            session_path_problem(".a")
+                .unwrap_or_default()
+                .contains("first segment must be a variable name")
+        );
         let empty = session_path_problem("a..b").unwrap_or_default();
         assert!(empty.starts_with("it has an empty segment"));
-        assert_eq!(empty, "it has an empty segment (look for a doubled or trailing '.').");
-        assert!(session_path_problem("a.").unwrap_or_default().contains("empty segment"));
+        assert_eq!(
+            empty,
+            "it has an empty segment (look for a doubled or trailing '.')."
+        );
+        assert!(
+            session_path_problem("a.")
+                .unwrap_or_default()
+                .contains("empty segment")
+        );
     }
 
     #[test]
@@ -457,7 +488,10 @@ mod tests {
         assert_eq!(r[0].problem, Some(ReferenceProblem::InvalidName));
         // Non-overlapping, adjacent.
         let r = scan_references("${{a}}${{b}}}");
-        assert_eq!(r.iter().map(|x| x.name.as_str()).collect::<Vec<_>>(), vec!["a", "b"]);
+        assert_eq!(
+            r.iter().map(|x| x.name.as_str()).collect::<Vec<_>>(),
+            vec!["a", "b"]
+        );
         // Escaped malformed is literal, not a problem.
         assert_eq!(scan_references("$${{}}")[0].problem, None);
         // Non-ASCII offsets are byte offsets.
@@ -474,13 +508,22 @@ mod tests {
                 _ => None,
             }
         };
-        assert_eq!(substitute("x=${{a}}, id=${{ o.id }}!", lookup), Ok("x=A, id=42!".to_string()));
-        assert_eq!(substitute("lit $${{a}} and $${{ }}", lookup), Ok("lit ${{a}} and ${{ }}".to_string()));
+        assert_eq!(
+            substitute("x=${{a}}, id=${{ o.id }}!", lookup),
+            Ok("x=A, id=42!".to_string())
+        );
+        assert_eq!(
+            substitute("lit $${{a}} and $${{ }}", lookup),
+            Ok("lit ${{a}} and ${{ }}".to_string())
+        );
         assert_eq!(substitute("no refs", lookup), Ok("no refs".to_string()));
         let err = substitute("v ${{missing}}", lookup).unwrap_err();
         assert_eq!(err.reference, "${{missing}}");
         assert_eq!(err.kind, SubstituteErrorKind::Unresolved);
-        assert_eq!(err.to_string(), "the reference ${{missing}} could not be resolved");
+        assert_eq!(
+            err.to_string(),
+            "the reference ${{missing}} could not be resolved"
+        );
         let err = substitute("${{a..b}}", lookup).unwrap_err();
         assert_eq!(err.kind, SubstituteErrorKind::Malformed);
         assert_eq!(
@@ -500,7 +543,10 @@ mod tests {
         let v = json!({"a": [10, 20, {"b": "x"}], "-0": 1, "01": 2});
         assert_eq!(resolve_path(&v, &[]), Some(&v));
         assert_eq!(resolve_path(&v, &segs(&["a", "0"])), Some(&json!(10)));
-        assert_eq!(resolve_path(&v, &segs(&["a", "-1", "b"])), Some(&json!("x")));
+        assert_eq!(
+            resolve_path(&v, &segs(&["a", "-1", "b"])),
+            Some(&json!("x"))
+        );
         assert_eq!(resolve_path(&v, &segs(&["a", "-3"])), Some(&json!(10)));
         assert_eq!(resolve_path(&v, &segs(&["a", "-4"])), None);
         assert_eq!(resolve_path(&v, &segs(&["a", "3"])), None);
@@ -516,8 +562,14 @@ mod tests {
 
     #[test]
     fn session_ids() {
-        assert_eq!(session_id_from_value(&json!("c-1")), Some("c-1".to_string()));
-        assert_eq!(session_id_from_value(&json!(" c ")), Some(" c ".to_string()));
+        assert_eq!(
+            session_id_from_value(&json!("c-1")),
+            Some("c-1".to_string())
+        );
+        assert_eq!(
+            session_id_from_value(&json!(" c ")),
+            Some(" c ".to_string())
+        );
         assert_eq!(session_id_from_value(&json!("  ")), None);
         assert_eq!(session_id_from_value(&json!(42)), Some("42".to_string()));
         assert_eq!(session_id_from_value(&json!(2.5)), Some("2.5".to_string()));

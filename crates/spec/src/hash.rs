@@ -51,10 +51,7 @@ fn write_canonical(v: &Value, out: &mut String) {
 }
 
 fn strip_hook(hook: &mut Value) {
-    if let Some(Value::Object(rubric)) = hook
-        .as_object_mut()
-        .and_then(|h| h.get_mut("rubric"))
-    {
+    if let Some(Value::Object(rubric)) = hook.as_object_mut().and_then(|h| h.get_mut("rubric")) {
         rubric.shift_remove("metadata");
     }
 }
@@ -171,12 +168,18 @@ mod tests {
         // U+1F600 (surrogate pair 0xD83D 0xDE00) sorts before U+FF5E in UTF-16,
         // although its UTF-8 bytes (F0 …) sort after those of U+FF5E (EF …).
         let v = json!({"\u{1F600}": 1, "\u{FF5E}": 2, "b": 3, "B": 4, "": 5});
-        assert_eq!(canonical_json(&v), "{\"\":5,\"B\":4,\"b\":3,\"\u{1F600}\":1,\"\u{FF5E}\":2}");
+        assert_eq!(
+            canonical_json(&v),
+            "{\"\":5,\"B\":4,\"b\":3,\"\u{1F600}\":1,\"\u{FF5E}\":2}"
+        );
     }
 
     #[test]
     fn scalars_like_json_stringify() {
         let v = json!({"n": [1.0, 2.5, -0.0, 1e21, 100], "s": "a/é\u{7}\t"});
-        assert_eq!(canonical_json(&v), "{\"n\":[1,2.5,0,1e+21,100],\"s\":\"a/é\\u0007\\t\"}");
+        assert_eq!(
+            canonical_json(&v),
+            "{\"n\":[1,2.5,0,1e+21,100],\"s\":\"a/é\\u0007\\t\"}"
+        );
     }
 }

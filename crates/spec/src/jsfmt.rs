@@ -277,21 +277,14 @@ pub fn json_kind(v: &Value) -> &'static str {
 pub fn is_js_whitespace(c: char) -> bool {
     matches!(
         c,
-        '\u{9}'
-            | '\u{a}'
-            | '\u{b}'
-            | '\u{c}'
-            | '\u{d}'
-            | ' '
-            | '\u{a0}'
-            | '\u{1680}'
-            | '\u{2000}'..='\u{200a}'
-            | '\u{2028}'
-            | '\u{2029}'
-            | '\u{202f}'
-            | '\u{205f}'
-            | '\u{3000}'
-            | '\u{feff}'
+        '\u{9}' | '\u{a}' | '\u{b}' | '\u{c}' | '\u{d}' | ' ' | '\u{a0}' | '\u{1680}' | '\u{2000}'
+            ..='\u{200a}'
+                | '\u{2028}'
+                | '\u{2029}'
+                | '\u{202f}'
+                | '\u{205f}'
+                | '\u{3000}'
+                | '\u{feff}'
     )
 }
 
@@ -345,8 +338,14 @@ mod tests {
         assert_eq!(js_number(5e-324), "5e-324");
         assert_eq!(js_number(9007199254740993.0), "9007199254740992");
         // Exact ties between two shortest candidates go to the even digit.
-        assert_eq!(js_number(f64::from_bits(0x430887e7db0a8d52)), "863103665394090.2");
-        assert_eq!(js_number(f64::from_bits(0x42d7c91c47992088)), "104610121278594.12");
+        assert_eq!(
+            js_number(f64::from_bits(0x430887e7db0a8d52)),
+            "863103665394090.2"
+        );
+        assert_eq!(
+            js_number(f64::from_bits(0x42d7c91c47992088)),
+            "104610121278594.12"
+        );
     }
 
     #[test]
@@ -357,18 +356,30 @@ mod tests {
         assert_eq!(js_string_of(&json!(7)), "7");
         assert_eq!(js_string_of(&json!("hi")), "hi");
         assert_eq!(js_string_of(&json!([1, 2])), "1,2");
-        assert_eq!(js_string_of(&json!([1, [2, [3, null]], null, "x"])), "1,2,3,,,x");
+        assert_eq!(
+            js_string_of(&json!([1, [2, [3, null]], null, "x"])),
+            "1,2,3,,,x"
+        );
         assert_eq!(js_string_of(&json!([])), "");
         assert_eq!(js_string_of(&json!({"a": 1})), "[object Object]");
-        assert_eq!(js_string_of(&json!([{"a": 1}, true])), "[object Object],true");
+        assert_eq!(
+            js_string_of(&json!([{"a": 1}, true])),
+            "[object Object],true"
+        );
     }
 
     #[test]
     fn json_like_stringify() {
         assert_eq!(json_of(&json!({"a": 1})), r#"{"a":1}"#);
-        assert_eq!(json_of(&json!([1.0, 2.5, null, "x/y"])), r#"[1,2.5,null,"x/y"]"#);
+        assert_eq!(
+            json_of(&json!([1.0, 2.5, null, "x/y"])),
+            r#"[1,2.5,null,"x/y"]"#
+        );
         assert_eq!(json_of(&json!("é\u{1}\n\"\\")), "\"é\\u0001\\n\\\"\\\\\"");
-        assert_eq!(json_of(&json!({"b": 1, "1": 2, "a": 3, "0": 4})), r#"{"0":4,"1":2,"b":1,"a":3}"#);
+        assert_eq!(
+            json_of(&json!({"b": 1, "1": 2, "a": 3, "0": 4})),
+            r#"{"0":4,"1":2,"b":1,"a":3}"#
+        );
         assert_eq!(json_of(&json!({"01": 1, "1": 2})), r#"{"1":2,"01":1}"#);
         assert_eq!(json_of(&json!(1e21)), "1e+21");
         assert_eq!(json_of(&json!({})), "{}");

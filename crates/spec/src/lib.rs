@@ -20,6 +20,8 @@
 //! This crate does no IO except through the [`Files`] trait; [`DiskFiles`] is the
 //! one implementation that touches the file system.
 
+#![cfg_attr(test, allow(clippy::unwrap_used, clippy::panic))]
+
 pub mod case;
 pub mod code_description;
 pub mod diagnostic;
@@ -87,15 +89,24 @@ pub fn read_spec(text: &str) -> ReadSpec {
             let kind = other.as_ref().map_or("empty", yaml::Node::kind);
             let d = Diagnostic::error("", format!("{NOT_A_MAPPING} (found {kind})"))
                 .at(other.map(|n| n.pos));
-            return ReadSpec { tree: None, validation: finish(None, vec![d], Vec::new()) };
+            return ReadSpec {
+                tree: None,
+                validation: finish(None, vec![d], Vec::new()),
+            };
         }
         Err(e) => {
             let d = Diagnostic::error("", format!("{NOT_A_MAPPING}: {}", e.message)).at(e.pos);
-            return ReadSpec { tree: None, validation: finish(None, vec![d], Vec::new()) };
+            return ReadSpec {
+                tree: None,
+                validation: finish(None, vec![d], Vec::new()),
+            };
         }
     };
     let (spec, issues) = shape::walk(&tree);
-    let mut schema: Vec<Diagnostic> = issues.into_iter().map(shape::Issue::into_diagnostic).collect();
+    let mut schema: Vec<Diagnostic> = issues
+        .into_iter()
+        .map(shape::Issue::into_diagnostic)
+        .collect();
     let mut lint_found = Vec::new();
     if let Some(wf) = &spec {
         schema.extend(rules::check(wf));
@@ -103,16 +114,31 @@ pub fn read_spec(text: &str) -> ReadSpec {
     }
     for d in schema.iter_mut().chain(lint_found.iter_mut()) {
         if d.line.is_none() {
-            *d = d.clone().at(locate(&tree, d.field.as_deref().unwrap_or("")));
+            *d = d
+                .clone()
+                .at(locate(&tree, d.field.as_deref().unwrap_or("")));
         }
     }
-    ReadSpec { validation: finish(spec, schema, lint_found), tree: Some(tree) }
+    ReadSpec {
+        validation: finish(spec, schema, lint_found),
+        tree: Some(tree),
+    }
 }
 
-fn finish(spec: Option<Workflow>, schema: Vec<Diagnostic>, lint: Vec<Diagnostic>) -> SpecValidation {
+fn finish(
+    spec: Option<Workflow>,
+    schema: Vec<Diagnostic>,
+    lint: Vec<Diagnostic>,
+) -> SpecValidation {
     let ok = !schema.iter().any(Diagnostic::is_error);
     let diagnostics = schema.iter().chain(lint.iter()).cloned().collect();
-    SpecValidation { ok, spec, schema, lint, diagnostics }
+    SpecValidation {
+        ok,
+        spec,
+        schema,
+        lint,
+        diagnostics,
+    }
 }
 
 /// Parses a spec: the typed workflow when it loads (shape and document rules clean).
@@ -151,7 +177,9 @@ pub fn locate(root: &yaml::Node, field: &str) -> Option<yaml::Pos> {
 }
 
 fn locate_in(node: &yaml::Node, segs: &[&str], here: yaml::Pos) -> Option<yaml::Pos> {
-    let Some((first, _)) = segs.split_first() else { return Some(here) };
+    let Some((first, _)) = segs.split_first() else {
+        return Some(here);
+    };
     if let Some(items) = node.as_seq() {
         let i: usize = first.parse().ok()?;
         let item = items.get(i)?;
@@ -179,8 +207,14 @@ mod tests {
             .flatten()
             .expect("doc");
         assert_eq!(locate(&tree, "states.a.b").map(|p| p.line), Some(2));
-        assert_eq!(locate(&tree, "states.a.b.transitions.0.to").map(|p| p.line), Some(4));
-        assert_eq!(locate(&tree, "states.a.b.transitions.0.description").map(|p| p.line), Some(4));
+        assert_eq!(
+            locate(&tree, "states.a.b.transitions.0.to").map(|p| p.line),
+            Some(4)
+        );
+        assert_eq!(
+            locate(&tree, "states.a.b.transitions.0.description").map(|p| p.line),
+            Some(4)
+        );
     }
 
     #[test]

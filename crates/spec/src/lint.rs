@@ -4,13 +4,21 @@
 
 use crate::diagnostic::Diagnostic;
 use crate::grammar::scan_references;
-use crate::model::{MountAccess, MountGrant, State, StateType, ToolEntry, TransitionType, Workflow};
+use crate::model::{
+    MountAccess, MountGrant, State, StateType, ToolEntry, TransitionType, Workflow,
+};
 use crate::rules::guard_globs;
 use crate::shape::DECLARATION_KEYS;
 
 /// The built-in file tools whose only path accesses are read/list/write/remove,
 /// with at least one write or remove.
-const WRITING_FILE_TOOLS: &[&str] = &["write_file", "edit_file", "copy_file", "move_file", "remove_file"];
+const WRITING_FILE_TOOLS: &[&str] = &[
+    "write_file",
+    "edit_file",
+    "copy_file",
+    "move_file",
+    "remove_file",
+];
 
 /// Runs every lint in the original's order.
 pub fn check(wf: &Workflow) -> Vec<Diagnostic> {
@@ -40,19 +48,30 @@ pub fn check(wf: &Workflow) -> Vec<Diagnostic> {
 }
 
 fn root_skill_grants(wf: &Workflow) -> &[String] {
-    wf.skills.as_ref().and_then(|s| s.allow_always.as_deref()).unwrap_or(&[])
+    wf.skills
+        .as_ref()
+        .and_then(|s| s.allow_always.as_deref())
+        .unwrap_or(&[])
 }
 
 fn root_mount_grants(wf: &Workflow) -> &[MountGrant] {
-    wf.mounts.as_ref().and_then(|m| m.allow_always.as_deref()).unwrap_or(&[])
+    wf.mounts
+        .as_ref()
+        .and_then(|m| m.allow_always.as_deref())
+        .unwrap_or(&[])
 }
 
 fn forbidden_skills(wf: &Workflow, out: &mut Vec<Diagnostic>) {
-    let Some(forbid) = wf.skills.as_ref().and_then(|s| s.forbid_always.as_ref()) else { return };
+    let Some(forbid) = wf.skills.as_ref().and_then(|s| s.forbid_always.as_ref()) else {
+        return;
+    };
     for slug in forbid {
         let granted = root_skill_grants(wf).contains(slug)
             || wf.states.values().any(|s| {
-                s.skills.as_ref().and_then(|k| k.allow.as_ref()).is_some_and(|a| a.contains(slug))
+                s.skills
+                    .as_ref()
+                    .and_then(|k| k.allow.as_ref())
+                    .is_some_and(|a| a.contains(slug))
             });
         if granted {
             out.push(Diagnostic::warning(
@@ -68,7 +87,9 @@ fn forbidden_skills(wf: &Workflow, out: &mut Vec<Diagnostic>) {
 }
 
 fn forbidden_mounts(wf: &Workflow, out: &mut Vec<Diagnostic>) {
-    let Some(forbid) = wf.mounts.as_ref().and_then(|m| m.forbid_always.as_ref()) else { return };
+    let Some(forbid) = wf.mounts.as_ref().and_then(|m| m.forbid_always.as_ref()) else {
+        return;
+    };
     for name in forbid {
         let granted = root_mount_grants(wf).iter().any(|g| g.name() == name)
             || wf.states.values().any(|s| {
@@ -107,16 +128,18 @@ fn forbidden_advance(wf: &Workflow, out: &mut Vec<Diagnostic>) {
 
 fn per_state(wf: &Workflow, slug: &str, st: &State, out: &mut Vec<Diagnostic>) {
     let base = format!("states.{slug}");
-    if let (Some(m), Some(root)) = (&st.model, wf.settings.as_ref().and_then(|s| s.model.as_ref())) {
-        if m == root {
-            out.push(Diagnostic::warning(
-                &format!("{base}.model"),
-                format!(
-                    "State '{slug}' declares model '{m}', which is already 'settings.model'; the \
+    if let (Some(m), Some(root)) = (
+        &st.model,
+        wf.settings.as_ref().and_then(|s| s.model.as_ref()),
+    ) && m == root
+    {
+        out.push(Diagnostic::warning(
+            &format!("{base}.model"),
+            format!(
+                "State '{slug}' declares model '{m}', which is already 'settings.model'; the \
                      entry changes nothing. Drop it."
-                ),
-            ));
-        }
+            ),
+        ));
     }
     state_skills(wf, slug, st, out);
     state_mounts(wf, slug, st, out);
@@ -176,7 +199,11 @@ fn state_skills(wf: &Workflow, slug: &str, st: &State, out: &mut Vec<Diagnostic>
     let field = format!("states.{slug}.skills.allow");
     let root = root_skill_grants(wf);
     let allow = st.skills.as_ref().and_then(|k| k.allow.as_ref());
-    let forbid = st.skills.as_ref().and_then(|k| k.forbid.as_deref()).unwrap_or(&[]);
+    let forbid = st
+        .skills
+        .as_ref()
+        .and_then(|k| k.forbid.as_deref())
+        .unwrap_or(&[]);
     if let Some(allow) = allow {
         if !root.is_empty() && allow.is_empty() {
             out.push(Diagnostic::warning(
@@ -212,9 +239,14 @@ fn state_skills(wf: &Workflow, slug: &str, st: &State, out: &mut Vec<Diagnostic>
             }
         }
     }
-    let root_forbid = wf.skills.as_ref().and_then(|k| k.forbid_always.as_deref()).unwrap_or(&[]);
+    let root_forbid = wf
+        .skills
+        .as_ref()
+        .and_then(|k| k.forbid_always.as_deref())
+        .unwrap_or(&[]);
     for s in forbid {
-        let enabled = allow.is_some_and(|a| a.contains(s)) || root.contains(s) || root_forbid.contains(s);
+        let enabled =
+            allow.is_some_and(|a| a.contains(s)) || root.contains(s) || root_forbid.contains(s);
         if !enabled {
             out.push(Diagnostic::warning(
                 &format!("states.{slug}.skills.forbid"),
@@ -230,8 +262,14 @@ fn state_skills(wf: &Workflow, slug: &str, st: &State, out: &mut Vec<Diagnostic>
 fn state_mounts(wf: &Workflow, slug: &str, st: &State, out: &mut Vec<Diagnostic>) {
     let field = format!("states.{slug}.mounts.allow");
     let root = root_mount_grants(wf);
-    let Some(allow) = st.mounts.as_ref().and_then(|m| m.allow.as_ref()) else { return };
-    let forbid = st.mounts.as_ref().and_then(|m| m.forbid.as_deref()).unwrap_or(&[]);
+    let Some(allow) = st.mounts.as_ref().and_then(|m| m.allow.as_ref()) else {
+        return;
+    };
+    let forbid = st
+        .mounts
+        .as_ref()
+        .and_then(|m| m.forbid.as_deref())
+        .unwrap_or(&[]);
     if !root.is_empty() && allow.is_empty() {
         let names: Vec<&str> = root.iter().map(MountGrant::name).collect();
         out.push(Diagnostic::warning(
@@ -276,7 +314,9 @@ fn state_mounts(wf: &Workflow, slug: &str, st: &State, out: &mut Vec<Diagnostic>
 
 fn state_tools(slug: &str, st: &State, out: &mut Vec<Diagnostic>) {
     let Some(tools) = &st.tools else { return };
-    let (Some(allow), Some(forbid)) = (&tools.allow, &tools.forbid) else { return };
+    let (Some(allow), Some(forbid)) = (&tools.allow, &tools.forbid) else {
+        return;
+    };
     for f in forbid {
         if f.tool() != "*" && allow.iter().any(|a| a.tool() == f.tool()) {
             out.push(Diagnostic::warning(
@@ -322,7 +362,11 @@ fn human_state(slug: &str, st: &State, out: &mut Vec<Diagnostic>) {
             ));
         }
     }
-    for ty in [TransitionType::Approve, TransitionType::Reject, TransitionType::Refine] {
+    for ty in [
+        TransitionType::Approve,
+        TransitionType::Reject,
+        TransitionType::Refine,
+    ] {
         let n = st.edges().iter().filter(|t| t.kind == Some(ty)).count();
         if n > 1 {
             out.push(Diagnostic::error(
@@ -355,7 +399,11 @@ fn scratchpad_writes(slug: &str, st: &State, out: &mut Vec<Diagnostic>) {
             continue;
         }
         let globs: Vec<&str> = guard_globs(g).collect();
-        if globs.is_empty() || !globs.iter().all(|p| p.starts_with("scratchpad/") || *p == "scratchpad") {
+        if globs.is_empty()
+            || !globs
+                .iter()
+                .all(|p| p.starts_with("scratchpad/") || *p == "scratchpad")
+        {
             continue;
         }
         let listed: Vec<String> = globs.iter().map(|p| format!("'{p}'")).collect();
@@ -422,11 +470,26 @@ fn guard_variables(wf: &Workflow, out: &mut Vec<Diagnostic>) {
         let field = format!("states.{slug}.tools.allow");
         if let Some(t) = &st.tools {
             check(t.allow.as_deref().unwrap_or(&[]), &field, &who, false);
-            check(t.forbid.as_deref().unwrap_or(&[]), &format!("states.{slug}.tools.forbid"), &who, false);
+            check(
+                t.forbid.as_deref().unwrap_or(&[]),
+                &format!("states.{slug}.tools.forbid"),
+                &who,
+                false,
+            );
         }
     }
     if let Some(t) = &wf.tools {
-        check(t.allow_always.as_deref().unwrap_or(&[]), "tools.allow_always", "tools.allow_always", true);
-        check(t.forbid_always.as_deref().unwrap_or(&[]), "tools.forbid_always", "tools.forbid_always", true);
+        check(
+            t.allow_always.as_deref().unwrap_or(&[]),
+            "tools.allow_always",
+            "tools.allow_always",
+            true,
+        );
+        check(
+            t.forbid_always.as_deref().unwrap_or(&[]),
+            "tools.forbid_always",
+            "tools.forbid_always",
+            true,
+        );
     }
 }

@@ -446,7 +446,9 @@ impl State {
     }
     /// Non-blank instructions.
     pub fn has_instructions(&self) -> bool {
-        self.instructions.as_deref().is_some_and(|s| !s.trim().is_empty())
+        self.instructions
+            .as_deref()
+            .is_some_and(|s| !s.trim().is_empty())
     }
 }
 
@@ -625,7 +627,9 @@ pub struct Transition {
 impl Transition {
     /// True when the edge carries a non-blank description.
     pub fn is_described(&self) -> bool {
-        self.description.as_deref().is_some_and(|d| !d.trim().is_empty())
+        self.description
+            .as_deref()
+            .is_some_and(|d| !d.trim().is_empty())
     }
 }
 

@@ -22,30 +22,46 @@ pub fn check(wf: &Workflow) -> Vec<Diagnostic> {
     }
     let root_tools = wf.tools.as_ref();
     if let Some(list) = root_tools.and_then(|t| t.allow_always.as_ref()) {
-        entries(list, "tools.allow_always", "tools.allow_always", true, &mut out);
+        entries(
+            list,
+            "tools.allow_always",
+            "tools.allow_always",
+            true,
+            &mut out,
+        );
     }
     if let Some(list) = root_tools.and_then(|t| t.forbid_always.as_ref()) {
-        entries(list, "tools.forbid_always", "tools.forbid_always", false, &mut out);
+        entries(
+            list,
+            "tools.forbid_always",
+            "tools.forbid_always",
+            false,
+            &mut out,
+        );
     }
     lock_owners(wf, &mut out);
     trigger_ownership(wf, &mut out);
-    if wf.states.values().all(|s| s.triggers.as_ref().is_none_or(|t| t.is_empty())) {
+    if wf
+        .states
+        .values()
+        .all(|s| s.triggers.as_ref().is_none_or(|t| t.is_empty()))
+    {
         out.push(Diagnostic::error(
             "states",
             "Workflow has no start state; declare a 'triggers' mapping on the state a run \
              starts in (e.g. 'triggers: { manual: }').",
         ));
     }
-    if let Some(n) = wf.tests.as_ref().and_then(|t| t.max_concurrency) {
-        if n > 1 {
-            out.push(Diagnostic::error(
-                "tests.maxConcurrency",
-                format!(
-                    "'tests.maxConcurrency' above 1 is not supported (it is {n}): cases run \
+    if let Some(n) = wf.tests.as_ref().and_then(|t| t.max_concurrency)
+        && n > 1
+    {
+        out.push(Diagnostic::error(
+            "tests.maxConcurrency",
+            format!(
+                "'tests.maxConcurrency' above 1 is not supported (it is {n}): cases run \
                      sequentially. Set it to 1 or remove the field."
-                ),
-            ));
-        }
+            ),
+        ));
     }
     out
 }
@@ -85,24 +101,24 @@ fn per_state(wf: &Workflow, slug: &str, st: &State, out: &mut Vec<Diagnostic>) {
             Some(_) => {}
         }
     }
-    if let Some(target) = &st.on_error {
-        if !wf.states.contains_key(target) {
-            out.push(Diagnostic::error(
-                &format!("{base}.on_error"),
-                format!("State '{slug}' on_error routes to undefined state '{target}'"),
-            ));
-        }
+    if let Some(target) = &st.on_error
+        && !wf.states.contains_key(target)
+    {
+        out.push(Diagnostic::error(
+            &format!("{base}.on_error"),
+            format!("State '{slug}' on_error routes to undefined state '{target}'"),
+        ));
     }
-    if let Some(before) = &st.before {
-        if before.hooks().iter().any(|h| h.max_iterations().is_some()) {
-            out.push(Diagnostic::error(
-                &format!("{base}.before"),
-                format!(
-                    "State '{slug}' 'before' hook declares 'max_iterations', but before hooks \
+    if let Some(before) = &st.before
+        && before.hooks().iter().any(|h| h.max_iterations().is_some())
+    {
+        out.push(Diagnostic::error(
+            &format!("{base}.before"),
+            format!(
+                "State '{slug}' 'before' hook declares 'max_iterations', but before hooks \
                      are ok/veto only: a correction budget applies to 'after' hooks."
-                ),
-            ));
-        }
+            ),
+        ));
     }
     let who = format!("State '{slug}'");
     if let Some(list) = st.tools.as_ref().and_then(|t| t.allow.as_ref()) {
@@ -216,7 +232,10 @@ fn trigger_ownership(wf: &Workflow, out: &mut Vec<Diagnostic>) {
             };
             out.push(Diagnostic::error(
                 "states",
-                format!("Multiple states declare trigger '{id}' ({}); {why}", states.join(", ")),
+                format!(
+                    "Multiple states declare trigger '{id}' ({}); {why}",
+                    states.join(", ")
+                ),
             ));
         }
     }

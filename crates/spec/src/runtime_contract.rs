@@ -103,7 +103,12 @@ mod tests {
 
     #[test]
     fn defaulted() {
-        for input in [None, Some(json!({})), Some(json!({"other": 1})), Some(json!(null))] {
+        for input in [
+            None,
+            Some(json!({})),
+            Some(json!({"other": 1})),
+            Some(json!(null)),
+        ] {
             let c = resolve_contract(input.as_ref());
             assert_eq!(
                 c,
@@ -122,7 +127,10 @@ mod tests {
     #[test]
     fn declared() {
         let c = resolve_contract(Some(&json!({"version": 2})));
-        assert_eq!((c.engine.as_str(), c.version.as_str()), ("archmax-harness", "2"));
+        assert_eq!(
+            (c.engine.as_str(), c.version.as_str()),
+            ("archmax-harness", "2")
+        );
         assert_eq!(c.source, ContractSource::Declared);
         assert_eq!((c.sandbox, c.test_format.as_str()), (2, "1"));
         assert!(is_supported(&c));
@@ -150,7 +158,9 @@ mod tests {
             unsupported_message(&c),
             "Unsupported runtime contract 'archmax-harness@2.5'. Supported: archmax-harness@1, archmax-harness@2."
         );
-        let c = resolve_contract(Some(&json!({"engine": "deep-agent-harness", "version": "1"})));
+        let c = resolve_contract(Some(
+            &json!({"engine": "deep-agent-harness", "version": "1"}),
+        ));
         assert!(!is_supported(&c));
         assert_eq!(
             unsupported_message(&c),

@@ -141,7 +141,9 @@ pub fn type_phrase(ty: &str) -> &'static str {
         "number" => "a number",
         "boolean" => "a boolean (true or false)",
         "date" => "a date (an RFC 3339 full-date, YYYY-MM-DD, naming a real calendar day)",
-        "date-time" => "a date-time (an RFC 3339 date-time with an offset, e.g. 2026-03-01T09:30:00Z)",
+        "date-time" => {
+            "a date-time (an RFC 3339 date-time with an offset, e.g. 2026-03-01T09:30:00Z)"
+        }
         "object" => "an object",
         "array" => "an array",
         _ => "a value",
@@ -248,7 +250,11 @@ fn check_date_time(s: &[u8]) -> Option<()> {
     }
     let mut rest = rest.get(9..)?;
     if rest.first() == Some(&b'.') {
-        let frac_len = rest.iter().skip(1).take_while(|b| b.is_ascii_digit()).count();
+        let frac_len = rest
+            .iter()
+            .skip(1)
+            .take_while(|b| b.is_ascii_digit())
+            .count();
         if frac_len == 0 {
             return None;
         }
@@ -383,7 +389,11 @@ mod tests {
 
     #[test]
     fn missing_and_untyped() {
-        let entries = vec![entry("a", None), entry("b", None), entry("c", Some("string"))];
+        let entries = vec![
+            entry("a", None),
+            entry("b", None),
+            entry("c", Some("string")),
+        ];
         let issues = signature_value_issues(&entries, &values(json!({"b": null})));
         assert_eq!(issues.len(), 2);
         assert_eq!(issues[0].message, "'a' is not set");
@@ -408,11 +418,15 @@ mod tests {
     fn invalid_messages() {
         assert_eq!(
             message("integer", json!("4")).as_deref(),
-            Some("'n' must be an integer (a number with no fractional part), but a string (\"4\") arrived")
+            Some(
+                "'n' must be an integer (a number with no fractional part), but a string (\"4\") arrived"
+            )
         );
         assert_eq!(
             message("integer", json!(2.5)).as_deref(),
-            Some("'n' must be an integer (a number with no fractional part), but a number (2.5) arrived")
+            Some(
+                "'n' must be an integer (a number with no fractional part), but a number (2.5) arrived"
+            )
         );
         assert_eq!(
             message("string", json!(null)).as_deref(),
@@ -428,11 +442,15 @@ mod tests {
         );
         assert_eq!(
             message("date", json!("1900-02-29")).as_deref(),
-            Some("'n' must be a date (an RFC 3339 full-date, YYYY-MM-DD, naming a real calendar day), but a string (\"1900-02-29\") arrived")
+            Some(
+                "'n' must be a date (an RFC 3339 full-date, YYYY-MM-DD, naming a real calendar day), but a string (\"1900-02-29\") arrived"
+            )
         );
         assert_eq!(
             message("date-time", json!("2026-03-01 09:30:00Z")).as_deref(),
-            Some("'n' must be a date-time (an RFC 3339 date-time with an offset, e.g. 2026-03-01T09:30:00Z), but a string (\"2026-03-01 09:30:00Z\") arrived")
+            Some(
+                "'n' must be a date-time (an RFC 3339 date-time with an offset, e.g. 2026-03-01T09:30:00Z), but a string (\"2026-03-01 09:30:00Z\") arrived"
+            )
         );
         assert_eq!(
             message("object", json!([])).as_deref(),
@@ -450,7 +468,9 @@ mod tests {
         let forty = "x".repeat(40);
         assert_eq!(
             message("number", json!(forty)),
-            Some(format!("'n' must be a number, but a string (\"{forty}\") arrived"))
+            Some(format!(
+                "'n' must be a number, but a string (\"{forty}\") arrived"
+            ))
         );
         assert_eq!(
             message("string", json!(1e21)).as_deref(),
@@ -493,12 +513,28 @@ mod tests {
 
     #[test]
     fn dates() {
-        for ok in ["2000-02-29", "2024-02-29", "2026-12-31", "0000-01-01", "2026-04-30"] {
+        for ok in [
+            "2000-02-29",
+            "2024-02-29",
+            "2026-12-31",
+            "0000-01-01",
+            "2026-04-30",
+        ] {
             assert!(is_full_date(ok), "{ok}");
         }
         for bad in [
-            "1900-02-29", "2023-02-29", "2026-04-31", "2026-13-01", "2026-00-10", "2026-01-00",
-            "2026-1-01", "26-01-01", "2026-01-01 ", "2026-01-01\n", "2026/01/01", "２０２６-01-01",
+            "1900-02-29",
+            "2023-02-29",
+            "2026-04-31",
+            "2026-13-01",
+            "2026-00-10",
+            "2026-01-00",
+            "2026-1-01",
+            "26-01-01",
+            "2026-01-01 ",
+            "2026-01-01\n",
+            "2026/01/01",
+            "２０２６-01-01",
         ] {
             assert!(!is_full_date(bad), "{bad:?}");
         }
@@ -581,9 +617,12 @@ pub fn signature_for_trigger(spec: &Value, id: &str) -> Option<TriggerSignature>
 /// The session id a firing of `trigger_id` belongs to: its declaration's
 /// `session:` path read over `variables`; `None` when nothing resolves.
 pub fn session_id_for_trigger(spec: &Value, trigger_id: &str, variables: &Value) -> Option<String> {
-    let path = trigger_declaration(spec, trigger_id)??.get("session")?.as_str()?;
+    let path = trigger_declaration(spec, trigger_id)??
+        .get("session")?
+        .as_str()?;
     let segments: Vec<String> = js_trim(path).split('.').map(str::to_string).collect();
-    crate::grammar::resolve_path(variables, &segments).and_then(crate::grammar::session_id_from_value)
+    crate::grammar::resolve_path(variables, &segments)
+        .and_then(crate::grammar::session_id_from_value)
 }
 
 #[cfg(test)]
@@ -599,14 +638,24 @@ mod trigger_tests {
                    "requires": ["x", {"name": "due", "type": "date"}]}}}
         }});
         let manual = signature_for_trigger(&spec, "manual").expect("declared");
-        assert_eq!(manual, TriggerSignature { description: None, requires: vec![], returns: vec![] });
+        assert_eq!(
+            manual,
+            TriggerSignature {
+                description: None,
+                requires: vec![],
+                returns: vec![]
+            }
+        );
         let mail = signature_for_trigger(&spec, "mail").expect("declared");
         assert_eq!(mail.description.as_deref(), Some("Mail in."));
         assert_eq!(mail.requires.len(), 2);
         assert_eq!(mail.requires[1].ty.as_deref(), Some("date"));
         assert!(signature_for_trigger(&spec, "nope").is_none());
         let vars = json!({"msg": {"thread": "T-9"}});
-        assert_eq!(session_id_for_trigger(&spec, "mail", &vars).as_deref(), Some("T-9"));
+        assert_eq!(
+            session_id_for_trigger(&spec, "mail", &vars).as_deref(),
+            Some("T-9")
+        );
         assert_eq!(session_id_for_trigger(&spec, "mail", &json!({})), None);
         assert_eq!(session_id_for_trigger(&spec, "manual", &vars), None);
     }

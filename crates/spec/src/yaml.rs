@@ -207,8 +207,17 @@ pub fn parse(text: &str) -> Result<Option<Node>, YamlError> {
 }
 
 enum Frame {
-    Seq { items: Vec<Node>, pos: Pos, anchor: usize },
-    Map { entries: Vec<Entry>, pending_key: Option<(String, Pos)>, pos: Pos, anchor: usize },
+    Seq {
+        items: Vec<Node>,
+        pos: Pos,
+        anchor: usize,
+    },
+    Map {
+        entries: Vec<Entry>,
+        pending_key: Option<(String, Pos)>,
+        pos: Pos,
+        anchor: usize,
+    },
 }
 
 #[derive(Default)]
@@ -243,24 +252,47 @@ impl Builder {
                 })?;
                 let size = node_size(&node);
                 self.count(size, pos)?;
-                Node { value: node.value, pos }
+                Node {
+                    value: node.value,
+                    pos,
+                }
             }
             Event::SequenceStart(anchor, _) => {
-                self.open(Frame::Seq { items: Vec::new(), pos, anchor }, pos)?;
+                self.open(
+                    Frame::Seq {
+                        items: Vec::new(),
+                        pos,
+                        anchor,
+                    },
+                    pos,
+                )?;
                 return Ok(None);
             }
             Event::MappingStart(anchor, _) => {
-                self.open(Frame::Map { entries: Vec::new(), pending_key: None, pos, anchor }, pos)?;
+                self.open(
+                    Frame::Map {
+                        entries: Vec::new(),
+                        pending_key: None,
+                        pos,
+                        anchor,
+                    },
+                    pos,
+                )?;
                 return Ok(None);
             }
             Event::SequenceEnd => match self.stack.pop() {
-                Some(Frame::Seq { items, pos, anchor }) => self.close(Value::Seq(items), pos, anchor),
+                Some(Frame::Seq { items, pos, anchor }) => {
+                    self.close(Value::Seq(items), pos, anchor)
+                }
                 _ => return Err(internal(pos)),
             },
             Event::MappingEnd => match self.stack.pop() {
-                Some(Frame::Map { entries, pos, anchor, .. }) => {
-                    self.close(Value::Map(entries), pos, anchor)
-                }
+                Some(Frame::Map {
+                    entries,
+                    pos,
+                    anchor,
+                    ..
+                }) => self.close(Value::Map(entries), pos, anchor),
                 _ => return Err(internal(pos)),
             },
             _ => return Ok(None),
@@ -272,7 +304,9 @@ impl Builder {
         self.nodes = self.nodes.saturating_add(n);
         if self.nodes > MAX_NODES {
             return Err(YamlError {
-                message: format!("the document expands to more than {MAX_NODES} values (alias expansion limit)"),
+                message: format!(
+                    "the document expands to more than {MAX_NODES} values (alias expansion limit)"
+                ),
                 pos: Some(pos),
             });
         }
@@ -307,7 +341,11 @@ impl Builder {
                 items.push(node);
                 Ok(None)
             }
-            Some(Frame::Map { entries, pending_key, .. }) => {
+            Some(Frame::Map {
+                entries,
+                pending_key,
+                ..
+            }) => {
                 match pending_key.take() {
                     None => {
                         let key = key_string(&node).ok_or_else(|| YamlError {
@@ -322,7 +360,11 @@ impl Builder {
                         }
                         *pending_key = Some((key, node.pos));
                     }
-                    Some((key, key_pos)) => entries.push(Entry { key, key_pos, value: node }),
+                    Some((key, key_pos)) => entries.push(Entry {
+                        key,
+                        key_pos,
+                        value: node,
+                    }),
                 }
                 Ok(None)
             }
@@ -331,7 +373,10 @@ impl Builder {
 }
 
 fn internal(pos: Pos) -> YamlError {
-    YamlError { message: "unbalanced YAML structure".to_string(), pos: Some(pos) }
+    YamlError {
+        message: "unbalanced YAML structure".to_string(),
+        pos: Some(pos),
+    }
 }
 
 fn node_size(node: &Node) -> usize {
@@ -366,20 +411,22 @@ fn resolve_plain(s: &str) -> Value {
         ".nan" | ".NaN" | ".NAN" => return Value::Number(f64::NAN),
         _ => {}
     }
-    if let Some(oct) = s.strip_prefix("0o") {
-        if !oct.is_empty() && oct.bytes().all(|b| (b'0'..=b'7').contains(&b)) {
-            return Value::Number(radix_value(oct, 8));
-        }
+    if let Some(oct) = s.strip_prefix("0o")
+        && !oct.is_empty()
+        && oct.bytes().all(|b| (b'0'..=b'7').contains(&b))
+    {
+        return Value::Number(radix_value(oct, 8));
     }
-    if let Some(hex) = s.strip_prefix("0x") {
-        if !hex.is_empty() && hex.bytes().all(|b| b.is_ascii_hexdigit()) {
-            return Value::Number(radix_value(hex, 16));
-        }
+    if let Some(hex) = s.strip_prefix("0x")
+        && !hex.is_empty()
+        && hex.bytes().all(|b| b.is_ascii_hexdigit())
+    {
+        return Value::Number(radix_value(hex, 16));
     }
-    if is_core_number(s) {
-        if let Ok(n) = s.parse::<f64>() {
-            return Value::Number(n);
-        }
+    if is_core_number(s)
+        && let Ok(n) = s.parse::<f64>()
+    {
+        return Value::Number(n);
     }
     Value::Str(s.to_string())
 }
@@ -464,7 +511,13 @@ mod tests {
         assert_eq!(states.key_pos, Pos { line: 2, column: 1 });
         let a = states.value.entry("a").expect("a");
         assert_eq!(a.key_pos, Pos { line: 3, column: 3 });
-        assert_eq!(a.value.get("title").map(|t| t.pos), Some(Pos { line: 4, column: 12 }));
+        assert_eq!(
+            a.value.get("title").map(|t| t.pos),
+            Some(Pos {
+                line: 4,
+                column: 12
+            })
+        );
     }
 
     #[test]

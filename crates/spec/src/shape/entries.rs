@@ -10,7 +10,10 @@ use crate::yaml::Node;
 
 pub(crate) fn workflow_tools(s: &mut Shape, n: &Node) -> Option<WorkflowTools> {
     s.object(n, "tools")?;
-    let mut t = WorkflowTools { allow_always: None, forbid_always: None };
+    let mut t = WorkflowTools {
+        allow_always: None,
+        forbid_always: None,
+    };
     if let Some(v) = n.get("allow_always") {
         t.allow_always = tool_entries(s, v, "tools.allow_always");
     }
@@ -23,7 +26,10 @@ pub(crate) fn workflow_tools(s: &mut Shape, n: &Node) -> Option<WorkflowTools> {
 
 pub(crate) fn state_tools(s: &mut Shape, n: &Node, path: &str) -> Option<StateTools> {
     s.object(n, path)?;
-    let mut t = StateTools { allow: None, forbid: None };
+    let mut t = StateTools {
+        allow: None,
+        forbid: None,
+    };
     if let Some(v) = n.get("allow") {
         t.allow = tool_entries(s, v, &child(path, "allow"));
     }
@@ -87,8 +93,13 @@ fn tool_entry(s: &mut Shape, n: &Node, path: &str) -> Option<ToolEntry> {
     };
     let before = s.issues.len();
     s.strict(n, path, &["tool", "args", "paths", "connection", "source"]);
-    (s.issues.len() == before)
-        .then_some(ToolEntry::Guarded(GuardedTool { tool, args, paths, connection, source }))
+    (s.issues.len() == before).then_some(ToolEntry::Guarded(GuardedTool {
+        tool,
+        args,
+        paths,
+        connection,
+        source,
+    }))
 }
 
 fn glob_list(n: &Node) -> Option<GlobList> {
@@ -104,7 +115,10 @@ fn glob_list(n: &Node) -> Option<GlobList> {
 
 pub(crate) fn workflow_skills(s: &mut Shape, n: &Node) -> Option<WorkflowSkills> {
     s.object(n, "skills")?;
-    let mut k = WorkflowSkills { allow_always: None, forbid_always: None };
+    let mut k = WorkflowSkills {
+        allow_always: None,
+        forbid_always: None,
+    };
     if let Some(v) = n.get("allow_always") {
         k.allow_always = skill_list(s, v, "skills.allow_always");
     }
@@ -117,7 +131,10 @@ pub(crate) fn workflow_skills(s: &mut Shape, n: &Node) -> Option<WorkflowSkills>
 
 pub(crate) fn state_skills(s: &mut Shape, n: &Node, path: &str) -> Option<StateSkills> {
     s.object(n, path)?;
-    let mut k = StateSkills { allow: None, forbid: None };
+    let mut k = StateSkills {
+        allow: None,
+        forbid: None,
+    };
     if let Some(v) = n.get("allow") {
         k.allow = skill_list(s, v, &child(path, "allow"));
     }
@@ -147,7 +164,11 @@ fn skill_list(s: &mut Shape, n: &Node, path: &str) -> Option<Vec<String>> {
                      paths inside a bundle with a 'tools.allow' entry."
                 ),
             ),
-            None => s.hard(&p, item.pos, format!("is not a skill slug: {}", json_of(&item.to_json()))),
+            None => s.hard(
+                &p,
+                item.pos,
+                format!("is not a skill slug: {}", json_of(&item.to_json())),
+            ),
         }
     }
     (out.len() == items.len()).then_some(out)
@@ -155,7 +176,10 @@ fn skill_list(s: &mut Shape, n: &Node, path: &str) -> Option<Vec<String>> {
 
 pub(crate) fn workflow_mounts(s: &mut Shape, n: &Node) -> Option<WorkflowMounts> {
     s.object(n, "mounts")?;
-    let mut m = WorkflowMounts { allow_always: None, forbid_always: None };
+    let mut m = WorkflowMounts {
+        allow_always: None,
+        forbid_always: None,
+    };
     if let Some(v) = n.get("allow_always") {
         m.allow_always = mount_grants(s, v, "mounts.allow_always");
     }
@@ -168,7 +192,10 @@ pub(crate) fn workflow_mounts(s: &mut Shape, n: &Node) -> Option<WorkflowMounts>
 
 pub(crate) fn state_mounts(s: &mut Shape, n: &Node, path: &str) -> Option<StateMounts> {
     s.object(n, path)?;
-    let mut m = StateMounts { allow: None, forbid: None };
+    let mut m = StateMounts {
+        allow: None,
+        forbid: None,
+    };
     if let Some(v) = n.get("allow") {
         m.allow = mount_grants(s, v, &child(path, "allow"));
     }
@@ -240,7 +267,10 @@ fn mount_grant(s: &mut Shape, n: &Node, path: &str) -> Option<MountGrant> {
         s.soft(&child(path, "mount"), pos, not_a_mount_name(mount));
     }
     s.strict(n, path, &["mount", "access"]);
-    (s.issues.len() == before).then(|| MountGrant::WithAccess { mount: mount.to_string(), access })
+    (s.issues.len() == before).then(|| MountGrant::WithAccess {
+        mount: mount.to_string(),
+        access,
+    })
 }
 
 fn mount_names(s: &mut Shape, n: &Node, path: &str) -> Option<Vec<String>> {
@@ -254,7 +284,11 @@ fn mount_names(s: &mut Shape, n: &Node, path: &str) -> Option<Vec<String>> {
         match item.as_str() {
             Some(name) if mount_name_problem(name).is_none() => out.push(name.to_string()),
             Some(name) => s.soft(&p, item.pos, not_a_mount_name(name)),
-            None => s.hard(&p, item.pos, format!("is not a mount name: {}", json_of(&item.to_json()))),
+            None => s.hard(
+                &p,
+                item.pos,
+                format!("is not a mount name: {}", json_of(&item.to_json())),
+            ),
         }
     }
     (out.len() == items.len()).then_some(out)

@@ -37,7 +37,11 @@ pub(crate) fn hook_spec(s: &mut Shape, n: &Node, path: &str) -> Option<HookSpec>
             }
         }
         if trial.any_hard() {
-            s.hard(path, n.pos, "every entry must be a { script } or { rubric } entry");
+            s.hard(
+                path,
+                n.pos,
+                "every entry must be a { script } or { rubric } entry",
+            );
             return None;
         }
         let clean = trial.is_clean();
@@ -66,8 +70,10 @@ fn hook(s: &mut Shape, n: &Node, path: &str) -> Option<Hook> {
     if let Some(h) = as_script.or(as_rubric).or(as_custom) {
         return Some(h);
     }
-    let soft: Vec<Shape> =
-        [script, rubric, custom].into_iter().filter(|t| !t.any_hard()).collect();
+    let soft: Vec<Shape> = [script, rubric, custom]
+        .into_iter()
+        .filter(|t| !t.any_hard())
+        .collect();
     if let [only] = soft.as_slice() {
         s.issues.extend(only.issues.iter().cloned());
     } else {
@@ -77,17 +83,26 @@ fn hook(s: &mut Shape, n: &Node, path: &str) -> Option<Hook> {
 }
 
 fn tag_keys(n: &Node) -> usize {
-    n.as_map().map_or(0, |m| m.iter().filter(|e| e.key != SIDECAR).count())
+    n.as_map()
+        .map_or(0, |m| m.iter().filter(|e| e.key != SIDECAR).count())
 }
 
 fn field_message(n: &Node) -> &'static str {
-    if tag_keys(n) == 1 { NOT_A_HOOK } else { NOT_SINGLE_KEY }
+    if tag_keys(n) == 1 {
+        NOT_A_HOOK
+    } else {
+        NOT_SINGLE_KEY
+    }
 }
 
 fn script_hook(s: &mut Shape, n: &Node, path: &str) -> Option<Hook> {
     let mut script = None;
     match n.get("script") {
-        None => s.hard(&child(path, "script"), n.pos, "Invalid input: expected string, received undefined"),
+        None => s.hard(
+            &child(path, "script"),
+            n.pos,
+            "Invalid input: expected string, received undefined",
+        ),
         Some(v) => match v.as_str() {
             Some(p) if is_hook_script_path(p) => script = Some(p.to_string()),
             Some(_) => s.soft(&child(path, "script"), v.pos, NOT_A_HOOK),
@@ -102,19 +117,30 @@ fn script_hook(s: &mut Shape, n: &Node, path: &str) -> Option<Hook> {
     if !s.is_clean() {
         return None;
     }
-    Some(Hook::Script { script: script?, max_iterations })
+    Some(Hook::Script {
+        script: script?,
+        max_iterations,
+    })
 }
 
 fn rubric_hook(s: &mut Shape, n: &Node, path: &str) -> Option<Hook> {
     let rpath = child(path, "rubric");
     let Some(r) = n.get("rubric") else {
-        s.hard(&rpath, n.pos, "Invalid input: expected object, received undefined");
+        s.hard(
+            &rpath,
+            n.pos,
+            "Invalid input: expected object, received undefined",
+        );
         return None;
     };
     s.object(r, &rpath)?;
     let mut instructions = None;
     match r.get("instructions") {
-        None => s.hard(&child(&rpath, "instructions"), r.pos, "must be a non-empty string"),
+        None => s.hard(
+            &child(&rpath, "instructions"),
+            r.pos,
+            "must be a non-empty string",
+        ),
         Some(v) => instructions = s.nonempty(v, &child(&rpath, "instructions")),
     }
     let mut max_iterations = None;
@@ -134,7 +160,14 @@ fn rubric_hook(s: &mut Shape, n: &Node, path: &str) -> Option<Hook> {
     if !s.is_clean() {
         return None;
     }
-    Some(Hook::Rubric { rubric: Rubric { instructions: instructions?, max_iterations, model, metadata } })
+    Some(Hook::Rubric {
+        rubric: Rubric {
+            instructions: instructions?,
+            max_iterations,
+            model,
+            metadata,
+        },
+    })
 }
 
 /// A host-registered kind: a single key whose value is a string.
@@ -152,7 +185,9 @@ fn custom_hook(s: &mut Shape, n: &Node, path: &str) -> Option<Hook> {
     if s.any_hard() {
         return None;
     }
-    let reserved = map.keys().any(|k| k == "script" || k == "rubric" || k == SIDECAR);
+    let reserved = map
+        .keys()
+        .any(|k| k == "script" || k == "rubric" || k == SIDECAR);
     if map.len() != 1 || reserved {
         s.soft(path, n.pos, field_message(n));
         return None;
@@ -181,12 +216,18 @@ mod tests {
         let at = "states.s.after";
         assert_eq!(check("after: { script: anywhere.js }"), one(at, NOT_A_HOOK));
         assert_eq!(check("after: { script: /abs/x.js }"), one(at, NOT_A_HOOK));
-        assert_eq!(check("after: { script: hooks/../x.js }"), one(at, NOT_A_HOOK));
+        assert_eq!(
+            check("after: { script: hooks/../x.js }"),
+            one(at, NOT_A_HOOK)
+        );
         assert_eq!(
             check("after: { script: hooks/x.js, max_corrections: 2 }"),
             one(at, "Unrecognized key: \"max_corrections\"")
         );
-        assert_eq!(check("after: { script: hooks/ok.js, instructions: be strict }"), one(at, NOT_SINGLE_KEY));
+        assert_eq!(
+            check("after: { script: hooks/ok.js, instructions: be strict }"),
+            one(at, NOT_SINGLE_KEY)
+        );
         assert_eq!(
             check("after: { rubric: { instructions: x }, specification: s }"),
             one(at, "Unrecognized key: \"specification\"")
@@ -200,10 +241,16 @@ mod tests {
             one("states.s.after.rubric", "Unrecognized key: \"title\"")
         );
         assert_eq!(check("after: { rubric: tone }"), one(at, NOT_A_HOOK));
-        assert_eq!(check("after: { rubric: { max_iterations: 2 } }"), one(at, NOT_A_HOOK));
+        assert_eq!(
+            check("after: { rubric: { max_iterations: 2 } }"),
+            one(at, NOT_A_HOOK)
+        );
         assert_eq!(check("after: { webhook: 42 }"), one(at, NOT_A_HOOK));
         assert_eq!(check("after: {}"), one(at, NOT_SINGLE_KEY));
-        assert_eq!(check("after: skills/x.js"), one(at, "must be a { script } or { rubric } entry"));
+        assert_eq!(
+            check("after: skills/x.js"),
+            one(at, "must be a { script } or { rubric } entry")
+        );
         assert_eq!(
             check("after: [ {script: hooks/a.js}, bad ]"),
             one(at, "every entry must be a { script } or { rubric } entry")
@@ -214,7 +261,10 @@ mod tests {
         );
         assert_eq!(
             check("after: { script: hooks/a.js, max_iterations: -1 }"),
-            one("states.s.after.max_iterations", "Too small: expected number to be >=0")
+            one(
+                "states.s.after.max_iterations",
+                "Too small: expected number to be >=0"
+            )
         );
         assert!(check("after: { subagent: judge }").is_empty());
         assert!(check("after: [ { script: hooks/a.mjs, max_iterations: 2 }, { rubric: { instructions: be kind, model: m } } ]").is_empty());

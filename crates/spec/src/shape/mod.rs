@@ -50,7 +50,11 @@ pub(crate) struct Shape {
 
 /// `path.key`, or `key` at the root.
 pub(crate) fn child(path: &str, key: &str) -> String {
-    if path.is_empty() { key.to_string() } else { format!("{path}.{key}") }
+    if path.is_empty() {
+        key.to_string()
+    } else {
+        format!("{path}.{key}")
+    }
 }
 
 /// `path.i`.
@@ -67,10 +71,20 @@ pub(crate) enum IntRule {
 
 impl Shape {
     pub(crate) fn hard(&mut self, path: &str, pos: Pos, message: impl Into<String>) {
-        self.issues.push(Issue { path: path.to_string(), message: message.into(), pos, hard: true });
+        self.issues.push(Issue {
+            path: path.to_string(),
+            message: message.into(),
+            pos,
+            hard: true,
+        });
     }
     pub(crate) fn soft(&mut self, path: &str, pos: Pos, message: impl Into<String>) {
-        self.issues.push(Issue { path: path.to_string(), message: message.into(), pos, hard: false });
+        self.issues.push(Issue {
+            path: path.to_string(),
+            message: message.into(),
+            pos,
+            hard: false,
+        });
     }
     pub(crate) fn is_clean(&self) -> bool {
         self.issues.is_empty()
@@ -81,11 +95,19 @@ impl Shape {
 
     /// `Invalid input: expected <what>, received <kind>`.
     pub(crate) fn expected(&mut self, node: &Node, path: &str, what: &str) {
-        self.hard(path, node.pos, format!("Invalid input: expected {what}, received {}", node.kind()));
+        self.hard(
+            path,
+            node.pos,
+            format!("Invalid input: expected {what}, received {}", node.kind()),
+        );
     }
 
     /// A mapping, or the zod "expected object" issue.
-    pub(crate) fn object<'a>(&mut self, node: &'a Node, path: &str) -> Option<&'a [crate::yaml::Entry]> {
+    pub(crate) fn object<'a>(
+        &mut self,
+        node: &'a Node,
+        path: &str,
+    ) -> Option<&'a [crate::yaml::Entry]> {
         let m = node.as_map();
         if m.is_none() {
             self.expected(node, path, "object");
@@ -154,11 +176,19 @@ impl Shape {
     pub(crate) fn int(&mut self, node: &Node, path: &str, rule: IntRule) -> Option<u64> {
         let n = self.number(node, path)?;
         if n.fract() != 0.0 {
-            self.hard(path, node.pos, "Invalid input: expected int, received number");
+            self.hard(
+                path,
+                node.pos,
+                "Invalid input: expected int, received number",
+            );
             return None;
         }
         if n.abs() > MAX_SAFE {
-            self.soft(path, node.pos, "Too big: expected int to be <=9007199254740991");
+            self.soft(
+                path,
+                node.pos,
+                "Too big: expected int to be <=9007199254740991",
+            );
             return None;
         }
         match rule {
@@ -179,7 +209,8 @@ impl Shape {
     /// A positive integer where every failure reads `must be a positive number`.
     pub(crate) fn budget_int(&mut self, node: &Node, path: &str) -> Option<u64> {
         match node.value {
-            Value::Number(n) if n.is_finite() && n.fract() == 0.0 && n > 0.0 && n <= MAX_SAFE => {
+            Value::Number(n) if n.is_finite() && n.fract() == 0.0 && n > 0.0 && n <= MAX_SAFE =>
+            {
                 #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
                 Some(n as u64)
             }
@@ -242,7 +273,11 @@ impl Shape {
                 continue;
             }
             if let Some(guidance) = removed::guidance(path, &e.key) {
-                self.soft(path, e.key_pos, format!("Unrecognized key: \"{}\" — {guidance}", e.key));
+                self.soft(
+                    path,
+                    e.key_pos,
+                    format!("Unrecognized key: \"{}\" — {guidance}", e.key),
+                );
             } else {
                 unknown.push((e.key.as_str(), e.key_pos));
             }
@@ -250,7 +285,11 @@ impl Shape {
         if let Some(&(_, pos)) = unknown.first() {
             let names: Vec<String> = unknown.iter().map(|(k, _)| format!("\"{k}\"")).collect();
             let label = if unknown.len() == 1 { "key" } else { "keys" };
-            self.soft(path, pos, format!("Unrecognized {label}: {}", names.join(", ")));
+            self.soft(
+                path,
+                pos,
+                format!("Unrecognized {label}: {}", names.join(", ")),
+            );
         }
     }
 }
@@ -331,7 +370,11 @@ pub(crate) fn walk(root: &Node) -> (Option<Workflow>, Vec<Issue>) {
                     }
                 }
             }
-            None => s.hard("states", n.pos, "Machine spec is missing or has empty 'states'"),
+            None => s.hard(
+                "states",
+                n.pos,
+                "Machine spec is missing or has empty 'states'",
+            ),
         },
         None => s.hard(
             "states",
@@ -343,8 +386,19 @@ pub(crate) fn walk(root: &Node) -> (Option<Workflow>, Vec<Issue>) {
         root,
         "",
         &[
-            "title", "instructions", "disabled", "runtime", "budget", "settings", "tools", "skills",
-            "mounts", "tests", "extensions", "metadata", "states",
+            "title",
+            "instructions",
+            "disabled",
+            "runtime",
+            "budget",
+            "settings",
+            "tools",
+            "skills",
+            "mounts",
+            "tests",
+            "extensions",
+            "metadata",
+            "states",
         ],
     );
     let ok = s.is_clean();
@@ -353,7 +407,10 @@ pub(crate) fn walk(root: &Node) -> (Option<Workflow>, Vec<Issue>) {
 
 fn runtime(s: &mut Shape, n: &Node) -> Option<RuntimeDecl> {
     s.object(n, "runtime")?;
-    let mut r = RuntimeDecl { engine: None, version: None };
+    let mut r = RuntimeDecl {
+        engine: None,
+        version: None,
+    };
     if let Some(e) = n.get("engine") {
         r.engine = s.string(e, "runtime.engine");
     }
@@ -369,7 +426,9 @@ fn runtime(s: &mut Shape, n: &Node) -> Option<RuntimeDecl> {
 
 fn workflow_budget(s: &mut Shape, n: &Node) -> Option<WorkflowBudget> {
     s.object(n, "budget")?;
-    let mut b = WorkflowBudget { max_model_calls: None };
+    let mut b = WorkflowBudget {
+        max_model_calls: None,
+    };
     if let Some(v) = n.get("maxModelCalls") {
         b.max_model_calls = s.budget_int(v, "budget.maxModelCalls");
     }
@@ -400,7 +459,8 @@ fn settings(s: &mut Shape, n: &Node) -> Option<Settings> {
         out.max_ptc_calls = if v.is_null() {
             Some(None)
         } else {
-            s.int(v, "settings.maxPtcCalls", IntRule::NonNegative).map(Some)
+            s.int(v, "settings.maxPtcCalls", IntRule::NonNegative)
+                .map(Some)
         };
     }
     if let Some(v) = n.get("maxResultChars") {
@@ -412,7 +472,14 @@ fn settings(s: &mut Shape, n: &Node) -> Option<Settings> {
     s.strict(
         n,
         "settings",
-        &["model", "timeoutMs", "memoryLimitBytes", "maxPtcCalls", "maxResultChars", "prompt_cache"],
+        &[
+            "model",
+            "timeoutMs",
+            "memoryLimitBytes",
+            "maxPtcCalls",
+            "maxResultChars",
+            "prompt_cache",
+        ],
     );
     Some(out)
 }
@@ -420,7 +487,10 @@ fn settings(s: &mut Shape, n: &Node) -> Option<Settings> {
 fn prompt_cache(s: &mut Shape, n: &Node) -> Option<PromptCache> {
     let path = "settings.prompt_cache";
     s.object(n, path)?;
-    let mut pc = PromptCache { enabled: None, ttl: None };
+    let mut pc = PromptCache {
+        enabled: None,
+        ttl: None,
+    };
     if let Some(v) = n.get("enabled") {
         pc.enabled = s.boolean(v, &child(path, "enabled"));
     }
@@ -440,7 +510,11 @@ fn prompt_cache(s: &mut Shape, n: &Node) -> Option<PromptCache> {
 
 fn tests_config(s: &mut Shape, n: &Node) -> Option<TestsConfig> {
     s.object(n, "tests")?;
-    let mut t = TestsConfig { max_concurrency: None, case_timeout_ms: None, judge: None };
+    let mut t = TestsConfig {
+        max_concurrency: None,
+        case_timeout_ms: None,
+        judge: None,
+    };
     if let Some(v) = n.get("maxConcurrency") {
         t.max_concurrency = s.int(v, "tests.maxConcurrency", IntRule::Positive);
     }
@@ -457,14 +531,20 @@ fn tests_config(s: &mut Shape, n: &Node) -> Option<TestsConfig> {
 fn judge(s: &mut Shape, n: &Node) -> Option<Judge> {
     let path = "tests.judge";
     s.object(n, path)?;
-    let mut j = Judge { model: None, model_options: None };
+    let mut j = Judge {
+        model: None,
+        model_options: None,
+    };
     if let Some(v) = n.get("model") {
         j.model = s.model_id(v, &child(path, "model"));
     }
     if let Some(v) = n.get("modelOptions") {
         let mpath = "tests.judge.modelOptions";
         if s.object(v, mpath).is_some() {
-            let mut o = JudgeModelOptions { temperature: None, max_tokens: None };
+            let mut o = JudgeModelOptions {
+                temperature: None,
+                max_tokens: None,
+            };
             if let Some(t) = v.get("temperature") {
                 let tp = child(mpath, "temperature");
                 if let Some(x) = s.number(t, &tp) {

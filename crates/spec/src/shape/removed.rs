@@ -63,9 +63,7 @@ pub(crate) fn guidance(path: &str, key: &str) -> Option<&'static str> {
              'skills.allow_always' (write [] when every capability is state-specific) plus the \
              states' 'skills.allow'."
         }
-        ("root-skills", "forbid") => {
-            "at the root, skills are denied with 'skills.forbid_always'."
-        }
+        ("root-skills", "forbid") => "at the root, skills are denied with 'skills.forbid_always'.",
         ("root-mounts", "allow") => {
             "the root 'mounts.allow' was removed; grant mounts with 'mounts.allow_always' plus \
              the states' 'mounts.allow'."
@@ -95,9 +93,7 @@ pub(crate) fn guidance(path: &str, key: &str) -> Option<&'static str> {
             "'parallel'/'join' were removed: a run is in one state at a time; sequence the \
              branches with ordinary 'transitions'."
         }
-        ("state", "final") => {
-            "'final' was removed; a state with no 'transitions' is terminal."
-        }
+        ("state", "final") => "'final' was removed; a state with no 'transitions' is terminal.",
         ("state", "on") => {
             "a state's 'on' was removed; a delivered trigger resumes the state that parked with \
              'archmax_wait', which then picks its own transition."

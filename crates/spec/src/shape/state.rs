@@ -7,9 +7,25 @@ use crate::yaml::{Node, Value};
 
 /// The state keys in the order the original checked them.
 const STATE_KEYS: &[&str] = &[
-    "type", "title", "instructions", "summary", "evidence", "approvers", "triggers", "before",
-    "after", "budget", "model", "on_error", "tools", "skills", "mounts", "requires", "locks",
-    "metadata", "transitions",
+    "type",
+    "title",
+    "instructions",
+    "summary",
+    "evidence",
+    "approvers",
+    "triggers",
+    "before",
+    "after",
+    "budget",
+    "model",
+    "on_error",
+    "tools",
+    "skills",
+    "mounts",
+    "requires",
+    "locks",
+    "metadata",
+    "transitions",
 ];
 
 /// Walks `states.<slug>`. A null state reads as `{}`.
@@ -103,7 +119,11 @@ fn state_type(s: &mut Shape, v: &Node, path: &str) -> Option<StateType> {
                 _ => "",
             };
             let base = format!("unknown state type '{shown}' (expected 'agent' or 'human')");
-            let message = if hint.is_empty() { base } else { format!("{base}.{hint}") };
+            let message = if hint.is_empty() {
+                base
+            } else {
+                format!("{base}.{hint}")
+            };
             s.hard(path, v.pos, message);
             None
         }
@@ -112,7 +132,11 @@ fn state_type(s: &mut Shape, v: &Node, path: &str) -> Option<StateType> {
 
 fn state_budget(s: &mut Shape, n: &Node, path: &str) -> Option<StateBudget> {
     s.object(n, path)?;
-    let mut b = StateBudget { max_turns: None, timeout_ms: None, max_parks: None };
+    let mut b = StateBudget {
+        max_turns: None,
+        timeout_ms: None,
+        max_parks: None,
+    };
     if let Some(v) = n.get("maxTurns") {
         b.max_turns = s.budget_int(v, &child(path, "maxTurns"));
     }
@@ -205,7 +229,11 @@ fn transition(s: &mut Shape, n: &Node, path: &str) -> Option<Transition> {
     if s.issues.len() != before {
         return None;
     }
-    Some(Transition { to: to?, description, kind })
+    Some(Transition {
+        to: to?,
+        description,
+        kind,
+    })
 }
 
 #[cfg(test)]
@@ -213,18 +241,29 @@ mod tests {
     #[test]
     fn state_type_messages_name_the_value_and_the_replacement() {
         let mut s = super::Shape::default();
-        let n = crate::yaml::parse("type: wait").ok().flatten().expect("doc");
+        let n = crate::yaml::parse("type: wait")
+            .ok()
+            .flatten()
+            .expect("doc");
         let v = n.get("type").expect("type");
         assert_eq!(super::state_type(&mut s, v, "states.a.type"), None);
         assert!(
-            s.issues[0].message.starts_with("unknown state type 'wait' (expected 'agent' or 'human')."),
+            s.issues[0]
+                .message
+                .starts_with("unknown state type 'wait' (expected 'agent' or 'human')."),
             "{}",
             s.issues[0].message
         );
         assert!(s.issues[0].message.contains("archmax_wait"));
         let mut s = super::Shape::default();
-        let n = crate::yaml::parse("type: robot").ok().flatten().expect("doc");
+        let n = crate::yaml::parse("type: robot")
+            .ok()
+            .flatten()
+            .expect("doc");
         super::state_type(&mut s, n.get("type").expect("type"), "states.a.type");
-        assert_eq!(s.issues[0].message, "unknown state type 'robot' (expected 'agent' or 'human')");
+        assert_eq!(
+            s.issues[0].message,
+            "unknown state type 'robot' (expected 'agent' or 'human')"
+        );
     }
 }

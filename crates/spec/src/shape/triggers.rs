@@ -10,8 +10,14 @@ use crate::signature::SIGNATURE_TYPES;
 use crate::yaml::{Node, Value};
 
 /// Keys a declaration's reader understands; others are kept and lint-warned.
-pub(crate) const DECLARATION_KEYS: &[&str] =
-    &["session", "message", "connection", "description", "requires", "returns"];
+pub(crate) const DECLARATION_KEYS: &[&str] = &[
+    "session",
+    "message",
+    "connection",
+    "description",
+    "requires",
+    "returns",
+];
 
 const TRIGGERS_MESSAGE: &str = "must be a mapping of trigger id to its declaration (e.g. \
      'triggers: { manual: }', or an id with a 'session' path under it).";
@@ -58,7 +64,8 @@ fn declaration(s: &mut Shape, n: &Node, path: &str) -> Option<TriggerDecl> {
         match v.value {
             Value::Bool(false) => d.message = Some(serde_json::Value::Bool(false)),
             Value::Str(_) => {
-                d.message = session_path(s, v, &child(path, "message"), true).map(serde_json::Value::String);
+                d.message = session_path(s, v, &child(path, "message"), true)
+                    .map(serde_json::Value::String);
             }
             _ => s.hard(&child(path, "message"), v.pos, path_kind_message(true)),
         }
@@ -185,10 +192,8 @@ fn signature_list(
                 s.soft(p, *pos, format!("'{name}' is listed more than once."));
             }
             seen.push(name);
-            if returns {
-                if let Some(msg) = reserved_return(name) {
-                    s.soft(p, *pos, msg);
-                }
+            if returns && let Some(msg) = reserved_return(name) {
+                s.soft(p, *pos, msg);
             }
         }
     }
@@ -222,7 +227,11 @@ fn signature_item(s: &mut Shape, n: &Node, path: &str) -> Option<SignatureItem> 
         return Some(SignatureItem::Name(name.to_string()));
     }
     if n.as_map().is_none() {
-        s.hard(path, n.pos, format!("'{}' is not a valid run-variable name", js_string(n)));
+        s.hard(
+            path,
+            n.pos,
+            format!("'{}' is not a valid run-variable name", js_string(n)),
+        );
         return None;
     }
     let label = entry_label(n);
@@ -282,8 +291,16 @@ fn signature_item(s: &mut Shape, n: &Node, path: &str) -> Option<SignatureItem> 
     if let Some(d) = n.get("description") {
         match d.as_str() {
             Some(x) if !x.trim().is_empty() => description = Some(x.to_string()),
-            _ => s.soft(&child(path, "description"), d.pos, "'description' must be a non-empty string"),
+            _ => s.soft(
+                &child(path, "description"),
+                d.pos,
+                "'description' must be a non-empty string",
+            ),
         }
     }
-    (s.issues.len() == before).then(|| SignatureItem::Typed { name: name.to_string(), ty, description })
+    (s.issues.len() == before).then(|| SignatureItem::Typed {
+        name: name.to_string(),
+        ty,
+        description,
+    })
 }

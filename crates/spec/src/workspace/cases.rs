@@ -29,7 +29,9 @@ fn walk(files: &dyn Files, dir: &str, out: &mut Vec<String>) {
 /// Normalizes a `from:` path inside the tests directory.
 fn normalize_from(from: &str) -> Result<String, String> {
     if from.trim().is_empty() || from.starts_with('/') {
-        return Err(format!("'from: {from}' must be a tests/-relative file path"));
+        return Err(format!(
+            "'from: {from}' must be a tests/-relative file path"
+        ));
     }
     let mut segs: Vec<&str> = Vec::new();
     for s in from.split('/') {
@@ -40,7 +42,9 @@ fn normalize_from(from: &str) -> Result<String, String> {
         }
     }
     if segs.is_empty() {
-        return Err(format!("'from: {from}' must be a tests/-relative file path"));
+        return Err(format!(
+            "'from: {from}' must be a tests/-relative file path"
+        ));
     }
     Ok(segs.join("/"))
 }
@@ -65,7 +69,10 @@ pub(crate) fn check(ctx: &Context<'_>, out: &mut Vec<Diagnostic>) {
         let facts = match check_case(&text) {
             Ok(f) => f,
             Err(problems) => {
-                out.push(Diagnostic::error("", format!("{file}: {}", problems.join("; "))).in_file(&file));
+                out.push(
+                    Diagnostic::error("", format!("{file}: {}", problems.join("; ")))
+                        .in_file(&file),
+                );
                 continue;
             }
         };
@@ -88,7 +95,8 @@ pub(crate) fn check(ctx: &Context<'_>, out: &mut Vec<Diagnostic>) {
         }
         for fixture in facts.fixtures {
             match normalize_from(&fixture.from) {
-                Err(why) => out.push(Diagnostic::error("workspace", format!("{file}: {why}")).in_file(&file)),
+                Err(why) => out
+                    .push(Diagnostic::error("workspace", format!("{file}: {why}")).in_file(&file)),
                 Ok(rel) => {
                     if ctx.files.read(&format!("{tests_dir}/{rel}")).is_none() {
                         out.push(
@@ -106,8 +114,14 @@ pub(crate) fn check(ctx: &Context<'_>, out: &mut Vec<Diagnostic>) {
             }
         }
     }
-    if ctx.files.read(&format!("workflows/{}/tests.config.js", ctx.workflow)).is_some()
-        || ctx.files.read(&format!("{tests_dir}/tests.config.js")).is_some()
+    if ctx
+        .files
+        .read(&format!("workflows/{}/tests.config.js", ctx.workflow))
+        .is_some()
+        || ctx
+            .files
+            .read(&format!("{tests_dir}/tests.config.js"))
+            .is_some()
     {
         out.push(
             Diagnostic::error(

@@ -3,9 +3,15 @@
 /// True when the text starts exactly with `---` and the block up to the closing
 /// fence parses as YAML (any parse success counts, as in the original).
 pub(crate) fn has_frontmatter(text: &str) -> bool {
-    let Some(rest) = text.strip_prefix("---") else { return false };
+    let Some(rest) = text.strip_prefix("---") else {
+        return false;
+    };
     // The opening fence must end its line.
-    let Some(rest) = rest.strip_prefix('\n').or_else(|| rest.strip_prefix("\r\n")).or(rest.is_empty().then_some(rest)) else {
+    let Some(rest) = rest
+        .strip_prefix('\n')
+        .or_else(|| rest.strip_prefix("\r\n"))
+        .or(rest.is_empty().then_some(rest))
+    else {
         return false;
     };
     let block = match find_closing_fence(rest) {
@@ -44,7 +50,9 @@ mod tests {
     fn frontmatter_is_detected_only_at_the_very_start() {
         assert!(has_frontmatter("---\ntitle: x\n---\nProse.\n"));
         assert!(has_frontmatter("---\n---\n"));
-        assert!(has_frontmatter("---\nJust a rule used as prose\n---\nmore\n"));
+        assert!(has_frontmatter(
+            "---\nJust a rule used as prose\n---\nmore\n"
+        ));
         assert!(!has_frontmatter("\n---\ntitle: x\n---\n"));
         assert!(!has_frontmatter("\u{feff}---\ntitle: x\n---\n"));
         assert!(!has_frontmatter("# Title\n\n---\n"));

@@ -9,7 +9,13 @@ const HARNESS_PACKAGE: &str = "@archmax-ai/harness";
 
 /// Checks the `before` or `after` hooks of one state, read from the raw tree so
 /// they are checked even when the shape failed.
-pub(crate) fn check_phase(ctx: &Context<'_>, slug: &str, phase: &str, spec: &Node, out: &mut Vec<Diagnostic>) {
+pub(crate) fn check_phase(
+    ctx: &Context<'_>,
+    slug: &str,
+    phase: &str,
+    spec: &Node,
+    out: &mut Vec<Diagnostic>,
+) {
     let field = format!("states.{slug}.{phase}");
     let hooks: Vec<&Node> = match (spec.as_seq(), spec.as_map()) {
         (Some(items), _) => items.iter().filter(|i| i.as_map().is_some()).collect(),
@@ -19,7 +25,12 @@ pub(crate) fn check_phase(ctx: &Context<'_>, slug: &str, phase: &str, spec: &Nod
     let custom: Vec<String> = ctx
         .node("extensions.hooks")
         .and_then(Node::as_seq)
-        .map(|s| s.iter().filter_map(Node::as_str).map(str::to_string).collect())
+        .map(|s| {
+            s.iter()
+                .filter_map(Node::as_str)
+                .map(str::to_string)
+                .collect()
+        })
         .unwrap_or_default();
     for hook in hooks {
         let kinds: Vec<&str> = hook
@@ -83,7 +94,9 @@ fn script(
     let hooks_dir = format!("workflows/{}/hooks/", ctx.workflow);
     let pos = hook.get("script").map(|n| n.pos);
     let problem = if path.trim().is_empty() {
-        Some(format!("State '{slug}' '{phase}' hook script path is empty"))
+        Some(format!(
+            "State '{slug}' '{phase}' hook script path is empty"
+        ))
     } else if path.starts_with('/') {
         Some(format!(
             "State '{slug}' '{phase}' hook script '{path}' is an absolute path; write it relative \
@@ -106,11 +119,18 @@ fn script(
         out.push(Diagnostic::error(field, message).in_file(path).at(pos));
         return;
     }
-    let resolved = format!("workflows/{}/{}", ctx.workflow, normalize(path).unwrap_or_default().join("/"));
+    let resolved = format!(
+        "workflows/{}/{}",
+        ctx.workflow,
+        normalize(path).unwrap_or_default().join("/")
+    );
     let Some(source) = ctx.files.read(&resolved) else {
         out.push(
-            Diagnostic::error(field, format!("State '{slug}' '{phase}' hook script not found: {resolved}"))
-                .in_file(&resolved),
+            Diagnostic::error(
+                field,
+                format!("State '{slug}' '{phase}' hook script not found: {resolved}"),
+            )
+            .in_file(&resolved),
         );
         return;
     };

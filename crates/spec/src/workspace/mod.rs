@@ -64,13 +64,18 @@ impl Files for MemFiles {
         let prefix = format!("{}/", dir.trim_end_matches('/'));
         let mut out: Vec<DirEntry> = Vec::new();
         for path in self.files.keys() {
-            let Some(rest) = path.strip_prefix(&prefix) else { continue };
+            let Some(rest) = path.strip_prefix(&prefix) else {
+                continue;
+            };
             let (name, is_dir) = match rest.split_once('/') {
                 Some((d, _)) => (d, true),
                 None => (rest, false),
             };
             if !out.iter().any(|e| e.name == name) {
-                out.push(DirEntry { name: name.to_string(), is_dir });
+                out.push(DirEntry {
+                    name: name.to_string(),
+                    is_dir,
+                });
             }
         }
         out.sort_by(|a, b| a.name.cmp(&b.name));
@@ -92,7 +97,11 @@ pub struct ValidateOptions {
 impl ValidateOptions {
     /// Defaults for `workflow`.
     pub fn new(workflow: impl Into<String>) -> Self {
-        ValidateOptions { workflow: workflow.into(), skills: vec!["skills/".to_string()], mounts: None }
+        ValidateOptions {
+            workflow: workflow.into(),
+            skills: vec!["skills/".to_string()],
+            mounts: None,
+        }
     }
 }
 
@@ -137,11 +146,18 @@ pub(crate) fn load(files: &dyn Files, workflow: &str) -> Option<Loaded> {
         diagnostics.push(
             Diagnostic::error("", format!("{file} {NOT_A_MAPPING}"))
                 .in_file(&file)
-                .at(read.validation.schema.first().and_then(|d| d.line.zip(d.column)).map(
-                    |(line, column)| crate::yaml::Pos { line, column },
-                )),
+                .at(read
+                    .validation
+                    .schema
+                    .first()
+                    .and_then(|d| d.line.zip(d.column))
+                    .map(|(line, column)| crate::yaml::Pos { line, column })),
         );
-        return Some(Loaded { tree: None, diagnostics, usable: false });
+        return Some(Loaded {
+            tree: None,
+            diagnostics,
+            usable: false,
+        });
     }
     for d in &read.validation.schema {
         let mut d = d.clone();
@@ -152,18 +168,23 @@ pub(crate) fn load(files: &dyn Files, workflow: &str) -> Option<Loaded> {
         diagnostics.push(d.in_file(&file));
     }
     let md = format!("workflows/{workflow}/WORKFLOW.md");
-    if let Some(prose) = files.read(&md) {
-        if frontmatter::has_frontmatter(&prose) {
-            usable = false;
-            diagnostics.push(Diagnostic::error("", frontmatter::competing_message(&md, &file)).in_file(&md));
-        }
+    if let Some(prose) = files.read(&md)
+        && frontmatter::has_frontmatter(&prose)
+    {
+        usable = false;
+        diagnostics
+            .push(Diagnostic::error("", frontmatter::competing_message(&md, &file)).in_file(&md));
     }
     for d in &read.validation.lint {
         let mut d = d.clone();
         d.message = format!("{file}: {}", d.message);
         diagnostics.push(d.in_file(&file));
     }
-    Some(Loaded { tree: read.tree, diagnostics, usable })
+    Some(Loaded {
+        tree: read.tree,
+        diagnostics,
+        usable,
+    })
 }
 
 /// Validates a workflow of a workspace: the spec, its prose, and everything it
@@ -194,11 +215,16 @@ pub fn validate_workflow(files: &dyn Files, opts: &ValidateOptions) -> Validatio
         );
     }
     let Some(loaded) = load(files, w) else {
-        out.push(Diagnostic::error("", format!("No workflow.yaml found for workflow '{w}'")).in_file(&file));
+        out.push(
+            Diagnostic::error("", format!("No workflow.yaml found for workflow '{w}'"))
+                .in_file(&file),
+        );
         return result(w, out);
     };
     out.extend(loaded.diagnostics.iter().cloned());
-    let Some(tree) = &loaded.tree else { return result(w, out) };
+    let Some(tree) = &loaded.tree else {
+        return result(w, out);
+    };
     let runtime = tree.get("runtime").map(crate::yaml::Node::to_json);
     let contract = resolve_contract(runtime.as_ref().filter(|r| r.is_object()));
     if !is_supported(&contract) {
@@ -208,11 +234,20 @@ pub fn validate_workflow(files: &dyn Files, opts: &ValidateOptions) -> Validatio
                 .at(crate::locate(tree, "runtime")),
         );
     }
-    let states_ok = tree.get("states").and_then(|s| s.as_map()).is_some_and(|m| !m.is_empty());
+    let states_ok = tree
+        .get("states")
+        .and_then(|s| s.as_map())
+        .is_some_and(|m| !m.is_empty());
     if !states_ok {
         return result(w, out);
     }
-    let ctx = Context { files, opts, workflow: w, file: &file, tree };
+    let ctx = Context {
+        files,
+        opts,
+        workflow: w,
+        file: &file,
+        tree,
+    };
     skills::check(&ctx, &mut out);
     mounts::check(&ctx, &mut out);
     probes::per_state(&ctx, &mut out);
@@ -244,7 +279,10 @@ pub(crate) struct Context<'a> {
 impl Context<'_> {
     /// The states mapping of the raw tree.
     pub fn states(&self) -> &[crate::yaml::Entry] {
-        self.tree.get("states").and_then(crate::yaml::Node::as_map).unwrap_or(&[])
+        self.tree
+            .get("states")
+            .and_then(crate::yaml::Node::as_map)
+            .unwrap_or(&[])
     }
     /// The node at a dotted field path of the raw tree (keys with dots matched greedily).
     pub fn node(&self, field: &str) -> Option<&crate::yaml::Node> {
@@ -264,8 +302,16 @@ impl Context<'_> {
     /// `(field, state, list key)`, root lists first, then each state's.
     pub fn governance_lists(&self, block: &str) -> Vec<(String, Option<String>, String)> {
         let mut lists = vec![
-            (format!("{block}.allow_always"), None, format!("{block}.allow_always")),
-            (format!("{block}.forbid_always"), None, format!("{block}.forbid_always")),
+            (
+                format!("{block}.allow_always"),
+                None,
+                format!("{block}.allow_always"),
+            ),
+            (
+                format!("{block}.forbid_always"),
+                None,
+                format!("{block}.forbid_always"),
+            ),
         ];
         for e in self.states() {
             for kind in ["allow", "forbid"] {

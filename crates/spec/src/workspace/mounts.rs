@@ -29,8 +29,17 @@ pub struct MountDecl {
 /// The table a workspace gets when the host declares none: `skills/`, `.platform/`
 /// and `AGENTS.md`, read-only and ungoverned.
 pub fn zero_config() -> Vec<MountDecl> {
-    let m = |name: &str, kind| MountDecl { name: name.to_string(), kind, governed: false, read_only: true };
-    vec![m("skills", MountKind::Dir), m(".platform", MountKind::Dir), m("AGENTS.md", MountKind::File)]
+    let m = |name: &str, kind| MountDecl {
+        name: name.to_string(),
+        kind,
+        governed: false,
+        read_only: true,
+    };
+    vec![
+        m("skills", MountKind::Dir),
+        m(".platform", MountKind::Dir),
+        m("AGENTS.md", MountKind::File),
+    ]
 }
 
 /// Directories first, then files, each in table order.
@@ -45,7 +54,10 @@ fn item(n: &Node) -> Option<(&str, Option<&str>)> {
     if let Some(s) = n.as_str() {
         return Some((s, None));
     }
-    Some((n.get("mount")?.as_str()?, n.get("access").and_then(Node::as_str)))
+    Some((
+        n.get("mount")?.as_str()?,
+        n.get("access").and_then(Node::as_str),
+    ))
 }
 
 /// The mounts pass of `validateWorkflow`.
@@ -53,22 +65,42 @@ pub(crate) fn check(ctx: &Context<'_>, out: &mut Vec<Diagnostic>) {
     let default = zero_config();
     let table = ctx.opts.mounts.as_deref().unwrap_or(&default);
     let known = known_names(table).join(", ");
-    let governed: Vec<&str> = table.iter().filter(|m| m.governed).map(|m| m.name.as_str()).collect();
-    let governed_text =
-        if governed.is_empty() { "(the workspace governs none)".to_string() } else { governed.join(", ") };
+    let governed: Vec<&str> = table
+        .iter()
+        .filter(|m| m.governed)
+        .map(|m| m.name.as_str())
+        .collect();
+    let governed_text = if governed.is_empty() {
+        "(the workspace governs none)".to_string()
+    } else {
+        governed.join(", ")
+    };
     let names = |field: &str| -> Vec<String> {
         ctx.node(field)
             .and_then(Node::as_seq)
-            .map(|items| items.iter().filter_map(item).map(|(n, _)| n.to_string()).collect())
+            .map(|items| {
+                items
+                    .iter()
+                    .filter_map(item)
+                    .map(|(n, _)| n.to_string())
+                    .collect()
+            })
             .unwrap_or_default()
     };
     let root_grants = names("mounts.allow_always");
     for (field, state, list_key) in ctx.governance_lists("mounts") {
-        let Some(items) = ctx.node(&field).and_then(Node::as_seq) else { continue };
-        let who = state.as_ref().map(|s| format!("State '{s}' ")).unwrap_or_default();
+        let Some(items) = ctx.node(&field).and_then(Node::as_seq) else {
+            continue;
+        };
+        let who = state
+            .as_ref()
+            .map(|s| format!("State '{s}' "))
+            .unwrap_or_default();
         let grant = !list_key.contains("forbid");
         for n in items {
-            let Some((name, access)) = item(n) else { continue };
+            let Some((name, access)) = item(n) else {
+                continue;
+            };
             let at = |d: Diagnostic| d.in_file(ctx.file).at(Some(n.pos));
             let Some(decl) = table.iter().find(|m| m.name == name) else {
                 out.push(at(Diagnostic::error(

@@ -14,8 +14,13 @@ use crate::grammar::is_slug;
 use crate::yaml::Node;
 
 /// Areas of a session the runtime owns: no tool may write there.
-const RUNTIME_AREAS: &[&str] =
-    &["checkpoints/", "artifacts/", "_specs/", "large_tool_results/", "conversation_history/"];
+const RUNTIME_AREAS: &[&str] = &[
+    "checkpoints/",
+    "artifacts/",
+    "_specs/",
+    "large_tool_results/",
+    "conversation_history/",
+];
 
 /// Built-in tools that write or remove, and the arguments that do it.
 const MUTATING: &[(&str, &[&str])] = &[
@@ -57,7 +62,19 @@ pub(crate) fn per_state(ctx: &Context<'_>, out: &mut Vec<Diagnostic>) {
         let allow = ctx.node(&field).and_then(Node::as_seq).unwrap_or(&[]);
         let own_forbid: Vec<String> = bare_names(ctx.node(&format!("states.{slug}.tools.forbid")));
         for item in allow {
-            probe(ctx, &Probe { field: &field, who: &who, state: Some(e), own_forbid: &own_forbid, bundles: &bundles, root_skills: &root_skills }, item, out);
+            probe(
+                ctx,
+                &Probe {
+                    field: &field,
+                    who: &who,
+                    state: Some(e),
+                    own_forbid: &own_forbid,
+                    bundles: &bundles,
+                    root_skills: &root_skills,
+                },
+                item,
+                out,
+            );
         }
     }
 }
@@ -67,7 +84,19 @@ pub(crate) fn allow_always(ctx: &Context<'_>, out: &mut Vec<Diagnostic>) {
     let (bundles, _) = discover(ctx.files, &ctx.opts.skills);
     let field = "tools.allow_always";
     for item in ctx.node(field).and_then(Node::as_seq).unwrap_or(&[]) {
-        probe(ctx, &Probe { field, who: field, state: None, own_forbid: &[], bundles: &bundles, root_skills: &[] }, item, out);
+        probe(
+            ctx,
+            &Probe {
+                field,
+                who: field,
+                state: None,
+                own_forbid: &[],
+                bundles: &bundles,
+                root_skills: &[],
+            },
+            item,
+            out,
+        );
     }
 }
 
@@ -82,7 +111,13 @@ struct Probe<'a> {
 
 fn bare_names(list: Option<&Node>) -> Vec<String> {
     list.and_then(Node::as_seq)
-        .map(|items| items.iter().filter_map(Node::as_str).map(str::to_string).collect())
+        .map(|items| {
+            items
+                .iter()
+                .filter_map(Node::as_str)
+                .map(str::to_string)
+                .collect()
+        })
         .unwrap_or_default()
 }
 
@@ -91,10 +126,17 @@ fn globs_for<'a>(item: &'a Node, arg: &str) -> Vec<&'a str> {
     let list = |n: &'a Node| -> Vec<&'a str> {
         match n.as_str() {
             Some(s) => vec![s],
-            None => n.as_seq().map(|v| v.iter().filter_map(Node::as_str).collect()).unwrap_or_default(),
+            None => n
+                .as_seq()
+                .map(|v| v.iter().filter_map(Node::as_str).collect())
+                .unwrap_or_default(),
         }
     };
-    let mut out: Vec<&str> = item.get("args").and_then(|a| a.get(arg)).map(list).unwrap_or_default();
+    let mut out: Vec<&str> = item
+        .get("args")
+        .and_then(|a| a.get(arg))
+        .map(list)
+        .unwrap_or_default();
     out.extend(item.get("paths").map(list).unwrap_or_default());
     out
 }
@@ -153,7 +195,10 @@ fn probe(ctx: &Context<'_>, p: &Probe<'_>, item: &Node, out: &mut Vec<Diagnostic
     if tool == "archmax_run" {
         for glob in globs_for(item, "file_path") {
             let prefix = literal_prefix(glob);
-            let reachable = p.bundles.iter().any(|b| b.prefix.starts_with(&prefix) || prefix.starts_with(&b.prefix));
+            let reachable = p
+                .bundles
+                .iter()
+                .any(|b| b.prefix.starts_with(&prefix) || prefix.starts_with(&b.prefix));
             if !reachable {
                 out.push(at(Diagnostic::error(
                     field,
@@ -166,7 +211,10 @@ fn probe(ctx: &Context<'_>, p: &Probe<'_>, item: &Node, out: &mut Vec<Diagnostic
             }
         }
     }
-    let path_args: &[&str] = MUTATING.iter().find(|(t, _)| *t == tool).map_or(&["file_path"], |(_, a)| a);
+    let path_args: &[&str] = MUTATING
+        .iter()
+        .find(|(t, _)| *t == tool)
+        .map_or(&["file_path"], |(_, a)| a);
     let mutating = MUTATING.iter().any(|(t, _)| *t == tool);
     for arg in path_args {
         for glob in globs_for(item, arg) {
@@ -205,10 +253,18 @@ fn skill_only(
     at: &dyn Fn(Diagnostic) -> Diagnostic,
     out: &mut Vec<Diagnostic>,
 ) {
-    let inside: Vec<&SkillBundle> = p.bundles.iter().filter(|b| prefix.starts_with(&b.prefix)).collect();
+    let inside: Vec<&SkillBundle> = p
+        .bundles
+        .iter()
+        .filter(|b| prefix.starts_with(&b.prefix))
+        .collect();
     let [bundle] = inside.as_slice() else { return };
     let state_allow = bare_names(state.value.get("skills").and_then(|s| s.get("allow")));
-    if !state_allow.iter().chain(p.root_skills).any(|s| *s == bundle.slug) {
+    if !state_allow
+        .iter()
+        .chain(p.root_skills)
+        .any(|s| *s == bundle.slug)
+    {
         out.push(at(Diagnostic::error(
             p.field,
             format!(
@@ -222,7 +278,12 @@ fn skill_only(
 }
 
 /// `archmax_advance` guards naming a literal target.
-fn advance_targets(ctx: &Context<'_>, state: &crate::yaml::Entry, item: &Node, out: &mut Vec<Diagnostic>) {
+fn advance_targets(
+    ctx: &Context<'_>,
+    state: &crate::yaml::Entry,
+    item: &Node,
+    out: &mut Vec<Diagnostic>,
+) {
     let slug = &state.key;
     for target in globs_for(item, "to") {
         if target.contains(['*', '?', '[', '{']) || target.contains("${{") {
@@ -240,7 +301,10 @@ fn advance_targets(ctx: &Context<'_>, state: &crate::yaml::Entry, item: &Node, o
             .value
             .get("transitions")
             .and_then(Node::as_seq)
-            .is_some_and(|t| t.iter().any(|e| e.get("to").and_then(Node::as_str) == Some(target)));
+            .is_some_and(|t| {
+                t.iter()
+                    .any(|e| e.get("to").and_then(Node::as_str) == Some(target))
+            });
         if !has_edge {
             out.push(ctx.at(Diagnostic::warning(
                 &format!("states.{slug}.transitions"),

@@ -27,13 +27,25 @@ pub struct SkillBundle {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RegistryIssue {
     /// The bundle cannot be used; it is skipped.
-    Skipped { slug: String, prefix: String, reason: String },
+    Skipped {
+        slug: String,
+        prefix: String,
+        reason: String,
+    },
     /// `name:` differs from the directory name.
-    NameMismatch { name: String, dir: String, prefix: String },
+    NameMismatch {
+        name: String,
+        dir: String,
+        prefix: String,
+    },
     /// The directory name is not a slug.
     BadSlug { dir: String, prefix: String },
     /// A later source provides the same slug.
-    Shadowed { slug: String, prefix: String, earlier: String },
+    Shadowed {
+        slug: String,
+        prefix: String,
+        earlier: String,
+    },
 }
 
 /// The bundles every source provides (later sources shadow earlier ones), in
@@ -55,12 +67,21 @@ pub fn discover(files: &dyn Files, sources: &[String]) -> (Vec<SkillBundle>, Vec
                 .collect()
         };
         for prefix in candidates {
-            let dir = prefix.trim_end_matches('/').rsplit('/').next().unwrap_or_default().to_string();
+            let dir = prefix
+                .trim_end_matches('/')
+                .rsplit('/')
+                .next()
+                .unwrap_or_default()
+                .to_string();
             let text = files.read(&format!("{prefix}SKILL.md")).unwrap_or_default();
             let (name, description) = match read_frontmatter(&text) {
                 Ok(pair) => pair,
                 Err(reason) => {
-                    issues.push(RegistryIssue::Skipped { slug: dir, prefix, reason });
+                    issues.push(RegistryIssue::Skipped {
+                        slug: dir,
+                        prefix,
+                        reason,
+                    });
                     continue;
                 }
             };
@@ -69,7 +90,11 @@ pub fn discover(files: &dyn Files, sources: &[String]) -> (Vec<SkillBundle>, Vec
                 continue;
             }
             if name != dir {
-                issues.push(RegistryIssue::NameMismatch { name: name.clone(), dir: dir.clone(), prefix: prefix.clone() });
+                issues.push(RegistryIssue::NameMismatch {
+                    name: name.clone(),
+                    dir: dir.clone(),
+                    prefix: prefix.clone(),
+                });
             }
             if let Some(i) = bundles.iter().position(|b| b.slug == dir) {
                 issues.push(RegistryIssue::Shadowed {
@@ -79,7 +104,12 @@ pub fn discover(files: &dyn Files, sources: &[String]) -> (Vec<SkillBundle>, Vec
                 });
                 bundles.remove(i);
             }
-            bundles.push(SkillBundle { slug: dir, prefix, name, description });
+            bundles.push(SkillBundle {
+                slug: dir,
+                prefix,
+                name,
+                description,
+            });
         }
     }
     (bundles, issues)
@@ -94,20 +124,38 @@ fn read_frontmatter(text: &str) -> Result<(String, String), String> {
         .strip_prefix("---\n")
         .or_else(|| text.strip_prefix("---\r\n"))
         .ok_or("SKILL.md has no frontmatter (it must start with a '---' block)")?;
-    let end = rest.find("\n---").ok_or("SKILL.md frontmatter is not closed by '---'")?;
-    let block = crate::yaml::parse(&rest[..end]).map_err(|e| format!("SKILL.md frontmatter is not valid YAML: {e}"))?;
-    let block = block.filter(|b| b.as_map().is_some()).ok_or("SKILL.md frontmatter is not a mapping")?;
-    let name = block.get("name").and_then(|n| n.as_str()).unwrap_or_default().trim().to_string();
-    let description =
-        block.get("description").and_then(|n| n.as_str()).unwrap_or_default().trim().to_string();
+    let end = rest
+        .find("\n---")
+        .ok_or("SKILL.md frontmatter is not closed by '---'")?;
+    let block = crate::yaml::parse(&rest[..end])
+        .map_err(|e| format!("SKILL.md frontmatter is not valid YAML: {e}"))?;
+    let block = block
+        .filter(|b| b.as_map().is_some())
+        .ok_or("SKILL.md frontmatter is not a mapping")?;
+    let name = block
+        .get("name")
+        .and_then(|n| n.as_str())
+        .unwrap_or_default()
+        .trim()
+        .to_string();
+    let description = block
+        .get("description")
+        .and_then(|n| n.as_str())
+        .unwrap_or_default()
+        .trim()
+        .to_string();
     if description.is_empty() {
         return Err("SKILL.md has no 'description'".to_string());
     }
     if description.chars().count() > MAX_DESCRIPTION_CHARS {
-        return Err(format!("its description is longer than {MAX_DESCRIPTION_CHARS} characters"));
+        return Err(format!(
+            "its description is longer than {MAX_DESCRIPTION_CHARS} characters"
+        ));
     }
     if name.chars().count() > MAX_NAME_CHARS {
-        return Err(format!("its name is longer than {MAX_NAME_CHARS} characters"));
+        return Err(format!(
+            "its name is longer than {MAX_NAME_CHARS} characters"
+        ));
     }
     Ok((name, description))
 }
@@ -117,9 +165,14 @@ pub(crate) fn check(ctx: &Context<'_>, out: &mut Vec<Diagnostic>) {
     let (bundles, issues) = discover(ctx.files, &ctx.opts.skills);
     for issue in issues {
         out.push(match issue {
-            RegistryIssue::Skipped { slug, prefix, reason } => {
-                Diagnostic::warning("skills", format!("Skipping skill '{slug}' at {prefix}: {reason}"))
-            }
+            RegistryIssue::Skipped {
+                slug,
+                prefix,
+                reason,
+            } => Diagnostic::warning(
+                "skills",
+                format!("Skipping skill '{slug}' at {prefix}: {reason}"),
+            ),
             RegistryIssue::NameMismatch { name, dir, prefix } => Diagnostic::error(
                 "skills",
                 format!(
@@ -134,7 +187,11 @@ pub(crate) fn check(ctx: &Context<'_>, out: &mut Vec<Diagnostic>) {
                      lowercase letters and digits joined by single hyphens."
                 ),
             ),
-            RegistryIssue::Shadowed { slug, prefix, earlier } => Diagnostic::warning(
+            RegistryIssue::Shadowed {
+                slug,
+                prefix,
+                earlier,
+            } => Diagnostic::warning(
                 "skills",
                 format!("Skill '{slug}' at {prefix} shadows the one at {earlier}"),
             ),
@@ -147,11 +204,16 @@ pub(crate) fn check(ctx: &Context<'_>, out: &mut Vec<Diagnostic>) {
         known.join(", ")
     };
     for (field, state, list_key) in ctx.governance_lists("skills") {
-        let Some(items) = ctx.node(&field).and_then(|n| n.as_seq()) else { continue };
+        let Some(items) = ctx.node(&field).and_then(|n| n.as_seq()) else {
+            continue;
+        };
         for item in items {
             let Some(slug) = item.as_str() else { continue };
             if is_slug(slug) && !known.contains(&slug) {
-                let who = state.as_ref().map(|s| format!("State '{s}' ")).unwrap_or_default();
+                let who = state
+                    .as_ref()
+                    .map(|s| format!("State '{s}' "))
+                    .unwrap_or_default();
                 out.push(
                     Diagnostic::error(
                         &field,

@@ -18,13 +18,24 @@ fn reachable(tree: &Node) -> Vec<&crate::yaml::Entry> {
     let states = tree.get("states").and_then(Node::as_map).unwrap_or(&[]);
     let mut seen: Vec<&str> = states
         .iter()
-        .filter(|e| e.value.get("triggers").and_then(Node::as_map).is_some_and(|t| !t.is_empty()))
+        .filter(|e| {
+            e.value
+                .get("triggers")
+                .and_then(Node::as_map)
+                .is_some_and(|t| !t.is_empty())
+        })
         .map(|e| e.key.as_str())
         .collect();
     let mut queue = seen.clone();
     while let Some(slug) = queue.pop() {
-        let Some(st) = states.iter().find(|e| e.key == slug) else { continue };
-        let edges = st.value.get("transitions").and_then(Node::as_seq).unwrap_or(&[]);
+        let Some(st) = states.iter().find(|e| e.key == slug) else {
+            continue;
+        };
+        let edges = st
+            .value
+            .get("transitions")
+            .and_then(Node::as_seq)
+            .unwrap_or(&[]);
         let targets = edges
             .iter()
             .filter_map(|t| t.get("to").and_then(Node::as_str))
@@ -36,7 +47,10 @@ fn reachable(tree: &Node) -> Vec<&crate::yaml::Entry> {
             }
         }
     }
-    states.iter().filter(|e| seen.contains(&e.key.as_str())).collect()
+    states
+        .iter()
+        .filter(|e| seen.contains(&e.key.as_str()))
+        .collect()
 }
 
 /// Delegation targets named by a list of allow entries.
@@ -51,7 +65,8 @@ fn targets(list: Option<&Node>) -> Vec<String> {
 }
 
 fn disabled(tree: &Node) -> bool {
-    tree.get("disabled").is_some_and(|d| !matches!(d.value, Value::Null | Value::Bool(false)))
+    tree.get("disabled")
+        .is_some_and(|d| !matches!(d.value, Value::Null | Value::Bool(false)))
 }
 
 fn declares_manual(tree: &Node) -> bool {
@@ -87,36 +102,86 @@ fn walk(ctx: &Context<'_>, tree: &Node, chain: &mut Vec<String>, out: &mut Vec<D
             let place = if depth == 0 {
                 format!("state '{}' allows '{tool}'", state.key)
             } else {
-                format!("workflow '{current}' (state '{}') allows '{tool}'", state.key)
+                format!(
+                    "workflow '{current}' (state '{}') allows '{tool}'",
+                    state.key
+                )
             };
             let mut say = |severity_error: bool, msg: String| {
-                out.push(if severity_error { Diagnostic::error("states", msg) } else { Diagnostic::warning("states", msg) });
+                out.push(if severity_error {
+                    Diagnostic::error("states", msg)
+                } else {
+                    Diagnostic::warning("states", msg)
+                });
             };
             if !is_slug(&t) {
-                say(true, format!("{place}, whose target '{t}' is not hyphen-separated kebab-case; a delegation names a workflow by its directory slug."));
+                say(
+                    true,
+                    format!(
+                        "{place}, whose target '{t}' is not hyphen-separated kebab-case; a delegation names a workflow by its directory slug."
+                    ),
+                );
                 continue;
             }
             if chain.contains(&t) {
-                let path = chain.iter().chain(std::iter::once(&t)).cloned().collect::<Vec<_>>().join(" → ");
-                say(true, format!("{place}, which is already running in this chain ({path}), so the delegation would never terminate."));
+                let path = chain
+                    .iter()
+                    .chain(std::iter::once(&t))
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join(" → ");
+                say(
+                    true,
+                    format!(
+                        "{place}, which is already running in this chain ({path}), so the delegation would never terminate."
+                    ),
+                );
                 continue;
             }
             let loaded = load(ctx.files, &t).filter(|l| l.usable);
             let Some(loaded) = loaded else {
-                say(true, format!("{place}, but 'workflows/{t}/workflow.yaml' is missing or has no valid machine spec."));
+                say(
+                    true,
+                    format!(
+                        "{place}, but 'workflows/{t}/workflow.yaml' is missing or has no valid machine spec."
+                    ),
+                );
                 continue;
             };
-            let Some(child) = loaded.tree.as_ref() else { continue };
+            let Some(child) = loaded.tree.as_ref() else {
+                continue;
+            };
             if !declares_manual(child) {
-                say(true, format!("{place}, but '{t}' declares no 'manual' trigger, so it has no state to start in. Declare 'triggers: {{ manual: }}' on its entry state."));
+                say(
+                    true,
+                    format!(
+                        "{place}, but '{t}' declares no 'manual' trigger, so it has no state to start in. Declare 'triggers: {{ manual: }}' on its entry state."
+                    ),
+                );
                 continue;
             }
             if disabled(child) {
-                say(false, format!("{place}, but '{t}' is disabled: every call to it is refused at runtime until its 'disabled' flag is removed."));
+                say(
+                    false,
+                    format!(
+                        "{place}, but '{t}' is disabled: every call to it is refused at runtime until its 'disabled' flag is removed."
+                    ),
+                );
             }
             if depth + 1 > MAX_DEPTH {
-                let path = chain.iter().chain(std::iter::once(&t)).cloned().collect::<Vec<_>>().join(" → ");
-                say(true, format!("{place}, reaching {} levels ({path}), beyond the dispatcher's default bound of {MAX_DEPTH}.", depth + 1));
+                let path = chain
+                    .iter()
+                    .chain(std::iter::once(&t))
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join(" → ");
+                say(
+                    true,
+                    format!(
+                        "{place}, reaching {} levels ({path}), beyond the dispatcher's default bound of {MAX_DEPTH}.",
+                        depth + 1
+                    ),
+                );
                 continue;
             }
             chain.push(t);
