@@ -1,1 +1,13 @@
+//! `archmax-napi`: the Node binding of the archmax harness.
+//!
+//! This crate is a translation layer. It converts JS values into the core
+//! crates' inputs (binding-local DTOs in [`dto`]), calls them, and converts the
+//! results back as JSON whose TypeScript types are the ts-rs files in `types/`.
+//! No rule of the harness lives here.
 
+mod cli;
+mod dto;
+mod spec;
+
+pub use cli::run_cli;
+pub use spec::*;

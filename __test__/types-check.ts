@@ -1,0 +1,53 @@
+// A typed consumer of the package: `npx tsc -p __test__` must pass.
+import {
+  SIGNATURE_TYPES,
+  isSlug,
+  parseMachineSpec,
+  runCli,
+  signatureForTrigger,
+  signatureValueIssues,
+  validateSpec,
+  validateWorkflow,
+  type Diagnostic,
+  type SpecValidation,
+  type ValidationResult,
+} from '@archmax-ai/harness'
+import { validateSpec as validateSpecFromSpec, type Workflow } from '@archmax-ai/harness/spec'
+import { runCli as runCliFromCli } from '@archmax-ai/harness/cli'
+
+const checked: SpecValidation = validateSpec('states:\n  a:\n    triggers: { manual: }\n')
+const ok: boolean = checked.ok
+const spec: Workflow | undefined = checked.spec
+const stateNames: string[] = spec ? Object.keys(spec.states) : []
+
+function where(d: Diagnostic): string {
+  const file: string | undefined = d.file
+  const line: number | undefined = d.line
+  const column: number | undefined = d.column
+  return file && line !== undefined ? `${file}:${line}:${column ?? 0}` : (d.field ?? '')
+}
+
+const result: ValidationResult = validateWorkflow({ rootDir: 'examples/customer-support', workflow: 'order-lookup' })
+const valid: boolean = result.valid
+const rootDir: string | undefined = result.rootDir
+const severities: Array<'error' | 'warning'> = result.diagnostics.map((d) => d.severity)
+const locations: string[] = result.diagnostics.map(where)
+
+const parsed = parseMachineSpec('states: {}')
+const parsedOutcome: string = parsed.ok ? Object.keys(parsed.spec.states).join(',') : parsed.issues[0]?.message ?? ''
+
+const sig = signatureForTrigger(checked.spec ?? {}, 'manual')
+const requires: string[] = sig ? sig.requires.map((r) => r.name) : []
+const issues = signatureValueIssues(['order_id', { name: 'qty', type: 'integer' }], { qty: 1.5 })
+const issueText: string[] = issues.map((i) => (i.kind === 'invalid' ? `${i.name}: ${i.found}` : i.message))
+
+const slug: boolean = isSlug('order-lookup')
+const types: string[] = SIGNATURE_TYPES
+const same: SpecValidation = validateSpecFromSpec('states: {}')
+const exitCode: Promise<number> = runCli(['--help'])
+const exitCode2: Promise<number> = runCliFromCli(['help'])
+
+// @ts-expect-error validateSpec takes a YAML string
+validateSpec(42)
+
+export const consumed = [ok, stateNames, valid, rootDir, severities, locations, parsedOutcome, requires, issueText, slug, types, same, exitCode, exitCode2]

@@ -1,0 +1,11 @@
+#!/usr/bin/env node
+// The `archmax` command: a shim over the addon's runCli.
+import { runCli } from '../index.js'
+
+// Node leaves piped stdio non-blocking; the addon writes to the file
+// descriptors directly and would lose output to EAGAIN (napi-rs #1630).
+for (const stream of [process.stdout, process.stderr]) {
+  if (!stream.isTTY) stream._handle?.setBlocking?.(true)
+}
+
+process.exitCode = await runCli(process.argv.slice(2))

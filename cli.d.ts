@@ -1,0 +1,2 @@
+// `@archmax-ai/harness/cli`: the `archmax` command line as a function.
+export { runCli } from './index.js'
