@@ -241,14 +241,16 @@ pub fn validate_workflow(files: &dyn Files, opts: &ValidateOptions) -> Validatio
     if !states_ok {
         return result(w, out);
     }
+    let (bundles, skill_issues) = skills::discover(files, &opts.skills);
     let ctx = Context {
         files,
         opts,
         workflow: w,
         file: &file,
         tree,
+        bundles: &bundles,
     };
-    skills::check(&ctx, &mut out);
+    skills::check(&ctx, skill_issues, &mut out);
     mounts::check(&ctx, &mut out);
     probes::per_state(&ctx, &mut out);
     probes::allow_always(&ctx, &mut out);
@@ -274,6 +276,8 @@ pub(crate) struct Context<'a> {
     pub file: &'a str,
     /// The raw tree: passes read it so they still run when the shape failed.
     pub tree: &'a crate::yaml::Node,
+    /// The skill registry, discovered once.
+    pub bundles: &'a [skills::SkillBundle],
 }
 
 impl Context<'_> {

@@ -8,7 +8,7 @@
 
 use super::Context;
 use super::hooks::check_phase;
-use super::skills::{SkillBundle, discover};
+use super::skills::SkillBundle;
 use crate::diagnostic::Diagnostic;
 use crate::grammar::is_slug;
 use crate::yaml::Node;
@@ -33,7 +33,7 @@ const MUTATING: &[(&str, &[&str])] = &[
 
 /// Slug, hooks and probes for every state, in declaration order.
 pub(crate) fn per_state(ctx: &Context<'_>, out: &mut Vec<Diagnostic>) {
-    let (bundles, _) = discover(ctx.files, &ctx.opts.skills);
+    let bundles = ctx.bundles;
     let root_skills = bare_names(ctx.node("skills.allow_always"));
     for e in ctx.states() {
         let slug = e.key.as_str();
@@ -69,7 +69,7 @@ pub(crate) fn per_state(ctx: &Context<'_>, out: &mut Vec<Diagnostic>) {
                     who: &who,
                     state: Some(e),
                     own_forbid: &own_forbid,
-                    bundles: &bundles,
+                    bundles,
                     root_skills: &root_skills,
                 },
                 item,
@@ -81,7 +81,7 @@ pub(crate) fn per_state(ctx: &Context<'_>, out: &mut Vec<Diagnostic>) {
 
 /// Probes for `tools.allow_always`.
 pub(crate) fn allow_always(ctx: &Context<'_>, out: &mut Vec<Diagnostic>) {
-    let (bundles, _) = discover(ctx.files, &ctx.opts.skills);
+    let bundles = ctx.bundles;
     let field = "tools.allow_always";
     for item in ctx.node(field).and_then(Node::as_seq).unwrap_or(&[]) {
         probe(
@@ -91,7 +91,7 @@ pub(crate) fn allow_always(ctx: &Context<'_>, out: &mut Vec<Diagnostic>) {
                 who: field,
                 state: None,
                 own_forbid: &[],
-                bundles: &bundles,
+                bundles,
                 root_skills: &[],
             },
             item,

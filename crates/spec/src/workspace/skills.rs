@@ -161,8 +161,8 @@ fn read_frontmatter(text: &str) -> Result<(String, String), String> {
 }
 
 /// The skills pass of `validateWorkflow`.
-pub(crate) fn check(ctx: &Context<'_>, out: &mut Vec<Diagnostic>) {
-    let (bundles, issues) = discover(ctx.files, &ctx.opts.skills);
+pub(crate) fn check(ctx: &Context<'_>, issues: Vec<RegistryIssue>, out: &mut Vec<Diagnostic>) {
+    let bundles = ctx.bundles;
     for issue in issues {
         out.push(match issue {
             RegistryIssue::Skipped {
