@@ -100,7 +100,7 @@ export declare function validateSpec(yamlText: string): SpecValidation
  * Validates a workflow of a workspace on disk: the spec, its prose, and
  * everything it points at. A missing workflow is a diagnostic, not a throw.
  */
-export declare function validateWorkflow(options?: ValidateWorkflowOptions | undefined | null): ValidationResult
+export declare function validateWorkflow(options?: ValidateWorkflowOptions | null): ValidationResult
 
 /** Options of `validateWorkflow`. */
 export interface ValidateWorkflowOptions {

@@ -2,7 +2,7 @@
 
 use archmax_spec::signature::{self, SIGNATURE_TYPES as CORE_SIGNATURE_TYPES};
 use archmax_spec::{DiskFiles, ValidateOptions};
-use napi::bindgen_prelude::{Either, Error, Result, Status, Undefined};
+use napi::bindgen_prelude::{Either, Error, Null, Result, Status, Undefined};
 use napi_derive::napi;
 use serde_json::{Value, json};
 
@@ -35,9 +35,16 @@ pub fn parse_machine_spec(yaml_text: String) -> Result<Value> {
 
 /// Validates a workflow of a workspace on disk: the spec, its prose, and
 /// everything it points at. A missing workflow is a diagnostic, not a throw.
-#[napi(catch_unwind, ts_return_type = "ValidationResult")]
-pub fn validate_workflow(options: Option<ValidateWorkflowOptions>) -> Result<Value> {
-    let options = options.unwrap_or(ValidateWorkflowOptions { root_dir: None, workflow: None, skills: None, mounts: None });
+#[napi(
+    catch_unwind,
+    ts_args_type = "options?: ValidateWorkflowOptions | null",
+    ts_return_type = "ValidationResult"
+)]
+pub fn validate_workflow(options: Option<Either<ValidateWorkflowOptions, Null>>) -> Result<Value> {
+    let options = match options {
+        Some(Either::A(options)) => options,
+        _ => ValidateWorkflowOptions { root_dir: None, workflow: None, skills: None, mounts: None },
+    };
     let cwd = std::env::current_dir()
         .map_err(|e| Error::from_reason(format!("cannot read the current directory: {e}")))?;
     let root = archmax_cli::workspace::resolve_root(&cwd, options.root_dir.as_deref());

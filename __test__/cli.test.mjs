@@ -1,0 +1,95 @@
+// The archmax command: runCli in process, and the bin as a real process.
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { spawnSync } from 'node:child_process'
+import { join } from 'node:path'
+
+import { runCli } from '@archmax-ai/harness'
+import { runCli as runCliFromCli } from '@archmax-ai/harness/cli'
+import { BROKEN_SPEC, EXAMPLE, ROOT, workspace } from './helpers.mjs'
+
+const BIN = join(ROOT, 'bin', 'archmax.js')
+const ENV = { ...process.env, NO_COLOR: '', ARCHMAX_CLI_NO_BANNER: '' }
+
+function archmax(args, { via = 'node', cwd = ROOT } = {}) {
+  const [cmd, argv] = via === 'npx' ? ['npx', ['--no-install', 'archmax', ...args]] : [process.execPath, [BIN, ...args]]
+  const r = spawnSync(cmd, argv, { cwd, env: ENV, encoding: 'utf8' })
+  return { code: r.status, out: r.stdout, err: r.stderr }
+}
+
+// In process only with outputs that go to stderr: stdout carries the test protocol.
+test('runCli resolves to exit codes', async () => {
+  assert.equal(runCliFromCli, runCli)
+  assert.equal(await runCli(['validate', '--bogus']), 2)
+  assert.equal(await runCli(['help', 'nope']), 2)
+  assert.equal(await runCli(['nope']), 2)
+  assert.equal(await runCli(['decide', 's1', '--to', 'done', '--workflow', 'w', '--root', EXAMPLE]), 1)
+})
+
+for (const via of ['node', 'npx']) {
+  test(`validate through ${via}: a valid workflow`, () => {
+    const r = archmax(['validate', 'order-lookup', '--root', 'examples/customer-support'], { via })
+    assert.equal(r.code, 0, r.err)
+    assert.equal(r.out, 'valid — 0 error(s), 0 warning(s)\n')
+    assert.equal(r.err, `◆ order-lookup\n  directory  ${EXAMPLE}\n\n  ✔ no issues found\n\n`)
+  })
+}
+
+test('validate: an invalid workflow exits 1 with located errors', () => {
+  const root = workspace({ 'workflows/bad/workflow.yaml': BROKEN_SPEC })
+  const r = archmax(['validate', '--root', root])
+  assert.equal(r.code, 1)
+  assert.equal(r.out, 'invalid — 1 error(s), 0 warning(s)\n')
+  const lines = r.err.split('\n')
+  assert.deepEqual(lines.slice(0, 3), ['◆ bad', `  directory  ${root}`, ''])
+  assert.match(lines[3], /^ {2}✖ error {2}.*'nowhere' \[workflows\/bad\/workflow\.yaml:9:\d+\]$/)
+  assert.deepEqual(lines.slice(4), ['', ''])
+})
+
+test('validate --json prints the result document', () => {
+  const root = workspace({ 'workflows/bad/workflow.yaml': BROKEN_SPEC })
+  const r = archmax(['validate', 'bad', '--json', '--root', root])
+  assert.equal(r.code, 1)
+  const doc = JSON.parse(r.out)
+  assert.equal(r.out, JSON.stringify(doc, null, 2) + '\n')
+  assert.deepEqual(Object.keys(doc), ['workflow', 'valid', 'diagnostics'])
+  assert.equal(doc.workflow, 'bad')
+  assert.equal(doc.valid, false)
+  assert.equal(doc.diagnostics[0].field, 'states.start.transitions.0.to')
+  assert.equal(doc.diagnostics[0].line, 9)
+  const ok = archmax(['validate', 'order-lookup', '--json', '--root', EXAMPLE])
+  assert.equal(ok.code, 0)
+  assert.equal(ok.out, '{\n  "workflow": "order-lookup",\n  "valid": true,\n  "diagnostics": []\n}\n')
+})
+
+test('usage errors exit 2 with one line', () => {
+  const r = archmax(['validate', '--bogus'])
+  assert.deepEqual(r, { code: 2, out: '', err: "Error: Unknown option '--bogus' (try: archmax validate --help)\n" })
+  const several = archmax(['validate', '--root', EXAMPLE])
+  assert.equal(several.code, 2)
+  assert.equal(
+    several.err,
+    'Error: a workflow is required; this workspace has several: enrich-order, order-lookup (try: archmax validate --help)\n',
+  )
+  const none = archmax([])
+  assert.equal(none.code, 2)
+  assert.ok(none.err.startsWith('Usage: archmax <command> [arguments] [options]\n'))
+  assert.ok(none.err.endsWith("for a command's arguments and options.\n\nError: a command is required\n"))
+})
+
+test('help goes to stdout, identical both ways', () => {
+  const a = archmax(['help', 'decide'])
+  const b = archmax(['decide', '--help'])
+  assert.equal(a.code, 0)
+  assert.equal(a.out, b.out)
+  assert.ok(a.out.startsWith('Usage: archmax decide <session> [options]\n'))
+  for (const s of ['--to <state>', '--comment <text>', '--root <dir>']) assert.ok(a.out.includes(s), s)
+  assert.equal(archmax(['--help']).out, archmax(['help']).out)
+})
+
+test('commands without a runtime yet say so after checking their arguments', () => {
+  const r = archmax(['run', 'order-lookup', 'hello', '--root', EXAMPLE])
+  assert.deepEqual(r, { code: 1, out: '', err: "Error: 'run' is not available in this build yet\n" })
+  const bad = archmax(['run', 'order-lookup', 'hi', '--variables', '[1]', '--root', EXAMPLE])
+  assert.equal(bad.code, 2)
+})
