@@ -8,4 +8,10 @@ for (const stream of [process.stdout, process.stderr]) {
   if (!stream.isTTY) stream._handle?.setBlocking?.(true)
 }
 
-process.exitCode = await runCli(process.argv.slice(2))
+try {
+  process.exitCode = await runCli(process.argv.slice(2))
+} catch (error) {
+  // Only an internal failure of the CLI lands here; usage and command errors are exit codes.
+  console.error('archmax failed:', error)
+  process.exitCode = 1
+}

@@ -76,7 +76,10 @@ struct Token {
 pub fn parse(args: &[String], options: &[OptSpec]) -> Result<Parsed, String> {
     let find = |name: &str| options.iter().find(|o| o.name == name);
     let long_for_short = |c: char| {
-        options.iter().find(|o| o.short == Some(c)).map_or_else(|| c.to_string(), |o| o.name.to_string())
+        options
+            .iter()
+            .find(|o| o.short == Some(c))
+            .map_or_else(|| c.to_string(), |o| o.name.to_string())
     };
     let is_str = |name: &str| find(name).is_some_and(|o| o.kind == OptKind::Str);
 
@@ -93,13 +96,23 @@ pub fn parse(args: &[String], options: &[OptSpec]) -> Result<Parsed, String> {
         if chars.len() == 2 && chars[0] == '-' && chars[1] != '-' {
             let name = long_for_short(chars[1]);
             let value = if is_str(&name) { remaining.pop() } else { None };
-            tokens.push(Ok(Token { name, raw_name: arg.clone(), value, inline: false }));
+            tokens.push(Ok(Token {
+                name,
+                raw_name: arg.clone(),
+                value,
+                inline: false,
+            }));
         } else if chars.len() > 2 && chars[0] == '-' && chars[1] != '-' {
             let first = long_for_short(chars[1]);
             if is_str(&first) {
                 let value: String = chars[2..].iter().collect();
                 let raw_name = format!("-{}", chars[1]);
-                tokens.push(Ok(Token { name: first, raw_name, value: Some(value), inline: true }));
+                tokens.push(Ok(Token {
+                    name: first,
+                    raw_name,
+                    value: Some(value),
+                    inline: true,
+                }));
             } else {
                 let mut expanded = Vec::new();
                 for (i, c) in chars.iter().enumerate().skip(1) {
@@ -115,11 +128,21 @@ pub fn parse(args: &[String], options: &[OptSpec]) -> Result<Parsed, String> {
         } else if chars.len() > 2 && arg.starts_with("--") {
             if let Some((name, value)) = arg[2..].split_once('=') {
                 let raw_name = format!("--{name}");
-                tokens.push(Ok(Token { name: name.to_string(), raw_name, value: Some(value.to_string()), inline: true }));
+                tokens.push(Ok(Token {
+                    name: name.to_string(),
+                    raw_name,
+                    value: Some(value.to_string()),
+                    inline: true,
+                }));
             } else {
                 let name = arg[2..].to_string();
                 let value = if is_str(&name) { remaining.pop() } else { None };
-                tokens.push(Ok(Token { name, raw_name: arg.clone(), value, inline: false }));
+                tokens.push(Ok(Token {
+                    name,
+                    raw_name: arg.clone(),
+                    value,
+                    inline: false,
+                }));
             }
         } else {
             tokens.push(Err(arg));
@@ -143,13 +166,23 @@ pub fn parse(args: &[String], options: &[OptSpec]) -> Result<Parsed, String> {
             None => format!("--{}", spec.name),
         };
         match (spec.kind, token.value) {
-            (OptKind::Str, None) => return Err(format!("Option '{short_and_long} <value>' argument missing")),
-            (OptKind::Bool, Some(_)) => return Err(format!("Option '{short_and_long}' does not take an argument")),
+            (OptKind::Str, None) => {
+                return Err(format!(
+                    "Option '{short_and_long} <value>' argument missing"
+                ));
+            }
+            (OptKind::Bool, Some(_)) => {
+                return Err(format!(
+                    "Option '{short_and_long}' does not take an argument"
+                ));
+            }
             (OptKind::Str, Some(v)) => {
                 if !token.inline && v.chars().count() > 1 && v.starts_with('-') {
                     return Err(format!("Option '{}' argument is ambiguous", token.raw_name));
                 }
-                parsed.values.insert(spec.name.to_string(), OptValue::Text(v));
+                parsed
+                    .values
+                    .insert(spec.name.to_string(), OptValue::Text(v));
             }
             (OptKind::Bool, None) => {
                 parsed.values.insert(spec.name.to_string(), OptValue::Flag);
@@ -164,9 +197,27 @@ mod tests {
     use super::*;
 
     const OPTS: &[OptSpec] = &[
-        OptSpec { name: "json", short: None, kind: OptKind::Bool, placeholder: "", description: "" },
-        OptSpec { name: "trigger", short: None, kind: OptKind::Str, placeholder: "<id>", description: "" },
-        OptSpec { name: "help", short: Some('h'), kind: OptKind::Bool, placeholder: "", description: "" },
+        OptSpec {
+            name: "json",
+            short: None,
+            kind: OptKind::Bool,
+            placeholder: "",
+            description: "",
+        },
+        OptSpec {
+            name: "trigger",
+            short: None,
+            kind: OptKind::Str,
+            placeholder: "<id>",
+            description: "",
+        },
+        OptSpec {
+            name: "help",
+            short: Some('h'),
+            kind: OptKind::Bool,
+            placeholder: "",
+            description: "",
+        },
     ];
 
     fn p(args: &[&str]) -> Result<Parsed, String> {
@@ -197,14 +248,32 @@ mod tests {
 
     #[test]
     fn errors_are_node_first_sentences() {
-        assert_eq!(p(&["--bogus"]).err().as_deref(), Some("Unknown option '--bogus'"));
-        assert_eq!(p(&["--bogus=1"]).err().as_deref(), Some("Unknown option '--bogus'"));
+        assert_eq!(
+            p(&["--bogus"]).err().as_deref(),
+            Some("Unknown option '--bogus'")
+        );
+        assert_eq!(
+            p(&["--bogus=1"]).err().as_deref(),
+            Some("Unknown option '--bogus'")
+        );
         assert_eq!(p(&["-x"]).err().as_deref(), Some("Unknown option '-x'"));
         assert_eq!(p(&["-hx"]).err().as_deref(), Some("Unknown option '-x'"));
-        assert_eq!(p(&["--trigger"]).err().as_deref(), Some("Option '--trigger <value>' argument missing"));
-        assert_eq!(p(&["--json=1"]).err().as_deref(), Some("Option '--json' does not take an argument"));
-        assert_eq!(p(&["--help=no"]).err().as_deref(), Some("Option '-h, --help' does not take an argument"));
-        assert_eq!(p(&["--trigger", "-x"]).err().as_deref(), Some("Option '--trigger' argument is ambiguous"));
+        assert_eq!(
+            p(&["--trigger"]).err().as_deref(),
+            Some("Option '--trigger <value>' argument missing")
+        );
+        assert_eq!(
+            p(&["--json=1"]).err().as_deref(),
+            Some("Option '--json' does not take an argument")
+        );
+        assert_eq!(
+            p(&["--help=no"]).err().as_deref(),
+            Some("Option '-h, --help' does not take an argument")
+        );
+        assert_eq!(
+            p(&["--trigger", "-x"]).err().as_deref(),
+            Some("Option '--trigger' argument is ambiguous")
+        );
     }
 
     #[test]

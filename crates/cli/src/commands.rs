@@ -32,38 +32,88 @@ pub struct Command {
 }
 
 const fn flag(name: &'static str, description: &'static str) -> OptSpec {
-    OptSpec { name, short: None, kind: OptKind::Bool, placeholder: "", description }
+    OptSpec {
+        name,
+        short: None,
+        kind: OptKind::Bool,
+        placeholder: "",
+        description,
+    }
 }
 
-const fn value(name: &'static str, placeholder: &'static str, description: &'static str) -> OptSpec {
-    OptSpec { name, short: None, kind: OptKind::Str, placeholder, description }
+const fn value(
+    name: &'static str,
+    placeholder: &'static str,
+    description: &'static str,
+) -> OptSpec {
+    OptSpec {
+        name,
+        short: None,
+        kind: OptKind::Str,
+        placeholder,
+        description,
+    }
 }
 
 const fn required(name: &'static str, description: &'static str) -> Positional {
-    Positional { name, required: true, rest: false, description }
+    Positional {
+        name,
+        required: true,
+        rest: false,
+        description,
+    }
 }
 
 const fn optional(name: &'static str, description: &'static str) -> Positional {
-    Positional { name, required: false, rest: false, description }
+    Positional {
+        name,
+        required: false,
+        rest: false,
+        description,
+    }
 }
 
 const fn rest(name: &'static str, description: &'static str) -> Positional {
-    Positional { name, required: true, rest: true, description }
+    Positional {
+        name,
+        required: true,
+        rest: true,
+        description,
+    }
 }
 
 /// The options every command accepts, appended after its own.
 pub const GLOBAL_OPTIONS: &[OptSpec] = &[
-    value("root", "<dir>", "Workspace root (default: the current directory)"),
-    OptSpec { name: "help", short: Some('h'), kind: OptKind::Bool, placeholder: "", description: "Show help" },
+    value(
+        "root",
+        "<dir>",
+        "Workspace root (default: the current directory)",
+    ),
+    OptSpec {
+        name: "help",
+        short: Some('h'),
+        kind: OptKind::Bool,
+        placeholder: "",
+        description: "Show help",
+    },
 ];
 
-const WORKFLOW_POS: Positional =
-    required("workflow", "Workflow slug, a directory under workflows/ (inferred when there is exactly one)");
+const WORKFLOW_POS: Positional = required(
+    "workflow",
+    "Workflow slug, a directory under workflows/ (inferred when there is exactly one)",
+);
 const SESSION_POS: Positional = required("session", "Session id, as listed by 'archmax sessions'");
 const VERBOSE: OptSpec = flag("verbose", "Print raw event lines on stderr");
-const WORKFLOW_OPT: OptSpec =
-    value("workflow", "<slug>", "Workflow whose spec is assembled (inferred when there is exactly one)");
-const VARIABLES: OptSpec = value("variables", "<json>", "Session variables as a JSON object, seeded locked");
+const WORKFLOW_OPT: OptSpec = value(
+    "workflow",
+    "<slug>",
+    "Workflow whose spec is assembled (inferred when there is exactly one)",
+);
+const VARIABLES: OptSpec = value(
+    "variables",
+    "<json>",
+    "Session variables as a JSON object, seeded locked",
+);
 
 const RUN_LONG: &str = "Starts or continues a session of a workflow with a prompt and prints the reply on \
 stdout; the state flow is narrated on stderr. The workflow slug may be omitted when the workspace has \
@@ -90,12 +140,27 @@ given are seeded locked.";
 pub const COMMANDS: &[Command] = &[
     Command {
         name: "run",
-        positionals: &[WORKFLOW_POS, rest("prompt", "The message that starts the turn")],
+        positionals: &[
+            WORKFLOW_POS,
+            rest("prompt", "The message that starts the turn"),
+        ],
         options: &[
-            value("trigger", "<id>", "Trigger that starts the turn (default: manual)"),
+            value(
+                "trigger",
+                "<id>",
+                "Trigger that starts the turn (default: manual)",
+            ),
             VARIABLES,
-            value("session", "<id>", "Conversation id: continue that session, or start one under it"),
-            value("session-path", "<path>", "Dotted path into --variables that holds the session id"),
+            value(
+                "session",
+                "<id>",
+                "Conversation id: continue that session, or start one under it",
+            ),
+            value(
+                "session-path",
+                "<path>",
+                "Dotted path into --variables that holds the session id",
+            ),
             VERBOSE,
         ],
         summary: "Run a workflow on a prompt; the reply goes to stdout",
@@ -103,7 +168,10 @@ pub const COMMANDS: &[Command] = &[
     },
     Command {
         name: "test",
-        positionals: &[WORKFLOW_POS, optional("filter", "Only cases whose path contains this text")],
+        positionals: &[
+            WORKFLOW_POS,
+            optional("filter", "Only cases whose path contains this text"),
+        ],
         options: &[flag("json", "Print the results as JSON on stdout"), VERBOSE],
         summary: "Run a workflow's cases; the summary goes to stdout",
         long: None,
@@ -117,7 +185,10 @@ pub const COMMANDS: &[Command] = &[
     },
     Command {
         name: "sessions",
-        positionals: &[optional("session", "Show this session in full instead of listing all")],
+        positionals: &[optional(
+            "session",
+            "Show this session in full instead of listing all",
+        )],
         options: &[WORKFLOW_OPT, flag("json", "Print JSON on stdout")],
         summary: "List durable sessions, or show one in full",
         long: Some(SESSIONS_LONG),
@@ -126,7 +197,11 @@ pub const COMMANDS: &[Command] = &[
         name: "decide",
         positionals: &[SESSION_POS],
         options: &[
-            value("to", "<state>", "The transition target the person picks (required)"),
+            value(
+                "to",
+                "<state>",
+                "The transition target the person picks (required)",
+            ),
             value("comment", "<text>", "Why; recorded with the decision"),
             WORKFLOW_OPT,
             VERBOSE,
@@ -136,7 +211,10 @@ pub const COMMANDS: &[Command] = &[
     },
     Command {
         name: "reply",
-        positionals: &[SESSION_POS, rest("message", "The message for the parked session")],
+        positionals: &[
+            SESSION_POS,
+            rest("message", "The message for the parked session"),
+        ],
         options: &[WORKFLOW_OPT, VERBOSE],
         summary: "Send a message to a session parked at a human state; it stays parked",
         long: Some(REPLY_LONG),
@@ -144,7 +222,12 @@ pub const COMMANDS: &[Command] = &[
     Command {
         name: "deliver",
         positionals: &[SESSION_POS],
-        options: &[value("trigger", "<id>", "The event that arrived (required)"), VARIABLES, WORKFLOW_OPT, VERBOSE],
+        options: &[
+            value("trigger", "<id>", "The event that arrived (required)"),
+            VARIABLES,
+            WORKFLOW_OPT,
+            VERBOSE,
+        ],
         summary: "Resume a session parked for input by delivering a trigger",
         long: Some(DELIVER_LONG),
     },
@@ -175,7 +258,11 @@ impl Command {
             .iter()
             .map(|p| {
                 let dots = if p.rest { "..." } else { "" };
-                if p.required { format!("<{}{dots}>", p.name) } else { format!("[{}{dots}]", p.name) }
+                if p.required {
+                    format!("<{}{dots}>", p.name)
+                } else {
+                    format!("[{}{dots}]", p.name)
+                }
             })
             .collect();
         cells.join(" ")

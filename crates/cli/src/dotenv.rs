@@ -65,7 +65,10 @@ fn parse_entry(chars: &[char], i: usize) -> Option<((String, String), usize)> {
         _ => return None,
     }
     i = skip_blank(chars, i);
-    let quote = chars.get(i).copied().filter(|c| matches!(c, '"' | '\'' | '`'));
+    let quote = chars
+        .get(i)
+        .copied()
+        .filter(|c| matches!(c, '"' | '\'' | '`'));
     if let Some((q, close)) = quote.and_then(|q| closing_quote(chars, i + 1, q).map(|c| (q, c))) {
         let mut value: String = chars[i + 1..close].iter().collect();
         if q == '"' {
@@ -118,7 +121,9 @@ impl Env {
         if self.last_file.as_deref() == Some(canonical.as_path()) {
             return;
         }
-        let Ok(bytes) = std::fs::read(path) else { return };
+        let Ok(bytes) = std::fs::read(path) else {
+            return;
+        };
         self.last_file = Some(canonical);
         self.load_text(io, &String::from_utf8_lossy(&bytes));
     }
@@ -179,12 +184,17 @@ mod tests {
 
     #[test]
     fn crlf_and_unterminated_quotes() {
-        assert_eq!(pairs("A=1\r\nB=\"open\r\n"), vec![kv("A", "1"), kv("B", "\"open")]);
+        assert_eq!(
+            pairs("A=1\r\nB=\"open\r\n"),
+            vec![kv("A", "1"), kv("B", "\"open")]
+        );
     }
 
     #[test]
     fn real_env_wins_and_later_files_override_earlier_ones() {
-        let io = BufferIo::new("/").with_env("REAL", "").with_env("BOTH", "real");
+        let io = BufferIo::new("/")
+            .with_env("REAL", "")
+            .with_env("BOTH", "real");
         let mut env = Env::new();
         env.load_text(&io, "REAL=cwd\nBOTH=cwd\nONLY_CWD=cwd\nLATER=cwd\n");
         env.load_text(&io, "LATER=root\nREAL=root\n");

@@ -6,7 +6,11 @@ use crate::commands::{COMMANDS, Command, GLOBAL_OPTIONS};
 /// Lays out rows in two columns: two-space indent, the left cell padded to the
 /// widest left cell, two spaces, the text.
 fn table(rows: &[(String, &str)]) -> String {
-    let width = rows.iter().map(|(left, _)| left.chars().count()).max().unwrap_or(0);
+    let width = rows
+        .iter()
+        .map(|(left, _)| left.chars().count())
+        .max()
+        .unwrap_or(0);
     rows.iter()
         .map(|(left, text)| {
             let pad = " ".repeat(width - left.chars().count());
@@ -28,7 +32,10 @@ fn option_cell(o: &OptSpec) -> String {
 }
 
 fn option_rows(options: &[OptSpec]) -> String {
-    let rows: Vec<(String, &str)> = options.iter().map(|o| (option_cell(o), o.description)).collect();
+    let rows: Vec<(String, &str)> = options
+        .iter()
+        .map(|o| (option_cell(o), o.description))
+        .collect();
     table(&rows)
 }
 
@@ -48,12 +55,19 @@ pub fn top_level() -> String {
 
 /// The help of one command, ending with a newline.
 pub fn command(cmd: &Command) -> String {
-    let mut out = format!("Usage: archmax {} {} [options]\n\n", cmd.name, cmd.positional_syntax());
+    let mut out = format!(
+        "Usage: archmax {} {} [options]\n\n",
+        cmd.name,
+        cmd.positional_syntax()
+    );
     out.push_str(cmd.long.unwrap_or(cmd.summary));
     out.push('\n');
     if !cmd.positionals.is_empty() {
-        let rows: Vec<(String, &str)> =
-            cmd.positionals.iter().map(|p| (format!("<{}>", p.name), p.description)).collect();
+        let rows: Vec<(String, &str)> = cmd
+            .positionals
+            .iter()
+            .map(|p| (format!("<{}>", p.name), p.description))
+            .collect();
         out.push_str("\nArguments:\n");
         out.push_str(&table(&rows));
     }
@@ -98,8 +112,17 @@ Run 'archmax help <command>' for a command's arguments and options.
     #[test]
     fn decide_help_has_its_options() {
         let h = help_of("decide");
-        assert!(h.starts_with("Usage: archmax decide <session> [options]\n\n"), "{h}");
-        for needle in ["--to <state>", "--comment <text>", "--root <dir>", "--help, -h", "Arguments:\n  <session>"] {
+        assert!(
+            h.starts_with("Usage: archmax decide <session> [options]\n\n"),
+            "{h}"
+        );
+        for needle in [
+            "--to <state>",
+            "--comment <text>",
+            "--root <dir>",
+            "--help, -h",
+            "Arguments:\n  <session>",
+        ] {
             assert!(h.contains(needle), "{needle} missing from {h}");
         }
     }

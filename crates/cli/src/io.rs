@@ -30,7 +30,10 @@ pub struct StdIo {
 impl StdIo {
     /// Handles on the process's stdout and stderr.
     pub fn new() -> Self {
-        StdIo { stdout: std::io::stdout(), stderr: std::io::stderr() }
+        StdIo {
+            stdout: std::io::stdout(),
+            stderr: std::io::stderr(),
+        }
     }
 }
 
@@ -76,7 +79,10 @@ pub struct BufferIo {
 impl BufferIo {
     /// A non-TTY process in `cwd` with an empty environment.
     pub fn new(cwd: impl Into<PathBuf>) -> Self {
-        BufferIo { cwd: cwd.into(), ..Self::default() }
+        BufferIo {
+            cwd: cwd.into(),
+            ..Self::default()
+        }
     }
     /// Sets a real environment variable.
     #[must_use]

@@ -70,7 +70,10 @@ impl Cli<'_> {
     /// The session header: `◆ <workflow>`, the directory, an optional model line, a blank line.
     pub fn header(&mut self, workflow: &str, root: &std::path::Path, model: Option<&str>) {
         let s = self.style;
-        let mut text = format!("{}\n", s.cyan(&s.bold(&format!("{} {workflow}", style::DIAMOND))));
+        let mut text = format!(
+            "{}\n",
+            s.cyan(&s.bold(&format!("{} {workflow}", style::DIAMOND)))
+        );
         text.push_str(&format!("  {}  {}\n", s.dim("directory"), root.display()));
         if let Some(model) = model {
             text.push_str(&format!("  {}      {model}\n", s.dim("model")));
@@ -93,7 +96,12 @@ pub fn run(args: &[String], io: &mut dyn Io) -> i32 {
     env.load_file(&*io, &cwd.join(".env"));
     let tty = io.stderr_is_tty();
     let style = Style::decide(env.get(&*io, "NO_COLOR").as_deref(), tty);
-    let mut cli = Cli { io, env, style, cwd };
+    let mut cli = Cli {
+        io,
+        env,
+        style,
+        cwd,
+    };
     if style::banner_enabled(cli.var("ARCHMAX_CLI_NO_BANNER").as_deref(), tty) {
         let banner = style::banner(&style);
         cli.err(&banner);
@@ -106,7 +114,10 @@ pub fn run(args: &[String], io: &mut dyn Io) -> i32 {
 
 fn dispatch(cli: &mut Cli<'_>, args: &[String]) -> i32 {
     let Some(first) = args.first() else {
-        cli.err(&format!("{}\nError: a command is required\n", help::top_level()));
+        cli.err(&format!(
+            "{}\nError: a command is required\n",
+            help::top_level()
+        ));
         return 2;
     };
     if first == "--help" || first == "-h" {
@@ -114,7 +125,9 @@ fn dispatch(cli: &mut Cli<'_>, args: &[String]) -> i32 {
         return 0;
     }
     let Some(cmd) = commands::find(first) else {
-        cli.err(&format!("Error: unknown command '{first}' (try: archmax help)\n"));
+        cli.err(&format!(
+            "Error: unknown command '{first}' (try: archmax help)\n"
+        ));
         return 2;
     };
     let parsed = match args::parse(&args[1..], &cmd.all_options()) {
@@ -147,7 +160,10 @@ fn dispatch(cli: &mut Cli<'_>, args: &[String]) -> i32 {
 }
 
 fn usage(cli: &mut Cli<'_>, cmd: &Command, msg: &str) -> i32 {
-    cli.err(&format!("Error: {msg} (try: archmax {} --help)\n", cmd.name));
+    cli.err(&format!(
+        "Error: {msg} (try: archmax {} --help)\n",
+        cmd.name
+    ));
     2
 }
 
@@ -192,7 +208,9 @@ fn help_command(cli: &mut Cli<'_>, cmd: &Command, parsed: &args::Parsed) -> i32 
                 0
             }
             None => {
-                cli.err(&format!("Error: unknown command '{name}' (try: archmax help --help)\n"));
+                cli.err(&format!(
+                    "Error: unknown command '{name}' (try: archmax help --help)\n"
+                ));
                 2
             }
         },

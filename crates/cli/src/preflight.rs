@@ -11,7 +11,9 @@ use crate::{Cli, Failure};
 
 fn slot(parsed: &Parsed, cli: &Cli<'_>, given: Option<&str>) -> Result<(), Failure> {
     let root = resolve_root(&cli.cwd, parsed.text("root"));
-    workflow_slot(given, &root).map(|_| ()).map_err(Failure::Usage)
+    workflow_slot(given, &root)
+        .map(|_| ())
+        .map_err(Failure::Usage)
 }
 
 fn variables(parsed: &Parsed) -> Result<(), Failure> {
@@ -65,7 +67,11 @@ pub(crate) fn run(
         }
         "decide" => {
             let id = session(positionals)?;
-            required(parsed, "to", "--to <state> is required (the target the person picks)")?;
+            required(
+                parsed,
+                "to",
+                "--to <state> is required (the target the person picks)",
+            )?;
             session_check(id)?;
             slot(parsed, cli, parsed.text("workflow"))?;
         }
@@ -81,7 +87,11 @@ pub(crate) fn run(
         }
         "deliver" => {
             let id = session(positionals)?;
-            required(parsed, "trigger", "--trigger <id> is required (the event that arrived)")?;
+            required(
+                parsed,
+                "trigger",
+                "--trigger <id> is required (the event that arrived)",
+            )?;
             variables(parsed)?;
             session_check(id)?;
             slot(parsed, cli, parsed.text("workflow"))?;
@@ -90,5 +100,8 @@ pub(crate) fn run(
     }
     let root = resolve_root(&cli.cwd, parsed.text("root"));
     cli.load_root_env(&root);
-    Err(Failure::Command(format!("'{}' is not available in this build yet", cmd.name)))
+    Err(Failure::Command(format!(
+        "'{}' is not available in this build yet",
+        cmd.name
+    )))
 }

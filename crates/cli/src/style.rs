@@ -30,7 +30,9 @@ impl Style {
     /// Color is on only when `NO_COLOR` is unset or empty and stderr is a TTY.
     /// This one decision covers stdout too.
     pub fn decide(no_color: Option<&str>, stderr_is_tty: bool) -> Self {
-        Style { color: no_color.is_none_or(str::is_empty) && stderr_is_tty }
+        Style {
+            color: no_color.is_none_or(str::is_empty) && stderr_is_tty,
+        }
     }
 
     /// A style with color forced on or off.
@@ -44,7 +46,11 @@ impl Style {
     }
 
     fn wrap(&self, code: u8, text: &str) -> String {
-        if self.color { format!("\x1b[{code}m{text}\x1b[0m") } else { text.to_string() }
+        if self.color {
+            format!("\x1b[{code}m{text}\x1b[0m")
+        } else {
+            text.to_string()
+        }
     }
 
     /// Bold (1).

@@ -21,7 +21,10 @@ fn no_command_prints_help_on_stderr() {
     let (code, out, err) = run_in(&tmp("none"), &[]);
     assert_eq!(code, 2);
     assert_eq!(out, "");
-    assert_eq!(err, format!("{}\nError: a command is required\n", help::top_level()));
+    assert_eq!(
+        err,
+        format!("{}\nError: a command is required\n", help::top_level())
+    );
 }
 
 #[test]
@@ -37,13 +40,22 @@ fn top_level_help_goes_to_stdout() {
 fn unknown_commands() {
     let (code, out, err) = run_in(&tmp("unknown"), &["Explain this"]);
     assert_eq!((code, out.as_str()), (2, ""));
-    assert_eq!(err, "Error: unknown command 'Explain this' (try: archmax help)\n");
+    assert_eq!(
+        err,
+        "Error: unknown command 'Explain this' (try: archmax help)\n"
+    );
     let (code, _, err) = run_in(&tmp("unknown"), &["--version"]);
     assert_eq!(code, 2);
-    assert_eq!(err, "Error: unknown command '--version' (try: archmax help)\n");
+    assert_eq!(
+        err,
+        "Error: unknown command '--version' (try: archmax help)\n"
+    );
     let (code, _, err) = run_in(&tmp("unknown"), &["help", "nope"]);
     assert_eq!(code, 2);
-    assert_eq!(err, "Error: unknown command 'nope' (try: archmax help --help)\n");
+    assert_eq!(
+        err,
+        "Error: unknown command 'nope' (try: archmax help --help)\n"
+    );
 }
 
 #[test]
@@ -65,20 +77,38 @@ fn usage_errors_name_the_command() {
     let dir = tmp("usage");
     let (code, out, err) = run_in(&dir, &["validate", "--bogus", "--help"]);
     assert_eq!((code, out.as_str()), (2, ""));
-    assert_eq!(err, "Error: Unknown option '--bogus' (try: archmax validate --help)\n");
+    assert_eq!(
+        err,
+        "Error: Unknown option '--bogus' (try: archmax validate --help)\n"
+    );
     let (code, _, err) = run_in(&dir, &["validate", "a", "b"]);
     assert_eq!(code, 2);
-    assert_eq!(err, "Error: unexpected argument 'b' (try: archmax validate --help)\n");
+    assert_eq!(
+        err,
+        "Error: unexpected argument 'b' (try: archmax validate --help)\n"
+    );
     let (code, _, err) = run_in(&dir, &["validate", "--workflow", "x"]);
     assert_eq!(code, 2);
-    assert_eq!(err, "Error: Unknown option '--workflow' (try: archmax validate --help)\n");
+    assert_eq!(
+        err,
+        "Error: Unknown option '--workflow' (try: archmax validate --help)\n"
+    );
     let (_, _, err) = run_in(&dir, &["validate", "--json=yes"]);
-    assert_eq!(err, "Error: Option '--json' does not take an argument (try: archmax validate --help)\n");
+    assert_eq!(
+        err,
+        "Error: Option '--json' does not take an argument (try: archmax validate --help)\n"
+    );
     let (_, _, err) = run_in(&dir, &["run", "wf", "hi", "--trigger"]);
-    assert_eq!(err, "Error: Option '--trigger <value>' argument missing (try: archmax run --help)\n");
+    assert_eq!(
+        err,
+        "Error: Option '--trigger <value>' argument missing (try: archmax run --help)\n"
+    );
     let (code, _, err) = run_in(&dir, &["help", "run", "test"]);
     assert_eq!(code, 2);
-    assert_eq!(err, "Error: unexpected argument 'test' (try: archmax help --help)\n");
+    assert_eq!(
+        err,
+        "Error: unexpected argument 'test' (try: archmax help --help)\n"
+    );
     let (code, _, err) = run_in(&dir, &["validate"]);
     assert_eq!(code, 2);
     assert_eq!(
@@ -94,17 +124,41 @@ fn usage_errors_name_the_command() {
 fn pending_commands_check_their_arguments_first() {
     let dir = tmp("pending");
     let cases: &[(&[&str], i32, &str)] = &[
-        (&["run", "wf"], 2, "Error: a prompt is required (try: archmax run --help)\n"),
-        (&["run", "wf", "  "], 2, "Error: a prompt is required (try: archmax run --help)\n"),
-        (&["run", "wf", "hi", "--variables", "{"], 2, "Error: --variables is not valid JSON (try: archmax run --help)\n"),
+        (
+            &["run", "wf"],
+            2,
+            "Error: a prompt is required (try: archmax run --help)\n",
+        ),
+        (
+            &["run", "wf", "  "],
+            2,
+            "Error: a prompt is required (try: archmax run --help)\n",
+        ),
+        (
+            &["run", "wf", "hi", "--variables", "{"],
+            2,
+            "Error: --variables is not valid JSON (try: archmax run --help)\n",
+        ),
         (
             &["run", "wf", "hi", "--variables=[1]"],
             2,
             "Error: --variables must encode a JSON object (e.g. '{\"from_email\":\"a@b.com\"}') (try: archmax run --help)\n",
         ),
-        (&["run", "wf", "hello", "there"], 1, "Error: 'run' is not available in this build yet\n"),
-        (&["test", "wf", "filter"], 1, "Error: 'test' is not available in this build yet\n"),
-        (&["decide"], 2, "Error: a session id is required (try: archmax decide --help)\n"),
+        (
+            &["run", "wf", "hello", "there"],
+            1,
+            "Error: 'run' is not available in this build yet\n",
+        ),
+        (
+            &["test", "wf", "filter"],
+            1,
+            "Error: 'test' is not available in this build yet\n",
+        ),
+        (
+            &["decide"],
+            2,
+            "Error: a session id is required (try: archmax decide --help)\n",
+        ),
         (
             &["decide", "s1"],
             2,
@@ -115,14 +169,26 @@ fn pending_commands_check_their_arguments_first() {
             2,
             "Error: invalid session id '../x' - it must stay within the session zone (no absolute paths or '..' traversal). Use one from 'archmax sessions'. (try: archmax decide --help)\n",
         ),
-        (&["decide", "s1", "target"], 2, "Error: unexpected argument 'target' (try: archmax decide --help)\n"),
-        (&["decide", "s1", "--to", "done", "--workflow", "wf"], 1, "Error: 'decide' is not available in this build yet\n"),
+        (
+            &["decide", "s1", "target"],
+            2,
+            "Error: unexpected argument 'target' (try: archmax decide --help)\n",
+        ),
+        (
+            &["decide", "s1", "--to", "done", "--workflow", "wf"],
+            1,
+            "Error: 'decide' is not available in this build yet\n",
+        ),
         (
             &["reply", "s1", " "],
             2,
             "Error: a message is required — there is nothing to answer otherwise (try: archmax reply --help)\n",
         ),
-        (&["reply", "s1", "ok", "--workflow=wf"], 1, "Error: 'reply' is not available in this build yet\n"),
+        (
+            &["reply", "s1", "ok", "--workflow=wf"],
+            1,
+            "Error: 'reply' is not available in this build yet\n",
+        ),
         (
             &["deliver", "s1"],
             2,
@@ -133,9 +199,21 @@ fn pending_commands_check_their_arguments_first() {
             2,
             "Error: --variables must encode a JSON object (e.g. '{\"from_email\":\"a@b.com\"}') (try: archmax deliver --help)\n",
         ),
-        (&["deliver", "s1", "--trigger", "mail", "--workflow", "wf"], 1, "Error: 'deliver' is not available in this build yet\n"),
-        (&["sessions", "_specs", "--workflow", "wf"], 2, "Error: invalid session id '_specs' - '_specs' is reserved at the workspace root (a session area or an authored mount). Use one from 'archmax sessions'. (try: archmax sessions --help)\n"),
-        (&["sessions", "--workflow", "wf", "--json"], 1, "Error: 'sessions' is not available in this build yet\n"),
+        (
+            &["deliver", "s1", "--trigger", "mail", "--workflow", "wf"],
+            1,
+            "Error: 'deliver' is not available in this build yet\n",
+        ),
+        (
+            &["sessions", "_specs", "--workflow", "wf"],
+            2,
+            "Error: invalid session id '_specs' - '_specs' is reserved at the workspace root (a session area or an authored mount). Use one from 'archmax sessions'. (try: archmax sessions --help)\n",
+        ),
+        (
+            &["sessions", "--workflow", "wf", "--json"],
+            1,
+            "Error: 'sessions' is not available in this build yet\n",
+        ),
     ];
     for (args, code, err) in cases {
         let (c, out, e) = run_in(&dir, args);
@@ -149,7 +227,11 @@ fn banner_and_color_follow_the_tty_and_env() {
     let mut io = BufferIo::new(&dir);
     io.tty = true;
     assert_eq!(run(&["help".to_string()], &mut io), 0);
-    assert!(io.stderr_text().starts_with("\x1b[36m\n"), "{:?}", io.stderr_text());
+    assert!(
+        io.stderr_text().starts_with("\x1b[36m\n"),
+        "{:?}",
+        io.stderr_text()
+    );
     let mut io = BufferIo::new(&dir).with_env("ARCHMAX_CLI_NO_BANNER", "1");
     io.tty = true;
     run(&["help".to_string()], &mut io);
@@ -158,5 +240,9 @@ fn banner_and_color_follow_the_tty_and_env() {
     let mut io = BufferIo::new(&dir);
     io.tty = true;
     run(&["help".to_string()], &mut io);
-    assert_eq!(io.stderr_text(), "", "the cwd .env is loaded before the banner");
+    assert_eq!(
+        io.stderr_text(),
+        "",
+        "the cwd .env is loaded before the banner"
+    );
 }

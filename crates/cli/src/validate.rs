@@ -9,14 +9,21 @@ use crate::workspace::{resolve_root, workflow_slot};
 use crate::{Cli, Failure};
 
 /// Validates the workflow, renders the findings and returns 0 (valid) or 1.
-pub(crate) fn run(cli: &mut Cli<'_>, parsed: &Parsed, positionals: &[Option<String>]) -> Result<i32, Failure> {
+pub(crate) fn run(
+    cli: &mut Cli<'_>,
+    parsed: &Parsed,
+    positionals: &[Option<String>],
+) -> Result<i32, Failure> {
     let root = resolve_root(&cli.cwd, parsed.text("root"));
     let given = positionals.first().and_then(Option::as_deref);
     let workflow = workflow_slot(given, &root).map_err(Failure::Usage)?;
     cli.load_root_env(&root);
     cli.header(&workflow, &root, None);
 
-    let result = validate_workflow(&DiskFiles::new(&root), &ValidateOptions::new(workflow.as_str()));
+    let result = validate_workflow(
+        &DiskFiles::new(&root),
+        &ValidateOptions::new(workflow.as_str()),
+    );
     let report = render_diagnostics(&cli.style, &result.diagnostics);
     cli.err(&report);
     if parsed.flag("json") {
@@ -48,7 +55,10 @@ pub fn location(d: &Diagnostic) -> Option<String> {
 pub fn render_diagnostics(style: &Style, diagnostics: &[Diagnostic]) -> String {
     let mut out = String::new();
     if diagnostics.is_empty() {
-        out.push_str(&format!("  {}\n", style.green(&format!("{CHECK} no issues found"))));
+        out.push_str(&format!(
+            "  {}\n",
+            style.green(&format!("{CHECK} no issues found"))
+        ));
     }
     for d in diagnostics {
         let tag = match d.severity {
@@ -77,7 +87,12 @@ pub fn summary(diagnostics: &[Diagnostic]) -> String {
 mod tests {
     use super::*;
 
-    fn diag(file: Option<&str>, field: Option<&str>, line: Option<u32>, column: Option<u32>) -> Diagnostic {
+    fn diag(
+        file: Option<&str>,
+        field: Option<&str>,
+        line: Option<u32>,
+        column: Option<u32>,
+    ) -> Diagnostic {
         let mut d = Diagnostic::error(field.unwrap_or(""), "m");
         d.file = file.map(str::to_string);
         d.line = line;
@@ -87,10 +102,22 @@ mod tests {
 
     #[test]
     fn locations_prefer_file_positions() {
-        assert_eq!(location(&diag(Some("f.yaml"), Some("a.b"), Some(3), Some(5))).as_deref(), Some("f.yaml:3:5"));
-        assert_eq!(location(&diag(Some("f.yaml"), None, Some(3), None)).as_deref(), Some("f.yaml:3"));
-        assert_eq!(location(&diag(Some("f.yaml"), Some("a.b"), None, None)).as_deref(), Some("f.yaml"));
-        assert_eq!(location(&diag(None, Some("a.b"), Some(3), Some(1))).as_deref(), Some("a.b"));
+        assert_eq!(
+            location(&diag(Some("f.yaml"), Some("a.b"), Some(3), Some(5))).as_deref(),
+            Some("f.yaml:3:5")
+        );
+        assert_eq!(
+            location(&diag(Some("f.yaml"), None, Some(3), None)).as_deref(),
+            Some("f.yaml:3")
+        );
+        assert_eq!(
+            location(&diag(Some("f.yaml"), Some("a.b"), None, None)).as_deref(),
+            Some("f.yaml")
+        );
+        assert_eq!(
+            location(&diag(None, Some("a.b"), Some(3), Some(1))).as_deref(),
+            Some("a.b")
+        );
         assert_eq!(location(&diag(None, None, None, None)), None);
     }
 
@@ -99,12 +126,18 @@ mod tests {
         let mut warn = Diagnostic::warning("x", "careful");
         warn.file = None;
         let ds = vec![diag(None, Some("a"), None, None), warn];
-        assert_eq!(render_diagnostics(&Style::new(false), &ds), "  ✖ error  m [a]\n  ⚠ warn   careful [x]\n\n");
+        assert_eq!(
+            render_diagnostics(&Style::new(false), &ds),
+            "  ✖ error  m [a]\n  ⚠ warn   careful [x]\n\n"
+        );
         assert_eq!(
             render_diagnostics(&Style::new(true), &ds[1..]),
             "  \x1b[33m⚠ warn \x1b[0m  careful \x1b[2m[x]\x1b[0m\n\n"
         );
-        assert_eq!(render_diagnostics(&Style::new(false), &[]), "  ✔ no issues found\n\n");
+        assert_eq!(
+            render_diagnostics(&Style::new(false), &[]),
+            "  ✔ no issues found\n\n"
+        );
         assert_eq!(summary(&ds), "invalid — 1 error(s), 1 warning(s)");
         assert_eq!(summary(&ds[1..]), "valid — 0 error(s), 1 warning(s)");
     }

@@ -26,7 +26,9 @@ pub fn resolve_root(cwd: &Path, root: Option<&str>) -> PathBuf {
 /// holding a `workflow.yaml`, sorted. Symlinked directories are not followed.
 pub fn workflow_candidates(root: &Path) -> Vec<String> {
     let dir = root.join("workflows");
-    let Ok(entries) = std::fs::read_dir(&dir) else { return Vec::new() };
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return Vec::new();
+    };
     let mut names: Vec<String> = entries
         .filter_map(Result::ok)
         .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
@@ -50,7 +52,10 @@ pub fn workflow_slot(given: Option<&str>, root: &Path) -> Result<String, String>
             "a workflow is required and none was found under {}",
             root.join("workflows").display()
         )),
-        several => Err(format!("a workflow is required; this workspace has several: {}", several.join(", "))),
+        several => Err(format!(
+            "a workflow is required; this workspace has several: {}",
+            several.join(", ")
+        )),
     }
 }
 
@@ -63,12 +68,16 @@ mod tests {
         let cwd = Path::new("/work/ws");
         assert_eq!(resolve_root(cwd, None), PathBuf::from("/work/ws"));
         assert_eq!(resolve_root(cwd, Some("")), PathBuf::from("/work/ws"));
-        assert_eq!(resolve_root(cwd, Some("../other/./x/")), PathBuf::from("/work/other/x"));
+        assert_eq!(
+            resolve_root(cwd, Some("../other/./x/")),
+            PathBuf::from("/work/other/x")
+        );
         assert_eq!(resolve_root(cwd, Some("/abs/../b")), PathBuf::from("/b"));
     }
 
     fn temp_workspace(name: &str, workflows: &[&str]) -> PathBuf {
-        let root = std::env::temp_dir().join(format!("archmax-cli-slot-{name}-{}", std::process::id()));
+        let root =
+            std::env::temp_dir().join(format!("archmax-cli-slot-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&root);
         for w in workflows {
             let dir = root.join("workflows").join(w);
@@ -93,7 +102,10 @@ mod tests {
         let none = temp_workspace("none", &[]);
         assert_eq!(
             workflow_slot(None, &none),
-            Err(format!("a workflow is required and none was found under {}/workflows", none.display()))
+            Err(format!(
+                "a workflow is required and none was found under {}/workflows",
+                none.display()
+            ))
         );
         for dir in [one, two, none] {
             let _ = std::fs::remove_dir_all(dir);

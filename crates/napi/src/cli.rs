@@ -10,5 +10,5 @@ use napi_derive::napi;
 pub async fn run_cli(args: Vec<String>) -> Result<i32> {
     spawn_blocking(move || archmax_cli::run(&args, &mut archmax_cli::StdIo::new()))
         .await
-        .map_err(|e| Error::from_reason(format!("archmax failed: {e}")))
+        .map_err(|e| Error::from_reason(format!("the CLI stopped unexpectedly: {e}")))
 }

@@ -21,15 +21,20 @@ fn encode_error(what: &str) -> impl FnOnce(serde_json::Error) -> Error + '_ {
 /// and lint. Never throws for bad YAML; problems are diagnostics.
 #[napi(catch_unwind, ts_return_type = "SpecValidation")]
 pub fn validate_spec(yaml_text: String) -> Result<Value> {
-    serde_json::to_value(&archmax_spec::validate_spec(&yaml_text)).map_err(encode_error("the spec validation"))
+    serde_json::to_value(archmax_spec::validate_spec(&yaml_text))
+        .map_err(encode_error("the spec validation"))
 }
 
 /// Parses a `workflow.yaml` text: the typed spec when it loads, else the issues.
 #[napi(catch_unwind, ts_return_type = "ParseMachineSpecResult")]
 pub fn parse_machine_spec(yaml_text: String) -> Result<Value> {
     match archmax_spec::parse_machine_spec(&yaml_text) {
-        Ok(spec) => Ok(json!({ "ok": true, "spec": serde_json::to_value(&spec).map_err(encode_error("the spec"))? })),
-        Err(issues) => Ok(json!({ "ok": false, "issues": serde_json::to_value(&issues).map_err(encode_error("the issues"))? })),
+        Ok(spec) => Ok(
+            json!({ "ok": true, "spec": serde_json::to_value(&spec).map_err(encode_error("the spec"))? }),
+        ),
+        Err(issues) => Ok(
+            json!({ "ok": false, "issues": serde_json::to_value(&issues).map_err(encode_error("the issues"))? }),
+        ),
     }
 }
 
@@ -43,12 +48,21 @@ pub fn parse_machine_spec(yaml_text: String) -> Result<Value> {
 pub fn validate_workflow(options: Option<Either<ValidateWorkflowOptions, Null>>) -> Result<Value> {
     let options = match options {
         Some(Either::A(options)) => options,
-        _ => ValidateWorkflowOptions { root_dir: None, workflow: None, skills: None, mounts: None },
+        _ => ValidateWorkflowOptions {
+            root_dir: None,
+            workflow: None,
+            skills: None,
+            mounts: None,
+        },
     };
     let cwd = std::env::current_dir()
         .map_err(|e| Error::from_reason(format!("cannot read the current directory: {e}")))?;
     let root = archmax_cli::workspace::resolve_root(&cwd, options.root_dir.as_deref());
-    let mut opts = ValidateOptions::new(options.workflow.unwrap_or_else(|| "order-lookup".to_string()));
+    let mut opts = ValidateOptions::new(
+        options
+            .workflow
+            .unwrap_or_else(|| "order-lookup".to_string()),
+    );
     if let Some(skills) = options.skills {
         opts.skills = skills;
     }
@@ -60,18 +74,30 @@ pub fn validate_workflow(options: Option<Either<ValidateWorkflowOptions, Null>>)
 
 /// The signature of trigger `id` in a parsed spec, or `undefined` when no
 /// state declares it.
-#[napi(catch_unwind, ts_args_type = "spec: SpecLike, id: string", ts_return_type = "TriggerSignature | undefined")]
+#[napi(
+    catch_unwind,
+    ts_args_type = "spec: SpecLike, id: string",
+    ts_return_type = "TriggerSignature | undefined"
+)]
 pub fn signature_for_trigger(spec: Value, id: String) -> Result<Either<Value, Undefined>> {
     match signature::signature_for_trigger(&spec, &id) {
-        Some(sig) => Ok(Either::A(serde_json::to_value(&sig).map_err(encode_error("the signature"))?)),
+        Some(sig) => Ok(Either::A(
+            serde_json::to_value(&sig).map_err(encode_error("the signature"))?,
+        )),
         None => Ok(Either::B(())),
     }
 }
 
 /// The JSON Schema of a `requires`/`returns` list.
-#[napi(catch_unwind, ts_args_type = "entries: Array<SignatureItem>", ts_return_type = "SignatureJsonSchema")]
+#[napi(
+    catch_unwind,
+    ts_args_type = "entries: Array<SignatureItem>",
+    ts_return_type = "SignatureJsonSchema"
+)]
 pub fn signature_json_schema(entries: Value) -> Result<Value> {
-    Ok(signature::signature_json_schema(&signature::normalize_signature(&entries)))
+    Ok(signature::signature_json_schema(
+        &signature::normalize_signature(&entries),
+    ))
 }
 
 /// Checks values against a `requires`/`returns` list: at most one issue per
@@ -83,9 +109,13 @@ pub fn signature_json_schema(entries: Value) -> Result<Value> {
 )]
 pub fn signature_value_issues(entries: Value, values: Value) -> Result<Value> {
     let Value::Object(values) = values else {
-        return Err(Error::new(Status::InvalidArg, "values must be an object of variable values".to_string()));
+        return Err(Error::new(
+            Status::InvalidArg,
+            "values must be an object of variable values".to_string(),
+        ));
     };
-    let issues = signature::signature_value_issues(&signature::normalize_signature(&entries), &values);
+    let issues =
+        signature::signature_value_issues(&signature::normalize_signature(&entries), &values);
     serde_json::to_value(&issues).map_err(encode_error("the signature issues"))
 }
 
@@ -96,11 +126,17 @@ pub fn signature_value_issues(entries: Value, values: Value) -> Result<Value> {
     ts_args_type = "spec: SpecLike, triggerId: string, variables: Record<string, unknown>",
     ts_return_type = "string | undefined"
 )]
-pub fn session_id_for_trigger(spec: Value, trigger_id: String, variables: Value) -> Result<Either<String, Undefined>> {
-    Ok(match signature::session_id_for_trigger(&spec, &trigger_id, &variables) {
-        Some(id) => Either::A(id),
-        None => Either::B(()),
-    })
+pub fn session_id_for_trigger(
+    spec: Value,
+    trigger_id: String,
+    variables: Value,
+) -> Result<Either<String, Undefined>> {
+    Ok(
+        match signature::session_id_for_trigger(&spec, &trigger_id, &variables) {
+            Some(id) => Either::A(id),
+            None => Either::B(()),
+        },
+    )
 }
 
 /// Whether `s` is a hyphen-separated kebab-case slug (`order-lookup`).
@@ -112,10 +148,12 @@ pub fn is_slug(s: String) -> bool {
 /// The description a hook or script carries in its leading `/** … */` block.
 #[napi(catch_unwind, ts_return_type = "{ description: string } | null")]
 pub fn parse_code_description(source: String) -> Result<Value> {
-    Ok(match archmax_spec::code_description::parse_code_description(&source) {
-        Some(description) => json!({ "description": description }),
-        None => Value::Null,
-    })
+    Ok(
+        match archmax_spec::code_description::parse_code_description(&source) {
+            Some(description) => json!({ "description": description }),
+            None => Value::Null,
+        },
+    )
 }
 
 /// The spec hash: SHA-256 of the canonical JSON of the spec without

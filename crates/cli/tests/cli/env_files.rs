@@ -17,12 +17,18 @@ fn root_env_overrides_cwd_env_but_never_the_real_env() {
     let cwd = temp("cwd");
     let root = cwd.join("ws");
     std::fs::create_dir_all(root.join("workflows/w")).expect("create workflow dir");
-    std::fs::write(root.join("workflows/w/workflow.yaml"), "states:\n  a:\n    triggers: { manual: }\n")
-        .expect("write spec");
-    std::fs::write(cwd.join(".env"), "NO_COLOR=\nFROM_CWD=cwd\nSHARED=cwd\n").expect("write cwd .env");
+    std::fs::write(
+        root.join("workflows/w/workflow.yaml"),
+        "states:\n  a:\n    triggers: { manual: }\n",
+    )
+    .expect("write spec");
+    std::fs::write(cwd.join(".env"), "NO_COLOR=\nFROM_CWD=cwd\nSHARED=cwd\n")
+        .expect("write cwd .env");
     // NO_COLOR= in the cwd .env is empty, so it does not turn color off either way.
     std::fs::write(root.join(".env"), "SHARED=root\nREAL=root\n").expect("write root .env");
-    let mut io = BufferIo::new(&cwd).with_env("REAL", "real").with_env("ARCHMAX_CLI_NO_BANNER", "1");
+    let mut io = BufferIo::new(&cwd)
+        .with_env("REAL", "real")
+        .with_env("ARCHMAX_CLI_NO_BANNER", "1");
     let args: Vec<String> = ["validate", "--root", "ws"].map(String::from).to_vec();
     assert_eq!(run(&args, &mut io), 0, "{}", io.stderr_text());
     assert!(io.stderr_text().starts_with("◆ w\n"));

@@ -18,7 +18,10 @@ fn check(args: &[&str]) -> (i32, String, String) {
 }
 
 fn header(workflow: &str) -> String {
-    format!("◆ {workflow}\n  directory  {}\n\n", fixture_root().display())
+    format!(
+        "◆ {workflow}\n  directory  {}\n\n",
+        fixture_root().display()
+    )
 }
 
 #[test]
@@ -52,7 +55,13 @@ fn errors_fail_with_file_line_and_column() {
 
 #[test]
 fn json_output() {
-    let (code, out, err) = check(&["validate", "broken", "--json", "--root", "tests/fixtures/ws"]);
+    let (code, out, err) = check(&[
+        "validate",
+        "broken",
+        "--json",
+        "--root",
+        "tests/fixtures/ws",
+    ]);
     assert_eq!(code, 1);
     let expected = r#"{
   "workflow": "broken",
@@ -70,10 +79,16 @@ fn json_output() {
 }
 "#;
     assert_eq!(out, expected);
-    assert!(err.starts_with(&header("broken")), "the header still goes to stderr: {err}");
+    assert!(
+        err.starts_with(&header("broken")),
+        "the header still goes to stderr: {err}"
+    );
     let (code, out, _) = check(&["validate", "greet", "--json", "--root", "tests/fixtures/ws"]);
     assert_eq!(code, 0);
-    assert_eq!(out, "{\n  \"workflow\": \"greet\",\n  \"valid\": true,\n  \"diagnostics\": []\n}\n");
+    assert_eq!(
+        out,
+        "{\n  \"workflow\": \"greet\",\n  \"valid\": true,\n  \"diagnostics\": []\n}\n"
+    );
 }
 
 #[test]
@@ -81,7 +96,8 @@ fn a_missing_workflow_is_a_diagnostic_not_a_usage_error() {
     let (code, out, err) = check(&["validate", "nope", "--root", "tests/fixtures/ws"]);
     assert_eq!(code, 1);
     assert_eq!(out, "invalid — 1 error(s), 0 warning(s)\n");
-    let expected = "  ✖ error  No workflow.yaml found for workflow 'nope' [workflows/nope/workflow.yaml]\n\n";
+    let expected =
+        "  ✖ error  No workflow.yaml found for workflow 'nope' [workflows/nope/workflow.yaml]\n\n";
     assert_eq!(err, format!("{}{expected}", header("nope")));
 }
 
@@ -100,12 +116,18 @@ fn inference_with_several_workflows_is_a_usage_error() {
 fn color_on_a_tty() {
     let mut io = BufferIo::new(env!("CARGO_MANIFEST_DIR")).with_env("ARCHMAX_CLI_NO_BANNER", "1");
     io.tty = true;
-    let args: Vec<String> = ["validate", "greet", "--root", "tests/fixtures/ws"].map(String::from).to_vec();
+    let args: Vec<String> = ["validate", "greet", "--root", "tests/fixtures/ws"]
+        .map(String::from)
+        .to_vec();
     assert_eq!(run(&args, &mut io), 0);
     let expected = format!(
         "\x1b[36m\x1b[1m◆ greet\x1b[0m\x1b[0m\n  \x1b[2mdirectory\x1b[0m  {}\n\n  \x1b[32m✔ no issues found\x1b[0m\n\n",
         fixture_root().display()
     );
     assert_eq!(io.stderr_text(), expected);
-    assert_eq!(io.stdout_text(), "valid — 0 error(s), 0 warning(s)\n", "stdout is never styled here");
+    assert_eq!(
+        io.stdout_text(),
+        "valid — 0 error(s), 0 warning(s)\n",
+        "stdout is never styled here"
+    );
 }
