@@ -6,6 +6,7 @@ import type { StateSkills } from "./StateSkills.js";
 import type { StateTools } from "./StateTools.js";
 import type { StateType } from "./StateType.js";
 import type { Transition } from "./Transition.js";
+import type { TriggerDecl } from "./TriggerDecl.js";
 
 /**
  * One state of the machine.
@@ -38,7 +39,7 @@ approvers?: Array<string>,
 /**
  * Trigger id → declaration (`null` = the id and nothing more).
  */
-triggers: Record<string, TriggerDecl | null>, 
+triggers?: { [key in string]: TriggerDecl | null }, 
 /**
  * Hooks gating entry.
  */

@@ -390,7 +390,6 @@ pub struct State {
     pub approvers: Option<Vec<String>>,
     /// Trigger id → declaration (`null` = the id and nothing more).
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[ts(type = "Record<string, TriggerDecl | null>")]
     pub triggers: Option<IndexMap<String, Option<TriggerDecl>>>,
     /// Hooks gating entry.
     #[serde(skip_serializing_if = "Option::is_none")]
