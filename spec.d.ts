@@ -1,4 +1,5 @@
-// `@archmax-ai/harness/spec`: the pure spec functions (no file system access).
+// `@archmax-ai/harness/spec`: the workflow language — validation, grammars, signatures.
+// Everything here is pure except `validateWorkflow`, which reads the workspace it is given.
 export {
   SIGNATURE_TYPES,
   isSlug,
@@ -10,6 +11,7 @@ export {
   signatureValueIssues,
   specHash,
   validateSpec,
+  validateWorkflow,
 } from './index.js'
 export type {
   Diagnostic,
@@ -20,5 +22,7 @@ export type {
   SpecLike,
   SpecValidation,
   TriggerSignature,
+  ValidateWorkflowOptions,
+  ValidationResult,
   Workflow,
 } from './index.js'

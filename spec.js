@@ -1,4 +1,5 @@
-// `@archmax-ai/harness/spec`: the pure spec functions (no file system access).
+// `@archmax-ai/harness/spec`: the workflow language — validation, grammars, signatures.
+// Everything here is pure except `validateWorkflow`, which reads the workspace it is given.
 export {
   SIGNATURE_TYPES,
   isSlug,
@@ -10,4 +11,5 @@ export {
   signatureValueIssues,
   specHash,
   validateSpec,
+  validateWorkflow,
 } from './index.js'

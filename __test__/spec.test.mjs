@@ -32,6 +32,7 @@ const SPEC_FUNCTIONS = [
   'isSlug',
   'parseCodeDescription',
   'specHash',
+  'validateWorkflow',
 ]
 
 test('./spec re-exports the same functions as the root', () => {
@@ -41,7 +42,6 @@ test('./spec re-exports the same functions as the root', () => {
   }
   assert.equal(specEntry.SIGNATURE_TYPES, root.SIGNATURE_TYPES)
   assert.deepEqual(root.SIGNATURE_TYPES, ['string', 'integer', 'number', 'boolean', 'date', 'date-time', 'object', 'array'])
-  assert.equal(specEntry.validateWorkflow, undefined, './spec stays free of file system access')
 })
 
 for (const [label, api] of [['root', root], ['./spec', specEntry]]) {
