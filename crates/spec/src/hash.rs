@@ -6,48 +6,22 @@ use std::fmt::Write as _;
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
-use crate::jsfmt::{js_number_of, json_string};
+use crate::jsfmt::write_json;
 
 /// Canonical JSON: object keys sorted by UTF-16 code-unit order at every
 /// level, arrays in order, no white space, numbers as JavaScript prints them
 /// and strings escaped exactly like `JSON.stringify`.
 pub fn canonical_json(v: &Value) -> String {
     let mut out = String::new();
-    write_canonical(v, &mut out);
+    write_json(v, &mut out, utf16_sorted);
     out
 }
 
-fn write_canonical(v: &Value, out: &mut String) {
-    match v {
-        Value::Null => out.push_str("null"),
-        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-        Value::Number(n) => out.push_str(&js_number_of(n)),
-        Value::String(s) => out.push_str(&json_string(s)),
-        Value::Array(items) => {
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_canonical(item, out);
-            }
-            out.push(']');
-        }
-        Value::Object(map) => {
-            let mut entries: Vec<(&String, &Value)> = map.iter().collect();
-            entries.sort_by(|(a, _), (b, _)| a.encode_utf16().cmp(b.encode_utf16()));
-            out.push('{');
-            for (i, (k, item)) in entries.into_iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                out.push_str(&json_string(k));
-                out.push(':');
-                write_canonical(item, out);
-            }
-            out.push('}');
-        }
-    }
+/// Object entries sorted by UTF-16 code units, as JavaScript compares strings.
+fn utf16_sorted(map: &Map<String, Value>) -> Vec<(&String, &Value)> {
+    let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+    entries.sort_by(|(a, _), (b, _)| a.encode_utf16().cmp(b.encode_utf16()));
+    entries
 }
 
 fn strip_hook(hook: &mut Value) {

@@ -223,11 +223,16 @@ pub fn js_ordered_entries(map: &Map<String, Value>) -> Vec<(&String, &Value)> {
 /// first, then insertion order).
 pub fn json_of(v: &Value) -> String {
     let mut out = String::new();
-    write_json(v, &mut out);
+    write_json(v, &mut out, js_ordered_entries);
     out
 }
 
-fn write_json(v: &Value, out: &mut String) {
+/// Writes compact `JSON.stringify`-style JSON, with object entries in the order
+/// `order` gives (JS enumeration order for [`json_of`], sorted for the spec hash).
+pub fn write_json<F>(v: &Value, out: &mut String, order: F)
+where
+    F: Fn(&Map<String, Value>) -> Vec<(&String, &Value)> + Copy,
+{
     match v {
         Value::Null => out.push_str("null"),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
@@ -239,19 +244,19 @@ fn write_json(v: &Value, out: &mut String) {
                 if i > 0 {
                     out.push(',');
                 }
-                write_json(item, out);
+                write_json(item, out, order);
             }
             out.push(']');
         }
         Value::Object(map) => {
             out.push('{');
-            for (i, (k, item)) in js_ordered_entries(map).into_iter().enumerate() {
+            for (i, (k, item)) in order(map).into_iter().enumerate() {
                 if i > 0 {
                     out.push(',');
                 }
                 out.push_str(&json_string(k));
                 out.push(':');
-                write_json(item, out);
+                write_json(item, out, order);
             }
             out.push('}');
         }

@@ -5,7 +5,6 @@ use super::Context;
 use crate::case::check_case;
 use crate::diagnostic::Diagnostic;
 use crate::workspace::Files;
-use crate::yaml::Node;
 
 /// Every case file of a workflow, workspace-relative, sorted by path.
 pub fn discover_cases(files: &dyn Files, workflow: &str) -> Vec<String> {
@@ -49,19 +48,6 @@ fn normalize_from(from: &str) -> Result<String, String> {
     Ok(segs.join("/"))
 }
 
-/// The trigger ids the workflow declares, sorted.
-fn declared_triggers(ctx: &Context<'_>) -> Vec<String> {
-    let mut ids: Vec<String> = ctx
-        .states()
-        .iter()
-        .filter_map(|e| e.value.get("triggers").and_then(Node::as_map))
-        .flat_map(|t| t.iter().map(|e| e.key.clone()))
-        .collect();
-    ids.sort();
-    ids.dedup();
-    ids
-}
-
 pub(crate) fn check(ctx: &Context<'_>, out: &mut Vec<Diagnostic>) {
     let tests_dir = format!("workflows/{}/tests", ctx.workflow);
     for file in discover_cases(ctx.files, ctx.workflow) {
@@ -77,7 +63,9 @@ pub(crate) fn check(ctx: &Context<'_>, out: &mut Vec<Diagnostic>) {
             }
         };
         if let Some(id) = facts.trigger.as_deref().filter(|id| *id != "manual") {
-            let declared = declared_triggers(ctx);
+            let mut declared = super::trigger_ids(ctx.tree);
+            declared.sort();
+            declared.dedup();
             if !declared.iter().any(|d| d == id) {
                 let list = if declared.is_empty() || declared == ["manual"] {
                     "manual only".to_string()

@@ -268,6 +268,17 @@ fn result(workflow: &str, diagnostics: Vec<Diagnostic>) -> ValidationResult {
     }
 }
 
+/// Every trigger id the states of a raw spec tree declare, in document order.
+pub(crate) fn trigger_ids(tree: &crate::yaml::Node) -> Vec<String> {
+    tree.get("states")
+        .and_then(crate::yaml::Node::as_map)
+        .unwrap_or(&[])
+        .iter()
+        .filter_map(|e| e.value.get("triggers").and_then(crate::yaml::Node::as_map))
+        .flat_map(|t| t.iter().map(|e| e.key.clone()))
+        .collect()
+}
+
 /// Everything a pass needs.
 pub(crate) struct Context<'a> {
     pub files: &'a dyn Files,

@@ -70,17 +70,14 @@ fn disabled(tree: &Node) -> bool {
 }
 
 fn declares_manual(tree: &Node) -> bool {
-    reachable_start_ids(tree).iter().any(|id| id == "manual")
+    super::trigger_ids(tree).iter().any(|id| id == "manual")
 }
 
-fn reachable_start_ids(tree: &Node) -> Vec<String> {
-    tree.get("states")
-        .and_then(Node::as_map)
-        .unwrap_or(&[])
-        .iter()
-        .filter_map(|e| e.value.get("triggers").and_then(Node::as_map))
-        .flat_map(|t| t.iter().map(|e| e.key.clone()))
-        .collect()
+/// `a → b → t`.
+fn chain_with(chain: &[String], t: &str) -> String {
+    let mut all: Vec<&str> = chain.iter().map(String::as_str).collect();
+    all.push(t);
+    all.join(" → ")
 }
 
 pub(crate) fn check(ctx: &Context<'_>, out: &mut Vec<Diagnostic>) {
@@ -124,12 +121,7 @@ fn walk(ctx: &Context<'_>, tree: &Node, chain: &mut Vec<String>, out: &mut Vec<D
                 continue;
             }
             if chain.contains(&t) {
-                let path = chain
-                    .iter()
-                    .chain(std::iter::once(&t))
-                    .cloned()
-                    .collect::<Vec<_>>()
-                    .join(" → ");
+                let path = chain_with(chain, &t);
                 say(
                     true,
                     format!(
@@ -169,12 +161,7 @@ fn walk(ctx: &Context<'_>, tree: &Node, chain: &mut Vec<String>, out: &mut Vec<D
                 );
             }
             if depth + 1 > MAX_DEPTH {
-                let path = chain
-                    .iter()
-                    .chain(std::iter::once(&t))
-                    .cloned()
-                    .collect::<Vec<_>>()
-                    .join(" → ");
+                let path = chain_with(chain, &t);
                 say(
                     true,
                     format!(
