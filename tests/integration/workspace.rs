@@ -344,6 +344,58 @@ fn governance_probes() {
 }
 
 #[test]
+fn zone_and_mount_probes() {
+    let mut opts = ValidateOptions::new("w");
+    opts.mounts = Some(vec![
+        MountDecl {
+            name: "skills".into(),
+            kind: MountKind::Dir,
+            governed: false,
+            read_only: true,
+        },
+        MountDecl {
+            name: "catalogs/eu".into(),
+            kind: MountKind::Dir,
+            governed: true,
+            read_only: true,
+        },
+        MountDecl {
+            name: "ledger".into(),
+            kind: MountKind::Dir,
+            governed: true,
+            read_only: false,
+        },
+    ]);
+    let spec = "instructions: Work.\nskills: { allow_always: [] }\nmounts: { allow_always: [] }\nstates:\n  a:\n    triggers: { manual: }\n    tools:\n      allow:\n        - { tool: write_file, paths: ['skills/x/notes.md'] }\n        - { tool: read_file, paths: ['ledger/**'] }\n        - { tool: read_file, paths: ['catalogs/eu/*.csv'] }\n  b:\n    mounts: { allow: [ledger] }\n    tools: { allow: [{ tool: read_file, paths: ['ledger/**'] }] }\n";
+    let found = check(&[(WF, spec)], opts);
+    let f = "states.a.tools.allow";
+    has(
+        &found,
+        Severity::Error,
+        f,
+        "allows 'write_file' on 'skills/x/notes.md', which is in the read-only zone of mount 'skills'",
+    );
+    has(
+        &found,
+        Severity::Warning,
+        f,
+        "allows 'read_file' on 'ledger/**', which can only match inside mount 'ledger'",
+    );
+    has(
+        &found,
+        Severity::Warning,
+        f,
+        "can only match inside mount 'catalogs/eu'",
+    );
+    assert!(
+        !found.iter().any(|x| x.1 == "states.b.tools.allow"),
+        "b enables ledger: {}",
+        messages(&found)
+    );
+    assert_eq!(found.len(), 3, "{}", messages(&found));
+}
+
+#[test]
 fn sub_workflows() {
     let caller = |targets: &str| {
         format!(

@@ -242,13 +242,15 @@ pub fn validate_workflow(files: &dyn Files, opts: &ValidateOptions) -> Validatio
         return result(w, out);
     }
     let (bundles, skill_issues) = skills::discover(files, &opts.skills);
+    let default_mounts = mounts::zero_config();
+    let mount_table = opts.mounts.as_deref().unwrap_or(&default_mounts);
     let ctx = Context {
         files,
-        opts,
         workflow: w,
         file: &file,
         tree,
         bundles: &bundles,
+        mounts: mount_table,
     };
     skills::check(&ctx, skill_issues, &mut out);
     mounts::check(&ctx, &mut out);
@@ -282,13 +284,14 @@ pub(crate) fn trigger_ids(tree: &crate::yaml::Node) -> Vec<String> {
 /// Everything a pass needs.
 pub(crate) struct Context<'a> {
     pub files: &'a dyn Files,
-    pub opts: &'a ValidateOptions,
     pub workflow: &'a str,
     pub file: &'a str,
     /// The raw tree: passes read it so they still run when the shape failed.
     pub tree: &'a crate::yaml::Node,
     /// The skill registry, discovered once.
     pub bundles: &'a [skills::SkillBundle],
+    /// The host's mount table (or the zero-config one).
+    pub mounts: &'a [MountDecl],
 }
 
 impl Context<'_> {

@@ -42,6 +42,16 @@ pub fn zero_config() -> Vec<MountDecl> {
     ]
 }
 
+impl MountDecl {
+    /// True when the workspace-relative `path` lies in this mount.
+    pub fn contains(&self, path: &str) -> bool {
+        match self.kind {
+            MountKind::File => path == self.name,
+            MountKind::Dir => path == self.name || path.starts_with(&format!("{}/", self.name)),
+        }
+    }
+}
+
 /// Directories first, then files, each in table order.
 fn known_names(table: &[MountDecl]) -> Vec<&str> {
     let dirs = table.iter().filter(|m| m.kind == MountKind::Dir);
@@ -62,8 +72,7 @@ fn item(n: &Node) -> Option<(&str, Option<&str>)> {
 
 /// The mounts pass of `validateWorkflow`.
 pub(crate) fn check(ctx: &Context<'_>, out: &mut Vec<Diagnostic>) {
-    let default = zero_config();
-    let table = ctx.opts.mounts.as_deref().unwrap_or(&default);
+    let table = ctx.mounts;
     let known = known_names(table).join(", ");
     let governed: Vec<&str> = table
         .iter()

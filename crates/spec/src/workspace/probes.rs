@@ -236,8 +236,24 @@ fn probe(ctx: &Context<'_>, p: &Probe<'_>, item: &Node, out: &mut Vec<Diagnostic
                          the runtime will block; write under 'scratchpad/' instead."
                     ),
                 )));
+            } else if let Some(m) = ctx
+                .mounts
+                .iter()
+                .find(|m| m.read_only && m.contains(&prefix))
+                .filter(|_| mutating)
+            {
+                out.push(at(Diagnostic::error(
+                    field,
+                    format!(
+                        "{who} allows '{tool}' on '{glob}', which is in the read-only zone of \
+                         mount '{}': the host serves it read-only, so the runtime refuses every \
+                         write there whatever this entry grants.",
+                        m.name
+                    ),
+                )));
             } else if let (Some(state), false) = (p.state, tool == "archmax_run") {
                 skill_only(p, state, tool, glob, &prefix, &at, out);
+                mount_only(ctx, state, tool, glob, &prefix, &at, out);
             }
         }
     }
@@ -272,6 +288,48 @@ fn skill_only(
                  and this state does not enable it; enable it with 'skills: {{ allow: [{}] }}' or \
                  drop the entry.",
                 state.key, bundle.slug, bundle.slug
+            ),
+        )));
+    }
+}
+
+/// A path pattern that can only match inside one governed mount the state does
+/// not enable: the grant reaches nothing.
+fn mount_only(
+    ctx: &Context<'_>,
+    state: &crate::yaml::Entry,
+    tool: &str,
+    glob: &str,
+    prefix: &str,
+    at: &dyn Fn(Diagnostic) -> Diagnostic,
+    out: &mut Vec<Diagnostic>,
+) {
+    let inside: Vec<&super::MountDecl> = ctx
+        .mounts
+        .iter()
+        .filter(|m| m.governed && m.contains(prefix.trim_end_matches('/')))
+        .collect();
+    let [mount] = inside.as_slice() else { return };
+    let grants = |n: Option<&Node>| -> Vec<String> {
+        n.and_then(Node::as_seq)
+            .into_iter()
+            .flatten()
+            .filter_map(|i| i.as_str().or_else(|| i.get("mount").and_then(Node::as_str)))
+            .map(str::to_string)
+            .collect()
+    };
+    let mut enabled = grants(ctx.node("mounts.allow_always"));
+    enabled.extend(grants(
+        state.value.get("mounts").and_then(|m| m.get("allow")),
+    ));
+    if !enabled.iter().any(|m| *m == mount.name) {
+        out.push(at(Diagnostic::warning(
+            &format!("states.{}.tools.allow", state.key),
+            format!(
+                "State '{}' allows '{tool}' on '{glob}', which can only match inside mount '{}', \
+                 and this state does not enable that governed mount: the entry reaches nothing. \
+                 Grant it with 'mounts: {{ allow: [{}] }}' or drop the entry.",
+                state.key, mount.name, mount.name
             ),
         )));
     }
