@@ -28,6 +28,19 @@ export type SignatureJsonSchema = {
 export type SpecLike = Workflow | Record<string, unknown>
 
 
+/** A kernel decision: allowed or not, the rule that decided, and the model-facing text of a denial. */
+export type GovernanceDecision = {
+  allowed: boolean
+  /** The rule id (`tool.allowed`, `tool.not-allowed`, `zone.read-only`, …). */
+  rule: string
+  /** The model-facing text; present on every denial. */
+  message?: string
+  /** A denial retrying cannot fix (an unresolvable guard): the turn ends. */
+  terminal: boolean
+  /** The denial is reported as a warning event. */
+  warn: boolean
+}
+
 /**
  * Which binding artifact the generated loader actually loaded: `'native'` for
  * a native addon, otherwise the `platformArchABI` of the WASI flavor. Every
@@ -35,6 +48,94 @@ export type SpecLike = Workflow | Record<string, unknown>
  * can point the loader at a WASI artifact this package does not build itself.
  */
 export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
+
+/**
+ * The governance kernel over one workflow: decides tool calls exactly as the
+ * harness runtime does.
+ */
+export declare class Governance {
+  /**
+   * Compiles the workflow `workflow` of the workspace at `rootDir`. Throws an
+   * Error with `code` `WorkflowLoadError` when the workflow is missing or invalid.
+   */
+  static fromWorkspace(options: GovernanceWorkspaceOptions): Governance
+  /**
+   * Compiles one `workflow.yaml` text. Throws when the spec does not load,
+   * with every load-blocking diagnostic in the message.
+   */
+  static fromSpec(yamlText: string, options?: GovernanceSpecOptions | undefined | null): Governance
+  /** Decides one tool call. */
+  decide(call: GovernanceCall): GovernanceDecision
+  /** The tool names the model is shown in `state`. */
+  surface(state: string): Array<string>
+  /** The state slugs, in declaration order. */
+  states(): Array<string>
+  /** What `state` allows, as a refusal lists it. */
+  describeAllowed(state: string): string
+  /** The skills enabled in `state`. */
+  enabledSkills(state: string): Array<string>
+  /** The governed mounts enabled in `state`. */
+  enabledMounts(state: string): Array<string>
+  /** Moving `from` → `to`: the `requires` gate, then the edge. */
+  transition(from: string, to: string, variables?: Record<string, unknown>): GovernanceDecision
+  /** A `ls` / `glob` / `grep` result as `state` may see it. */
+  redactListing(state: string, text: string): string
+}
+
+/** One call to decide. */
+export interface GovernanceCall {
+  /** The active state. */
+  state: string
+  /** The tool name. */
+  tool: string
+  /** The call's arguments. */
+  args?: Record<string, unknown>
+  /** The run's variables, for `${{…}}` guards. */
+  variables?: Record<string, unknown>
+  /**
+   * Who calls: the agent (default), its script code, a hook or grader, or a
+   * reply-only turn of a parked run.
+   */
+  authority?: 'agent' | 'script' | 'hook' | 'grader' | 'reply-only'
+  /** The session, for the host's own bookkeeping (the kernel does not read it). */
+  sessionId?: string
+}
+
+/** A skill bundle for `Governance.fromSpec`. */
+export interface GovernanceSkill {
+  /** The slug specs name it by. */
+  slug: string
+  /** Its directory, workspace-relative (`skills/order-data`). */
+  prefix: string
+}
+
+/** Options of `Governance.fromSpec`. */
+export interface GovernanceSpecOptions {
+  /** The host's mount table (default: zero-config). */
+  mounts?: Record<string, MountOptions>
+  /** The skill registry (default: none, so every `archmax_run` is refused). */
+  skills?: Array<GovernanceSkill>
+  /** Host tools permitted and disclosed in every state. */
+  essentialTools?: Array<string>
+  /** Path arguments of host tools. */
+  toolPaths?: Record<string, Record<string, 'read' | 'list' | 'search' | 'write' | 'remove' | 'execute'>>
+}
+
+/** Options of `Governance.fromWorkspace`. */
+export interface GovernanceWorkspaceOptions {
+  /** Workspace root (default: the current directory). */
+  rootDir?: string
+  /** Workflow slug (default: `order-lookup`). */
+  workflow?: string
+  /** The host's mount table, keyed like `validateWorkflow`'s (default: zero-config). */
+  mounts?: Record<string, MountOptions>
+  /** Skill sources, workspace-relative (default: `["skills/"]`). */
+  skills?: Array<string>
+  /** Host tools permitted and disclosed in every state. */
+  essentialTools?: Array<string>
+  /** Path arguments of host tools: `{ tool: { arg: "read" | "write" | … } }`. */
+  toolPaths?: Record<string, Record<string, 'read' | 'list' | 'search' | 'write' | 'remove' | 'execute'>>
+}
 
 /** Whether `s` is a hyphen-separated kebab-case slug (`order-lookup`). */
 export declare function isSlug(s: string): boolean

@@ -773,7 +773,8 @@ if (
   }
 }
 
-const { isSlug, parseCodeDescription, parseMachineSpec, runCli, sessionIdForTrigger, SIGNATURE_TYPES, signatureForTrigger, signatureJsonSchema, signatureValueIssues, specHash, validateSpec, validateWorkflow } = nativeBinding
+const { Governance, isSlug, parseCodeDescription, parseMachineSpec, runCli, sessionIdForTrigger, SIGNATURE_TYPES, signatureForTrigger, signatureJsonSchema, signatureValueIssues, specHash, validateSpec, validateWorkflow } = nativeBinding
+export { Governance }
 export { isSlug }
 export { parseCodeDescription }
 export { parseMachineSpec }

@@ -51,3 +51,20 @@ const exitCode2: Promise<number> = runCliFromCli(['help'])
 validateSpec(42)
 
 export const consumed = [ok, stateNames, valid, rootDir, severities, locations, parsedOutcome, requires, issueText, slug, types, same, exitCode, exitCode2]
+
+// Governance: a host running its own agent loop asks the kernel first.
+import { Governance, type GovernanceDecision } from '@archmax-ai/harness'
+const governance: Governance = Governance.fromWorkspace({ rootDir: 'examples/customer-support', workflow: 'order-lookup' })
+const decision: GovernanceDecision = governance.decide({
+  state: 'classify',
+  tool: 'read_file',
+  args: { file_path: 'skills/order-data/assets/orders.json' },
+  variables: { order_id: 'KK-2043' },
+  authority: 'agent',
+})
+const denial: string | undefined = decision.allowed ? undefined : `${decision.rule}: ${decision.message ?? ''}`
+const shown: string[] = governance.surface('classify')
+const fromText: Governance = Governance.fromSpec('states:\n  a:\n    triggers: { manual: }\n', { essentialTools: ['lookup'] })
+// @ts-expect-error authority is a closed set
+governance.decide({ state: 'a', tool: 'ls', authority: 'root' })
+export { denial, shown, fromText }

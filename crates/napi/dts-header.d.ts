@@ -27,3 +27,16 @@ export type SignatureJsonSchema = {
 /** A parsed spec as plain data: a `Workflow` or any JSON object. */
 export type SpecLike = Workflow | Record<string, unknown>
 
+
+/** A kernel decision: allowed or not, the rule that decided, and the model-facing text of a denial. */
+export type GovernanceDecision = {
+  allowed: boolean
+  /** The rule id (`tool.allowed`, `tool.not-allowed`, `zone.read-only`, …). */
+  rule: string
+  /** The model-facing text; present on every denial. */
+  message?: string
+  /** A denial retrying cannot fix (an unresolvable guard): the turn ends. */
+  terminal: boolean
+  /** The denial is reported as a warning event. */
+  warn: boolean
+}

@@ -56,6 +56,25 @@ impl Mounts {
         }
     }
 
+    /// The table of a host's mount declarations.
+    pub fn from_decls(decls: &[archmax_spec::workspace::MountDecl]) -> Self {
+        use archmax_spec::workspace::MountKind;
+        let names = |f: &dyn Fn(&archmax_spec::workspace::MountDecl) -> bool| -> Vec<String> {
+            decls
+                .iter()
+                .filter(|d| f(d))
+                .map(|d| d.name.clone())
+                .collect()
+        };
+        Mounts {
+            dirs: names(&|d| d.kind == MountKind::Dir),
+            files: names(&|d| d.kind == MountKind::File),
+            writable: names(&|d| !d.read_only),
+            governed: names(&|d| d.governed),
+            unsearchable: Vec::new(),
+        }
+    }
+
     /// The mount owning a canonical path: the longest directory name equal to it or
     /// a prefix of it at a `/`, or an exact file name.
     pub fn mount_of<'a>(&'a self, rel: &str) -> Option<&'a str> {
@@ -119,6 +138,16 @@ pub struct SkillDir {
     pub slug: String,
     /// Canonical directory, no trailing slash (`skills/order-data`).
     pub prefix: String,
+}
+
+impl SkillDir {
+    /// The kernel's view of a discovered bundle.
+    pub fn from_bundle(b: &archmax_spec::workspace::SkillBundle) -> Self {
+        SkillDir {
+            slug: b.slug.clone(),
+            prefix: crate::canonical::canonicalize(&b.prefix).path,
+        }
+    }
 }
 
 /// The bundle owning a canonical path (longest prefix first).

@@ -7,7 +7,9 @@
 
 mod cli;
 mod dto;
+mod governance;
 mod spec;
 
 pub use cli::run_cli;
+pub use governance::*;
 pub use spec::*;

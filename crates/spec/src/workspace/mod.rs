@@ -9,7 +9,7 @@ mod frontmatter;
 mod hooks;
 mod mounts;
 mod probes;
-mod skills;
+pub mod skills;
 mod subworkflows;
 
 use serde::Serialize;
@@ -20,7 +20,8 @@ use crate::grammar::is_slug;
 use crate::runtime_contract::{is_supported, resolve_contract, unsupported_message};
 use crate::{NOT_A_MAPPING, read_spec};
 
-pub use mounts::{MountDecl, MountKind};
+pub use mounts::{MountDecl, MountKind, zero_config};
+pub use skills::SkillBundle;
 
 /// One entry of a directory listing.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -129,6 +130,8 @@ pub fn spec_file(workflow: &str) -> String {
 /// What loading one workflow found: the typed spec (if it loads), the raw tree,
 /// and the loader's diagnostics with files set.
 pub(crate) struct Loaded {
+    /// The typed spec, when the shape is clean.
+    pub spec: Option<crate::model::Workflow>,
     pub tree: Option<crate::yaml::Node>,
     pub diagnostics: Vec<Diagnostic>,
     /// No load-blocking issue (lint errors do not count).
@@ -154,6 +157,7 @@ pub(crate) fn load(files: &dyn Files, workflow: &str) -> Option<Loaded> {
                     .map(|(line, column)| crate::yaml::Pos { line, column })),
         );
         return Some(Loaded {
+            spec: None,
             tree: None,
             diagnostics,
             usable: false,
@@ -181,9 +185,69 @@ pub(crate) fn load(files: &dyn Files, workflow: &str) -> Option<Loaded> {
         diagnostics.push(d.in_file(&file));
     }
     Some(Loaded {
+        spec: read.validation.spec,
         tree: read.tree,
         diagnostics,
         usable,
+    })
+}
+
+/// A workflow as the runtime loads it: the typed spec and the skill registry.
+#[derive(Debug, Clone)]
+pub struct LoadedWorkflow {
+    /// The typed spec (shape and document rules clean).
+    pub spec: crate::model::Workflow,
+    /// The skill bundles the workspace provides.
+    pub skills: Vec<SkillBundle>,
+    /// Lint findings and registry warnings: reported, never blocking.
+    pub warnings: Vec<Diagnostic>,
+}
+
+/// Why a workflow cannot be loaded. The message is the original's
+/// `WorkflowLoadError` text.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error(
+    "Cannot load workflow '{workflow}' ({path}): {problem}. Run 'archmax validate {workflow}' for details."
+)]
+pub struct WorkflowLoadError {
+    /// The workflow slug.
+    pub workflow: String,
+    /// The spec file.
+    pub path: String,
+    /// `no workflow.yaml found` or `no valid machine spec`.
+    pub problem: String,
+    /// The diagnostics that make it unusable.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// Loads a workflow for running: the spec must be usable (no shape, document-rule
+/// or competing-frontmatter error); lint findings come back as warnings.
+pub fn load_workflow(
+    files: &dyn Files,
+    workflow: &str,
+    skill_sources: &[String],
+) -> Result<LoadedWorkflow, WorkflowLoadError> {
+    let fail = |problem: &str, diagnostics: Vec<Diagnostic>| WorkflowLoadError {
+        workflow: workflow.to_string(),
+        path: spec_file(workflow),
+        problem: problem.to_string(),
+        diagnostics,
+    };
+    let loaded = load(files, workflow).ok_or_else(|| fail("no workflow.yaml found", Vec::new()))?;
+    let Some(spec) = loaded.spec.filter(|_| loaded.usable) else {
+        let errors = loaded
+            .diagnostics
+            .into_iter()
+            .filter(Diagnostic::is_error)
+            .collect();
+        return Err(fail("no valid machine spec", errors));
+    };
+    let (skills, _) = skills::discover(files, skill_sources);
+    let warnings = loaded.diagnostics;
+    Ok(LoadedWorkflow {
+        spec,
+        skills,
+        warnings,
     })
 }
 

@@ -1,0 +1,94 @@
+// Governance: the Rust kernel for hosts that run their own agent loop.
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { Governance } from '@archmax-ai/harness'
+import { EXAMPLE } from './helpers.mjs'
+
+const SPEC = `
+tools:
+  allow_always: [read_file, write_file, ls]
+  forbid_always: [{ tool: "*", paths: ["secrets/**"] }]
+states:
+  collect:
+    triggers: { manual: }
+    tools:
+      allow:
+        - { tool: write_file, args: { file_path: ["output/\${{case_id}}/*.json"] } }
+        - send_mail
+      forbid: [ls]
+    transitions: [{ to: done, description: Finished. }]
+  done:
+    instructions: Say goodbye.
+`
+
+test('fromSpec decides with rule ids and the exact model-facing text', () => {
+  const g = Governance.fromSpec(SPEC)
+  assert.deepEqual(g.states(), ['collect', 'done'])
+  const vars = { case_id: 'K-9' }
+  assert.deepEqual(
+    g.decide({ state: 'collect', tool: 'write_file', args: { file_path: 'output/K-9/a.json' }, variables: vars }),
+    { allowed: true, rule: 'tool.allowed', terminal: false, warn: false },
+  )
+  const other = g.decide({ state: 'collect', tool: 'write_file', args: { file_path: 'output/K-1/a.json' }, variables: vars })
+  assert.equal(other.allowed, false)
+  assert.equal(other.rule, 'tool.not-allowed')
+  assert.ok(other.message.startsWith("[workflow] BLOCKED: 'write_file' on 'output/K-1/a.json' is not allowed in state 'collect'.\nAllowed in 'collect': write_file(file_path=output/${{case_id}}/*.json), send_mail, read_file,"), other.message)
+  const unset = g.decide({ state: 'collect', tool: 'write_file', args: { file_path: 'output/x/a.json' } })
+  assert.equal(unset.rule, 'tool.unresolved-variable')
+  assert.equal(unset.terminal, true)
+  assert.match(unset.message, /\$\{\{case_id\}\}.*not set/)
+  const secret = g.decide({ state: 'done', tool: 'read_file', args: { file_path: 'secrets/key' } })
+  assert.equal(secret.rule, 'tool.forbidden')
+  assert.equal(g.decide({ state: 'collect', tool: 'ls', args: { path: 'output' } }).rule, 'tool.forbidden-here')
+  assert.equal(g.decide({ state: 'collect', tool: 'ls', args: { path: 'output' }, authority: 'hook' }).allowed, true)
+  assert.equal(g.decide({ state: 'collect', tool: 'read_file', args: { file_path: 'a' }, authority: 'reply-only' }).rule, 'tool.reply-only')
+  assert.equal(g.decide({ state: 'done', tool: 'eval', args: {} }).warn, false)
+})
+
+test('surface hides advance in terminal states and bare-forbidden tools', () => {
+  const g = Governance.fromSpec(SPEC)
+  const collect = g.surface('collect')
+  assert.ok(collect.includes('archmax_advance'))
+  assert.ok(!collect.includes('ls'))
+  assert.ok(collect.includes('send_mail'))
+  const done = g.surface('done')
+  assert.ok(!done.includes('archmax_advance'))
+  assert.ok(done.includes('ls'))
+  assert.deepEqual(g.surface('nowhere'), [])
+})
+
+test('transition checks the edge', () => {
+  const g = Governance.fromSpec(SPEC)
+  assert.equal(g.transition('collect', 'done').allowed, true)
+  const no = g.transition('done', 'collect')
+  assert.equal(no.rule, 'transition.no-edge')
+  assert.equal(no.message, "cannot advance from 'done' to 'collect'. No transitions from this state.")
+})
+
+test('fromWorkspace compiles the example with its skills and mounts', () => {
+  const g = Governance.fromWorkspace({ rootDir: EXAMPLE, workflow: 'order-lookup' })
+  assert.ok(g.states().includes('refund-review'))
+  assert.deepEqual(g.enabledSkills('refund-request').sort(), ['order-data', 'refund-policy'])
+  const run = g.decide({ state: 'refund-request', tool: 'archmax_run', args: { file_path: 'skills/refund-policy/scripts/refund-limit.js' } })
+  assert.equal(run.allowed, true, run.message)
+  const outside = g.decide({ state: 'refund-request', tool: 'archmax_run', args: { file_path: 'scratchpad/x.js' } })
+  assert.equal(outside.rule, 'script.skill-only')
+  const skill = g.decide({ state: 'classify', tool: 'read_file', args: { file_path: 'skills/order-data/assets/orders.json' } })
+  assert.equal(skill.rule, 'skill.forbidden')
+  assert.equal(g.decide({ state: 'classify', tool: 'write_file', args: { file_path: 'AGENTS.md' } }).rule, 'zone.read-only')
+})
+
+test('bad input throws a clear error and Node survives', () => {
+  assert.throws(() => Governance.fromWorkspace({ rootDir: EXAMPLE, workflow: 'nope' }), (e) => {
+    assert.equal(e.code, 'WorkflowLoadError')
+    assert.match(e.message, /Cannot load workflow 'nope' \(workflows\/nope\/workflow.yaml\): no workflow.yaml found/)
+    return true
+  })
+  assert.throws(() => Governance.fromSpec('states: {}'), (e) => e.code === 'WorkflowLoadError' && /states/.test(e.message))
+  assert.throws(() => Governance.fromSpec(SPEC, { toolPaths: { read_file: { x: 'read' } } }), /built-in tool/)
+  const g = Governance.fromSpec(SPEC)
+  assert.throws(() => g.decide({ state: 'collect', tool: 'ls', authority: 'root' }), /authority 'root'/)
+  assert.throws(() => g.decide({ state: 'collect', tool: 'ls', variables: 7 }), /variables must be an object/)
+  assert.throws(() => g.decide(null), Error)
+  assert.equal(g.decide({ state: 'collect', tool: 'read_file', args: { file_path: 12 } }).rule, 'tool.path-argument')
+})

@@ -1,0 +1,312 @@
+//! `Governance`: the Rust kernel for hosts that run their own agent loop
+//! (LangChain Deep Agents and the like). Translation only: the rules live in
+//! `archmax-kernel`.
+
+use std::collections::HashMap;
+
+use archmax_kernel::{
+    CallContext, Mounts, Origin, Policy, PolicyOptions, SkillDir, ToolCall, ToolPaths,
+};
+use archmax_spec::DiskFiles;
+use archmax_spec::workspace::{load_workflow, zero_config};
+use napi::bindgen_prelude::{Error, Result, Status};
+use napi_derive::napi;
+use serde_json::{Map, Value};
+
+use crate::dto::{MountOptions, mount_decls};
+
+/// Options of `Governance.fromWorkspace`.
+#[napi(object)]
+pub struct GovernanceWorkspaceOptions {
+    /// Workspace root (default: the current directory).
+    pub root_dir: Option<String>,
+    /// Workflow slug (default: `order-lookup`).
+    pub workflow: Option<String>,
+    /// The host's mount table, keyed like `validateWorkflow`'s (default: zero-config).
+    pub mounts: Option<HashMap<String, MountOptions>>,
+    /// Skill sources, workspace-relative (default: `["skills/"]`).
+    pub skills: Option<Vec<String>>,
+    /// Host tools permitted and disclosed in every state.
+    pub essential_tools: Option<Vec<String>>,
+    /// Path arguments of host tools: `{ tool: { arg: "read" | "write" | … } }`.
+    #[napi(
+        ts_type = "Record<string, Record<string, 'read' | 'list' | 'search' | 'write' | 'remove' | 'execute'>>"
+    )]
+    pub tool_paths: Option<Value>,
+}
+
+/// A skill bundle for `Governance.fromSpec`.
+#[napi(object)]
+pub struct GovernanceSkill {
+    /// The slug specs name it by.
+    pub slug: String,
+    /// Its directory, workspace-relative (`skills/order-data`).
+    pub prefix: String,
+}
+
+/// Options of `Governance.fromSpec`.
+#[napi(object)]
+pub struct GovernanceSpecOptions {
+    /// The host's mount table (default: zero-config).
+    pub mounts: Option<HashMap<String, MountOptions>>,
+    /// The skill registry (default: none, so every `archmax_run` is refused).
+    pub skills: Option<Vec<GovernanceSkill>>,
+    /// Host tools permitted and disclosed in every state.
+    pub essential_tools: Option<Vec<String>>,
+    /// Path arguments of host tools.
+    #[napi(
+        ts_type = "Record<string, Record<string, 'read' | 'list' | 'search' | 'write' | 'remove' | 'execute'>>"
+    )]
+    pub tool_paths: Option<Value>,
+}
+
+/// One call to decide.
+#[napi(object)]
+pub struct GovernanceCall {
+    /// The active state.
+    pub state: String,
+    /// The tool name.
+    pub tool: String,
+    /// The call's arguments.
+    #[napi(ts_type = "Record<string, unknown>")]
+    pub args: Option<Value>,
+    /// The run's variables, for `${{…}}` guards.
+    #[napi(ts_type = "Record<string, unknown>")]
+    pub variables: Option<Value>,
+    /// Who calls: the agent (default), its script code, a hook or grader, or a
+    /// reply-only turn of a parked run.
+    #[napi(ts_type = "'agent' | 'script' | 'hook' | 'grader' | 'reply-only'")]
+    pub authority: Option<String>,
+    /// The session, for the host's own bookkeeping (the kernel does not read it).
+    pub session_id: Option<String>,
+}
+
+fn tool_paths(value: Option<Value>) -> Result<ToolPaths> {
+    let mut paths = ToolPaths::new();
+    let Some(value) = value else { return Ok(paths) };
+    let Value::Object(tools) = value else {
+        return Err(Error::new(
+            Status::InvalidArg,
+            "toolPaths must be an object { tool: { arg: access } }".to_string(),
+        ));
+    };
+    for (tool, decl) in tools {
+        let Value::Object(args) = decl else {
+            return Err(Error::new(
+                Status::InvalidArg,
+                format!("toolPaths.{tool} must be an object {{ arg: access }}"),
+            ));
+        };
+        let pairs: Vec<(String, String)> = args
+            .into_iter()
+            .map(|(arg, access)| (arg, access.as_str().unwrap_or_default().to_string()))
+            .collect();
+        paths
+            .declare(&tool, &pairs)
+            .map_err(|e| Error::new(Status::InvalidArg, e.to_string()))?;
+    }
+    Ok(paths)
+}
+
+fn mounts(table: Option<HashMap<String, MountOptions>>) -> Mounts {
+    match table {
+        Some(t) => Mounts::from_decls(&mount_decls(t)),
+        None => Mounts::from_decls(&zero_config()),
+    }
+}
+
+/// The `code` of a workflow that cannot be loaded (the original's error class name).
+const LOAD_ERROR: &str = "WorkflowLoadError";
+
+/// Re-codes a binding error for a factory whose errors carry string codes.
+fn recode(e: Error) -> Error<String> {
+    Error::new(e.status.as_ref().to_string(), e.reason.clone())
+}
+
+fn json_error(what: &str) -> impl FnOnce(serde_json::Error) -> Error + '_ {
+    move |e| Error::from_reason(format!("cannot encode {what}: {e}"))
+}
+
+/// The governance kernel over one workflow: decides tool calls exactly as the
+/// harness runtime does.
+#[napi]
+pub struct Governance {
+    policy: Policy,
+}
+
+#[napi]
+impl Governance {
+    /// Compiles the workflow `workflow` of the workspace at `rootDir`. Throws an
+    /// Error with `code` `WorkflowLoadError` when the workflow is missing or invalid.
+    #[napi(factory, catch_unwind)]
+    pub fn from_workspace(options: GovernanceWorkspaceOptions) -> Result<Governance, String> {
+        let cwd = std::env::current_dir().map_err(|e| {
+            Error::new(
+                "GenericFailure".to_string(),
+                format!("cannot read the current directory: {e}"),
+            )
+        })?;
+        let root = archmax_cli::workspace::resolve_root(&cwd, options.root_dir.as_deref());
+        let workflow = options
+            .workflow
+            .unwrap_or_else(|| "order-lookup".to_string());
+        let sources = options
+            .skills
+            .unwrap_or_else(|| vec!["skills/".to_string()]);
+        let loaded = load_workflow(&DiskFiles::new(&root), &workflow, &sources)
+            .map_err(|e| Error::new(LOAD_ERROR.to_string(), e.to_string()))?;
+        let opts = PolicyOptions {
+            mounts: mounts(options.mounts),
+            skills: loaded.skills.iter().map(SkillDir::from_bundle).collect(),
+            tool_paths: tool_paths(options.tool_paths).map_err(recode)?,
+            essential_tools: options.essential_tools.unwrap_or_default(),
+            custom_rules: Vec::new(),
+        };
+        let policy = Policy::compile(&loaded.spec, opts)
+            .map_err(|e| Error::new("InvalidArg".to_string(), e.to_string()))?;
+        Ok(Governance { policy })
+    }
+
+    /// Compiles one `workflow.yaml` text. Throws when the spec does not load,
+    /// with every load-blocking diagnostic in the message.
+    #[napi(factory, catch_unwind)]
+    pub fn from_spec(
+        yaml_text: String,
+        options: Option<GovernanceSpecOptions>,
+    ) -> Result<Governance, String> {
+        let spec = archmax_spec::parse_machine_spec(&yaml_text).map_err(|issues| {
+            let lines: Vec<String> = issues
+                .iter()
+                .filter(|d| d.is_error())
+                .map(|d| match (&d.field, d.line) {
+                    (Some(f), Some(l)) => format!("{f} (line {l}): {}", d.message),
+                    (Some(f), None) => format!("{f}: {}", d.message),
+                    (None, _) => d.message.clone(),
+                })
+                .collect();
+            Error::new(
+                LOAD_ERROR.to_string(),
+                format!("the spec does not load: {}", lines.join("; ")),
+            )
+        })?;
+        let options = options.unwrap_or(GovernanceSpecOptions {
+            mounts: None,
+            skills: None,
+            essential_tools: None,
+            tool_paths: None,
+        });
+        let opts = PolicyOptions {
+            mounts: mounts(options.mounts),
+            skills: options
+                .skills
+                .unwrap_or_default()
+                .into_iter()
+                .map(|s| SkillDir {
+                    slug: s.slug,
+                    prefix: archmax_kernel::canonical::canonicalize(&s.prefix).path,
+                })
+                .collect(),
+            tool_paths: tool_paths(options.tool_paths).map_err(recode)?,
+            essential_tools: options.essential_tools.unwrap_or_default(),
+            custom_rules: Vec::new(),
+        };
+        let policy = Policy::compile(&spec, opts)
+            .map_err(|e| Error::new("InvalidArg".to_string(), e.to_string()))?;
+        Ok(Governance { policy })
+    }
+
+    /// Decides one tool call.
+    #[napi(catch_unwind, ts_return_type = "GovernanceDecision")]
+    pub fn decide(&self, call: GovernanceCall) -> Result<Value> {
+        let (origin, reply_only) = match call.authority.as_deref() {
+            None | Some("agent") => (Origin::Agent, false),
+            Some("script") => (Origin::Script, false),
+            Some("hook" | "grader") => (Origin::Lifecycle, false),
+            Some("reply-only") => (Origin::Agent, true),
+            Some(other) => {
+                return Err(Error::new(
+                    Status::InvalidArg,
+                    format!(
+                        "authority '{other}' is not one of 'agent', 'script', 'hook', 'grader', 'reply-only'"
+                    ),
+                ));
+            }
+        };
+        let variables: Option<Map<String, Value>> = match call.variables {
+            None | Some(Value::Null) => None,
+            Some(Value::Object(m)) => Some(m),
+            Some(_) => {
+                return Err(Error::new(
+                    Status::InvalidArg,
+                    "variables must be an object".to_string(),
+                ));
+            }
+        };
+        let args = call.args.unwrap_or_else(|| Value::Object(Map::new()));
+        let ctx = CallContext {
+            state: &call.state,
+            origin,
+            reply_only,
+            variables: variables.as_ref(),
+        };
+        let decision = self.policy.decide(&ToolCall::new(&call.tool, &args), &ctx);
+        serde_json::to_value(&decision).map_err(json_error("the decision"))
+    }
+
+    /// The tool names the model is shown in `state`.
+    #[napi(catch_unwind)]
+    pub fn surface(&self, state: String) -> Vec<String> {
+        self.policy.surface(&state)
+    }
+
+    /// The state slugs, in declaration order.
+    #[napi(catch_unwind)]
+    pub fn states(&self) -> Vec<String> {
+        self.policy
+            .states()
+            .into_iter()
+            .map(str::to_string)
+            .collect()
+    }
+
+    /// What `state` allows, as a refusal lists it.
+    #[napi(catch_unwind)]
+    pub fn describe_allowed(&self, state: String) -> String {
+        self.policy.describe_allowed(&state)
+    }
+
+    /// The skills enabled in `state`.
+    #[napi(catch_unwind)]
+    pub fn enabled_skills(&self, state: String) -> Vec<String> {
+        self.policy.enabled_skills(&state).to_vec()
+    }
+
+    /// The governed mounts enabled in `state`.
+    #[napi(catch_unwind)]
+    pub fn enabled_mounts(&self, state: String) -> Vec<String> {
+        self.policy.enabled_mounts(&state).to_vec()
+    }
+
+    /// Moving `from` → `to`: the `requires` gate, then the edge.
+    #[napi(
+        catch_unwind,
+        ts_args_type = "from: string, to: string, variables?: Record<string, unknown>",
+        ts_return_type = "GovernanceDecision"
+    )]
+    pub fn transition(&self, from: String, to: String, variables: Option<Value>) -> Result<Value> {
+        let vars = match variables {
+            Some(Value::Object(m)) => Some(m),
+            _ => None,
+        };
+        serde_json::to_value(self.policy.transition(&from, &to, vars.as_ref()))
+            .map_err(json_error("the decision"))
+    }
+
+    /// A `ls` / `glob` / `grep` result as `state` may see it.
+    #[napi(catch_unwind)]
+    pub fn redact_listing(&self, state: String, text: String) -> String {
+        self.policy
+            .redact_listing(&state, Origin::Agent, &text)
+            .into_owned()
+    }
+}
