@@ -114,10 +114,10 @@ pub fn classify(path: &Canonical, mounts: &Mounts) -> Zone {
     if path.path.is_empty() {
         return Zone::Root;
     }
-    if let Some(name) = mounts.mount_of(&path.path) {
-        if !mounts.is_writable(name) {
-            return Zone::Authored;
-        }
+    if let Some(name) = mounts.mount_of(&path.path)
+        && !mounts.is_writable(name)
+    {
+        return Zone::Authored;
     }
     let first = path.path.split('/').next().unwrap_or_default();
     if RUN_INTERNAL.contains(&first) {

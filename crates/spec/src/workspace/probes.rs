@@ -322,7 +322,7 @@ fn mount_only(
     enabled.extend(grants(
         state.value.get("mounts").and_then(|m| m.get("allow")),
     ));
-    if !enabled.iter().any(|m| *m == mount.name) {
+    if !enabled.contains(&mount.name) {
         out.push(at(Diagnostic::warning(
             &format!("states.{}.tools.allow", state.key),
             format!(
