@@ -37,7 +37,7 @@ impl Policy {
     /// Decides one tool call in a state.
     pub fn decide(&self, call: &ToolCall<'_>, ctx: &CallContext<'_>) -> Decision {
         let decl = self.tool_paths.of(call.tool);
-        let paths = match decl.as_deref().map(|d| call_paths(d, call.args)) {
+        let paths = match decl.map(|d| call_paths(d, call.args)) {
             None => Vec::new(),
             Some(Ok(p)) => p,
             Some(Err(arg)) => {
@@ -48,8 +48,8 @@ impl Policy {
             tool: call.tool,
             args: call.args,
             paths,
-            multi: decl.as_deref().is_some_and(|d| d.len() > 1),
-            declared: decl.as_deref().is_some_and(|d| !d.is_empty()),
+            multi: decl.is_some_and(|d| d.len() > 1),
+            declared: decl.is_some_and(|d| !d.is_empty()),
         };
         let st = self.state(ctx.state);
         self.safety(&c, st, ctx)

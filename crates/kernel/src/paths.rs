@@ -124,10 +124,35 @@ pub enum ToolPathsError {
     },
 }
 
-/// Every tool's declared path arguments: the built-ins plus the host's.
-#[derive(Debug, Clone, Default)]
+/// Every tool's declared path arguments: the built-ins plus the host's, built
+/// once so a decision only looks them up.
+#[derive(Debug, Clone)]
 pub struct ToolPaths {
-    host: BTreeMap<String, Vec<PathArg>>,
+    table: BTreeMap<String, Vec<PathArg>>,
+}
+
+/// The built-in tools that declare path arguments.
+const BUILT_IN_TOOLS: [&str; 10] = [
+    "read_file",
+    "write_file",
+    "edit_file",
+    "ls",
+    "glob",
+    "grep",
+    "archmax_run",
+    "remove_file",
+    "copy_file",
+    "move_file",
+];
+
+impl Default for ToolPaths {
+    fn default() -> Self {
+        let table = BUILT_IN_TOOLS
+            .iter()
+            .filter_map(|t| built_in(t).map(|d| (t.to_string(), d)))
+            .collect();
+        ToolPaths { table }
+    }
 }
 
 impl ToolPaths {
@@ -157,18 +182,13 @@ impl ToolPaths {
                 alias: None,
             });
         }
-        self.host.insert(tool.to_string(), out);
+        self.table.insert(tool.to_string(), out);
         Ok(())
     }
 
     /// The declaration of `tool`, if it has one.
-    pub fn of(&self, tool: &str) -> Option<std::borrow::Cow<'_, [PathArg]>> {
-        if let Some(b) = built_in(tool) {
-            return Some(std::borrow::Cow::Owned(b));
-        }
-        self.host
-            .get(tool)
-            .map(|v| std::borrow::Cow::Borrowed(v.as_slice()))
+    pub fn of(&self, tool: &str) -> Option<&[PathArg]> {
+        self.table.get(tool).map(Vec::as_slice)
     }
 
     /// True when `arg` names a path of `tool` (an undeclared tool's `file_path`
