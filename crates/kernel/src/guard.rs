@@ -153,45 +153,74 @@ impl GuardPattern {
                 push_escaped(&mut text, r.raw.get(1..).unwrap_or(""));
                 continue;
             }
-            let fail = |reason| GuardFailure {
-                reference: r.raw.clone(),
-                reason,
-            };
-            match r.problem {
-                Some(ReferenceProblem::Malformed) => return Err(fail(Unresolved::Malformed)),
-                Some(ReferenceProblem::InvalidName) => {
-                    return Err(fail(Unresolved::InvalidName {
-                        name: r.name.clone(),
-                    }));
-                }
-                None => {}
-            }
-            let Some(root) = variables.and_then(|vars| vars.get(r.name.as_str())) else {
-                return Err(fail(Unresolved::Unset {
-                    name: r.name.clone(),
-                }));
-            };
-            let joined = || (!r.path.is_empty()).then(|| r.path.join("."));
-            let Some(value) = resolve_path(root, &r.path) else {
-                return Err(fail(Unresolved::PathMissing {
-                    name: r.name.clone(),
-                    path: r.path.join("."),
-                }));
-            };
-            match value {
-                Value::String(s) => push_escaped(&mut text, s),
-                Value::Number(n) => push_escaped(&mut text, &js_number_of(n)),
-                Value::Bool(b) => text.push_str(if *b { "true" } else { "false" }),
-                Value::Null | Value::Array(_) | Value::Object(_) => {
-                    return Err(fail(Unresolved::NonScalar {
-                        name: r.name.clone(),
-                        path: joined(),
-                    }));
-                }
+            match reference_text(&r, variables)? {
+                ReferenceValue::Text(t) => push_escaped(&mut text, &t),
+                ReferenceValue::Bool(b) => text.push_str(if b { "true" } else { "false" }),
             }
         }
         text.push_str(template.get(last..).unwrap_or(""));
         Ok(Cow::Owned(Glob::new(&text)))
+    }
+}
+
+/// What a resolved reference stands for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ReferenceValue {
+    /// A string as is, or a number as JavaScript prints it.
+    Text(String),
+    /// A boolean.
+    Bool(bool),
+}
+
+impl ReferenceValue {
+    /// The text substituted for the reference.
+    pub fn into_text(self) -> String {
+        match self {
+            ReferenceValue::Text(t) => t,
+            ReferenceValue::Bool(b) => b.to_string(),
+        }
+    }
+}
+
+/// Resolves one non-escaped `${{…}}` reference against the run's variables,
+/// with the checks in order: malformed, invalid name, unset, path missing,
+/// non-scalar. Shared by guards and by the runtime's argument substitution.
+pub fn reference_text(
+    r: &crate::grammar::Reference,
+    variables: Option<&Map<String, Value>>,
+) -> Result<ReferenceValue, GuardFailure> {
+    let fail = |reason| GuardFailure {
+        reference: r.raw.clone(),
+        reason,
+    };
+    match r.problem {
+        Some(ReferenceProblem::Malformed) => return Err(fail(Unresolved::Malformed)),
+        Some(ReferenceProblem::InvalidName) => {
+            return Err(fail(Unresolved::InvalidName {
+                name: r.name.clone(),
+            }));
+        }
+        None => {}
+    }
+    let Some(root) = variables.and_then(|vars| vars.get(r.name.as_str())) else {
+        return Err(fail(Unresolved::Unset {
+            name: r.name.clone(),
+        }));
+    };
+    let Some(value) = resolve_path(root, &r.path) else {
+        return Err(fail(Unresolved::PathMissing {
+            name: r.name.clone(),
+            path: r.path.join("."),
+        }));
+    };
+    match value {
+        Value::String(s) => Ok(ReferenceValue::Text(s.clone())),
+        Value::Number(n) => Ok(ReferenceValue::Text(js_number_of(n))),
+        Value::Bool(b) => Ok(ReferenceValue::Bool(*b)),
+        Value::Null | Value::Array(_) | Value::Object(_) => Err(fail(Unresolved::NonScalar {
+            name: r.name.clone(),
+            path: (!r.path.is_empty()).then(|| r.path.join(".")),
+        })),
     }
 }
 

@@ -1,0 +1,63 @@
+//! The one place the runtime reads the clock.
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// Epoch milliseconds now.
+pub fn now_ms() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+/// Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+fn civil(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = u32::try_from(doy - (153 * mp + 2) / 5 + 1).unwrap_or(1);
+    let m = u32::try_from(if mp < 10 { mp + 3 } else { mp - 9 }).unwrap_or(1);
+    (if m <= 2 { y + 1 } else { y }, m, d)
+}
+
+const WEEKDAYS: [&str; 7] = ["Thursday", "Friday", "Saturday", "Sunday", "Monday", "Tuesday", "Wednesday"];
+
+/// `YYYY-MM-DDTHH:MM:SS.mmmZ` for epoch milliseconds.
+pub fn iso(ms: u64) -> String {
+    let secs = i64::try_from(ms / 1000).unwrap_or(0);
+    let (y, mo, d) = civil(secs.div_euclid(86_400));
+    let rem = secs.rem_euclid(86_400);
+    format!("{y:04}-{mo:02}-{d:02}T{:02}:{:02}:{:02}.{:03}Z", rem / 3600, rem % 3600 / 60, rem % 60, ms % 1000)
+}
+
+/// The prompt's clock line: UTC, floored to ten minutes so every call of a turn
+/// renders the same bytes.
+pub fn clock_line(ms: u64) -> String {
+    let secs = i64::try_from(ms / 1000).unwrap_or(0);
+    let floored = secs - secs.rem_euclid(600);
+    let days = floored.div_euclid(86_400);
+    let (y, mo, d) = civil(days);
+    let rem = floored.rem_euclid(86_400);
+    let weekday = WEEKDAYS[usize::try_from(days.rem_euclid(7)).unwrap_or(0)];
+    format!(
+        "Current date and time: {y:04}-{mo:02}-{d:02} {:02}:{:02} UTC ({weekday}), rounded down to the nearest 10 minutes — it can be that much behind.",
+        rem / 3600,
+        rem % 3600 / 60
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dates_render_in_utc() {
+        assert_eq!(iso(0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(iso(1_772_357_400_123), "2026-03-01T09:30:00.123Z");
+        assert_eq!(
+            clock_line(1_772_357_999_000),
+            "Current date and time: 2026-03-01 09:30 UTC (Sunday), rounded down to the nearest 10 minutes — it can be that much behind."
+        );
+    }
+}

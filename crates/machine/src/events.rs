@@ -1,0 +1,179 @@
+//! The typed lifecycle event stream hosts subscribe to.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use serde::Serialize;
+use serde_json::Value;
+
+/// One lifecycle event (the payload; see [`Envelope`]).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "kebab-case", rename_all_fields = "camelCase")]
+#[non_exhaustive]
+pub enum Event {
+    /// Something the host should know.
+    Warning { scope: String, message: String },
+    /// The turn reopened at the entry state.
+    WorkflowReset { entry: String },
+    /// A state was entered.
+    StateEnter { state: String },
+    /// A state was left.
+    StateLeave { state: String, next: String },
+    /// A terminal failure routed through `on_error`.
+    StateErrorRouted { state: String, to: String, reason: String },
+    /// The run moved (`from` = `__start__` for the turn's arrival).
+    Advance {
+        from: String,
+        to: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        call_id: Option<String>,
+    },
+    /// The agent raised: the session failed.
+    Raised {
+        state: String,
+        session_id: String,
+        code: String,
+        reason: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        call_id: Option<String>,
+    },
+    /// The agent said something.
+    AgentText {
+        state: String,
+        text: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        message_id: Option<String>,
+    },
+    /// A governed tool call is about to run.
+    ToolCalled {
+        state: String,
+        tool: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        call_id: Option<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        args: Option<Value>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        detail: Option<String>,
+    },
+    /// A tool call settled.
+    ToolResult {
+        state: String,
+        tool: String,
+        call_id: String,
+        status: String,
+        duration_ms: u64,
+        output: String,
+        truncated: bool,
+    },
+    /// The kernel refused a call.
+    ToolBlocked {
+        state: String,
+        tool: String,
+        reason: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        call_id: Option<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        args: Option<Value>,
+    },
+    /// Variables were written (names only, never values).
+    VariablesSet {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        state: Option<String>,
+        names: Vec<String>,
+        locked: bool,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        call_id: Option<String>,
+    },
+    /// The run's title was set.
+    TitleSet {
+        title: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        state: Option<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        call_id: Option<String>,
+    },
+    /// A model call reported usage.
+    ModelUsage {
+        state: String,
+        input_tokens: u64,
+        output_tokens: u64,
+        cache_read_tokens: u64,
+        cache_creation_tokens: u64,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        model: Option<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cost_usd: Option<f64>,
+    },
+}
+
+impl Event {
+    /// `warn` for warnings, refusals and raises; `info` otherwise.
+    pub fn level(&self) -> &'static str {
+        match self {
+            Event::Warning { .. } | Event::ToolBlocked { .. } | Event::Raised { .. } => "warn",
+            Event::ToolResult { status, .. } if status == "error" => "warn",
+            _ => "info",
+        }
+    }
+}
+
+/// An event with its envelope.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Envelope {
+    /// The payload.
+    #[serde(flatten)]
+    pub event: Event,
+    /// `info`, `warn` or `error`.
+    pub level: &'static str,
+    /// Epoch milliseconds.
+    pub ts: u64,
+    /// Strictly increasing per harness.
+    pub seq: u64,
+    /// The session the event is about.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+}
+
+/// Where events go. Called synchronously, in order.
+pub trait EventSink: Send + Sync {
+    /// Receives one event.
+    fn emit(&self, event: &Envelope);
+}
+
+/// A sink that drops everything.
+#[derive(Debug, Default)]
+pub struct NoEvents;
+
+impl EventSink for NoEvents {
+    fn emit(&self, _event: &Envelope) {}
+}
+
+/// Stamps events with `ts` and `seq` and hands them to the sink.
+#[derive(Clone)]
+pub struct Emitter {
+    sink: Arc<dyn EventSink>,
+    seq: Arc<AtomicU64>,
+}
+
+impl Emitter {
+    /// An emitter over `sink`.
+    pub fn new(sink: Arc<dyn EventSink>) -> Self {
+        Emitter { sink, seq: Arc::new(AtomicU64::new(0)) }
+    }
+
+    /// Emits one event for `session`.
+    pub fn emit(&self, session: Option<&str>, event: Event) {
+        let seq = self.seq.fetch_add(1, Ordering::SeqCst) + 1;
+        let level = event.level();
+        self.sink.emit(&Envelope { event, level, ts: crate::clock::now_ms(), seq, session_id: session.map(str::to_string) });
+    }
+}
+
+impl std::fmt::Debug for Emitter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Emitter").finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,170 @@
+//! The session state the runtime checkpoints after every step: small and fixed
+//! in size (the transcript lives beside it, appended).
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Where a session stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    /// A turn is in progress.
+    #[default]
+    Running,
+    /// The last turn finished normally.
+    Completed,
+    /// The agent raised, or the turn threw.
+    Failed,
+    /// Governance ended the turn.
+    Rejected,
+    /// Parked at a human state.
+    AwaitingDecision,
+    /// Parked for an outside event.
+    AwaitingInput,
+}
+
+impl Status {
+    /// The status as hosts see it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Running => "running",
+            Status::Completed => "completed",
+            Status::Failed => "failed",
+            Status::Rejected => "rejected",
+            Status::AwaitingDecision => "awaiting_decision",
+            Status::AwaitingInput => "awaiting_input",
+        }
+    }
+    /// `completed`, `failed` or `rejected`.
+    pub fn is_finished(self) -> bool {
+        matches!(self, Status::Completed | Status::Failed | Status::Rejected)
+    }
+}
+
+/// Who locked a variable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LockedBy {
+    /// The host seeded it (or a delivery, or the harness: `trigger`).
+    Host,
+    /// The agent wrote it with `lock: true` (`archmax_reset` releases it).
+    Agent,
+}
+
+/// One run variable.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Variable {
+    /// The value.
+    pub value: Value,
+    /// Who locked it, if anyone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub locked_by: Option<LockedBy>,
+}
+
+impl Variable {
+    /// True when locked.
+    pub fn locked(&self) -> bool {
+        self.locked_by.is_some()
+    }
+}
+
+/// One step of the audit trail.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TrailStep {
+    /// The state entered.
+    pub to: String,
+    /// `trigger`, `agent`, `human`, `sub-workflow`, `reset` or `on_error`.
+    pub kind: String,
+    /// Why.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// Epoch milliseconds.
+    pub ts: u64,
+}
+
+/// Token counts, cumulative per session.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct Usage {
+    /// Input tokens (cache counts are a breakdown of it).
+    pub input_tokens: u64,
+    /// Output tokens.
+    pub output_tokens: u64,
+    /// Input tokens read from a prompt cache.
+    pub cache_read_tokens: u64,
+    /// Input tokens written to a prompt cache.
+    pub cache_creation_tokens: u64,
+    /// Cost, when pricing is configured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
+}
+
+impl Usage {
+    /// True when every counter is zero.
+    pub fn is_empty(&self) -> bool {
+        self.input_tokens == 0 && self.output_tokens == 0 && self.cache_read_tokens == 0 && self.cache_creation_tokens == 0
+    }
+}
+
+/// How a failed session ended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Exit {
+    /// The code (`orders-unavailable`, `turn-error`, …).
+    pub code: String,
+    /// Why.
+    pub reason: String,
+}
+
+/// Everything the runtime knows about a session between steps.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionState {
+    /// The workflow the session runs.
+    pub workflow: String,
+    /// The current state.
+    pub workflow_state: String,
+    /// Where `archmax_reset` goes.
+    pub entry_state: String,
+    /// The trigger of the current turn.
+    pub trigger: String,
+    /// The spec the last turn ran under.
+    pub spec_hash: String,
+    /// Where the session stands.
+    pub status: Status,
+    /// A pending or committed rejection.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rejected: Option<String>,
+    /// How a failed session ended.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit: Option<Exit>,
+    /// The run's variables.
+    pub variables: BTreeMap<String, Variable>,
+    /// Model calls in the current visit of the current state.
+    pub state_turns: u64,
+    /// Model calls in the current turn, across states.
+    pub turn_model_calls: u64,
+    /// The budget warning was given this turn.
+    #[serde(default)]
+    pub budget_warned: bool,
+    /// The budget already routed through `on_error` this turn.
+    #[serde(default)]
+    pub budget_routed: bool,
+    /// The audit trail.
+    pub trail: Vec<TrailStep>,
+    /// Cumulative usage.
+    pub usage: Usage,
+    /// Transcript lines this state covers.
+    pub transcript_len: u64,
+    /// The agent's todo list (`write_todos`).
+    #[serde(default, skip_serializing_if = "Value::is_null")]
+    pub todos: Value,
+}
+
+impl SessionState {
+    /// The variables as the kernel reads them (values only).
+    pub fn kernel_variables(&self) -> archmax_kernel::Variables {
+        self.variables.iter().map(|(k, v)| (k.clone(), v.value.clone())).collect()
+    }
+}
