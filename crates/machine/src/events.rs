@@ -8,7 +8,11 @@ use serde_json::Value;
 
 /// One lifecycle event (the payload; see [`Envelope`]).
 #[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "type", rename_all = "kebab-case", rename_all_fields = "camelCase")]
+#[serde(
+    tag = "type",
+    rename_all = "kebab-case",
+    rename_all_fields = "camelCase"
+)]
 #[non_exhaustive]
 pub enum Event {
     /// Something the host should know.
@@ -20,7 +24,11 @@ pub enum Event {
     /// A state was left.
     StateLeave { state: String, next: String },
     /// A terminal failure routed through `on_error`.
-    StateErrorRouted { state: String, to: String, reason: String },
+    StateErrorRouted {
+        state: String,
+        to: String,
+        reason: String,
+    },
     /// The run moved (`from` = `__start__` for the turn's arrival).
     Advance {
         from: String,
@@ -161,14 +169,23 @@ pub struct Emitter {
 impl Emitter {
     /// An emitter over `sink`.
     pub fn new(sink: Arc<dyn EventSink>) -> Self {
-        Emitter { sink, seq: Arc::new(AtomicU64::new(0)) }
+        Emitter {
+            sink,
+            seq: Arc::new(AtomicU64::new(0)),
+        }
     }
 
     /// Emits one event for `session`.
     pub fn emit(&self, session: Option<&str>, event: Event) {
         let seq = self.seq.fetch_add(1, Ordering::SeqCst) + 1;
         let level = event.level();
-        self.sink.emit(&Envelope { event, level, ts: crate::clock::now_ms(), seq, session_id: session.map(str::to_string) });
+        self.sink.emit(&Envelope {
+            event,
+            level,
+            ts: crate::clock::now_ms(),
+            seq,
+            session_id: session.map(str::to_string),
+        });
     }
 }
 

@@ -104,7 +104,10 @@ pub struct Usage {
 impl Usage {
     /// True when every counter is zero.
     pub fn is_empty(&self) -> bool {
-        self.input_tokens == 0 && self.output_tokens == 0 && self.cache_read_tokens == 0 && self.cache_creation_tokens == 0
+        self.input_tokens == 0
+            && self.output_tokens == 0
+            && self.cache_read_tokens == 0
+            && self.cache_creation_tokens == 0
     }
 }
 
@@ -165,6 +168,9 @@ pub struct SessionState {
 impl SessionState {
     /// The variables as the kernel reads them (values only).
     pub fn kernel_variables(&self) -> archmax_kernel::Variables {
-        self.variables.iter().map(|(k, v)| (k.clone(), v.value.clone())).collect()
+        self.variables
+            .iter()
+            .map(|(k, v)| (k.clone(), v.value.clone()))
+            .collect()
     }
 }

@@ -1,0 +1,145 @@
+//! The definitions (name, description, JSON Schema) of the runtime's own tools.
+
+use serde_json::{Value, json};
+
+/// A tool as the model is shown it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolSpec {
+    /// The name.
+    pub name: String,
+    /// What it does, for the model.
+    pub description: String,
+    /// JSON Schema of its arguments.
+    pub parameters: Value,
+}
+
+fn spec(name: &str, description: &str, parameters: Value) -> ToolSpec {
+    ToolSpec {
+        name: name.to_string(),
+        description: description.to_string(),
+        parameters,
+    }
+}
+
+fn object(properties: Value, required: &[&str]) -> Value {
+    json!({ "type": "object", "properties": properties, "required": required })
+}
+
+/// The definition of a built-in tool the runtime can execute, or `None`.
+pub fn built_in(name: &str) -> Option<ToolSpec> {
+    let path = json!({ "type": "string", "description": "Workspace-relative path." });
+    Some(match name {
+        "archmax_advance" => spec(
+            name,
+            "Move the run to the next state along one of the current state's transitions, once this state's work is done. One move per message.",
+            object(
+                json!({ "to": { "type": "string", "description": "The target state's slug, from the listed transitions." }, "reason": { "type": "string", "description": "Why, in one short sentence." }, "evidence": { "type": "array", "items": { "type": "string" }, "description": "Files a person deciding next should see (only when moving into a human decision state)." } }),
+                &["to", "reason"],
+            ),
+        ),
+        "archmax_reset" => spec(
+            name,
+            "Start over at the workflow's entry state when the current state cannot serve the conversation. Messages, files and variables are kept.",
+            object(json!({ "reason": { "type": "string" } }), &["reason"]),
+        ),
+        "archmax_raise" => spec(
+            name,
+            "End the session as failed when the task cannot be completed, after trying to recover. Call it alone in its message.",
+            object(
+                json!({ "code": { "type": "string", "description": "A short machine-readable code (at most 64 characters, one line)." }, "reason": { "type": "string" } }),
+                &["code", "reason"],
+            ),
+        ),
+        "archmax_get_variables" => spec(
+            name,
+            "Read the run's variables: all of them, one by name, or a value inside one by a dotted path.",
+            object(
+                json!({ "name": { "type": "string" }, "path": { "type": "string" } }),
+                &[],
+            ),
+        ),
+        "archmax_set_variables" => spec(
+            name,
+            "Set run variables (all or nothing). 'title' names the task this run is doing. Pass lock: true to freeze the values.",
+            object(
+                json!({ "variables": { "type": "object", "additionalProperties": true }, "lock": { "type": "boolean" } }),
+                &["variables"],
+            ),
+        ),
+        "ls" => spec(
+            name,
+            "List a directory of the workspace.",
+            object(json!({ "path": path }), &[]),
+        ),
+        "read_file" => spec(
+            name,
+            "Read a text file, numbered by line. Use offset and limit to page through long files.\n- Text files only: a binary file (an image, audio, video, a PDF, an archive, …) is not returned; the result says the file is binary and was not read.",
+            object(
+                json!({ "file_path": path, "offset": { "type": "integer", "minimum": 0 }, "limit": { "type": "integer", "minimum": 1 } }),
+                &["file_path"],
+            ),
+        ),
+        "write_file" => spec(
+            name,
+            "Write a text file (creating or replacing it).",
+            object(
+                json!({ "file_path": path, "content": { "type": "string" } }),
+                &["file_path", "content"],
+            ),
+        ),
+        "edit_file" => spec(
+            name,
+            "Replace exact text in a file.",
+            object(
+                json!({ "file_path": path, "old_string": { "type": "string" }, "new_string": { "type": "string" }, "replace_all": { "type": "boolean" } }),
+                &["file_path", "old_string", "new_string"],
+            ),
+        ),
+        "glob" => spec(
+            name,
+            "Find files by glob pattern.",
+            object(
+                json!({ "pattern": { "type": "string" }, "path": path }),
+                &["pattern"],
+            ),
+        ),
+        "grep" => spec(
+            name,
+            "Search file contents for a literal text.",
+            object(
+                json!({ "pattern": { "type": "string" }, "path": path, "glob": { "type": "string" }, "max_count": { "type": "integer", "minimum": 1 } }),
+                &["pattern"],
+            ),
+        ),
+        "copy_file" => spec(
+            name,
+            "Copy one file.",
+            object(
+                json!({ "source": path, "destination": path, "overwrite": { "type": "boolean" } }),
+                &["source", "destination"],
+            ),
+        ),
+        "move_file" => spec(
+            name,
+            "Move one file.",
+            object(
+                json!({ "source": path, "destination": path, "overwrite": { "type": "boolean" } }),
+                &["source", "destination"],
+            ),
+        ),
+        "remove_file" => spec(
+            name,
+            "Remove one file.",
+            object(json!({ "file_path": path }), &["file_path"]),
+        ),
+        "write_todos" => spec(
+            name,
+            "Keep a short plan for this task as a todo list (replaces the previous list).",
+            object(
+                json!({ "todos": { "type": "array", "items": { "type": "object", "properties": { "content": { "type": "string" }, "status": { "type": "string", "enum": ["pending", "in_progress", "completed"] } }, "required": ["content", "status"] } } }),
+                &["todos"],
+            ),
+        ),
+        _ => return None,
+    })
+}
