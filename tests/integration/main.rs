@@ -3,4 +3,5 @@
 mod corpus;
 mod example;
 mod fuzz;
+mod model_client;
 mod workspace;

@@ -47,3 +47,5 @@ impl Drop for TempWorkspace {
         let _ = std::fs::remove_dir_all(&self.root);
     }
 }
+
+pub mod scripted;

@@ -1,9 +1,26 @@
-//! `archmax-machine`: the runtime (in progress).
+//! `archmax-machine`: the runtime. A [`Harness`] is one workflow assembled once;
+//! [`Harness::send`] runs a turn: the prompt for the active state, the model call,
+//! and every tool call governed by the kernel before it runs, each step committed
+//! to the session store.
 
 pub mod clock;
 pub mod control;
 pub mod events;
+pub mod files;
+mod harness;
+pub mod model;
+pub mod outcome;
 pub mod prompt;
 pub mod state;
+pub mod store;
 pub mod substitute;
 pub mod tooldefs;
+pub mod tools;
+mod turn;
+
+pub use events::{Emitter, Envelope, Event, EventSink, NoEvents};
+pub use harness::{Harness, HarnessOptions, RunError};
+pub use outcome::{Outcome, OutcomeKind};
+pub use state::{SessionState, Status};
+pub use tools::{HostTool, ToolContext};
+pub use turn::{DEFAULT_MAX_MODEL_CALLS, SendInput, step_limit};

@@ -1,0 +1,274 @@
+//! The runtime's file tools over a workspace (kernel digest §7.4–§7.7, §8).
+//!
+//! Governance is not decided here: the kernel has already allowed the call.
+//! This module does what the tool does, plus the router's own refusals
+//! (escaping paths, read-only mounts, binary reads).
+
+mod glob;
+mod ops;
+mod route;
+mod text;
+mod tools;
+
+#[cfg(test)]
+mod tests;
+
+use std::fs;
+use std::path::PathBuf;
+
+use serde_json::Value;
+
+pub use glob::Glob;
+pub use route::escape_error;
+pub use text::{TRUNCATION_GUIDANCE, format_size, locale_cmp, mime_of};
+
+/// Grep's default total match cap.
+pub const GREP_DEFAULT_MAX_COUNT: u64 = 1000;
+
+/// Directory of the session folder holding evicted tool results.
+pub const LARGE_TOOL_RESULTS_DIR: &str = "large_tool_results";
+
+/// One mount of the authored workspace, served from `<root>/<name>`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MountRoute {
+    /// Mount name without leading/trailing `/` (`skills`, `.platform`, `AGENTS.md`).
+    pub name: String,
+    /// True for a directory mount, false for an exact file mount.
+    pub is_dir: bool,
+    /// True when writes, edits and deletes are refused.
+    pub read_only: bool,
+}
+
+impl MountRoute {
+    /// A read-only directory mount.
+    pub fn dir(name: &str) -> Self {
+        MountRoute {
+            name: name.trim_matches('/').to_string(),
+            is_dir: true,
+            read_only: true,
+        }
+    }
+
+    /// A read-only exact file mount.
+    pub fn file(name: &str) -> Self {
+        MountRoute {
+            name: name.trim_matches('/').to_string(),
+            is_dir: false,
+            read_only: true,
+        }
+    }
+
+    /// The same mount, writable.
+    pub fn writable(mut self) -> Self {
+        self.read_only = false;
+        self
+    }
+}
+
+/// The workspace a turn's file tools work on.
+#[derive(Debug, Clone)]
+pub struct Workspace {
+    /// The workspace directory on disk (authored files, mounts).
+    pub root: PathBuf,
+    /// The bound session's folder, `<root>/sessions/<id>`.
+    pub session: PathBuf,
+    /// The mount table.
+    pub mounts: Vec<MountRoute>,
+}
+
+impl Workspace {
+    /// A workspace at `root` bound to session `session_id`
+    /// (session folder `<root>/sessions/<session_id>`).
+    pub fn new(root: impl Into<PathBuf>, session_id: &str, mounts: Vec<MountRoute>) -> Self {
+        let root = root.into();
+        let session = root.join("sessions").join(session_id);
+        Workspace {
+            root,
+            session,
+            mounts,
+        }
+    }
+
+    /// The default authored mounts: `skills/`, `.platform/` and `AGENTS.md`,
+    /// all read-only.
+    pub fn default_mounts() -> Vec<MountRoute> {
+        vec![
+            MountRoute::dir("skills"),
+            MountRoute::dir(".platform"),
+            MountRoute::file("AGENTS.md"),
+        ]
+    }
+
+    /// The bound session id (last component of `session`).
+    pub fn session_id(&self) -> Option<&str> {
+        self.session.file_name().and_then(|n| n.to_str())
+    }
+}
+
+/// What a tool answers the model.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolOutput {
+    /// The tool message text.
+    pub text: String,
+    /// True when the call failed or was refused.
+    pub is_error: bool,
+}
+
+impl ToolOutput {
+    /// A successful result.
+    pub fn ok(text: impl Into<String>) -> Self {
+        ToolOutput {
+            text: text.into(),
+            is_error: false,
+        }
+    }
+
+    /// A failed or refused result.
+    pub fn err(text: impl Into<String>) -> Self {
+        ToolOutput {
+            text: text.into(),
+            is_error: true,
+        }
+    }
+}
+
+/// The tool names [`run_tool`] implements.
+pub const FILE_TOOLS: [&str; 10] = [
+    "ls",
+    "read_file",
+    "write_file",
+    "edit_file",
+    "glob",
+    "grep",
+    "copy_file",
+    "move_file",
+    "remove_file",
+    "write_todos",
+];
+
+/// Runs file tool `tool` with JSON arguments `args` over `ws`.
+pub fn run_tool(ws: &Workspace, tool: &str, args: &Value) -> ToolOutput {
+    let result = match tool {
+        "ls" => tools::ls(ws, args),
+        "read_file" => tools::read_file(ws, args),
+        "write_file" => tools::write_file(ws, args),
+        "edit_file" => tools::edit_file(ws, args),
+        "glob" => tools::glob(ws, args),
+        "grep" => tools::grep(ws, args),
+        "write_todos" => tools::write_todos(args),
+        "copy_file" => ops::copy_or_move(ws, args, ops::Verb::Copy),
+        "move_file" => ops::copy_or_move(ws, args, ops::Verb::Move),
+        "remove_file" => ops::remove(ws, args),
+        other => Err(ToolOutput::err(format!(
+            "Error: '{other}' is not a file tool."
+        ))),
+    };
+    result.unwrap_or_else(|e| e)
+}
+
+/// Replaces `.`, `/` and `\` of a tool call id with `_` (Deep Agents'
+/// `sanitizeToolCallId`); an empty id becomes `tool_result`.
+pub fn sanitize_call_id(call_id: &str) -> String {
+    let s: String = call_id
+        .chars()
+        .map(|c| {
+            if matches!(c, '.' | '/' | '\\') {
+                '_'
+            } else {
+                c
+            }
+        })
+        .collect();
+    if s.is_empty() {
+        "tool_result".to_string()
+    } else {
+        s
+    }
+}
+
+/// Evicts an oversized tool result: when `text` is longer than `limit_chars`
+/// characters, writes it to `large_tool_results/<sanitized call id>` in the
+/// session folder and returns the pointer text that replaces it. `None` when
+/// the text fits, or when it could not be written (keep the original then).
+pub fn offload(ws: &Workspace, call_id: &str, text: &str, limit_chars: usize) -> Option<String> {
+    let len = text.chars().count();
+    if len <= limit_chars {
+        return None;
+    }
+    let id = sanitize_call_id(call_id);
+    let dir = ws.session.join(LARGE_TOOL_RESULTS_DIR);
+    fs::create_dir_all(&dir).ok()?;
+    fs::write(dir.join(&id), text).ok()?;
+    let path = format!("/{LARGE_TOOL_RESULTS_DIR}/{id}");
+    let sample_lines: Vec<String> = text
+        .split('\n')
+        .take(10)
+        .map(|l| l.chars().take(1000).collect())
+        .collect();
+    let sample_refs: Vec<&str> = sample_lines.iter().map(String::as_str).collect();
+    let sample = text::format_numbered(&sample_refs, 1);
+    Some(format!(
+        "Tool result too large ({len} characters), so it was saved to the file '{path}' instead of being shown here.\n\
+         Read it with read_file, a part at a time: read_file(file_path=\"{path}\", offset=0, limit=100) shows the first 100 lines; raise offset to continue.\n\n\
+         The first lines of the result:\n{sample}"
+    ))
+}
+
+// ---- argument helpers -------------------------------------------------
+
+pub(crate) fn bad_args(tool: &str, detail: &str) -> ToolOutput {
+    ToolOutput::err(format!("Error: invalid arguments for {tool}: {detail}"))
+}
+
+/// A required string argument.
+pub(crate) fn req_str<'a>(tool: &str, args: &'a Value, name: &str) -> Result<&'a str, ToolOutput> {
+    match args.get(name) {
+        Some(Value::String(s)) => Ok(s),
+        _ => Err(bad_args(
+            tool,
+            &format!("'{name}' is required and must be a string"),
+        )),
+    }
+}
+
+/// An optional string argument (absent or null ⇒ `None`).
+pub(crate) fn opt_str<'a>(
+    tool: &str,
+    args: &'a Value,
+    name: &str,
+) -> Result<Option<&'a str>, ToolOutput> {
+    match args.get(name) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s)),
+        Some(_) => Err(bad_args(tool, &format!("'{name}' must be a string"))),
+    }
+}
+
+/// An optional boolean argument.
+pub(crate) fn opt_bool(tool: &str, args: &Value, name: &str) -> Result<Option<bool>, ToolOutput> {
+    match args.get(name) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Bool(b)) => Ok(Some(*b)),
+        Some(_) => Err(bad_args(tool, &format!("'{name}' must be a boolean"))),
+    }
+}
+
+/// An optional number argument (numeric strings are coerced, like zod's
+/// `z.coerce.number()`).
+pub(crate) fn opt_num(tool: &str, args: &Value, name: &str) -> Result<Option<f64>, ToolOutput> {
+    match args.get(name) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Number(n)) => n
+            .as_f64()
+            .map(Some)
+            .ok_or_else(|| bad_args(tool, &format!("'{name}' must be a number"))),
+        Some(Value::String(s)) => s
+            .trim()
+            .parse::<f64>()
+            .ok()
+            .filter(|f| f.is_finite())
+            .map(Some)
+            .ok_or_else(|| bad_args(tool, &format!("'{name}' must be a number"))),
+        Some(_) => Err(bad_args(tool, &format!("'{name}' must be a number"))),
+    }
+}

@@ -1,0 +1,264 @@
+//! A [`Harness`]: one workflow assembled once (spec, compiled policy, skills,
+//! mounts, prompt prefix, model, store, host tools, events) serving many sessions.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use archmax_kernel::{Mounts, Policy, PolicyOptions, SkillDir, ToolPaths};
+use archmax_spec::Workflow;
+use archmax_spec::workspace::{Files, MountDecl, load_workflow, zero_config};
+use archmax_spec::{Diagnostic, DiskFiles};
+use serde_json::Value;
+
+use crate::events::{Emitter, Event, EventSink};
+use crate::model::client::Model;
+use crate::store::SessionStore;
+use crate::tools::HostTool;
+
+/// Why a harness cannot be assembled or a turn cannot start. Each carries the
+/// original's error class name as `code()`.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum RunError {
+    /// The workflow is missing or does not load.
+    #[error(transparent)]
+    WorkflowLoad(#[from] archmax_spec::workspace::WorkflowLoadError),
+    /// The workflow is disabled and a new turn would start.
+    #[error(
+        "workflow '{0}' is disabled ('disabled: true' in its workflow.yaml); no session started. Remove that flag to re-enable it. Parked sessions can still be decided, replied to and delivered to."
+    )]
+    WorkflowDisabled(String),
+    /// No state declares the trigger.
+    #[error("No start state for trigger '{id}'. {declared}")]
+    UnknownTrigger {
+        /// The trigger id.
+        id: String,
+        /// `Declared triggers: a, b.` or the no-trigger sentence.
+        declared: String,
+    },
+    /// The session id breaks the id rules.
+    #[error("{0}")]
+    SessionId(String),
+    /// A turn is already running on the session.
+    #[error("{0}")]
+    Busy(String),
+    /// The session is parked; parks are resumed by decide/reply/deliver.
+    #[error("Session '{0}' is parked; resume it with a decision, a reply or a delivery.")]
+    Parked(String),
+    /// A host tool takes a reserved name.
+    #[error("{0}")]
+    ReservedToolName(String),
+    /// A path declaration was refused.
+    #[error(transparent)]
+    ToolPaths(#[from] archmax_kernel::ToolPathsError),
+    /// The session store failed.
+    #[error("{0}")]
+    Store(String),
+    /// A seeded variable has a bad name.
+    #[error(
+        "'{0}' is not a valid variable name (seeded). Use lowercase letters, digits and underscores, starting with a letter (e.g. 'from_email')."
+    )]
+    InvalidVariableName(String),
+}
+
+impl RunError {
+    /// The original's error class name.
+    pub fn code(&self) -> &'static str {
+        match self {
+            RunError::WorkflowLoad(_) => "WorkflowLoadError",
+            RunError::WorkflowDisabled(_) => "WorkflowDisabledError",
+            RunError::UnknownTrigger { .. } => "UnknownTriggerError",
+            RunError::SessionId(_) => "SessionStoreIdError",
+            RunError::Busy(_) => "SessionNotResumableError",
+            RunError::Parked(_) => "SessionParkedError",
+            RunError::ReservedToolName(_) => "ReservedToolNameError",
+            RunError::ToolPaths(_) => "ToolPathsError",
+            RunError::Store(_) => "SessionStoreError",
+            RunError::InvalidVariableName(_) => "InvalidVariableNameError",
+        }
+    }
+}
+
+/// How to assemble a harness.
+pub struct HarnessOptions {
+    /// The workspace root.
+    pub root: PathBuf,
+    /// The workflow slug.
+    pub workflow: String,
+    /// The model every call goes to.
+    pub model: Arc<dyn Model>,
+    /// The default model id (`ARCHMAX_MODEL`); `settings.model` and `state.model` win.
+    pub default_model: String,
+    /// Where sessions live.
+    pub store: Arc<dyn SessionStore>,
+    /// Where events go.
+    pub events: Arc<dyn EventSink>,
+    /// Host tools.
+    pub tools: Vec<Arc<dyn HostTool>>,
+    /// Host tools permitted in every state.
+    pub essential_tools: Vec<String>,
+    /// The host's mount table (`None` = zero-config).
+    pub mounts: Option<Vec<MountDecl>>,
+    /// Skill sources (default `["skills/"]`).
+    pub skills: Vec<String>,
+}
+
+/// One workflow, assembled.
+pub struct Harness {
+    pub(crate) root: PathBuf,
+    pub(crate) workflow: String,
+    pub(crate) spec: Workflow,
+    pub(crate) spec_json: Value,
+    pub(crate) spec_hash: String,
+    pub(crate) policy: Policy,
+    pub(crate) model: Arc<dyn Model>,
+    pub(crate) default_model: String,
+    pub(crate) store: Arc<dyn SessionStore>,
+    pub(crate) emitter: Emitter,
+    pub(crate) tools: Vec<Arc<dyn HostTool>>,
+    pub(crate) static_prompt: String,
+    /// (slug, description, `SKILL.md` path).
+    pub(crate) skills: Vec<(String, String, String)>,
+    pub(crate) mounts: Vec<MountDecl>,
+    /// Lint findings and registry warnings reported at assembly.
+    pub warnings: Vec<Diagnostic>,
+}
+
+impl std::fmt::Debug for Harness {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Harness")
+            .field("workflow", &self.workflow)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Harness {
+    /// Assembles `workflow` of the workspace at `root`.
+    pub fn assemble(opts: HarnessOptions) -> Result<Harness, RunError> {
+        let files = DiskFiles::new(&opts.root);
+        let loaded = load_workflow(&files, &opts.workflow, &opts.skills)?;
+        crate::tools::check_names(&opts.tools)?;
+        let mounts = opts.mounts.unwrap_or_else(zero_config);
+        let mut tool_paths = ToolPaths::new();
+        for t in &opts.tools {
+            if let Some(decl) = t.paths() {
+                tool_paths.declare(t.name(), &decl)?;
+            }
+        }
+        let policy = Policy::compile(
+            &loaded.spec,
+            PolicyOptions {
+                mounts: Mounts::from_decls(&mounts),
+                skills: loaded.skills.iter().map(SkillDir::from_bundle).collect(),
+                tool_paths,
+                essential_tools: opts.essential_tools.clone(),
+                custom_rules: Vec::new(),
+            },
+        )
+        .map_err(|e| RunError::Store(e.to_string()))?;
+        let spec_json = serde_json::to_value(&loaded.spec).unwrap_or(Value::Null);
+        let spec_hash = archmax_spec::hash::spec_hash(&spec_json);
+        let persona = files.read("AGENTS.md");
+        let prose = files.read(&format!("workflows/{}/WORKFLOW.md", opts.workflow));
+        let zones = crate::prompt::zones_section(&mounts);
+        let static_prompt = crate::prompt::static_prefix(
+            persona.as_deref(),
+            &zones,
+            &loaded.spec,
+            prose.as_deref(),
+        );
+        let skills = loaded
+            .skills
+            .iter()
+            .map(|b| {
+                (
+                    b.slug.clone(),
+                    b.description.clone(),
+                    format!("{}SKILL.md", b.prefix),
+                )
+            })
+            .collect();
+        let emitter = Emitter::new(opts.events);
+        for w in &loaded.warnings {
+            emitter.emit(
+                None,
+                Event::Warning {
+                    scope: "workflow".to_string(),
+                    message: w.message.clone(),
+                },
+            );
+        }
+        Ok(Harness {
+            root: opts.root,
+            workflow: opts.workflow,
+            spec: loaded.spec,
+            spec_json,
+            spec_hash,
+            policy,
+            model: opts.model,
+            default_model: opts.default_model,
+            store: opts.store,
+            emitter,
+            tools: opts.tools,
+            static_prompt,
+            skills,
+            mounts,
+            warnings: loaded.warnings,
+        })
+    }
+
+    /// The workspace root.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The workflow slug.
+    pub fn workflow(&self) -> &str {
+        &self.workflow
+    }
+
+    /// The typed spec.
+    pub fn spec(&self) -> &Workflow {
+        &self.spec
+    }
+
+    /// The compiled policy.
+    pub fn policy(&self) -> &Policy {
+        &self.policy
+    }
+
+    /// The static system prompt prefix (identical in every state).
+    pub fn static_prompt(&self) -> &str {
+        &self.static_prompt
+    }
+
+    /// The start state of `trigger`.
+    pub fn start_state(&self, trigger: &str) -> Result<String, RunError> {
+        for (slug, st) in &self.spec.states {
+            if st
+                .triggers
+                .as_ref()
+                .is_some_and(|t| t.contains_key(trigger))
+            {
+                return Ok(slug.clone());
+            }
+        }
+        let mut ids: Vec<&str> = self
+            .spec
+            .states
+            .values()
+            .flat_map(|s| s.triggers.iter().flat_map(|t| t.keys()))
+            .map(String::as_str)
+            .collect();
+        ids.dedup();
+        let declared = if ids.is_empty() {
+            "The workflow declares no start-state triggers.".to_string()
+        } else {
+            format!("Declared triggers: {}.", ids.join(", "))
+        };
+        Err(RunError::UnknownTrigger {
+            id: trigger.to_string(),
+            declared,
+        })
+    }
+}

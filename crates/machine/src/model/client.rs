@@ -1,0 +1,528 @@
+//! The HTTP client for OpenAI-compatible `POST {base_url}/chat/completions` endpoints.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap};
+use serde_json::Value;
+
+use super::config::ModelConfig;
+use super::types::{ChatRequest, ChatResponse};
+
+/// Longest body excerpt kept in [`ModelError::Http`], in characters.
+pub const BODY_EXCERPT_CHARS: usize = 500;
+
+/// The boxed future a [`Model`] returns.
+pub type ModelFuture<'a> =
+    Pin<Box<dyn Future<Output = Result<ChatResponse, ModelError>> + Send + 'a>>;
+
+/// Anything that answers a chat-completions request: the HTTP client, or a test double.
+pub trait Model: Send + Sync {
+    /// Completes one request (retries, if any, happen inside).
+    fn complete<'a>(&'a self, req: &'a ChatRequest) -> ModelFuture<'a>;
+}
+
+impl<M: Model + ?Sized> Model for Arc<M> {
+    fn complete<'a>(&'a self, req: &'a ChatRequest) -> ModelFuture<'a> {
+        (**self).complete(req)
+    }
+}
+
+impl<M: Model + ?Sized> Model for Box<M> {
+    fn complete<'a>(&'a self, req: &'a ChatRequest) -> ModelFuture<'a> {
+        (**self).complete(req)
+    }
+}
+
+/// A failed model call. Every text names the endpoint URL and the model id.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ModelError {
+    /// The endpoint answered with a non-success HTTP status.
+    #[error("model request to {url} (model '{model}') failed with HTTP {status}: {}", excerpt_text(.body_excerpt))]
+    Http {
+        /// The request URL.
+        url: String,
+        /// The model id of the request.
+        model: String,
+        /// The HTTP status code.
+        status: u16,
+        /// The start of the response body (at most [`BODY_EXCERPT_CHARS`] characters, trimmed).
+        body_excerpt: String,
+    },
+    /// The request could not be sent or the response could not be received.
+    #[error("model request to {url} (model '{model}') failed: {message}")]
+    Transport {
+        /// The request URL.
+        url: String,
+        /// The model id of the request.
+        model: String,
+        /// What went wrong (connection refused, reset, DNS, TLS, …).
+        message: String,
+    },
+    /// The request did not complete within the per-request timeout.
+    #[error("model request to {url} (model '{model}') timed out after {}", duration_text(.after))]
+    Timeout {
+        /// The request URL.
+        url: String,
+        /// The model id of the request.
+        model: String,
+        /// The timeout that expired.
+        after: Duration,
+    },
+    /// The response was not a usable chat completion (invalid JSON, no choices, …).
+    #[error("model response from {url} (model '{model}') could not be read: {message}")]
+    Decode {
+        /// The request URL.
+        url: String,
+        /// The model id of the request.
+        model: String,
+        /// What was wrong with the body.
+        message: String,
+    },
+    /// The request could not be built (client set-up or body encoding); never retried.
+    #[error("model request to {url} (model '{model}') could not be built: {message}")]
+    InvalidRequest {
+        /// The request URL.
+        url: String,
+        /// The model id of the request.
+        model: String,
+        /// What went wrong.
+        message: String,
+    },
+    /// Every attempt failed with a retryable error; `last` is the final failure.
+    #[error("model request gave up after {attempts} attempt{}: {last}", if *.attempts == 1 { "" } else { "s" })]
+    Exhausted {
+        /// How many attempts were made.
+        attempts: u32,
+        /// The error of the last attempt.
+        last: Box<ModelError>,
+    },
+}
+
+fn excerpt_text(excerpt: &str) -> &str {
+    if excerpt.is_empty() {
+        "(empty body)"
+    } else {
+        excerpt
+    }
+}
+
+fn duration_text(after: &Duration) -> String {
+    if after.subsec_millis() == 0 && after.as_secs() > 0 {
+        format!("{}s", after.as_secs())
+    } else {
+        format!("{}ms", after.as_millis())
+    }
+}
+
+impl ModelError {
+    /// Whether another attempt may succeed: HTTP 429 and 5xx, transport failures and timeouts.
+    pub fn is_retryable(&self) -> bool {
+        match self {
+            ModelError::Http { status, .. } => *status == 429 || (500..=599).contains(status),
+            ModelError::Transport { .. } | ModelError::Timeout { .. } => true,
+            ModelError::Decode { .. }
+            | ModelError::InvalidRequest { .. }
+            | ModelError::Exhausted { .. } => false,
+        }
+    }
+
+    /// The HTTP status of this error, or of the last attempt for [`ModelError::Exhausted`].
+    pub fn status(&self) -> Option<u16> {
+        match self {
+            ModelError::Http { status, .. } => Some(*status),
+            ModelError::Exhausted { last, .. } => last.status(),
+            _ => None,
+        }
+    }
+}
+
+/// `{base_url}/chat/completions`, with exactly one slash between the two.
+pub fn chat_completions_url(base_url: &str) -> String {
+    format!("{}/chat/completions", base_url.trim().trim_end_matches('/'))
+}
+
+/// The OpenAI-compatible HTTP client.
+#[derive(Debug, Clone)]
+pub struct OpenAiClient {
+    config: ModelConfig,
+    url: String,
+    http: reqwest::Client,
+}
+
+/// One failed attempt and the server's `Retry-After` hint, if any.
+struct Failure {
+    error: ModelError,
+    retry_after: Option<Duration>,
+}
+
+impl OpenAiClient {
+    /// Builds the client. Fails only when the TLS/HTTP stack cannot be initialised.
+    pub fn new(config: ModelConfig) -> Result<OpenAiClient, ModelError> {
+        let url = chat_completions_url(&config.base_url);
+        let http = reqwest::Client::builder()
+            .build()
+            .map_err(|e| ModelError::InvalidRequest {
+                url: url.clone(),
+                model: config.model.clone(),
+                message: error_chain(&e),
+            })?;
+        Ok(OpenAiClient { config, url, http })
+    }
+
+    /// The configuration the client was built from.
+    pub fn config(&self) -> &ModelConfig {
+        &self.config
+    }
+
+    /// The full `…/chat/completions` URL requests go to.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// Sends `req`, retrying per the [`RetryPolicy`](super::config::RetryPolicy).
+    ///
+    /// The body is `req` with an empty `model` replaced by the configured default, and
+    /// `temperature`/`max_tokens` filled from the configuration when the request leaves them
+    /// unset. HTTP 429, 5xx, transport failures and timeouts are retried with exponential
+    /// backoff (a `retry-after-ms` or `Retry-After: <seconds>` header replaces the backoff,
+    /// capped at `max_delay`); other failures return at once. When the last attempt fails with
+    /// a retryable error the result is [`ModelError::Exhausted`].
+    pub async fn send(&self, req: &ChatRequest) -> Result<ChatResponse, ModelError> {
+        let mut body = req.clone();
+        if body.model.trim().is_empty() {
+            body.model = self.config.model.clone();
+        }
+        if body.temperature.is_none() {
+            body.temperature = self.config.temperature;
+        }
+        if body.max_tokens.is_none() {
+            body.max_tokens = self.config.max_tokens;
+        }
+        let model = body.model.clone();
+        let bytes = serde_json::to_vec(&body).map_err(|e| ModelError::InvalidRequest {
+            url: self.url.clone(),
+            model: model.clone(),
+            message: format!("could not encode the request body: {e}"),
+        })?;
+        let policy = self.config.retry;
+        let attempts = policy.attempts.max(1);
+        let mut attempt = 1;
+        loop {
+            let failure = match self.attempt(&bytes, &model).await {
+                Ok(response) => return Ok(response),
+                Err(failure) => failure,
+            };
+            if !failure.error.is_retryable() {
+                return Err(failure.error);
+            }
+            if attempt >= attempts {
+                return Err(ModelError::Exhausted {
+                    attempts,
+                    last: Box::new(failure.error),
+                });
+            }
+            let delay = failure
+                .retry_after
+                .map(|hint| hint.min(policy.max_delay))
+                .unwrap_or_else(|| policy.backoff(attempt));
+            tokio::time::sleep(delay).await;
+            attempt += 1;
+        }
+    }
+
+    async fn attempt(&self, body: &[u8], model: &str) -> Result<ChatResponse, Failure> {
+        let timeout = self.config.retry.timeout;
+        let fail = |error: ModelError| Failure {
+            error,
+            retry_after: None,
+        };
+        let transport = |e: reqwest::Error| {
+            if e.is_timeout() {
+                ModelError::Timeout {
+                    url: self.url.clone(),
+                    model: model.to_owned(),
+                    after: timeout,
+                }
+            } else {
+                ModelError::Transport {
+                    url: self.url.clone(),
+                    model: model.to_owned(),
+                    message: error_chain(&e),
+                }
+            }
+        };
+        let response = self
+            .http
+            .post(&self.url)
+            .bearer_auth(&self.config.api_key)
+            .header(CONTENT_TYPE, "application/json")
+            .header(ACCEPT, "application/json")
+            .timeout(timeout)
+            .body(body.to_vec())
+            .send()
+            .await
+            .map_err(|e| fail(transport(e)))?;
+        let status = response.status();
+        let retry_after = retry_after(response.headers());
+        let bytes = response.bytes().await.map_err(|e| fail(transport(e)))?;
+        if !status.is_success() {
+            return Err(Failure {
+                error: ModelError::Http {
+                    url: self.url.clone(),
+                    model: model.to_owned(),
+                    status: status.as_u16(),
+                    body_excerpt: excerpt(&bytes),
+                },
+                retry_after,
+            });
+        }
+        let decode = |message: String| {
+            fail(ModelError::Decode {
+                url: self.url.clone(),
+                model: model.to_owned(),
+                message,
+            })
+        };
+        let value: Value = serde_json::from_slice(&bytes).map_err(|e| {
+            decode(format!(
+                "invalid JSON ({e}); body starts: {}",
+                excerpt_text(&excerpt(&bytes))
+            ))
+        })?;
+        ChatResponse::from_value(&value).map_err(decode)
+    }
+}
+
+impl Model for OpenAiClient {
+    fn complete<'a>(&'a self, req: &'a ChatRequest) -> ModelFuture<'a> {
+        Box::pin(self.send(req))
+    }
+}
+
+/// The server's retry hint: `retry-after-ms` (milliseconds) or `Retry-After` (seconds;
+/// HTTP-date values are ignored).
+fn retry_after(headers: &HeaderMap) -> Option<Duration> {
+    let number = |name: &str| {
+        headers
+            .get(name)?
+            .to_str()
+            .ok()?
+            .trim()
+            .parse::<f64>()
+            .ok()
+            .filter(|n| n.is_finite() && *n >= 0.0)
+    };
+    number("retry-after-ms")
+        .map(|ms| Duration::from_secs_f64(ms.min(86_400_000.0) / 1000.0))
+        .or_else(|| number("retry-after").map(|s| Duration::from_secs_f64(s.min(86_400.0))))
+}
+
+/// The first [`BODY_EXCERPT_CHARS`] characters of a body, trimmed, with `…` when cut.
+fn excerpt(bytes: &[u8]) -> String {
+    let text = String::from_utf8_lossy(bytes);
+    let text = text.trim();
+    match text.char_indices().nth(BODY_EXCERPT_CHARS) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text.to_owned(),
+    }
+}
+
+/// A reqwest error with its causes, without the URL (the caller names it).
+fn error_chain(error: &reqwest::Error) -> String {
+    let mut text = String::new();
+    let mut current: Option<&dyn std::error::Error> = Some(error);
+    while let Some(e) = current {
+        let part = match e.downcast_ref::<reqwest::Error>() {
+            Some(re) if re.url().is_some() => kind_text(re),
+            _ => e.to_string(),
+        };
+        if !part.is_empty() && !text.contains(&part) {
+            if !text.is_empty() {
+                text.push_str(": ");
+            }
+            text.push_str(&part);
+        }
+        current = e.source();
+    }
+    text
+}
+
+fn kind_text(error: &reqwest::Error) -> String {
+    if error.is_connect() {
+        "could not connect".to_owned()
+    } else if error.is_body() || error.is_decode() {
+        "could not read the response body".to_owned()
+    } else if error.is_request() {
+        "could not send the request".to_owned()
+    } else {
+        "request failed".to_owned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use reqwest::header::HeaderValue;
+
+    #[test]
+    fn url_join_has_one_slash() {
+        assert_eq!(
+            chat_completions_url("http://h/v1"),
+            "http://h/v1/chat/completions"
+        );
+        assert_eq!(
+            chat_completions_url("http://h/v1/"),
+            "http://h/v1/chat/completions"
+        );
+        assert_eq!(
+            chat_completions_url("http://h/v1//"),
+            "http://h/v1/chat/completions"
+        );
+        assert_eq!(
+            chat_completions_url("http://h"),
+            "http://h/chat/completions"
+        );
+    }
+
+    #[test]
+    fn retry_after_headers() {
+        let mut headers = HeaderMap::new();
+        assert_eq!(retry_after(&headers), None);
+        headers.insert("retry-after", HeaderValue::from_static("2"));
+        assert_eq!(retry_after(&headers), Some(Duration::from_secs(2)));
+        headers.insert("retry-after-ms", HeaderValue::from_static("150"));
+        assert_eq!(retry_after(&headers), Some(Duration::from_millis(150)));
+        let mut headers = HeaderMap::new();
+        headers.insert(
+            "retry-after",
+            HeaderValue::from_static("Wed, 21 Oct 2015 07:28:00 GMT"),
+        );
+        assert_eq!(retry_after(&headers), None);
+        headers.insert("retry-after", HeaderValue::from_static("0.5"));
+        assert_eq!(retry_after(&headers), Some(Duration::from_millis(500)));
+    }
+
+    #[test]
+    fn excerpt_is_trimmed_and_cut_on_char_boundaries() {
+        assert_eq!(excerpt(b"  {\"error\":1}\n"), "{\"error\":1}");
+        let long = "é".repeat(BODY_EXCERPT_CHARS + 10);
+        let cut = excerpt(long.as_bytes());
+        assert_eq!(cut.chars().count(), BODY_EXCERPT_CHARS + 1);
+        assert!(cut.ends_with('…'));
+    }
+
+    #[test]
+    fn error_texts_name_url_and_model() {
+        let url = "http://h/v1/chat/completions".to_owned();
+        let model = "gpt-x".to_owned();
+        let http = ModelError::Http {
+            url: url.clone(),
+            model: model.clone(),
+            status: 400,
+            body_excerpt: "bad".into(),
+        };
+        assert_eq!(
+            http.to_string(),
+            "model request to http://h/v1/chat/completions (model 'gpt-x') failed with HTTP 400: bad"
+        );
+        let empty = ModelError::Http {
+            url: url.clone(),
+            model: model.clone(),
+            status: 502,
+            body_excerpt: String::new(),
+        };
+        assert_eq!(
+            empty.to_string(),
+            "model request to http://h/v1/chat/completions (model 'gpt-x') failed with HTTP 502: (empty body)"
+        );
+        let timeout = ModelError::Timeout {
+            url: url.clone(),
+            model: model.clone(),
+            after: Duration::from_secs(120),
+        };
+        assert_eq!(
+            timeout.to_string(),
+            "model request to http://h/v1/chat/completions (model 'gpt-x') timed out after 120s"
+        );
+        let short = ModelError::Timeout {
+            url: url.clone(),
+            model: model.clone(),
+            after: Duration::from_millis(250),
+        };
+        assert!(short.to_string().ends_with("timed out after 250ms"));
+        let transport = ModelError::Transport {
+            url: url.clone(),
+            model: model.clone(),
+            message: "could not connect".into(),
+        };
+        assert_eq!(
+            transport.to_string(),
+            "model request to http://h/v1/chat/completions (model 'gpt-x') failed: could not connect"
+        );
+        let decode = ModelError::Decode {
+            url: url.clone(),
+            model: model.clone(),
+            message: "the response has no choices".into(),
+        };
+        assert_eq!(
+            decode.to_string(),
+            "model response from http://h/v1/chat/completions (model 'gpt-x') could not be read: the response has no choices"
+        );
+        let once = ModelError::Exhausted {
+            attempts: 1,
+            last: Box::new(timeout.clone()),
+        };
+        assert_eq!(
+            once.to_string(),
+            "model request gave up after 1 attempt: model request to http://h/v1/chat/completions (model 'gpt-x') timed out after 120s"
+        );
+        let exhausted = ModelError::Exhausted {
+            attempts: 4,
+            last: Box::new(empty.clone()),
+        };
+        assert!(
+            exhausted
+                .to_string()
+                .starts_with("model request gave up after 4 attempts: ")
+        );
+        assert_eq!(exhausted.status(), Some(502));
+        assert_eq!(http.status(), Some(400));
+        assert_eq!(transport.status(), None);
+    }
+
+    #[test]
+    fn retryable_classification() {
+        let http = |status| ModelError::Http {
+            url: String::new(),
+            model: String::new(),
+            status,
+            body_excerpt: String::new(),
+        };
+        assert!(http(429).is_retryable());
+        assert!(http(500).is_retryable());
+        assert!(http(503).is_retryable());
+        assert!(http(599).is_retryable());
+        assert!(!http(400).is_retryable());
+        assert!(!http(401).is_retryable());
+        assert!(!http(404).is_retryable());
+        assert!(!http(408).is_retryable());
+        let decode = ModelError::Decode {
+            url: String::new(),
+            model: String::new(),
+            message: String::new(),
+        };
+        assert!(!decode.is_retryable());
+        assert!(
+            ModelError::Timeout {
+                url: String::new(),
+                model: String::new(),
+                after: Duration::ZERO
+            }
+            .is_retryable()
+        );
+    }
+}

@@ -1,0 +1,707 @@
+//! Model configuration from the `ARCHMAX_*` environment (cli.md §12, public-api.md §13–14).
+
+use std::fmt;
+use std::time::Duration;
+
+use super::types::Usage;
+
+/// Name of the required base-URL variable.
+pub const ENV_API_BASE_URL: &str = "ARCHMAX_API_BASE_URL";
+/// Name of the required API-key variable.
+pub const ENV_API_KEY: &str = "ARCHMAX_API_KEY";
+/// Name of the required default-model variable.
+pub const ENV_MODEL: &str = "ARCHMAX_MODEL";
+/// Name of the optional temperature variable.
+pub const ENV_TEMPERATURE: &str = "ARCHMAX_TEMPERATURE";
+/// Name of the optional max-output-tokens variable.
+pub const ENV_MAX_TOKENS: &str = "ARCHMAX_MAX_TOKENS";
+/// Name of the optional streaming switch.
+pub const ENV_STREAMING: &str = "ARCHMAX_STREAMING";
+/// Name of the optional prompt-cache switch.
+pub const ENV_PROMPT_CACHE: &str = "ARCHMAX_PROMPT_CACHE";
+/// Name of the optional prompt-cache lifetime variable.
+pub const ENV_PROMPT_CACHE_TTL: &str = "ARCHMAX_PROMPT_CACHE_TTL";
+/// Name of the input price variable (USD per 1M tokens).
+pub const ENV_PRICE_INPUT: &str = "ARCHMAX_PRICE_INPUT";
+/// Name of the output price variable (USD per 1M tokens).
+pub const ENV_PRICE_OUTPUT: &str = "ARCHMAX_PRICE_OUTPUT";
+/// Name of the cache-read price variable (USD per 1M tokens).
+pub const ENV_PRICE_CACHE_READ: &str = "ARCHMAX_PRICE_CACHE_READ";
+/// Name of the cache-write price variable (USD per 1M tokens).
+pub const ENV_PRICE_CACHE_WRITE: &str = "ARCHMAX_PRICE_CACHE_WRITE";
+
+/// A configuration error; each `Display` text is the contract text of cli.md §12.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// A required variable is missing, empty or whitespace-only.
+    #[error(
+        "Missing required environment variable: {name}. Copy .env.example to .env and fill it in."
+    )]
+    Missing {
+        /// The variable name.
+        name: String,
+    },
+    /// A numeric variable is not a number.
+    #[error("Environment variable {name} must be a number, got: {raw}")]
+    NotANumber {
+        /// The variable name.
+        name: String,
+        /// The value as given (untrimmed).
+        raw: String,
+    },
+    /// A boolean variable is not one of `1/true/yes/on`, `0/false/no/off`.
+    #[error("Environment variable {name} must be a boolean, got: {raw}")]
+    NotABoolean {
+        /// The variable name.
+        name: String,
+        /// The value as given (untrimmed).
+        raw: String,
+    },
+}
+
+/// Retry behaviour of the HTTP client.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RetryPolicy {
+    /// Total attempts, the first included (default 4). `0` is treated as 1.
+    pub attempts: u32,
+    /// Delay before the first retry; doubled for each further retry (default 500 ms).
+    pub base_delay: Duration,
+    /// Upper bound of any single delay, a `Retry-After` value included (default 30 s).
+    pub max_delay: Duration,
+    /// Timeout of one request, response body included (default 120 s).
+    pub timeout: Duration,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        RetryPolicy {
+            attempts: 4,
+            base_delay: Duration::from_millis(500),
+            max_delay: Duration::from_secs(30),
+            timeout: Duration::from_secs(120),
+        }
+    }
+}
+
+impl RetryPolicy {
+    /// The backoff before retry number `retry` (1 = the first retry):
+    /// `base_delay × 2^(retry−1)`, capped at `max_delay`.
+    pub fn backoff(&self, retry: u32) -> Duration {
+        let exponent = retry.saturating_sub(1).min(30);
+        self.base_delay
+            .saturating_mul(1u32 << exponent)
+            .min(self.max_delay)
+    }
+}
+
+/// Prompt-cache lifetime.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum CacheTtl {
+    /// `5m` (the default).
+    #[default]
+    FiveMinutes,
+    /// `1h`.
+    OneHour,
+}
+
+impl CacheTtl {
+    /// Reads `5m` or `1h` (trimmed); any other value falls back to `5m`
+    /// (public-api.md §8 `promptCache`).
+    pub fn parse(raw: &str) -> CacheTtl {
+        match raw.trim() {
+            "1h" => CacheTtl::OneHour,
+            _ => CacheTtl::FiveMinutes,
+        }
+    }
+
+    /// The wire text: `5m` or `1h`.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            CacheTtl::FiveMinutes => "5m",
+            CacheTtl::OneHour => "1h",
+        }
+    }
+}
+
+/// One price entry, USD per 1M tokens.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Pricing {
+    /// Input (prompt) rate.
+    pub input: Option<f64>,
+    /// Output (completion) rate.
+    pub output: Option<f64>,
+    /// Cache-read rate; defaults to the input rate.
+    pub cache_read: Option<f64>,
+    /// Cache-write rate; defaults to the input rate.
+    pub cache_write: Option<f64>,
+}
+
+impl Pricing {
+    /// The cost of `usage` in USD, rounded to 6 decimals; `None` when both `input` and
+    /// `output` are unset (cost is never guessed).
+    ///
+    /// Formula (an unset rate counts as 0):
+    /// `(input × max(in − cacheRead − cacheCreate, 0) + output × out
+    /// + (cache_read ?? input) × cacheRead + (cache_write ?? input) × cacheCreate) / 1e6`.
+    pub fn cost_usd(&self, usage: &Usage) -> Option<f64> {
+        if self.input.is_none() && self.output.is_none() {
+            return None;
+        }
+        let input = self.input.unwrap_or(0.0);
+        let output = self.output.unwrap_or(0.0);
+        let cache_read = self.cache_read.or(self.input).unwrap_or(0.0);
+        let cache_write = self.cache_write.or(self.input).unwrap_or(0.0);
+        let uncached = usage
+            .input_tokens
+            .saturating_sub(usage.cache_read_tokens)
+            .saturating_sub(usage.cache_creation_tokens);
+        let raw = input * uncached as f64
+            + output * usage.output_tokens as f64
+            + cache_read * usage.cache_read_tokens as f64
+            + cache_write * usage.cache_creation_tokens as f64;
+        let cost = raw / 1e6;
+        Some((cost * 1e6).round() / 1e6)
+    }
+}
+
+/// A pricing table keyed by model id, with `default` as the fallback key.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PricingTable {
+    /// The entries, in declaration order.
+    pub entries: Vec<(String, Pricing)>,
+}
+
+impl PricingTable {
+    /// The key of the fallback entry.
+    pub const DEFAULT_KEY: &'static str = "default";
+
+    /// The entry for `model`: the exact id, else the longest key (other than `default`) that is a
+    /// substring of the id (the first declared wins a tie), else `default`.
+    pub fn lookup(&self, model: &str) -> Option<&Pricing> {
+        if let Some((_, p)) = self.entries.iter().find(|(k, _)| k == model) {
+            return Some(p);
+        }
+        let mut best: Option<(&str, &Pricing)> = None;
+        for (key, pricing) in &self.entries {
+            if key == Self::DEFAULT_KEY || !model.contains(key.as_str()) {
+                continue;
+            }
+            if best.is_none_or(|(b, _)| key.len() > b.len()) {
+                best = Some((key, pricing));
+            }
+        }
+        best.map(|(_, p)| p).or_else(|| {
+            self.entries
+                .iter()
+                .find(|(k, _)| k == Self::DEFAULT_KEY)
+                .map(|(_, p)| p)
+        })
+    }
+
+    /// The cost of `usage` for `model`; `None` when no entry matches or the entry has neither an
+    /// input nor an output rate.
+    pub fn cost_usd(&self, model: &str, usage: &Usage) -> Option<f64> {
+        self.lookup(model)?.cost_usd(usage)
+    }
+}
+
+/// Everything needed to build the model client, plus the model-related env switches.
+#[derive(Clone, PartialEq)]
+pub struct ModelConfig {
+    /// The OpenAI-compatible base URL (e.g. `https://api.openai.com/v1`).
+    pub base_url: String,
+    /// The API key, sent as `Authorization: Bearer <key>`.
+    pub api_key: String,
+    /// The default model id.
+    pub model: String,
+    /// Sampling temperature sent when the request has none.
+    pub temperature: Option<f64>,
+    /// Max output tokens sent when the request has none.
+    pub max_tokens: Option<u64>,
+    /// Retry and timeout behaviour.
+    pub retry: RetryPolicy,
+    /// `ARCHMAX_STREAMING` (default on). The client itself never streams; this is kept for the
+    /// runtime's `agent-text-delta` granularity.
+    pub streaming: bool,
+    /// `ARCHMAX_PROMPT_CACHE` (default on).
+    pub prompt_cache: bool,
+    /// `ARCHMAX_PROMPT_CACHE_TTL` (default `5m`).
+    pub prompt_cache_ttl: CacheTtl,
+    /// The `default` price entry from `ARCHMAX_PRICE_*`, when any of them is set.
+    pub pricing: Option<Pricing>,
+}
+
+impl fmt::Debug for ModelConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ModelConfig")
+            .field("base_url", &self.base_url)
+            .field("api_key", &"<redacted>")
+            .field("model", &self.model)
+            .field("temperature", &self.temperature)
+            .field("max_tokens", &self.max_tokens)
+            .field("retry", &self.retry)
+            .field("streaming", &self.streaming)
+            .field("prompt_cache", &self.prompt_cache)
+            .field("prompt_cache_ttl", &self.prompt_cache_ttl)
+            .field("pricing", &self.pricing)
+            .finish()
+    }
+}
+
+impl ModelConfig {
+    /// A configuration with the three required values and every default.
+    pub fn new(
+        base_url: impl Into<String>,
+        api_key: impl Into<String>,
+        model: impl Into<String>,
+    ) -> Self {
+        ModelConfig {
+            base_url: base_url.into(),
+            api_key: api_key.into(),
+            model: model.into(),
+            temperature: None,
+            max_tokens: None,
+            retry: RetryPolicy::default(),
+            streaming: true,
+            prompt_cache: true,
+            prompt_cache_ttl: CacheTtl::default(),
+            pricing: None,
+        }
+    }
+
+    /// Reads the configuration through `lookup` (e.g. `|k| std::env::var(k).ok()`).
+    ///
+    /// Order of checks: `ARCHMAX_API_BASE_URL`, `ARCHMAX_API_KEY`, `ARCHMAX_MODEL` (trimmed;
+    /// blank is missing), then `ARCHMAX_TEMPERATURE`, `ARCHMAX_MAX_TOKENS`, `ARCHMAX_STREAMING`,
+    /// `ARCHMAX_PROMPT_CACHE`, `ARCHMAX_PROMPT_CACHE_TTL`, `ARCHMAX_PRICE_INPUT`, `_OUTPUT`,
+    /// `_CACHE_READ`, `_CACHE_WRITE`. An empty or whitespace-only optional value counts as
+    /// unset. The first failure is returned.
+    pub fn from_env(lookup: impl Fn(&str) -> Option<String>) -> Result<ModelConfig, ConfigError> {
+        let required = |name: &str| -> Result<String, ConfigError> {
+            lookup(name)
+                .map(|raw| raw.trim().to_owned())
+                .filter(|value| !value.is_empty())
+                .ok_or_else(|| ConfigError::Missing {
+                    name: name.to_owned(),
+                })
+        };
+        let base_url = required(ENV_API_BASE_URL)?;
+        let api_key = required(ENV_API_KEY)?;
+        let model = required(ENV_MODEL)?;
+        let optional = |name: &str| lookup(name).filter(|raw| !raw.trim().is_empty());
+        let number = |name: &str| {
+            optional(name)
+                .map(|raw| parse_number(name, &raw))
+                .transpose()
+        };
+        let boolean = |name: &str| optional(name).map(|raw| parse_bool(name, &raw)).transpose();
+
+        let temperature = number(ENV_TEMPERATURE)?;
+        let max_tokens = match optional(ENV_MAX_TOKENS) {
+            None => None,
+            Some(raw) => Some(parse_count(ENV_MAX_TOKENS, &raw)?),
+        };
+        let streaming = boolean(ENV_STREAMING)?.unwrap_or(true);
+        let prompt_cache = boolean(ENV_PROMPT_CACHE)?.unwrap_or(true);
+        let prompt_cache_ttl = optional(ENV_PROMPT_CACHE_TTL)
+            .map(|raw| CacheTtl::parse(&raw))
+            .unwrap_or_default();
+        let prices = Pricing {
+            input: number(ENV_PRICE_INPUT)?,
+            output: number(ENV_PRICE_OUTPUT)?,
+            cache_read: number(ENV_PRICE_CACHE_READ)?,
+            cache_write: number(ENV_PRICE_CACHE_WRITE)?,
+        };
+        let pricing = (prices != Pricing::default()).then_some(prices);
+        Ok(ModelConfig {
+            base_url,
+            api_key,
+            model,
+            temperature,
+            max_tokens,
+            retry: RetryPolicy::default(),
+            streaming,
+            prompt_cache,
+            prompt_cache_ttl,
+            pricing,
+        })
+    }
+
+    /// The pricing table the env defines: `{ default: pricing }`, or empty.
+    pub fn pricing_table(&self) -> PricingTable {
+        PricingTable {
+            entries: self
+                .pricing
+                .map(|p| vec![(PricingTable::DEFAULT_KEY.to_owned(), p)])
+                .unwrap_or_default(),
+        }
+    }
+}
+
+/// A finite decimal number (trimmed); `NaN`/infinities are rejected.
+fn parse_number(name: &str, raw: &str) -> Result<f64, ConfigError> {
+    raw.trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|n| n.is_finite())
+        .ok_or_else(|| ConfigError::NotANumber {
+            name: name.to_owned(),
+            raw: raw.to_owned(),
+        })
+}
+
+/// A number that must also be a non-negative whole count (e.g. `1024` or `1024.0`).
+fn parse_count(name: &str, raw: &str) -> Result<u64, ConfigError> {
+    let n = parse_number(name, raw)?;
+    if n >= 0.0 && n.fract() == 0.0 && n <= u64::MAX as f64 {
+        Ok(n as u64)
+    } else {
+        Err(ConfigError::NotANumber {
+            name: name.to_owned(),
+            raw: raw.to_owned(),
+        })
+    }
+}
+
+fn parse_bool(name: &str, raw: &str) -> Result<bool, ConfigError> {
+    match raw.trim().to_ascii_lowercase().as_str() {
+        "1" | "true" | "yes" | "on" => Ok(true),
+        "0" | "false" | "no" | "off" => Ok(false),
+        _ => Err(ConfigError::NotABoolean {
+            name: name.to_owned(),
+            raw: raw.to_owned(),
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn env(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
+        let map: HashMap<String, String> = pairs
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect();
+        move |k| map.get(k).cloned()
+    }
+
+    const BASE: [(&str, &str); 3] = [
+        ("ARCHMAX_API_BASE_URL", " https://api.example.com/v1 "),
+        ("ARCHMAX_API_KEY", "sk-1"),
+        ("ARCHMAX_MODEL", "gpt-x"),
+    ];
+
+    fn with(extra: &[(&str, &str)]) -> Result<ModelConfig, ConfigError> {
+        let mut pairs = BASE.to_vec();
+        pairs.extend_from_slice(extra);
+        ModelConfig::from_env(env(&pairs))
+    }
+
+    fn err_text(extra: &[(&str, &str)]) -> String {
+        match with(extra) {
+            Ok(config) => format!("unexpected Ok: {config:?}"),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    #[test]
+    fn minimal_env_gives_defaults() {
+        let config = with(&[]).expect("valid");
+        assert_eq!(config.base_url, "https://api.example.com/v1");
+        assert_eq!(config.api_key, "sk-1");
+        assert_eq!(config.model, "gpt-x");
+        assert_eq!(config.temperature, None);
+        assert_eq!(config.max_tokens, None);
+        assert!(config.streaming);
+        assert!(config.prompt_cache);
+        assert_eq!(config.prompt_cache_ttl, CacheTtl::FiveMinutes);
+        assert_eq!(config.pricing, None);
+        assert_eq!(config.retry, RetryPolicy::default());
+        assert!(config.pricing_table().entries.is_empty());
+    }
+
+    #[test]
+    fn required_variables_are_checked_in_order() {
+        let missing = |name: &str| {
+            format!(
+                "Missing required environment variable: {name}. Copy .env.example to .env and fill it in."
+            )
+        };
+        let text = |pairs: &[(&str, &str)]| match ModelConfig::from_env(env(pairs)) {
+            Ok(_) => "Ok".to_owned(),
+            Err(e) => e.to_string(),
+        };
+        assert_eq!(text(&[]), missing("ARCHMAX_API_BASE_URL"));
+        assert_eq!(
+            text(&[("ARCHMAX_API_BASE_URL", "   ")]),
+            missing("ARCHMAX_API_BASE_URL")
+        );
+        assert_eq!(
+            text(&[("ARCHMAX_API_BASE_URL", "u"), ("ARCHMAX_MODEL", "m")]),
+            missing("ARCHMAX_API_KEY")
+        );
+        assert_eq!(
+            text(&[("ARCHMAX_API_BASE_URL", "u"), ("ARCHMAX_API_KEY", "")]),
+            missing("ARCHMAX_API_KEY")
+        );
+        assert_eq!(
+            text(&[
+                ("ARCHMAX_API_BASE_URL", "u"),
+                ("ARCHMAX_API_KEY", "k"),
+                ("ARCHMAX_MODEL", "\t\n")
+            ]),
+            missing("ARCHMAX_MODEL")
+        );
+        assert_eq!(
+            ModelConfig::from_env(env(&[])),
+            Err(ConfigError::Missing {
+                name: "ARCHMAX_API_BASE_URL".into()
+            })
+        );
+    }
+
+    #[test]
+    fn numbers_parse_and_empty_is_unset() {
+        let config = with(&[
+            ("ARCHMAX_TEMPERATURE", " 0.25 "),
+            ("ARCHMAX_MAX_TOKENS", "4096"),
+        ])
+        .expect("valid");
+        assert_eq!(config.temperature, Some(0.25));
+        assert_eq!(config.max_tokens, Some(4096));
+        let config =
+            with(&[("ARCHMAX_TEMPERATURE", ""), ("ARCHMAX_MAX_TOKENS", "  ")]).expect("valid");
+        assert_eq!(config.temperature, None);
+        assert_eq!(config.max_tokens, None);
+        assert_eq!(
+            with(&[("ARCHMAX_MAX_TOKENS", "1e3")])
+                .expect("valid")
+                .max_tokens,
+            Some(1000)
+        );
+    }
+
+    #[test]
+    fn bad_numbers_name_the_variable_and_raw_value() {
+        assert_eq!(
+            err_text(&[("ARCHMAX_TEMPERATURE", "warm")]),
+            "Environment variable ARCHMAX_TEMPERATURE must be a number, got: warm"
+        );
+        assert_eq!(
+            err_text(&[("ARCHMAX_TEMPERATURE", "NaN")]),
+            "Environment variable ARCHMAX_TEMPERATURE must be a number, got: NaN"
+        );
+        assert_eq!(
+            err_text(&[("ARCHMAX_MAX_TOKENS", " 12abc")]),
+            "Environment variable ARCHMAX_MAX_TOKENS must be a number, got:  12abc"
+        );
+        assert_eq!(
+            err_text(&[("ARCHMAX_MAX_TOKENS", "1.5")]),
+            "Environment variable ARCHMAX_MAX_TOKENS must be a number, got: 1.5"
+        );
+        assert_eq!(
+            err_text(&[("ARCHMAX_MAX_TOKENS", "-1")]),
+            "Environment variable ARCHMAX_MAX_TOKENS must be a number, got: -1"
+        );
+        for name in [
+            "ARCHMAX_PRICE_INPUT",
+            "ARCHMAX_PRICE_OUTPUT",
+            "ARCHMAX_PRICE_CACHE_READ",
+            "ARCHMAX_PRICE_CACHE_WRITE",
+        ] {
+            assert_eq!(
+                err_text(&[(name, "$3")]),
+                format!("Environment variable {name} must be a number, got: $3")
+            );
+        }
+    }
+
+    #[test]
+    fn booleans_accept_the_documented_spellings() {
+        for (raw, expected) in [
+            ("1", true),
+            ("TRUE", true),
+            (" yes ", true),
+            ("On", true),
+            ("0", false),
+            ("false", false),
+            ("NO", false),
+            (" off", false),
+        ] {
+            let config =
+                with(&[("ARCHMAX_STREAMING", raw), ("ARCHMAX_PROMPT_CACHE", raw)]).expect("valid");
+            assert_eq!(config.streaming, expected, "{raw}");
+            assert_eq!(config.prompt_cache, expected, "{raw}");
+        }
+        assert_eq!(
+            err_text(&[("ARCHMAX_STREAMING", "maybe")]),
+            "Environment variable ARCHMAX_STREAMING must be a boolean, got: maybe"
+        );
+        assert_eq!(
+            err_text(&[("ARCHMAX_PROMPT_CACHE", "2")]),
+            "Environment variable ARCHMAX_PROMPT_CACHE must be a boolean, got: 2"
+        );
+    }
+
+    #[test]
+    fn optional_checks_run_in_documented_order() {
+        assert_eq!(
+            err_text(&[
+                ("ARCHMAX_PRICE_INPUT", "x"),
+                ("ARCHMAX_STREAMING", "x"),
+                ("ARCHMAX_MAX_TOKENS", "x"),
+                ("ARCHMAX_TEMPERATURE", "x"),
+            ]),
+            "Environment variable ARCHMAX_TEMPERATURE must be a number, got: x"
+        );
+        assert_eq!(
+            err_text(&[("ARCHMAX_PRICE_INPUT", "x"), ("ARCHMAX_STREAMING", "x")]),
+            "Environment variable ARCHMAX_STREAMING must be a boolean, got: x"
+        );
+        // A missing required variable is reported before any bad optional one.
+        assert_eq!(
+            ModelConfig::from_env(env(&[("ARCHMAX_TEMPERATURE", "x")]))
+                .map_err(|e| e.to_string()),
+            Err("Missing required environment variable: ARCHMAX_API_BASE_URL. Copy .env.example to .env and fill it in.".to_owned())
+        );
+    }
+
+    #[test]
+    fn ttl_accepts_5m_and_1h_and_falls_back() {
+        let ttl = |raw: &str| {
+            with(&[("ARCHMAX_PROMPT_CACHE_TTL", raw)])
+                .expect("valid")
+                .prompt_cache_ttl
+        };
+        assert_eq!(ttl("1h"), CacheTtl::OneHour);
+        assert_eq!(ttl(" 1h "), CacheTtl::OneHour);
+        assert_eq!(ttl("5m"), CacheTtl::FiveMinutes);
+        assert_eq!(ttl("2h"), CacheTtl::FiveMinutes);
+        assert_eq!(CacheTtl::OneHour.as_str(), "1h");
+        assert_eq!(CacheTtl::FiveMinutes.as_str(), "5m");
+    }
+
+    #[test]
+    fn any_price_creates_a_default_entry() {
+        let config = with(&[("ARCHMAX_PRICE_OUTPUT", "15")]).expect("valid");
+        assert_eq!(
+            config.pricing,
+            Some(Pricing {
+                input: None,
+                output: Some(15.0),
+                cache_read: None,
+                cache_write: None
+            })
+        );
+        let table = config.pricing_table();
+        assert_eq!(table.entries.len(), 1);
+        assert_eq!(table.entries[0].0, "default");
+        let config = with(&[("ARCHMAX_PRICE_CACHE_READ", "0.3")]).expect("valid");
+        let pricing = config.pricing.expect("entry");
+        assert_eq!(pricing.cache_read, Some(0.3));
+        // An entry with neither input nor output never yields a cost.
+        assert_eq!(pricing.cost_usd(&Usage::default()), None);
+    }
+
+    #[test]
+    fn cost_formula_defaults_cache_rates_to_input() {
+        let usage = Usage {
+            input_tokens: 1_000_000,
+            output_tokens: 100_000,
+            cache_read_tokens: 600_000,
+            cache_creation_tokens: 200_000,
+        };
+        let pricing = Pricing {
+            input: Some(3.0),
+            output: Some(15.0),
+            cache_read: None,
+            cache_write: None,
+        };
+        // 3×0.2 + 15×0.1 + 3×0.6 + 3×0.2
+        assert_eq!(pricing.cost_usd(&usage), Some(4.5));
+        let pricing = Pricing {
+            cache_read: Some(0.3),
+            cache_write: Some(3.75),
+            ..pricing
+        };
+        // 0.6 + 1.5 + 0.18 + 0.75
+        assert_eq!(pricing.cost_usd(&usage), Some(3.03));
+        // Cache counts larger than the input clamp the uncached part at 0.
+        let odd = Usage {
+            input_tokens: 10,
+            output_tokens: 0,
+            cache_read_tokens: 20,
+            cache_creation_tokens: 0,
+        };
+        assert_eq!(pricing.cost_usd(&odd), Some(0.000006));
+        // Rounded to 6 decimals.
+        let tiny = Usage {
+            input_tokens: 1,
+            ..Usage::default()
+        };
+        let p = Pricing {
+            input: Some(0.4),
+            ..Pricing::default()
+        };
+        assert_eq!(p.cost_usd(&tiny), Some(0.0));
+        let p = Pricing {
+            output: Some(1.0),
+            ..Pricing::default()
+        };
+        assert_eq!(p.cost_usd(&usage), Some(0.1));
+    }
+
+    #[test]
+    fn pricing_table_lookup_order() {
+        let price = |n: f64| Pricing {
+            input: Some(n),
+            ..Pricing::default()
+        };
+        let table = PricingTable {
+            entries: vec![
+                ("default".into(), price(1.0)),
+                ("claude".into(), price(2.0)),
+                ("claude-sonnet".into(), price(3.0)),
+                ("gpt-4o".into(), price(4.0)),
+                ("gpt-4o-mini".into(), price(5.0)),
+            ],
+        };
+        let input = |model: &str| table.lookup(model).and_then(|p| p.input);
+        assert_eq!(input("gpt-4o"), Some(4.0));
+        assert_eq!(input("anthropic/claude-sonnet-4"), Some(3.0));
+        assert_eq!(input("claude-haiku"), Some(2.0));
+        assert_eq!(input("gpt-4o-mini-2024"), Some(5.0));
+        assert_eq!(input("llama"), Some(1.0));
+        assert_eq!(input("default-ish"), Some(1.0));
+        let usage = Usage {
+            input_tokens: 1_000_000,
+            ..Usage::default()
+        };
+        assert_eq!(table.cost_usd("llama", &usage), Some(1.0));
+        assert_eq!(PricingTable::default().cost_usd("x", &usage), None);
+    }
+
+    #[test]
+    fn backoff_doubles_and_caps() {
+        let policy = RetryPolicy {
+            base_delay: Duration::from_millis(500),
+            max_delay: Duration::from_secs(3),
+            ..RetryPolicy::default()
+        };
+        assert_eq!(policy.backoff(1), Duration::from_millis(500));
+        assert_eq!(policy.backoff(2), Duration::from_millis(1000));
+        assert_eq!(policy.backoff(3), Duration::from_millis(2000));
+        assert_eq!(policy.backoff(4), Duration::from_secs(3));
+        assert_eq!(policy.backoff(200), Duration::from_secs(3));
+    }
+
+    #[test]
+    fn debug_redacts_the_key() {
+        let text = format!("{:?}", ModelConfig::new("u", "sk-secret", "m"));
+        assert!(!text.contains("sk-secret"), "{text}");
+        assert!(text.contains("<redacted>"), "{text}");
+    }
+}

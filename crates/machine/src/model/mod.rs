@@ -1,0 +1,12 @@
+//! The model edge: OpenAI-compatible chat-completions types, client and configuration.
+
+pub mod client;
+pub mod config;
+pub mod types;
+
+pub use client::{Model, ModelError, ModelFuture, OpenAiClient};
+pub use config::{CacheTtl, ConfigError, ModelConfig, Pricing, PricingTable, RetryPolicy};
+pub use types::{
+    AssistantMessage, CacheControl, ChatMessage, ChatRequest, ChatResponse, ContentPart,
+    MessageContent, ToolCall, ToolDef, Usage,
+};

@@ -1,0 +1,97 @@
+//! Store errors.
+
+use std::io;
+use std::path::PathBuf;
+
+/// An error of a [`SessionStore`](super::SessionStore). Every IO error names the session id
+/// (when the operation concerns one) and the file path.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StoreError {
+    /// A second writer arrived while a turn holds the session (runtime §2.1, exact text).
+    #[error(
+        "Session '{id}' has a turn in progress (status '{status}'). A session has a single writer: retry once the turn parks or ends."
+    )]
+    Busy {
+        /// The session id.
+        id: String,
+        /// The stored state's `status`, or `unknown`.
+        status: String,
+    },
+    /// A filesystem operation on a session's files failed.
+    #[error("session '{id}': cannot {op} '{}': {source}", path.display())]
+    Io {
+        /// The session id.
+        id: String,
+        /// The file or folder concerned.
+        path: PathBuf,
+        /// What was attempted (`read`, `write`, `rename`, …).
+        op: &'static str,
+        /// The underlying error.
+        #[source]
+        source: io::Error,
+    },
+    /// A filesystem operation not tied to one session (listing, spec snapshots) failed.
+    #[error("session store: cannot {op} '{}': {source}", path.display())]
+    StoreIo {
+        /// The file or folder concerned.
+        path: PathBuf,
+        /// What was attempted.
+        op: &'static str,
+        /// The underlying error.
+        #[source]
+        source: io::Error,
+    },
+    /// A session's stored files are inconsistent (not a crash leftover: those are tolerated).
+    #[error("session '{id}': corrupt '{}': {detail}", path.display())]
+    Corrupt {
+        /// The session id.
+        id: String,
+        /// The file concerned.
+        path: PathBuf,
+        /// What is wrong.
+        detail: String,
+    },
+    /// A value could not be encoded as JSON.
+    #[error("session '{id}': cannot encode JSON: {source}")]
+    Encode {
+        /// The session id (or the spec hash for a snapshot).
+        id: String,
+        /// The underlying error.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// A spec hash that is not a plain file name (ASCII letters and digits only).
+    #[error("invalid spec hash '{hash}': expected ASCII letters and digits only")]
+    InvalidSpecHash {
+        /// The refused hash.
+        hash: String,
+    },
+}
+
+impl StoreError {
+    /// An IO error on a session file.
+    pub(crate) fn io(
+        id: &str,
+        op: &'static str,
+        path: impl Into<PathBuf>,
+    ) -> impl FnOnce(io::Error) -> StoreError {
+        let id = id.to_owned();
+        let path = path.into();
+        move |source| StoreError::Io {
+            id,
+            path,
+            op,
+            source,
+        }
+    }
+
+    /// An IO error on a store-level file.
+    pub(crate) fn store_io(
+        op: &'static str,
+        path: impl Into<PathBuf>,
+    ) -> impl FnOnce(io::Error) -> StoreError {
+        let path = path.into();
+        move |source| StoreError::StoreIo { path, op, source }
+    }
+}

@@ -1,0 +1,121 @@
+//! Session store: every step of a turn is checkpointed so a session can stop and resume later,
+//! in another process (runtime §6).
+//!
+//! The store does not know the runtime's state shape. Per session it keeps
+//! * the **state** — a small JSON value rewritten whole at each step, atomically;
+//! * the **transcript** — messages appended one JSON line each, never rewritten.
+//!
+//! Filesystem layout ([`FsStore`], the default; runtime §6.1, kernel §7.4):
+//! ```text
+//! <root>/sessions/_specs/<hash>.json      spec snapshots, written only if absent
+//! <root>/sessions/<id>/state.json         {"format", "transcript_len", "transcript_bytes", "state"}
+//! <root>/sessions/<id>/transcript.jsonl   one message per line
+//! <root>/sessions/<id>/scratchpad/        agent working area (created on first commit)
+//! <root>/sessions/<id>/turn.lock          the writer's pid while a turn holds the session
+//! ```
+//! A commit appends the new lines (`write_all` + `sync_data`) then replaces `state.json`
+//! (temp + fsync + rename + directory fsync). The state records how many transcript lines and
+//! bytes it covers, so a kill at any instant leaves the last complete step readable: lines past
+//! the covered prefix (a crash between the append and the rename, or a torn line) are ignored by
+//! a load and truncated by the next commit. A commit never reads the transcript, so its cost is
+//! that of the new lines plus the fixed-size state.
+
+mod error;
+mod fs;
+mod id;
+mod lease;
+mod mem;
+
+#[cfg(test)]
+mod tests;
+
+use std::path::PathBuf;
+
+use serde_json::Value;
+
+pub use error::StoreError;
+pub use fs::{
+    FsStore, SCRATCHPAD_DIR, SESSIONS_DIR, SPECS_DIR, STATE_FILE, STATE_TMP_FILE, TRANSCRIPT_FILE,
+};
+pub use id::{
+    CHILD_SEPARATOR, DEFAULT_SESSION_ID, IdRules, RESERVED_AREAS, SessionId, SessionIdError,
+    SessionIdReason, is_child_identity, is_descendant, parent_of,
+};
+pub use lease::{LOCK_FILE, WriterLease};
+pub use mem::MemStore;
+
+/// A session as loaded: its last committed state and the transcript that state covers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Snapshot {
+    /// The state of the last complete step.
+    pub state: Value,
+    /// The transcript messages covered by that state, in order.
+    pub messages: Vec<Value>,
+}
+
+/// One step to commit: the messages added since the previous step and the new whole state.
+#[derive(Debug, Clone, Copy)]
+pub struct Step<'a> {
+    /// Messages appended by this step (may be empty).
+    pub new_messages: &'a [Value],
+    /// The whole new state.
+    pub state: &'a Value,
+}
+
+/// Durable per-session storage. Callers hold a [`WriterLease`] (from [`SessionStore::acquire`])
+/// around the commits of a turn; the store does not re-check it on every commit.
+pub trait SessionStore: Send + Sync {
+    /// The last complete step of a session, or `None` when it has no committed state.
+    fn load(&self, id: &SessionId) -> Result<Option<Snapshot>, StoreError>;
+
+    /// The last committed state only (does not read the transcript).
+    fn load_state(&self, id: &SessionId) -> Result<Option<Value>, StoreError>;
+
+    /// Append `step.new_messages` to the transcript, then replace the state.
+    fn commit(&self, id: &SessionId, step: Step<'_>) -> Result<(), StoreError>;
+
+    /// Session ids in the store's directory order, skipping reserved names and folders without
+    /// a readable state.
+    fn list(&self) -> Result<Vec<String>, StoreError>;
+
+    /// Delete a session and all its descendants (`<id>~…` child sessions). Absent is not an error.
+    fn delete(&self, id: &SessionId) -> Result<(), StoreError>;
+
+    /// Take the session's single writer slot; released when the lease is dropped. A second
+    /// arrival gets [`StoreError::Busy`] naming the stored `status` (or `unknown`).
+    fn acquire(&self, id: &SessionId) -> Result<WriterLease, StoreError>;
+
+    /// Record the spec snapshot `_specs/<hash>.json`, only if absent.
+    fn write_spec_snapshot(&self, hash: &str, spec: &Value) -> Result<(), StoreError>;
+
+    /// Read a spec snapshot, `None` when absent.
+    fn read_spec_snapshot(&self, hash: &str) -> Result<Option<Value>, StoreError>;
+
+    /// The session's folder (`<root>/sessions/<id>` for the filesystem store; `None` in memory).
+    fn session_dir(&self, id: &SessionId) -> Option<PathBuf>;
+}
+
+/// The stored `status` of a session for a [`StoreError::Busy`] message, `unknown` if none.
+fn busy(store: &dyn SessionStore, id: &SessionId) -> StoreError {
+    let status = store
+        .load_state(id)
+        .ok()
+        .flatten()
+        .and_then(|s| s.get("status").and_then(Value::as_str).map(str::to_owned))
+        .unwrap_or_else(|| "unknown".to_owned());
+    StoreError::Busy {
+        id: id.as_str().to_owned(),
+        status,
+    }
+}
+
+/// Spec hashes name files: ASCII letters and digits only, non-empty.
+fn check_spec_hash(hash: &str) -> Result<(), StoreError> {
+    if !hash.is_empty() && hash.bytes().all(|b| b.is_ascii_alphanumeric()) {
+        Ok(())
+    } else {
+        Err(StoreError::InvalidSpecHash {
+            hash: hash.to_owned(),
+        })
+    }
+}

@@ -1,0 +1,626 @@
+//! Behaviour suite run against both stores, then filesystem-only crash and lock tests.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use serde_json::{Value, json};
+
+use super::*;
+
+static DIRS: AtomicU64 = AtomicU64::new(0);
+
+/// A temporary workspace root, removed on drop.
+pub(crate) struct TempDir(PathBuf);
+
+impl TempDir {
+    pub(crate) fn new(tag: &str) -> Self {
+        let path = std::env::temp_dir().join(format!(
+            "store-test-{}-{}-{tag}",
+            std::process::id(),
+            DIRS.fetch_add(1, Ordering::Relaxed)
+        ));
+        let _ = fs::remove_dir_all(&path);
+        fs::create_dir_all(&path).expect("create temp dir");
+        Self(path)
+    }
+
+    pub(crate) fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = fs::remove_dir_all(&self.0);
+    }
+}
+
+fn sid(s: &str) -> SessionId {
+    SessionId::parse(s).expect("valid id")
+}
+
+fn msg(n: u64) -> Value {
+    json!({"role": "user", "content": format!("message {n}"), "n": n})
+}
+
+fn state(step: u64, status: &str) -> Value {
+    json!({"workflowState": "draft", "status": status, "step": step})
+}
+
+fn commit(store: &dyn SessionStore, id: &SessionId, msgs: &[Value], st: &Value) {
+    store
+        .commit(
+            id,
+            Step {
+                new_messages: msgs,
+                state: st,
+            },
+        )
+        .expect("commit");
+}
+
+// ---------------------------------------------------------------- shared behaviour suite
+
+fn missing_session_is_none(store: &dyn SessionStore) {
+    let id = sid("nobody");
+    assert!(store.load(&id).expect("load").is_none());
+    assert!(store.load_state(&id).expect("load_state").is_none());
+    assert!(store.list().expect("list").is_empty());
+}
+
+fn commit_then_load(store: &dyn SessionStore) {
+    let id = sid("s1");
+    commit(store, &id, &[msg(1), msg(2)], &state(1, "running"));
+    commit(store, &id, &[msg(3)], &state(2, "running"));
+    commit(store, &id, &[], &state(3, "completed"));
+    let snap = store.load(&id).expect("load").expect("present");
+    assert_eq!(snap.state, state(3, "completed"));
+    assert_eq!(snap.messages, vec![msg(1), msg(2), msg(3)]);
+    assert_eq!(
+        store.load_state(&id).expect("load_state"),
+        Some(state(3, "completed"))
+    );
+    // Messages with newlines and unicode survive the line format.
+    let odd = json!({"content": "line1\nline2\r\n\u{2028} é 🚀", "k": [1, {"z": null}]});
+    commit(store, &id, std::slice::from_ref(&odd), &state(4, "running"));
+    let snap = store.load(&id).expect("load").expect("present");
+    assert_eq!(snap.messages.last(), Some(&odd));
+    assert_eq!(snap.messages.len(), 4);
+}
+
+fn state_key_order_preserved(store: &dyn SessionStore) {
+    let id = sid("ordered");
+    let st: Value = serde_json::from_str(r#"{"z":1,"a":2,"m":{"y":1,"b":2}}"#).expect("json");
+    commit(store, &id, &[], &st);
+    let back = store.load_state(&id).expect("load").expect("present");
+    assert_eq!(
+        serde_json::to_string(&back).expect("json"),
+        r#"{"z":1,"a":2,"m":{"y":1,"b":2}}"#
+    );
+}
+
+fn single_writer(store: &dyn SessionStore) {
+    let id = sid("busy");
+    let lease = store.acquire(&id).expect("first acquire");
+    assert_eq!(lease.id(), "busy");
+    let err = store.acquire(&id).expect_err("second acquire refused");
+    assert_eq!(
+        err.to_string(),
+        "Session 'busy' has a turn in progress (status 'unknown'). A session has a single writer: retry once the turn parks or ends."
+    );
+    commit(store, &id, &[msg(1)], &state(1, "running"));
+    match store.acquire(&id) {
+        Err(StoreError::Busy { id, status }) => {
+            assert_eq!((id.as_str(), status.as_str()), ("busy", "running"));
+        }
+        other => panic!("expected Busy, got {other:?}"),
+    }
+    // Another session is independent.
+    let other = store.acquire(&sid("other")).expect("other session");
+    drop(lease);
+    let again = store.acquire(&id).expect("released on drop");
+    drop(again);
+    drop(other);
+}
+
+fn single_writer_across_threads(store: Arc<dyn SessionStore>) {
+    let id = sid("race");
+    let barrier = Arc::new(std::sync::Barrier::new(8));
+    let handles: Vec<_> = (0..8)
+        .map(|_| {
+            let store = Arc::clone(&store);
+            let id = id.clone();
+            let barrier = Arc::clone(&barrier);
+            std::thread::spawn(move || {
+                barrier.wait();
+                let got = store.acquire(&id);
+                // Hold until every thread has tried.
+                std::thread::sleep(std::time::Duration::from_millis(50));
+                got.is_ok()
+            })
+        })
+        .collect();
+    let wins = handles
+        .into_iter()
+        .map(|h| h.join().expect("thread"))
+        .filter(|ok| *ok)
+        .count();
+    assert_eq!(wins, 1);
+    assert!(store.acquire(&id).is_ok());
+}
+
+fn list_and_delete_children(store: &dyn SessionStore) {
+    let parent = sid("p");
+    let child = parent.child("review", "triage", 1).expect("child id");
+    let grandchild = child.child("check", "qa", 2).expect("grandchild id");
+    assert_eq!(grandchild.as_str(), "p~review:triage:1~check:qa:2");
+    let lookalikes = [sid("p~notachild"), sid("pp~review:triage:1"), sid("q")];
+    for id in [&parent, &child, &grandchild]
+        .into_iter()
+        .chain(lookalikes.iter())
+    {
+        commit(store, id, &[msg(1)], &state(1, "completed"));
+    }
+    let mut listed = store.list().expect("list");
+    listed.sort();
+    assert_eq!(
+        listed,
+        vec![
+            "p",
+            "pp~review:triage:1",
+            "p~notachild",
+            "p~review:triage:1",
+            "p~review:triage:1~check:qa:2",
+            "q"
+        ]
+    );
+    store.delete(&parent).expect("delete");
+    let mut listed = store.list().expect("list");
+    listed.sort();
+    assert_eq!(listed, vec!["pp~review:triage:1", "p~notachild", "q"]);
+    assert!(store.load(&child).expect("load").is_none());
+    assert!(store.load(&grandchild).expect("load").is_none());
+    // Deleting a child leaves its parent; deleting an absent session is fine.
+    store.delete(&sid("nobody")).expect("absent");
+}
+
+fn spec_snapshot_only_if_absent(store: &dyn SessionStore) {
+    let hash = "0123456789abcdef0123456789abcdef";
+    assert!(store.read_spec_snapshot(hash).expect("read").is_none());
+    store
+        .write_spec_snapshot(hash, &json!({"name": "first"}))
+        .expect("write");
+    store
+        .write_spec_snapshot(hash, &json!({"name": "second"}))
+        .expect("second write is a no-op");
+    assert_eq!(
+        store.read_spec_snapshot(hash).expect("read"),
+        Some(json!({"name": "first"}))
+    );
+    for bad in ["", "../x", "a/b", "abc.json"] {
+        assert!(matches!(
+            store.write_spec_snapshot(bad, &json!({})),
+            Err(StoreError::InvalidSpecHash { .. })
+        ));
+    }
+    // Spec snapshots are not sessions.
+    assert!(store.list().expect("list").is_empty());
+}
+
+fn nested_ids(store: &dyn SessionStore) {
+    let id = sid("/team/alpha");
+    assert_eq!(id.as_str(), "team/alpha");
+    commit(store, &id, &[msg(1)], &state(1, "running"));
+    let snap = store.load(&id).expect("load").expect("present");
+    assert_eq!(snap.messages, vec![msg(1)]);
+    let child = id.child("s", "w", 3).expect("child");
+    commit(store, &child, &[msg(2)], &state(1, "running"));
+    store.delete(&id).expect("delete");
+    assert!(store.load(&child).expect("load").is_none());
+}
+
+macro_rules! suite {
+    ($store_mod:ident, $make:expr) => {
+        mod $store_mod {
+            use super::*;
+
+            #[test]
+            fn missing_session_is_none() {
+                let (store, _guard) = $make;
+                super::missing_session_is_none(&store);
+            }
+            #[test]
+            fn commit_then_load() {
+                let (store, _guard) = $make;
+                super::commit_then_load(&store);
+            }
+            #[test]
+            fn state_key_order_preserved() {
+                let (store, _guard) = $make;
+                super::state_key_order_preserved(&store);
+            }
+            #[test]
+            fn single_writer() {
+                let (store, _guard) = $make;
+                super::single_writer(&store);
+            }
+            #[test]
+            fn single_writer_across_threads() {
+                let (store, _guard) = $make;
+                super::single_writer_across_threads(Arc::new(store));
+            }
+            #[test]
+            fn list_and_delete_children() {
+                let (store, _guard) = $make;
+                super::list_and_delete_children(&store);
+            }
+            #[test]
+            fn spec_snapshot_only_if_absent() {
+                let (store, _guard) = $make;
+                super::spec_snapshot_only_if_absent(&store);
+            }
+            #[test]
+            fn nested_ids() {
+                let (store, _guard) = $make;
+                super::nested_ids(&store);
+            }
+        }
+    };
+}
+
+fn fs_store() -> (FsStore, TempDir) {
+    let dir = TempDir::new("suite");
+    (FsStore::new(dir.path()), dir)
+}
+
+suite!(fs_suite, fs_store());
+suite!(mem_suite, (MemStore::new(), ()));
+
+// ---------------------------------------------------------------- filesystem only
+
+fn fs_with_session(tag: &str, steps: u64) -> (FsStore, TempDir, SessionId, PathBuf) {
+    let dir = TempDir::new(tag);
+    let store = FsStore::new(dir.path());
+    let id = sid("s");
+    for n in 1..=steps {
+        commit(&store, &id, &[msg(n)], &state(n, "running"));
+    }
+    let sdir = store.session_dir(&id).expect("fs dir");
+    (store, dir, id, sdir)
+}
+
+#[test]
+fn fs_layout() {
+    let (store, root, id, sdir) = fs_with_session("layout", 1);
+    assert_eq!(sdir, root.path().join("sessions").join("s"));
+    assert!(sdir.join("state.json").is_file());
+    assert!(sdir.join("transcript.jsonl").is_file());
+    assert!(sdir.join("scratchpad").is_dir());
+    assert!(!sdir.join("state.json.tmp").exists());
+    store
+        .write_spec_snapshot("abc123", &json!({"a": 1}))
+        .expect("spec");
+    assert!(root.path().join("sessions/_specs/abc123.json").is_file());
+    let env: Value =
+        serde_json::from_slice(&fs::read(sdir.join("state.json")).expect("read")).expect("json");
+    assert_eq!(env["transcript_len"], json!(1));
+    assert_eq!(env["state"], state(1, "running"));
+    assert_eq!(MemStore::new().session_dir(&id), None);
+}
+
+#[test]
+fn fs_crash_leftovers_are_ignored_then_truncated() {
+    let (store, _root, id, sdir) = fs_with_session("crash", 2);
+    let transcript = sdir.join("transcript.jsonl");
+    let committed_len = fs::metadata(&transcript).expect("stat").len();
+
+    // A step that crashed after its append and mid-way through its state write,
+    // followed by a torn line of yet another append.
+    let mut extra = Vec::new();
+    for n in [3, 4] {
+        extra.extend(serde_json::to_vec(&msg(n)).expect("json"));
+        extra.push(b'\n');
+    }
+    extra.extend(br#"{"role":"user","content":"torn mid-js"#);
+    let mut body = fs::read(&transcript).expect("read");
+    body.extend(&extra);
+    fs::write(&transcript, &body).expect("write");
+    fs::write(sdir.join("state.json.tmp"), br#"{"format":"archmax-sess"#).expect("tmp");
+
+    let snap = store.load(&id).expect("load").expect("present");
+    assert_eq!(snap.state, state(2, "running"));
+    assert_eq!(snap.messages, vec![msg(1), msg(2)]);
+
+    // The next commit truncates the uncovered tail before appending.
+    commit(&store, &id, &[msg(30)], &state(3, "running"));
+    let line = serde_json::to_vec(&msg(30)).expect("json").len() as u64 + 1;
+    assert_eq!(
+        fs::metadata(&transcript).expect("stat").len(),
+        committed_len + line
+    );
+    let snap = store.load(&id).expect("load").expect("present");
+    assert_eq!(snap.messages, vec![msg(1), msg(2), msg(30)]);
+    assert!(!sdir.join("state.json.tmp").exists());
+}
+
+#[test]
+fn fs_crash_before_first_state_write() {
+    let dir = TempDir::new("first");
+    let store = FsStore::new(dir.path());
+    let id = sid("fresh");
+    let sdir = store.session_dir(&id).expect("dir");
+    fs::create_dir_all(&sdir).expect("mkdir");
+    fs::write(sdir.join("transcript.jsonl"), b"{\"orphan\":1}\n{\"tor").expect("write");
+    assert!(store.load(&id).expect("load").is_none());
+    assert!(store.list().expect("list").is_empty());
+    commit(&store, &id, &[msg(1)], &state(1, "running"));
+    let snap = store.load(&id).expect("load").expect("present");
+    assert_eq!(snap.messages, vec![msg(1)]);
+}
+
+#[test]
+fn fs_commit_cost_is_independent_of_transcript_length() {
+    let (store, _root, id, sdir) = fs_with_session("cost", 0);
+    let many: Vec<Value> = (0..2000).map(msg).collect();
+    commit(&store, &id, &many, &state(1, "running"));
+    let transcript = sdir.join("transcript.jsonl");
+    let before = fs::read(&transcript).expect("read");
+
+    // Scribble over the covered prefix (same length): a commit that read or rewrote the
+    // transcript would notice or repair it; an append-only commit does neither.
+    let scribbled: Vec<u8> = before
+        .iter()
+        .map(|b| if *b == b'\n' { b'\n' } else { b'x' })
+        .collect();
+    fs::write(&transcript, &scribbled).expect("scribble");
+
+    let new = [msg(5000), msg(5001)];
+    commit(&store, &id, &new, &state(2, "running"));
+    let after = fs::read(&transcript).expect("read");
+    let mut expected_tail = Vec::new();
+    for m in &new {
+        expected_tail.extend(serde_json::to_vec(m).expect("json"));
+        expected_tail.push(b'\n');
+    }
+    assert_eq!(after.len(), before.len() + expected_tail.len());
+    assert_eq!(&after[..before.len()], &scribbled[..]);
+    assert_eq!(&after[before.len()..], &expected_tail[..]);
+    // load_state does not touch the transcript either; a full load reports the damage.
+    assert_eq!(
+        store.load_state(&id).expect("state"),
+        Some(state(2, "running"))
+    );
+    let err = store.load(&id).expect_err("scribbled prefix");
+    assert!(matches!(err, StoreError::Corrupt { .. }), "{err}");
+}
+
+#[test]
+fn fs_lock_file_live_pid_refuses_and_stale_pid_is_taken_over() {
+    let (store, _root, id, sdir) = fs_with_session("lock", 1);
+    let lock = sdir.join("turn.lock");
+
+    // Held by a live process (this test's own pid), e.g. another store instance.
+    fs::write(&lock, format!("{}\n", std::process::id())).expect("lock");
+    let err = store.acquire(&id).expect_err("live pid");
+    assert_eq!(
+        err.to_string(),
+        "Session 's' has a turn in progress (status 'running'). A session has a single writer: retry once the turn parks or ends."
+    );
+    assert!(lock.exists(), "a live lock is left alone");
+
+    // Held by a dead process: taken over, rewritten with our pid, removed on drop.
+    fs::write(&lock, "4000000000\n").expect("lock");
+    let lease = store.acquire(&id).expect("stale lock taken over");
+    assert_eq!(lease.lock_file(), Some(lock.as_path()));
+    let content = fs::read_to_string(&lock).expect("read");
+    assert_eq!(
+        content.lines().next(),
+        Some(std::process::id().to_string().as_str())
+    );
+    drop(lease);
+    assert!(!lock.exists());
+
+    // Our own pid with a different start time is a reused pid: stale.
+    fs::write(&lock, format!("{}\n1\n", std::process::id())).expect("lock");
+    if Path::new("/proc/self/stat").exists() {
+        drop(store.acquire(&id).expect("reused pid is stale"));
+    }
+
+    // Unreadable content is judged by age: a fresh one is respected.
+    fs::write(&lock, "").expect("lock");
+    assert!(matches!(store.acquire(&id), Err(StoreError::Busy { .. })));
+    fs::remove_file(&lock).expect("rm");
+    // No stale leftovers of the takeover.
+    let leftovers: Vec<_> = fs::read_dir(&sdir)
+        .expect("ls")
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().contains(".stale"))
+        .collect();
+    assert!(leftovers.is_empty());
+}
+
+#[test]
+fn fs_two_store_instances_share_the_lock() {
+    let (store, root, id, _sdir) = fs_with_session("two", 1);
+    let other = FsStore::new(root.path());
+    let lease = store.acquire(&id).expect("first");
+    assert!(matches!(other.acquire(&id), Err(StoreError::Busy { .. })));
+    drop(lease);
+    drop(other.acquire(&id).expect("after release"));
+}
+
+#[test]
+fn fs_list_skips_reserved_and_stateless_folders() {
+    let (store, root, _id, _sdir) = fs_with_session("list", 1);
+    let sessions = root.path().join("sessions");
+    store.write_spec_snapshot("feed", &json!({})).expect("spec");
+    for name in ["empty", "scratchpad", "checkpoints"] {
+        fs::create_dir_all(sessions.join(name)).expect("mkdir");
+    }
+    fs::create_dir_all(sessions.join("garbage")).expect("mkdir");
+    fs::write(sessions.join("garbage/state.json"), b"not json").expect("write");
+    fs::create_dir_all(sessions.join("artifacts")).expect("mkdir");
+    fs::write(
+        sessions.join("artifacts/state.json"),
+        fs::read(sessions.join("s/state.json")).expect("read"),
+    )
+    .expect("write");
+    fs::write(sessions.join("loose-file"), b"x").expect("write");
+    // A folder that was only acquired (never committed) is not a session either.
+    drop(store.acquire(&sid("acquired-only")).expect("acquire"));
+    assert_eq!(store.list().expect("list"), vec!["s"]);
+}
+
+#[test]
+fn fs_io_errors_name_session_and_path() {
+    let dir = TempDir::new("ioerr");
+    let store = FsStore::new(dir.path());
+    fs::create_dir_all(dir.path().join("sessions")).expect("mkdir");
+    // The session folder is a plain file: nothing below it can be created.
+    fs::write(dir.path().join("sessions/blocked"), b"x").expect("write");
+    let id = sid("blocked");
+    let err = store
+        .commit(
+            &id,
+            Step {
+                new_messages: &[msg(1)],
+                state: &state(1, "running"),
+            },
+        )
+        .expect_err("cannot commit");
+    let text = err.to_string();
+    assert!(text.contains("session 'blocked'"), "{text}");
+    assert!(
+        text.contains(&dir.path().join("sessions/blocked").display().to_string()),
+        "{text}"
+    );
+    assert!(matches!(err, StoreError::Io { .. }));
+}
+
+#[test]
+fn fs_state_claiming_more_than_the_transcript_is_corrupt() {
+    let (store, _root, id, sdir) = fs_with_session("short", 2);
+    let transcript = sdir.join("transcript.jsonl");
+    let body = fs::read(&transcript).expect("read");
+    fs::write(&transcript, &body[..body.len() / 2]).expect("cut");
+    let err = store.load(&id).expect_err("corrupt");
+    assert!(matches!(err, StoreError::Corrupt { .. }));
+    assert!(err.to_string().contains("session 's'"));
+    let err = store
+        .commit(
+            &id,
+            Step {
+                new_messages: &[msg(3)],
+                state: &state(3, "running"),
+            },
+        )
+        .expect_err("refuses to append after a hole");
+    assert!(matches!(err, StoreError::Corrupt { .. }));
+}
+
+// ---------------------------------------------------------------- session ids
+
+#[test]
+fn session_id_rules_and_texts() {
+    let cases: [(&str, &str); 9] = [
+        ("", "it must not be empty"),
+        ("///", "it must not be empty"),
+        (
+            "a/../b",
+            "it must stay within the session zone (no absolute paths or '..' traversal)",
+        ),
+        (
+            "..",
+            "it must stay within the session zone (no absolute paths or '..' traversal)",
+        ),
+        (
+            "x\\..\\y",
+            "it must stay within the session zone (no absolute paths or '..' traversal)",
+        ),
+        (
+            "\\abs",
+            "it must stay within the session zone (no absolute paths or '..' traversal)",
+        ),
+        (
+            "C:\\win",
+            "it must stay within the session zone (no absolute paths or '..' traversal)",
+        ),
+        (
+            "_specs/x",
+            "'_specs' is reserved at the workspace root (a session area or an authored mount)",
+        ),
+        (
+            "/scratchpad",
+            "'scratchpad' is reserved at the workspace root (a session area or an authored mount)",
+        ),
+    ];
+    for (raw, reason) in cases {
+        let err = SessionId::parse(raw).expect_err(raw);
+        assert_eq!(err.reason().to_string(), reason, "{raw}");
+        assert_eq!(
+            err.to_string(),
+            format!("Invalid session id \"{raw}\": {reason}.")
+        );
+        assert_eq!(
+            err.cli_message(),
+            format!("invalid session id '{raw}' - {reason}. Use one from 'archmax sessions'.")
+        );
+    }
+    for area in RESERVED_AREAS {
+        assert!(SessionId::parse(area).is_err(), "{area}");
+        assert!(SessionId::parse(&format!("{area}\\x")).is_err(), "{area}");
+    }
+    for ok in [
+        "abc",
+        "/abc",
+        "a/b",
+        "a..b",
+        "..a",
+        "my-session_1",
+        "p~s:w:1",
+        "Scratchpad",
+    ] {
+        assert!(SessionId::parse(ok).is_ok(), "{ok}");
+    }
+    assert_eq!(sid("//abc").as_str(), "abc");
+    assert_eq!(SessionId::default_id().as_str(), "__default__");
+
+    // Mount names are reserved by the runtime rules, not by the CLI-stage rules.
+    let rules = IdRules::with_mounts(["docs", "/data/raw", "skills\\x"]);
+    for raw in ["docs", "data/x", "skills"] {
+        let err = SessionId::parse_with(raw, &rules).expect_err(raw);
+        assert!(matches!(err.reason(), SessionIdReason::Reserved(_)));
+        assert!(SessionId::parse(raw).is_ok());
+    }
+    assert_eq!(
+        SessionId::parse_with("data/x", &rules)
+            .expect_err("mount")
+            .to_string(),
+        "Invalid session id \"data/x\": 'data' is reserved at the workspace root (a session area or an authored mount)."
+    );
+    assert!(SessionId::parse_with("checkpoints", &rules).is_err());
+}
+
+#[test]
+fn child_ids() {
+    assert_eq!(parent_of("p~review:triage:1"), Some("p"));
+    assert_eq!(parent_of("p~a:b:1~c:d:22"), Some("p~a:b:1"));
+    assert_eq!(parent_of("p"), None);
+    assert_eq!(parent_of("p~notachild"), None);
+    assert_eq!(parent_of("p~a:b:x"), None);
+    assert_eq!(parent_of("p~a:b:1:2"), None);
+    assert_eq!(parent_of("~a:b:1"), None);
+    assert_eq!(parent_of("p~:b:1"), None);
+    let g = sid("p~a:b:1~c:d:2");
+    assert_eq!(g.parent(), Some(sid("p~a:b:1")));
+    assert_eq!(g.root(), sid("p"));
+    assert!(sid("p").is_ancestor_of("p~a:b:1~c:d:2"));
+    assert!(!sid("p").is_ancestor_of("pp~a:b:1"));
+    assert!(!sid("p").is_ancestor_of("p~x"));
+    assert!(!sid("p").is_ancestor_of("p"));
+    assert_eq!(sid("p").child("a:x", "b", 1), None);
+    assert_eq!(sid("p").child("a", "", 1), None);
+    assert!(is_child_identity("state:wf:0"));
+}

@@ -1,0 +1,962 @@
+//! The turn loop: render the prompt, call the model, and for each tool call in
+//! order: resolve the name → substitute `${{…}}` → ask the kernel → run → record.
+//! Every step is committed to the store before the next one starts.
+
+use std::time::Instant;
+
+use archmax_kernel::{CallContext, Origin, ToolCall};
+use archmax_spec::signature::{TriggerSignature, signature_for_trigger, signature_value_issues};
+use serde_json::{Map, Value, json};
+
+use crate::control::{self, ControlResult};
+use crate::events::Event;
+use crate::harness::{Harness, RunError};
+use crate::model::types::{ChatMessage, ChatRequest, ChatResponse, ToolDef};
+use crate::outcome::Outcome;
+use crate::state::{Exit, LockedBy, SessionState, Status, TrailStep, Variable};
+use crate::store::{SessionId, Step};
+use crate::tools::ToolContext;
+
+/// Default root `budget.maxModelCalls`.
+pub const DEFAULT_MAX_MODEL_CALLS: u64 = 50;
+/// The step backstop: model calls plus the tool steps between them (our formula,
+/// see docs/decisions.md).
+pub fn step_limit(max_model_calls: u64) -> u64 {
+    max_model_calls.saturating_mul(4).saturating_add(20)
+}
+
+/// A message (or firing) that opens a turn.
+#[derive(Debug, Clone, Default)]
+pub struct SendInput {
+    /// The person's message.
+    pub message: String,
+    /// The trigger (default `manual`).
+    pub trigger: Option<String>,
+    /// Host seeds: locked variables.
+    pub variables: Map<String, Value>,
+}
+
+/// The tools the runtime can run itself, besides host tools. `archmax_wait`
+/// (parks) and `archmax_eval`/`archmax_run` (sandbox) register with their issues.
+const EXECUTABLE: [&str; 15] = [
+    "archmax_advance",
+    "archmax_reset",
+    "archmax_raise",
+    "archmax_get_variables",
+    "archmax_set_variables",
+    "ls",
+    "read_file",
+    "write_file",
+    "edit_file",
+    "glob",
+    "grep",
+    "copy_file",
+    "move_file",
+    "remove_file",
+    "write_todos",
+];
+
+/// Results longer than this are offloaded to `large_tool_results/`.
+const OFFLOAD_CHARS: usize = 40_000;
+
+/// One turn in progress.
+struct Turn<'h> {
+    h: &'h Harness,
+    id: SessionId,
+    session: SessionState,
+    /// Messages appended since the last commit.
+    pending: Vec<Value>,
+    /// All messages of the session (sent to the model).
+    messages: Vec<Value>,
+    signature: Option<TriggerSignature>,
+    steps: u64,
+}
+
+impl Harness {
+    /// Sends a message to a session: a new turn, or the next turn of a finished one.
+    pub async fn send(&self, session_id: &str, input: SendInput) -> Result<Outcome, RunError> {
+        let rules = crate::store::IdRules::with_mounts(self.mounts.iter().map(|m| m.name.clone()));
+        let id = SessionId::parse_with(session_id, &rules)
+            .map_err(|e| RunError::SessionId(e.to_string()))?;
+        let _lease = self.store.acquire(&id).map_err(|e| match e {
+            crate::store::StoreError::Busy { .. } => RunError::Busy(e.to_string()),
+            other => RunError::Store(other.to_string()),
+        })?;
+        let snapshot = self
+            .store
+            .load(&id)
+            .map_err(|e| RunError::Store(e.to_string()))?;
+        let trigger = input
+            .trigger
+            .clone()
+            .unwrap_or_else(|| "manual".to_string());
+        let (mut session, messages) = match snapshot {
+            Some(s) => {
+                let state: SessionState = serde_json::from_value(s.state).map_err(|e| {
+                    RunError::Store(format!(
+                        "session '{}' has an unreadable state: {e}",
+                        id.as_str()
+                    ))
+                })?;
+                (state, s.messages)
+            }
+            None => (SessionState::default(), Vec::new()),
+        };
+        let fresh = messages.is_empty() && session.workflow_state.is_empty();
+        match session.status {
+            Status::AwaitingDecision | Status::AwaitingInput if !fresh => {
+                return Err(RunError::Parked(id.as_str().to_string()));
+            }
+            _ => {}
+        }
+        if self.spec.disabled == Some(true) {
+            return Err(RunError::WorkflowDisabled(self.workflow.clone()));
+        }
+        for name in input.variables.keys() {
+            if !archmax_spec::grammar::is_variable_name(name) {
+                return Err(RunError::InvalidVariableName(name.clone()));
+            }
+        }
+        let start = self.start_state(&trigger)?;
+        let mut turn = Turn {
+            h: self,
+            id,
+            session: SessionState::default(),
+            pending: Vec::new(),
+            messages,
+            signature: None,
+            steps: 0,
+        };
+        std::mem::swap(&mut turn.session, &mut session);
+        turn.open(&trigger, &start, &input)?;
+        turn.run().await
+    }
+}
+
+impl Turn<'_> {
+    fn emit(&self, event: Event) {
+        self.h.emitter.emit(Some(self.id.as_str()), event);
+    }
+
+    fn push(&mut self, msg: Value) {
+        self.pending.push(msg.clone());
+        self.messages.push(msg);
+    }
+
+    /// Writes the new messages and the state: the step is durable once this returns.
+    fn commit(&mut self) -> Result<(), RunError> {
+        self.session.transcript_len = self.messages.len() as u64;
+        let state =
+            serde_json::to_value(&self.session).map_err(|e| RunError::Store(e.to_string()))?;
+        self.h
+            .store
+            .commit(
+                &self.id,
+                Step {
+                    new_messages: &self.pending,
+                    state: &state,
+                },
+            )
+            .map_err(|e| RunError::Store(e.to_string()))?;
+        self.pending.clear();
+        Ok(())
+    }
+
+    fn trail(&mut self, to: &str, kind: &str, reason: Option<&str>) {
+        self.session.trail.push(TrailStep {
+            to: to.to_string(),
+            kind: kind.to_string(),
+            reason: reason.map(str::to_string),
+            ts: crate::clock::now_ms(),
+        });
+    }
+
+    /// The turn boundary: position, trigger, seeds, signature check, first commit.
+    fn open(&mut self, trigger: &str, start: &str, input: &SendInput) -> Result<(), RunError> {
+        let h = self.h;
+        let s = &mut self.session;
+        if s.status == Status::Running && !s.workflow_state.is_empty() {
+            // The process running the previous turn stopped mid-turn: that turn failed.
+            s.status = Status::Failed;
+            s.exit = Some(Exit {
+                code: "turn-error".into(),
+                reason: "the process running the previous turn stopped before the turn finished"
+                    .into(),
+            });
+        }
+        s.workflow = h.workflow.clone();
+        let reopening =
+            !s.workflow_state.is_empty() && !h.spec.states.contains_key(&s.workflow_state);
+        if s.workflow_state.is_empty() || reopening {
+            s.workflow_state = start.to_string();
+        }
+        if s.entry_state.is_empty() {
+            s.entry_state = s.workflow_state.clone();
+        }
+        if reopening {
+            let entry = s.entry_state.clone();
+            self.emit(Event::WorkflowReset { entry });
+        }
+        let s = &mut self.session;
+        s.trigger = trigger.to_string();
+        if s.spec_hash != h.spec_hash {
+            let stripped = archmax_spec::hash::strip_metadata(&h.spec_json);
+            h.store
+                .write_spec_snapshot(&h.spec_hash, &stripped)
+                .map_err(|e| RunError::Store(e.to_string()))?;
+            s.spec_hash = h.spec_hash.clone();
+        }
+        for (k, v) in &input.variables {
+            if k == "title" && s.variables.contains_key("title") {
+                continue;
+            }
+            s.variables.insert(
+                k.clone(),
+                Variable {
+                    value: v.clone(),
+                    locked_by: Some(LockedBy::Host),
+                },
+            );
+        }
+        s.variables.insert(
+            "trigger".into(),
+            Variable {
+                value: Value::String(trigger.to_string()),
+                locked_by: Some(LockedBy::Host),
+            },
+        );
+        s.status = Status::Running;
+        s.rejected = None;
+        s.exit = None;
+        s.state_turns = 0;
+        s.turn_model_calls = 0;
+        s.budget_warned = false;
+        s.budget_routed = false;
+        let here = s.workflow_state.clone();
+        self.signature = signature_for_trigger(&h.spec_json, trigger);
+        self.emit(Event::Advance {
+            from: "__start__".into(),
+            to: here.clone(),
+            reason: None,
+            call_id: None,
+        });
+        self.trail(&here, "trigger", Some(trigger));
+        if let Some(reason) = self.requires_refusal(trigger) {
+            self.emit(Event::Warning {
+                scope: "workflow".into(),
+                message: reason.clone(),
+            });
+            self.session.status = Status::Rejected;
+            self.session.rejected = Some(reason);
+            return self.commit();
+        }
+        self.emit(Event::StateEnter { state: here });
+        self.push(json!({ "role": "user", "content": input.message }));
+        self.commit()
+    }
+
+    /// The trigger's `requires` against the seeds: the refusal text, if any.
+    fn requires_refusal(&self, trigger: &str) -> Option<String> {
+        let sig = self.signature.as_ref()?;
+        let values: Map<String, Value> = self
+            .session
+            .variables
+            .iter()
+            .map(|(k, v)| (k.clone(), v.value.clone()))
+            .collect();
+        let missing: Vec<String> = sig
+            .requires
+            .iter()
+            .filter(|e| !values.contains_key(&e.name))
+            .map(|e| format!("'{}'", e.name))
+            .collect();
+        let typed: Vec<_> = sig
+            .requires
+            .iter()
+            .filter(|e| e.ty.is_some() && values.contains_key(&e.name))
+            .cloned()
+            .collect();
+        let invalid: Vec<String> = signature_value_issues(&typed, &values)
+            .into_iter()
+            .map(|i| i.message)
+            .collect();
+        let typed_text = |lead: &str| {
+            format!(
+                "{lead} declares typed inputs this firing does not satisfy: {}.",
+                invalid.join("; ")
+            )
+        };
+        match (missing.is_empty(), invalid.is_empty()) {
+            (true, true) => None,
+            (false, true) => Some(format!(
+                "Refusing to start: trigger '{trigger}' requires {}, which this firing does not supply.",
+                missing.join(", ")
+            )),
+            (true, false) => Some(typed_text(&format!(
+                "Refusing to start: trigger '{trigger}'"
+            ))),
+            (false, false) => Some(format!(
+                "Refusing to start: trigger '{trigger}' requires {}, which this firing does not supply. It also {}",
+                missing.join(", "),
+                typed_text("").trim_start()
+            )),
+        }
+    }
+
+    fn model_for(&self) -> String {
+        let st = self.h.spec.states.get(&self.session.workflow_state);
+        st.and_then(|s| s.model.clone())
+            .or_else(|| self.h.spec.settings.as_ref().and_then(|s| s.model.clone()))
+            .unwrap_or_else(|| self.h.default_model.clone())
+    }
+
+    fn max_model_calls(&self) -> u64 {
+        self.h
+            .spec
+            .budget
+            .as_ref()
+            .and_then(|b| b.max_model_calls)
+            .unwrap_or(DEFAULT_MAX_MODEL_CALLS)
+    }
+
+    /// The tool definitions the model is shown in the current state.
+    fn tool_defs(&self) -> Vec<ToolDef> {
+        let surface = self.h.policy.surface(&self.session.workflow_state);
+        let mut out = Vec::new();
+        for name in surface {
+            if EXECUTABLE.contains(&name.as_str()) {
+                if let Some(t) = crate::tooldefs::built_in(&name) {
+                    out.push(ToolDef {
+                        name: t.name,
+                        description: t.description,
+                        parameters: t.parameters,
+                    });
+                }
+            } else if let Some(t) = self.h.tools.iter().find(|t| t.name() == name) {
+                out.push(ToolDef {
+                    name: t.name().to_string(),
+                    description: t.description().to_string(),
+                    parameters: t.schema(),
+                });
+            }
+        }
+        out
+    }
+
+    fn system_prompt(&self) -> String {
+        let clock = crate::clock::clock_line(crate::clock::now_ms());
+        let volatile = crate::prompt::volatile_block(
+            &self.h.spec,
+            &self.h.policy,
+            &crate::prompt::VolatileInput {
+                clock: &clock,
+                session: &self.session,
+                skills: &self.h.skills,
+                signature: self.signature.as_ref(),
+            },
+        );
+        format!("{}\n\n{volatile}", self.h.static_prompt)
+    }
+
+    /// The loop, until the turn completes, is rejected or fails.
+    async fn run(mut self) -> Result<Outcome, RunError> {
+        let limit = step_limit(self.max_model_calls());
+        while self.session.status == Status::Running {
+            if let Some(reason) = self.budget_exhausted() {
+                self.route_failure(&reason)?;
+                continue;
+            }
+            self.steps += 1;
+            if self.steps > limit {
+                self.fail(
+                    "recursion-limit",
+                    &format!("the turn exceeded its step limit ({limit} steps)"),
+                )?;
+                break;
+            }
+            let request = self.request();
+            let response = match self.h.model.complete(&request).await {
+                Ok(r) => r,
+                Err(e) => {
+                    self.fail("turn-error", &e.to_string())?;
+                    break;
+                }
+            };
+            self.session.state_turns += 1;
+            self.session.turn_model_calls += 1;
+            self.record_usage(&response);
+            let calls = response.message.tool_calls.clone();
+            let text = response.message.content.clone().unwrap_or_default();
+            let msg_id = format!("msg_{}_{}", self.messages.len(), crate::clock::now_ms());
+            let mut assistant = json!({ "role": "assistant", "content": text });
+            if !calls.is_empty() {
+                assistant["tool_calls"] = Value::Array(
+                    calls.iter().map(|c| json!({ "id": c.id, "type": "function", "function": { "name": c.name, "arguments": c.arguments } })).collect(),
+                );
+            }
+            self.push(assistant);
+            if !text.trim().is_empty() {
+                self.emit(Event::AgentText {
+                    state: self.session.workflow_state.clone(),
+                    text: text.clone(),
+                    message_id: Some(msg_id),
+                });
+            }
+            if calls.is_empty() {
+                self.complete()?;
+                break;
+            }
+            let mut moved: Option<String> = None;
+            for (i, call) in calls.iter().enumerate() {
+                let others = calls.len() - 1;
+                let (content, is_error) = self.tool_call(call, others, &mut moved, i).await;
+                self.push(json!({ "role": "tool", "tool_call_id": call.id, "content": content, "is_error": is_error }));
+            }
+            if self.session.status == Status::Running {
+                if let Some(reason) = self.session.rejected.clone() {
+                    // A terminal verdict: route at the end of the step.
+                    self.route_failure(&reason)?;
+                    continue;
+                }
+            }
+            self.commit()?;
+        }
+        self.commit()?;
+        Ok(self.outcome())
+    }
+
+    fn request(&self) -> ChatRequest {
+        let mut messages = vec![ChatMessage::system(self.system_prompt())];
+        // Transcript lines are wire-form chat messages plus our own markers, which
+        // the wire types ignore.
+        messages.extend(
+            self.messages
+                .iter()
+                .filter_map(|m| serde_json::from_value::<ChatMessage>(m.clone()).ok()),
+        );
+        ChatRequest::new(self.model_for(), messages).with_tools(self.tool_defs())
+    }
+
+    fn record_usage(&mut self, r: &ChatResponse) {
+        let Some(u) = &r.usage else { return };
+        let total = &mut self.session.usage;
+        total.input_tokens += u.input_tokens;
+        total.output_tokens += u.output_tokens;
+        total.cache_read_tokens += u.cache_read_tokens;
+        total.cache_creation_tokens += u.cache_creation_tokens;
+        self.emit(Event::ModelUsage {
+            state: self.session.workflow_state.clone(),
+            input_tokens: u.input_tokens,
+            output_tokens: u.output_tokens,
+            cache_read_tokens: u.cache_read_tokens,
+            cache_creation_tokens: u.cache_creation_tokens,
+            model: r.model.clone().or_else(|| Some(self.model_for())),
+            cost_usd: None,
+        });
+    }
+
+    /// `maxTurns` of this visit, then the whole-turn `maxModelCalls`.
+    fn budget_exhausted(&mut self) -> Option<String> {
+        let here = self.session.workflow_state.clone();
+        let st = self.h.spec.states.get(&here);
+        if let Some(max) = st.and_then(|s| s.budget.as_ref()).and_then(|b| b.max_turns) {
+            if self.session.state_turns + 1 > max {
+                return Some(format!(
+                    "state '{here}' exhausted its turn budget (maxTurns: {max})"
+                ));
+            }
+        }
+        let max = self.max_model_calls();
+        let reason =
+            format!("the turn exhausted its model-call budget (budget.maxModelCalls: {max})");
+        if self.session.turn_model_calls + 1 > max {
+            if !self.session.budget_routed {
+                self.session.budget_routed = true;
+                return Some(reason);
+            }
+            // After routing once, the error handler gets a grace of a tenth of the
+            // budget (at least one call) to finish; then the turn ends rejected.
+            if self.session.turn_model_calls + 1 > max + (max / 10).max(1) {
+                return Some(reason);
+            }
+            return None;
+        }
+        let left = max - self.session.turn_model_calls;
+        if !self.session.budget_warned && left * 5 <= max {
+            self.session.budget_warned = true;
+            let note = format!(
+                "[budget] {left} of this turn's {max} model calls are left (budget.maxModelCalls). Finish the current work, or advance, before they run out."
+            );
+            self.note("error", &note);
+        }
+        None
+    }
+
+    /// A runtime note: a synthetic `archmax_note` call and its result.
+    fn note(&mut self, kind: &str, text: &str) {
+        let id = format!("note_{}_{}", self.messages.len(), crate::clock::now_ms());
+        self.push(json!({ "role": "assistant", "content": "", "tool_calls": [{ "id": id, "type": "function", "function": { "name": "archmax_note", "arguments": json!({ "note": kind }).to_string() } }], "archmax": { "note": kind } }));
+        self.push(json!({ "role": "tool", "tool_call_id": id, "content": text, "archmax": { "note": kind } }));
+    }
+
+    /// A terminal failure: through the state's `on_error` when it has one, else the
+    /// turn ends rejected.
+    fn route_failure(&mut self, reason: &str) -> Result<(), RunError> {
+        let from = self.session.workflow_state.clone();
+        let target = self
+            .h
+            .spec
+            .states
+            .get(&from)
+            .and_then(|s| s.on_error.clone());
+        self.session.rejected = None;
+        match target {
+            None => {
+                self.session.status = Status::Rejected;
+                self.session.rejected = Some(reason.to_string());
+            }
+            Some(to) => {
+                self.emit(Event::StateErrorRouted {
+                    state: from.clone(),
+                    to: to.clone(),
+                    reason: reason.to_string(),
+                });
+                self.emit(Event::StateLeave {
+                    state: from.clone(),
+                    next: to.clone(),
+                });
+                self.note("error", &format!("[error] The '{from}' state failed: {reason}. Routing to the '{to}' error handler."));
+                self.session.workflow_state = to.clone();
+                self.session.state_turns = 0;
+                self.trail(&to, "on_error", Some(reason));
+                self.emit(Event::StateEnter { state: to });
+            }
+        }
+        self.commit()
+    }
+
+    /// A turn that throws ends the session failed with a session exit code.
+    fn fail(&mut self, code: &str, reason: &str) -> Result<(), RunError> {
+        self.session.status = Status::Failed;
+        self.session.exit = Some(Exit {
+            code: code.to_string(),
+            reason: reason.to_string(),
+        });
+        self.commit()
+    }
+
+    /// Text without a tool call: the turn completes (returns checked first).
+    fn complete(&mut self) -> Result<(), RunError> {
+        let here = self.session.workflow_state.clone();
+        if let Some(reason) = self.session.rejected.clone() {
+            return self.route_failure(&reason);
+        }
+        if let Some(reason) = self.returns_shortfall(&here) {
+            self.session.status = Status::Rejected;
+            self.session.rejected = Some(reason);
+            return self.commit();
+        }
+        self.emit(Event::StateLeave {
+            state: here.clone(),
+            next: here,
+        });
+        self.session.status = Status::Completed;
+        self.commit()
+    }
+
+    fn returns_shortfall(&self, here: &str) -> Option<String> {
+        let sig = self.signature.as_ref()?;
+        if sig.returns.is_empty() {
+            return None;
+        }
+        let values: Map<String, Value> = self
+            .session
+            .variables
+            .iter()
+            .map(|(k, v)| (k.clone(), v.value.clone()))
+            .collect();
+        let t = &self.session.trigger;
+        let unset: Vec<String> = sig
+            .returns
+            .iter()
+            .filter(|e| !values.contains_key(&e.name))
+            .map(|e| format!("'{}'", e.name))
+            .collect();
+        if !unset.is_empty() {
+            let pronoun = if unset.len() == 1 { "it" } else { "them" };
+            return Some(format!(
+                "Completed in state '{here}' without setting {}, which trigger '{t}' declares in its 'returns'. Set {pronoun} with 'archmax_set_variables' before finishing.",
+                unset.join(", ")
+            ));
+        }
+        let typed: Vec<_> = sig
+            .returns
+            .iter()
+            .filter(|e| e.ty.is_some())
+            .cloned()
+            .collect();
+        let msgs: Vec<String> = signature_value_issues(&typed, &values)
+            .into_iter()
+            .map(|i| i.message)
+            .collect();
+        (!msgs.is_empty()).then(|| {
+            format!(
+                "Completed in state '{here}' with returns that do not conform to the types trigger '{t}' declares: {}. Set a conforming value with 'archmax_set_variables' before finishing.",
+                msgs.join(" ")
+            )
+        })
+    }
+
+    /// One tool call: resolution, substitution, kernel, execution.
+    async fn tool_call(
+        &mut self,
+        call: &crate::model::types::ToolCall,
+        others: usize,
+        moved: &mut Option<String>,
+        _index: usize,
+    ) -> (String, bool) {
+        let state = self.session.workflow_state.clone();
+        let args: Value = serde_json::from_str(&call.arguments).unwrap_or_else(|_| json!({}));
+        let Some(name) = self.resolve_name(&call.name) else {
+            return (self.unknown_tool(&call.name), true);
+        };
+        let vars = self.session.kernel_variables();
+        let args = if name.starts_with(archmax_kernel::tools::WORKFLOW_TOOL_PREFIX) {
+            args
+        } else {
+            match crate::substitute::substitute_args(&args, &vars) {
+                Ok(a) => a,
+                Err(f) => {
+                    let reason = crate::substitute::unresolved_message(&f);
+                    self.emit(Event::ToolBlocked {
+                        state,
+                        tool: name,
+                        reason: reason.clone(),
+                        call_id: Some(call.id.clone()),
+                        args: Some(args),
+                    });
+                    return (reason, true);
+                }
+            }
+        };
+        let ctx = CallContext {
+            state: &state,
+            origin: Origin::Agent,
+            reply_only: false,
+            variables: Some(&vars),
+        };
+        let verdict = self.h.policy.decide(&ToolCall::new(&name, &args), &ctx);
+        if !verdict.allowed {
+            let reason = verdict.message.unwrap_or_default();
+            if verdict.warn {
+                self.emit(Event::ToolBlocked {
+                    state,
+                    tool: name,
+                    reason: reason.clone(),
+                    call_id: Some(call.id.clone()),
+                    args: Some(args),
+                });
+            }
+            if verdict.terminal {
+                self.session.rejected = Some(reason.clone());
+            }
+            return (reason, true);
+        }
+        let started = Instant::now();
+        if name != "archmax_advance" && name != "archmax_raise" {
+            self.emit(Event::ToolCalled {
+                state: state.clone(),
+                tool: name.clone(),
+                call_id: Some(call.id.clone()),
+                args: Some(args.clone()),
+                detail: None,
+            });
+        }
+        let result = self.execute(&name, &args, &call.id, others, moved).await;
+        let (text, is_error) = (result.text, result.is_error);
+        let text = if matches!(name.as_str(), "ls" | "glob" | "grep") {
+            self.h
+                .policy
+                .redact_listing(&state, Origin::Agent, &text)
+                .into_owned()
+        } else {
+            text
+        };
+        let text = match self
+            .workspace()
+            .and_then(|ws| crate::files::offload(&ws, &call.id, &text, OFFLOAD_CHARS))
+        {
+            Some(pointer) => pointer,
+            None => text,
+        };
+        let preview: String = text.chars().take(4096).collect();
+        self.emit(Event::ToolResult {
+            state,
+            tool: name,
+            call_id: call.id.clone(),
+            status: if is_error { "error" } else { "ok" }.to_string(),
+            duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+            truncated: preview.len() < text.len(),
+            output: preview,
+        });
+        (text, is_error)
+    }
+
+    fn resolve_name(&self, called: &str) -> Option<String> {
+        let registered = |n: &str| {
+            EXECUTABLE.contains(&n)
+                || self.h.tools.iter().any(|t| t.name() == n)
+                || n == "eval"
+                || n == "task"
+        };
+        if registered(called) || archmax_kernel::tools::ALWAYS_ALLOWED.contains(&called) {
+            return Some(called.to_string());
+        }
+        let suffix = format!("__{called}");
+        let matches: Vec<&str> = self
+            .h
+            .tools
+            .iter()
+            .map(|t| t.name())
+            .filter(|n| n.ends_with(&suffix))
+            .collect();
+        match matches.as_slice() {
+            [one] => Some((*one).to_string()),
+            _ => None,
+        }
+    }
+
+    fn unknown_tool(&self, called: &str) -> String {
+        let suffix = format!("__{called}");
+        let matches: Vec<&str> = self
+            .h
+            .tools
+            .iter()
+            .map(|t| t.name())
+            .filter(|n| n.ends_with(&suffix))
+            .collect();
+        let mut text = format!(
+            "[workflow] '{called}' is not a tool. Call one of the tools you were given, by its exact name."
+        );
+        if matches.len() > 1 {
+            text.push_str(&format!(
+                " Did you mean one of: {}? Call it by its full name.",
+                matches.join(", ")
+            ));
+        }
+        text
+    }
+
+    fn workspace(&self) -> Option<crate::files::Workspace> {
+        let session = self.h.store.session_dir(&self.id)?;
+        let mounts = self
+            .h
+            .mounts
+            .iter()
+            .map(|m| crate::files::MountRoute {
+                name: m.name.clone(),
+                is_dir: m.kind == archmax_spec::workspace::MountKind::Dir,
+                read_only: m.read_only,
+            })
+            .collect();
+        Some(crate::files::Workspace {
+            root: self.h.root.clone(),
+            session,
+            mounts,
+        })
+    }
+
+    async fn execute(
+        &mut self,
+        name: &str,
+        args: &Value,
+        call_id: &str,
+        others: usize,
+        moved: &mut Option<String>,
+    ) -> ControlResult {
+        let state = self.session.workflow_state.clone();
+        match name {
+            "archmax_get_variables" => control::get_variables(&self.session, args),
+            "archmax_set_variables" => {
+                match control::set_variables(
+                    &mut self.session,
+                    &self.h.spec,
+                    self.signature.as_ref(),
+                    args,
+                ) {
+                    Ok(w) => {
+                        if let Some(t) = &w.title {
+                            self.emit(Event::TitleSet {
+                                title: t.clone(),
+                                state: Some(state.clone()),
+                                call_id: Some(call_id.to_string()),
+                            });
+                        }
+                        let text = format!(
+                            "Set {}{}.",
+                            w.names.join(", "),
+                            if w.locked { " (locked)" } else { "" }
+                        );
+                        self.emit(Event::VariablesSet {
+                            state: Some(state),
+                            names: w.names,
+                            locked: w.locked,
+                            call_id: Some(call_id.to_string()),
+                        });
+                        ControlResult {
+                            text,
+                            is_error: false,
+                        }
+                    }
+                    Err(e) => e,
+                }
+            }
+            "archmax_raise" => match control::raise_args(args, others) {
+                Err(e) => e,
+                Ok((code, reason)) => {
+                    self.emit(Event::Raised {
+                        state: state.clone(),
+                        session_id: self.id.as_str().to_string(),
+                        code: code.clone(),
+                        reason: reason.clone(),
+                        call_id: Some(call_id.to_string()),
+                    });
+                    self.emit(Event::StateLeave {
+                        state: state.clone(),
+                        next: state.clone(),
+                    });
+                    self.session.status = Status::Failed;
+                    self.session.exit = Some(Exit {
+                        code: code.clone(),
+                        reason,
+                    });
+                    ControlResult {
+                        text: control::raised_text(&code, &state),
+                        is_error: false,
+                    }
+                }
+            },
+            "archmax_reset" => {
+                if let Some(landed) = moved.as_ref() {
+                    return control::second_move(name, landed);
+                }
+                let reason = args
+                    .get("reason")
+                    .and_then(Value::as_str)
+                    .map(str::trim)
+                    .filter(|r| !r.is_empty());
+                let entry = self.session.entry_state.clone();
+                let result = control::reset_result(reason, &entry);
+                if !result.is_error {
+                    self.emit(Event::StateLeave {
+                        state: state.clone(),
+                        next: entry.clone(),
+                    });
+                    self.session.workflow_state = entry.clone();
+                    self.session.state_turns = 0;
+                    for v in self.session.variables.values_mut() {
+                        if v.locked_by == Some(LockedBy::Agent) {
+                            v.locked_by = None;
+                        }
+                    }
+                    self.trail(&entry, "reset", reason);
+                    self.emit(Event::StateEnter {
+                        state: entry.clone(),
+                    });
+                    *moved = Some(entry);
+                }
+                result
+            }
+            "archmax_advance" => {
+                if let Some(landed) = moved.as_ref() {
+                    return control::second_move(name, landed);
+                }
+                let (to, reason) = match control::advance_args(args) {
+                    Ok(x) => x,
+                    Err(e) => return e,
+                };
+                let vars = self.session.kernel_variables();
+                let verdict = self.h.policy.transition(&state, &to, Some(&vars));
+                if !verdict.allowed {
+                    // A refused move answers the agent, not as an error: it stays and retries.
+                    return ControlResult {
+                        text: format!(
+                            "archmax_advance rejected: {}",
+                            verdict.message.unwrap_or_default()
+                        ),
+                        is_error: false,
+                    };
+                }
+                self.emit(Event::Advance {
+                    from: state.clone(),
+                    to: to.clone(),
+                    reason: Some(reason.clone()),
+                    call_id: Some(call_id.to_string()),
+                });
+                self.emit(Event::StateLeave {
+                    state: state.clone(),
+                    next: to.clone(),
+                });
+                self.session.workflow_state = to.clone();
+                self.session.state_turns = 0;
+                self.session.rejected = None;
+                self.trail(&to, "agent", Some(&reason));
+                self.emit(Event::StateEnter { state: to.clone() });
+                *moved = Some(to.clone());
+                ControlResult {
+                    text: control::advanced_text(&to),
+                    is_error: false,
+                }
+            }
+            "write_todos" => {
+                self.session.todos = args.get("todos").cloned().unwrap_or(Value::Null);
+                ControlResult {
+                    text: "Updated the todo list.".to_string(),
+                    is_error: false,
+                }
+            }
+            _ if EXECUTABLE.contains(&name) => match self.workspace() {
+                Some(ws) => {
+                    let out = crate::files::run_tool(&ws, name, args);
+                    ControlResult {
+                        text: out.text,
+                        is_error: out.is_error,
+                    }
+                }
+                None => ControlResult {
+                    text: format!("Error: '{name}' needs a filesystem session store."),
+                    is_error: true,
+                },
+            },
+            _ => match self.h.tools.iter().find(|t| t.name() == name).cloned() {
+                Some(tool) => match tool
+                    .call(
+                        args.clone(),
+                        ToolContext {
+                            session_id: self.id.as_str().to_string(),
+                            state,
+                        },
+                    )
+                    .await
+                {
+                    Ok(text) => ControlResult {
+                        text,
+                        is_error: false,
+                    },
+                    Err(e) => ControlResult {
+                        text: e,
+                        is_error: true,
+                    },
+                },
+                None => ControlResult {
+                    text: self.unknown_tool(name),
+                    is_error: true,
+                },
+            },
+        }
+    }
+
+    fn outcome(&self) -> Outcome {
+        Outcome::from_session(self.id.as_str(), &self.session, &self.messages)
+    }
+}
