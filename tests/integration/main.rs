@@ -4,4 +4,5 @@ mod corpus;
 mod example;
 mod fuzz;
 mod model_client;
+mod runtime;
 mod workspace;

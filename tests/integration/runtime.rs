@@ -1,0 +1,438 @@
+//! The runtime end to end: a real harness, real files, real HTTP to a scripted
+//! OpenAI-compatible server on 127.0.0.1.
+
+use std::sync::{Arc, Mutex};
+
+use archmax_machine::model::{ModelConfig, OpenAiClient, RetryPolicy};
+use archmax_machine::store::FsStore;
+use archmax_machine::{Envelope, EventSink, Harness, HarnessOptions, OutcomeKind, SendInput};
+use archmax_tests::TempWorkspace;
+use archmax_tests::scripted::{Reply, ScriptedServer};
+use serde_json::{Map, Value, json};
+
+const SPEC: &str = r#"
+title: Order help
+instructions: Answer order questions.
+tools:
+  forbid_always: [archmax_reset]
+states:
+  classify:
+    triggers: { manual: }
+    instructions: Decide what the customer wants.
+    requires: [order_id]
+    tools:
+      allow:
+        - { tool: write_file, paths: ["scratchpad/**"] }
+        - { tool: read_file, args: { file_path: ["orders/${{order_id}}.json"] } }
+    transitions:
+      - { to: answer, description: The order is known. }
+  answer:
+    instructions: Answer from the order data.
+"#;
+
+#[derive(Default)]
+struct Recorder(Mutex<Vec<Value>>);
+
+impl EventSink for Recorder {
+    fn emit(&self, e: &Envelope) {
+        if let (Ok(mut v), Ok(j)) = (self.0.lock(), serde_json::to_value(e)) {
+            v.push(j);
+        }
+    }
+}
+
+impl Recorder {
+    fn types(&self) -> Vec<String> {
+        self.0
+            .lock()
+            .map(|v| {
+                v.iter()
+                    .filter_map(|e| e["type"].as_str().map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+}
+
+fn harness(ws: &TempWorkspace, server: &ScriptedServer, events: Arc<Recorder>) -> Harness {
+    let mut config = ModelConfig::new(server.url(), "test-key", "scripted-model");
+    config.retry = RetryPolicy {
+        attempts: 2,
+        base_delay: std::time::Duration::from_millis(1),
+        ..RetryPolicy::default()
+    };
+    let client = OpenAiClient::new(config).expect("client");
+    Harness::assemble(HarnessOptions {
+        root: ws.root().to_path_buf(),
+        workflow: "orders".to_string(),
+        model: Arc::new(client),
+        default_model: "scripted-model".to_string(),
+        store: Arc::new(FsStore::new(ws.root())),
+        events,
+        tools: Vec::new(),
+        essential_tools: Vec::new(),
+        mounts: None,
+        skills: vec!["skills/".to_string()],
+    })
+    .expect("harness")
+}
+
+fn workspace() -> TempWorkspace {
+    TempWorkspace::new(&[
+        ("workflows/orders/workflow.yaml", SPEC),
+        ("AGENTS.md", "You are Kettle, a support agent."),
+        // Run state lives in the session folder: the agent's `orders/…` is there.
+        ("sessions/s-1/orders/KK-1.json", "{\"status\": \"shipped\"}"),
+    ])
+}
+
+fn rt() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime")
+}
+
+#[test]
+fn a_governed_turn_runs_tools_moves_and_completes() {
+    let ws = workspace();
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(vec![
+            (
+                "c1",
+                "archmax_set_variables",
+                json!({ "variables": { "order_id": "KK-1", "title": "Order KK-1" } }),
+            ),
+            (
+                "c2",
+                "write_file",
+                json!({ "file_path": "scratchpad/notes.md", "content": "looked up" }),
+            ),
+            (
+                "c3",
+                "read_file",
+                json!({ "file_path": "orders/${{order_id}}.json" }),
+            ),
+            (
+                "c4",
+                "read_file",
+                json!({ "file_path": "orders/KK-2.json" }),
+            ),
+        ]),
+        Reply::tool_calls(vec![(
+            "c5",
+            "archmax_advance",
+            json!({ "to": "answer", "reason": "order known" }),
+        )]),
+        Reply::text("Your order KK-1 has shipped."),
+    ])
+    .expect("server");
+    let events = Arc::new(Recorder::default());
+    let h = harness(&ws, &server, events.clone());
+    let out = rt()
+        .block_on(h.send(
+            "s-1",
+            SendInput {
+                message: "Where is KK-1?".into(),
+                ..SendInput::default()
+            },
+        ))
+        .expect("turn");
+    assert_eq!(out.kind, OutcomeKind::Completed, "{out:?}");
+    assert_eq!(out.reply, "Your order KK-1 has shipped.");
+    assert_eq!(out.state, "answer");
+    assert_eq!(out.variables["order_id"]["value"], "KK-1");
+    let notes = std::fs::read_to_string(ws.root().join("sessions/s-1/scratchpad/notes.md"))
+        .expect("written in the session");
+    assert_eq!(notes, "looked up");
+
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3);
+    let system = requests[0]["messages"][0]["content"]
+        .as_str()
+        .expect("system prompt");
+    assert!(
+        system.starts_with("You are Kettle, a support agent."),
+        "{system}"
+    );
+    assert!(system.contains("## Current state: classify"));
+    assert!(system.contains("- to `answer` (terminal) — The order is known."));
+    let tools: Vec<&str> = requests[0]["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .filter_map(|t| t["function"]["name"].as_str())
+        .collect();
+    assert!(
+        tools.contains(&"write_file") && tools.contains(&"archmax_advance"),
+        "{tools:?}"
+    );
+    assert!(
+        !tools.contains(&"archmax_reset"),
+        "forbidden tools are not disclosed: {tools:?}"
+    );
+    // The tool results the model saw in the second request.
+    let results: Vec<&str> = requests[1]["messages"]
+        .as_array()
+        .expect("messages")
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .filter_map(|m| m["content"].as_str())
+        .collect();
+    assert_eq!(results[0], "Set order_id, title.");
+    assert_eq!(results[1], "Successfully wrote to 'scratchpad/notes.md'");
+    assert!(
+        results[2].contains("shipped"),
+        "the guard resolved order_id: {}",
+        results[2]
+    );
+    assert!(results[3].starts_with("[workflow] BLOCKED: 'read_file' on 'orders/KK-2.json' is not allowed in state 'classify'."), "{}", results[3]);
+    let third = requests[2]["messages"][0]["content"]
+        .as_str()
+        .expect("system");
+    assert!(third.contains("## Current state: answer"));
+    // The static prefix is byte-identical across states.
+    let prefix = |s: &str| {
+        s.split("Current date and time:")
+            .next()
+            .unwrap_or_default()
+            .to_string()
+    };
+    assert_eq!(prefix(system), prefix(third));
+
+    let types = events.types();
+    for t in [
+        "advance",
+        "state-enter",
+        "tool-called",
+        "tool-blocked",
+        "variables-set",
+        "title-set",
+        "state-leave",
+        "agent-text",
+    ] {
+        assert!(types.iter().any(|x| x == t), "no {t} event in {types:?}");
+    }
+    let seqs: Vec<u64> = events
+        .0
+        .lock()
+        .expect("events")
+        .iter()
+        .filter_map(|e| e["seq"].as_u64())
+        .collect();
+    assert!(
+        seqs.windows(2).all(|w| w[0] < w[1]),
+        "seq strictly increases"
+    );
+}
+
+#[test]
+fn the_session_persists_and_the_next_turn_continues_where_it_ended() {
+    let ws = workspace();
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(vec![
+            (
+                "c1",
+                "archmax_set_variables",
+                json!({ "variables": { "order_id": "KK-1" } }),
+            ),
+            (
+                "c2",
+                "archmax_advance",
+                json!({ "to": "answer", "reason": "known" }),
+            ),
+        ]),
+        Reply::text("Shipped."),
+        Reply::text("You are welcome."),
+    ])
+    .expect("server");
+    let first = {
+        let h = harness(&ws, &server, Arc::new(Recorder::default()));
+        rt().block_on(h.send(
+            "s-2",
+            SendInput {
+                message: "Where is KK-1?".into(),
+                ..SendInput::default()
+            },
+        ))
+        .expect("turn")
+    };
+    assert_eq!(first.state, "answer");
+    // A new harness (a new process, in effect) reads the session from disk.
+    let h = harness(&ws, &server, Arc::new(Recorder::default()));
+    let second = rt()
+        .block_on(h.send(
+            "s-2",
+            SendInput {
+                message: "Thanks!".into(),
+                ..SendInput::default()
+            },
+        ))
+        .expect("turn");
+    assert_eq!(second.kind, OutcomeKind::Completed);
+    assert_eq!(
+        second.state, "answer",
+        "continues in the state the last turn ended in"
+    );
+    assert_eq!(second.reply, "You are welcome.");
+    let third = &server.requests()[2];
+    let roles: Vec<&str> = third["messages"]
+        .as_array()
+        .expect("messages")
+        .iter()
+        .filter_map(|m| m["role"].as_str())
+        .collect();
+    assert_eq!(
+        roles,
+        vec![
+            "system",
+            "user",
+            "assistant",
+            "tool",
+            "tool",
+            "assistant",
+            "user"
+        ],
+        "the whole transcript is replayed"
+    );
+}
+
+#[test]
+fn leaving_with_unset_requires_is_refused_and_a_raise_fails_the_session() {
+    let ws = workspace();
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(vec![(
+            "c1",
+            "archmax_advance",
+            json!({ "to": "answer", "reason": "done" }),
+        )]),
+        Reply::tool_calls(vec![(
+            "c2",
+            "archmax_raise",
+            json!({ "code": "orders-unavailable", "reason": "no order id" }),
+        )]),
+    ])
+    .expect("server");
+    let h = harness(&ws, &server, Arc::new(Recorder::default()));
+    let out = rt()
+        .block_on(h.send(
+            "s-3",
+            SendInput {
+                message: "help".into(),
+                ..SendInput::default()
+            },
+        ))
+        .expect("turn");
+    assert_eq!(out.kind, OutcomeKind::Failed);
+    assert_eq!(
+        out.exit,
+        Some(json!({ "success": false, "code": "orders-unavailable", "reason": "no order id" }))
+    );
+    let second = &server.requests()[1];
+    let advance_result = second["messages"]
+        .as_array()
+        .expect("messages")
+        .iter()
+        .rev()
+        .find(|m| m["role"] == "tool")
+        .and_then(|m| m["content"].as_str())
+        .unwrap_or_default();
+    assert_eq!(
+        advance_result,
+        "archmax_advance rejected: cannot leave 'classify' yet: 'order_id' is not set. Record it with archmax_set_variables, then advance."
+    );
+}
+
+#[test]
+fn a_model_that_keeps_failing_ends_the_turn_failed_and_the_next_message_starts_fresh() {
+    let ws = workspace();
+    let server = ScriptedServer::start(vec![
+        Reply::Status(503, "down".into()),
+        Reply::Status(503, "down".into()),
+        Reply::text("Back."),
+    ])
+    .expect("server");
+    let h = harness(&ws, &server, Arc::new(Recorder::default()));
+    let out = rt()
+        .block_on(h.send(
+            "s-4",
+            SendInput {
+                message: "hi".into(),
+                ..SendInput::default()
+            },
+        ))
+        .expect("turn");
+    assert_eq!(out.kind, OutcomeKind::Failed);
+    assert_eq!(
+        out.exit.as_ref().and_then(|e| e["code"].as_str()),
+        Some("turn-error")
+    );
+    let again = rt()
+        .block_on(h.send(
+            "s-4",
+            SendInput {
+                message: "hi again".into(),
+                ..SendInput::default()
+            },
+        ))
+        .expect("turn");
+    assert_eq!(again.kind, OutcomeKind::Completed);
+    assert_eq!(again.reply, "Back.");
+}
+
+#[test]
+fn the_model_call_budget_rejects_a_runaway_turn() {
+    let ws = TempWorkspace::new(&[(
+        "workflows/orders/workflow.yaml",
+        "budget: { maxModelCalls: 3 }\nstates:\n  a:\n    triggers: { manual: }\n",
+    )]);
+    let looping = || Reply::tool_calls(vec![("c", "archmax_get_variables", json!({}))]);
+    let server = ScriptedServer::start(vec![looping(), looping(), looping(), looping(), looping()])
+        .expect("server");
+    let h = harness(&ws, &server, Arc::new(Recorder::default()));
+    let out = rt()
+        .block_on(h.send(
+            "s-5",
+            SendInput {
+                message: "go".into(),
+                ..SendInput::default()
+            },
+        ))
+        .expect("turn");
+    assert_eq!(out.kind, OutcomeKind::Rejected);
+    assert_eq!(
+        out.rejected.as_deref(),
+        Some("the turn exhausted its model-call budget (budget.maxModelCalls: 3)")
+    );
+    assert_eq!(server.requests().len(), 3, "no model call past the budget");
+}
+
+#[test]
+fn a_trigger_requires_its_inputs_before_any_model_call() {
+    let ws = TempWorkspace::new(&[(
+        "workflows/orders/workflow.yaml",
+        "states:\n  a:\n    triggers:\n      mail: { requires: [{ name: quantity, type: integer }, order_id] }\n",
+    )]);
+    let server = ScriptedServer::start(vec![]).expect("server");
+    let h = harness(&ws, &server, Arc::new(Recorder::default()));
+    let mut vars = Map::new();
+    vars.insert("quantity".into(), json!("4"));
+    let out = rt()
+        .block_on(h.send(
+            "s-6",
+            SendInput {
+                message: "x".into(),
+                trigger: Some("mail".into()),
+                variables: vars,
+            },
+        ))
+        .expect("turn");
+    assert_eq!(out.kind, OutcomeKind::Rejected);
+    assert_eq!(
+        out.rejected.as_deref(),
+        Some(
+            "Refusing to start: trigger 'mail' requires 'order_id', which this firing does not supply. It also declares typed inputs this firing does not satisfy: 'quantity' must be an integer (a number with no fractional part), but a string (\"4\") arrived."
+        )
+    );
+    assert!(server.requests().is_empty());
+}
