@@ -262,3 +262,126 @@ impl Harness {
         })
     }
 }
+
+/// A fresh session id: `session-` and a random UUID v4.
+pub fn mint_session_id() -> String {
+    let mut bytes = [0u8; 16];
+    let filled = std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut bytes))
+        .is_ok();
+    if !filled {
+        // No urandom: mix the clock, the pid and a counter (unique, not secret).
+        static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let seed = format!("{}-{}-{n}", crate::clock::now_ms(), std::process::id());
+        let digest = <sha2::Sha256 as sha2::Digest>::digest(seed.as_bytes());
+        bytes.copy_from_slice(&digest[..16]);
+    }
+    bytes[6] = (bytes[6] & 0x0f) | 0x40;
+    bytes[8] = (bytes[8] & 0x3f) | 0x80;
+    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    format!(
+        "session-{}-{}-{}-{}-{}",
+        &hex[0..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..32]
+    )
+}
+
+/// Where a session id came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SessionSource {
+    /// Given explicitly.
+    Explicit,
+    /// Read through a session path.
+    Path,
+    /// Minted (with a warning when a declared path did not resolve).
+    Minted {
+        /// The declared path that did not resolve, if any.
+        unresolved: Option<String>,
+    },
+}
+
+impl Harness {
+    /// The session a firing belongs to: the explicit id, else the caller's
+    /// `session_path`, else the trigger's `session:` declaration, read over the
+    /// firing's variables; else a minted id.
+    pub fn resolve_session(
+        &self,
+        explicit: Option<&str>,
+        trigger: &str,
+        variables: &serde_json::Map<String, Value>,
+        session_path: Option<&str>,
+    ) -> Result<(String, SessionSource), RunError> {
+        if let Some(id) = explicit.map(str::trim).filter(|s| !s.is_empty()) {
+            return Ok((id.to_string(), SessionSource::Explicit));
+        }
+        let vars = Value::Object(variables.clone());
+        if let Some(path) = session_path {
+            if let Some(problem) = archmax_spec::grammar::session_path_problem(path) {
+                return Err(RunError::SessionId(format!(
+                    "the caller-supplied path '{path}' is not a usable session path: {problem}"
+                )));
+            }
+            let segs: Vec<String> = path.trim().split('.').map(str::to_string).collect();
+            return match archmax_spec::grammar::resolve_path(&vars, &segs)
+                .and_then(archmax_spec::grammar::session_id_from_value)
+            {
+                Some(id) => Ok((id, SessionSource::Path)),
+                None => Ok((
+                    mint_session_id(),
+                    SessionSource::Minted {
+                        unresolved: Some(path.to_string()),
+                    },
+                )),
+            };
+        }
+        self.start_state(trigger)?;
+        if let Some(id) =
+            archmax_spec::signature::session_id_for_trigger(&self.spec_json, trigger, &vars)
+        {
+            return Ok((id, SessionSource::Path));
+        }
+        let declared = self
+            .spec
+            .states
+            .values()
+            .filter_map(|s| s.triggers.as_ref()?.get(trigger)?.as_ref()?.session.clone())
+            .next();
+        Ok((
+            mint_session_id(),
+            SessionSource::Minted {
+                unresolved: declared,
+            },
+        ))
+    }
+
+    /// Reads a session's state without taking the writer lease.
+    pub fn session_state(&self, id: &str) -> Result<Option<crate::state::SessionState>, RunError> {
+        let rules = crate::store::IdRules::with_mounts(self.mounts.iter().map(|m| m.name.clone()));
+        let id = crate::store::SessionId::parse_with(id, &rules)
+            .map_err(|e| RunError::SessionId(e.to_string()))?;
+        let Some(v) = self
+            .store
+            .load_state(&id)
+            .map_err(|e| RunError::Store(e.to_string()))?
+        else {
+            return Ok(None);
+        };
+        serde_json::from_value(v).map(Some).map_err(|e| {
+            RunError::Store(format!(
+                "session '{}' has an unreadable state: {e}",
+                id.as_str()
+            ))
+        })
+    }
+
+    /// Every session folder of the store, in directory order.
+    pub fn session_ids(&self) -> Result<Vec<String>, RunError> {
+        self.store
+            .list()
+            .map_err(|e| RunError::Store(e.to_string()))
+    }
+}

@@ -19,7 +19,7 @@ pub mod tools;
 mod turn;
 
 pub use events::{Emitter, Envelope, Event, EventSink, NoEvents};
-pub use harness::{Harness, HarnessOptions, RunError};
+pub use harness::{Harness, HarnessOptions, RunError, SessionSource, mint_session_id};
 pub use outcome::{Outcome, OutcomeKind};
 pub use state::{SessionState, Status};
 pub use tools::{HostTool, ToolContext};
