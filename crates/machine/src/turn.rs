@@ -59,6 +59,12 @@ const EXECUTABLE: [&str; 15] = [
 /// Results longer than this are offloaded to `large_tool_results/`.
 const OFFLOAD_CHARS: usize = 40_000;
 
+/// A transcript line as a wire message: lines are wire-form chat messages plus
+/// our own markers, which the wire types ignore.
+fn wire(line: &Value) -> Option<ChatMessage> {
+    serde_json::from_value(line.clone()).ok()
+}
+
 /// One turn in progress.
 struct Turn<'h> {
     h: &'h Harness,
@@ -66,8 +72,11 @@ struct Turn<'h> {
     session: SessionState,
     /// Messages appended since the last commit.
     pending: Vec<Value>,
-    /// All messages of the session (sent to the model).
+    /// All messages of the session, as stored.
     messages: Vec<Value>,
+    /// The same messages as the wire types the model is sent (kept in step, so a
+    /// request never re-reads the transcript).
+    chat: Vec<ChatMessage>,
     signature: Option<TriggerSignature>,
     steps: u64,
 }
@@ -123,6 +132,7 @@ impl Harness {
             id,
             session: SessionState::default(),
             pending: Vec::new(),
+            chat: messages.iter().filter_map(wire).collect(),
             messages,
             signature: None,
             steps: 0,
@@ -139,6 +149,9 @@ impl Turn<'_> {
     }
 
     fn push(&mut self, msg: Value) {
+        if let Some(m) = wire(&msg) {
+            self.chat.push(m);
+        }
         self.pending.push(msg.clone());
         self.messages.push(msg);
     }
@@ -426,14 +439,9 @@ impl Turn<'_> {
     }
 
     fn request(&self) -> ChatRequest {
-        let mut messages = vec![ChatMessage::system(self.system_prompt())];
-        // Transcript lines are wire-form chat messages plus our own markers, which
-        // the wire types ignore.
-        messages.extend(
-            self.messages
-                .iter()
-                .filter_map(|m| serde_json::from_value::<ChatMessage>(m.clone()).ok()),
-        );
+        let mut messages = Vec::with_capacity(self.chat.len() + 1);
+        messages.push(ChatMessage::system(self.system_prompt()));
+        messages.extend(self.chat.iter().cloned());
         ChatRequest::new(self.model_for(), messages).with_tools(self.tool_defs())
     }
 
