@@ -495,7 +495,7 @@ impl Turn<'_> {
             let note = format!(
                 "[budget] {left} of this turn's {max} model calls are left (budget.maxModelCalls). Finish the current work, or advance, before they run out."
             );
-            self.note("error", &note);
+            self.note("budget", &note);
         }
         None
     }
