@@ -5,4 +5,5 @@ mod example;
 mod fuzz;
 mod model_client;
 mod runtime;
+mod scripted_server;
 mod workspace;
