@@ -14,13 +14,20 @@
 //! exits the process and touches the process only through the [`Io`].
 
 pub mod args;
+mod assembly;
 pub mod checks;
 pub mod commands;
 pub mod dotenv;
+pub mod flow;
 pub mod help;
 mod io;
+mod outcome;
 mod preflight;
+pub mod raw;
+mod run;
+mod sessions;
 pub mod style;
+pub mod usage;
 mod validate;
 pub mod workspace;
 
@@ -39,6 +46,9 @@ pub(crate) enum Failure {
     Usage(String),
     /// A command error: `Error: <msg>`, exit 1.
     Command(String),
+    /// An unexpected error (neither a usage error nor a known runtime
+    /// refusal): `archmax failed: Error: <msg>`, exit 1.
+    Crash(String),
 }
 
 /// What a command sees: the process, the environment with `.env` values, the
@@ -147,6 +157,8 @@ fn dispatch(cli: &mut Cli<'_>, args: &[String]) -> i32 {
     };
     let outcome = match cmd.name {
         "validate" => validate::run(cli, &parsed, &positionals),
+        "run" => run::run(cli, &parsed, &positionals),
+        "sessions" => sessions::run(cli, &parsed, &positionals),
         _ => preflight::run(cli, cmd, &parsed, &positionals),
     };
     match outcome {
@@ -154,6 +166,10 @@ fn dispatch(cli: &mut Cli<'_>, args: &[String]) -> i32 {
         Err(Failure::Usage(msg)) => usage(cli, cmd, &msg),
         Err(Failure::Command(msg)) => {
             cli.err(&format!("Error: {msg}\n"));
+            1
+        }
+        Err(Failure::Crash(msg)) => {
+            cli.err(&format!("archmax failed: Error: {msg}\n"));
             1
         }
     }

@@ -121,7 +121,7 @@ fn usage_errors_name_the_command() {
 }
 
 #[test]
-fn pending_commands_check_their_arguments_first() {
+fn runtime_commands_check_their_arguments_first() {
     let dir = tmp("pending");
     let cases: &[(&[&str], i32, &str)] = &[
         (
@@ -143,11 +143,6 @@ fn pending_commands_check_their_arguments_first() {
             &["run", "wf", "hi", "--variables=[1]"],
             2,
             "Error: --variables must encode a JSON object (e.g. '{\"from_email\":\"a@b.com\"}') (try: archmax run --help)\n",
-        ),
-        (
-            &["run", "wf", "hello", "there"],
-            1,
-            "Error: 'run' is not available in this build yet\n",
         ),
         (
             &["test", "wf", "filter"],
@@ -209,16 +204,51 @@ fn pending_commands_check_their_arguments_first() {
             2,
             "Error: invalid session id '_specs' - '_specs' is reserved at the workspace root (a session area or an authored mount). Use one from 'archmax sessions'. (try: archmax sessions --help)\n",
         ),
-        (
-            &["sessions", "--workflow", "wf", "--json"],
-            1,
-            "Error: 'sessions' is not available in this build yet\n",
-        ),
     ];
     for (args, code, err) in cases {
         let (c, out, e) = run_in(&dir, args);
         assert_eq!((c, out.as_str(), e.as_str()), (*code, "", *err), "{args:?}");
     }
+}
+
+#[test]
+fn run_and_sessions_reach_the_runtime_after_their_checks() {
+    let dir = tmp("runtime");
+    let header = |model: bool| {
+        format!(
+            "◆ wf\n  directory  {}\n{}\n",
+            dir.display(),
+            if model {
+                "  model      (unset — see .env)\n"
+            } else {
+                ""
+            }
+        )
+    };
+    let (code, out, err) = run_in(&dir, &["run", "wf", "hello", "there"]);
+    assert_eq!((code, out.as_str()), (1, ""));
+    assert_eq!(
+        err,
+        format!(
+            "{}archmax failed: Error: Missing required environment variable: ARCHMAX_API_BASE_URL. Copy .env.example to .env and fill it in.\n",
+            header(true)
+        )
+    );
+    let (code, out, err) = run_in(&dir, &["run", "wf", "hi", "--session", "../x"]);
+    assert_eq!((code, out.as_str()), (2, ""));
+    assert_eq!(
+        err,
+        "Error: invalid session id '../x' - it must stay within the session zone (no absolute paths or '..' traversal). Use one from 'archmax sessions'. (try: archmax run --help)\n"
+    );
+    let (code, out, err) = run_in(&dir, &["sessions", "--workflow", "wf", "--json"]);
+    assert_eq!((code, out.as_str()), (1, ""));
+    assert_eq!(
+        err,
+        format!(
+            "{}Error: Cannot load workflow 'wf' (workflows/wf/workflow.yaml): no workflow.yaml found. Run 'archmax validate wf' for details.\n",
+            header(false)
+        )
+    );
 }
 
 #[test]

@@ -1,0 +1,85 @@
+//! The CLI's side of the runtime: assembling a [`Harness`] over the workspace's
+//! filesystem store, the event channel the live renderer reads, the model that
+//! refuses every call, and the mapping of runtime errors to CLI failures.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::mpsc::Sender;
+
+use archmax_machine::model::{ChatRequest, Model, ModelError, ModelFuture};
+use archmax_machine::store::FsStore;
+use archmax_machine::{Envelope, EventSink, Harness, HarnessOptions, Outcome, RunError};
+
+use crate::Failure;
+
+/// What the turn thread sends to the CLI thread: events as they happen, then
+/// the turn's result.
+#[derive(Debug)]
+pub(crate) enum Message {
+    /// One lifecycle event.
+    Event(Box<Envelope>),
+    /// The turn ended (or could not start).
+    Done(Box<Result<Outcome, RunError>>),
+}
+
+/// An [`EventSink`] that forwards every envelope through a channel, so the CLI
+/// thread renders events while the turn runs on the runtime's threads.
+pub(crate) struct ChannelSink(pub Sender<Message>);
+
+impl EventSink for ChannelSink {
+    fn emit(&self, event: &Envelope) {
+        // A closed channel means the CLI stopped listening; the turn goes on.
+        let _ = self.0.send(Message::Event(Box::new(event.clone())));
+    }
+}
+
+/// A model for commands that never call one (`sessions`): every call fails.
+/// With it, listing works on a machine without `ARCHMAX_*` credentials.
+pub(crate) struct NoModel;
+
+impl Model for NoModel {
+    fn complete<'a>(&'a self, req: &'a ChatRequest) -> ModelFuture<'a> {
+        let err = ModelError::InvalidRequest {
+            url: String::new(),
+            model: req.model.clone(),
+            message: "this command makes no model calls".to_string(),
+        };
+        Box::pin(async move { Err(err) })
+    }
+}
+
+/// Assembles `workflow` of the workspace at `root`, sessions in `<root>/sessions`.
+pub(crate) fn assemble(
+    root: &Path,
+    workflow: &str,
+    model: Arc<dyn Model>,
+    default_model: String,
+    events: Arc<dyn EventSink>,
+) -> Result<Harness, Failure> {
+    Harness::assemble(HarnessOptions {
+        root: root.to_path_buf(),
+        workflow: workflow.to_string(),
+        model,
+        default_model,
+        store: Arc::new(FsStore::new(root)),
+        events,
+        tools: Vec::new(),
+        essential_tools: Vec::new(),
+        mounts: None,
+        skills: vec!["skills/".to_string()],
+    })
+    .map_err(|e| failure(&e))
+}
+
+/// A runtime error as the CLI reports it: the known refusals (cli digest §10)
+/// are one `Error: <message>` line; anything else is `archmax failed:`.
+pub(crate) fn failure(e: &RunError) -> Failure {
+    match e {
+        RunError::WorkflowLoad(_)
+        | RunError::WorkflowDisabled(_)
+        | RunError::UnknownTrigger { .. }
+        | RunError::Busy(_)
+        | RunError::Parked(_) => Failure::Command(e.to_string()),
+        _ => Failure::Crash(e.to_string()),
+    }
+}

@@ -1,0 +1,224 @@
+//! The live state flow on stderr (cli digest §7.1): state changes on the outer
+//! margin, actions inside a state indented four spaces. Append-only: each
+//! event renders to zero or more complete lines.
+
+use archmax_machine::{Envelope, Event};
+
+use crate::style::{ARROW, BULLET, CHECK, CROSS, DOT, QUOTE, Style, WARN};
+
+const INDENT: &str = "    ";
+
+/// Renders events as state-flow lines. It remembers just enough to render a
+/// leave after a raise as `✖ <state> → failed`, and to fold the leave that
+/// follows an `on_error` routing into the routing line.
+#[derive(Debug, Clone)]
+pub struct FlowRenderer {
+    style: Style,
+    raised: bool,
+    routed: Option<(String, String)>,
+}
+
+impl FlowRenderer {
+    /// A renderer with `style`.
+    pub fn new(style: Style) -> Self {
+        FlowRenderer {
+            style,
+            raised: false,
+            routed: None,
+        }
+    }
+
+    /// The lines for one event (each ending in a newline), or "".
+    pub fn on_event(&mut self, envelope: &Envelope) -> String {
+        let s = self.style;
+        let routed = self.routed.take();
+        match &envelope.event {
+            Event::StateEnter { state } => {
+                self.raised = false;
+                format!("\n{} {}\n", s.cyan(DOT), s.bold(state))
+            }
+            Event::StateLeave { state, next } => {
+                if std::mem::take(&mut self.raised) {
+                    return format!(
+                        "{} {} {}\n",
+                        s.red(&format!("{CROSS} {state}")),
+                        s.dim(ARROW),
+                        s.red("failed")
+                    );
+                }
+                if routed.is_some_and(|(from, to)| &from == state && &to == next) {
+                    return String::new();
+                }
+                format!(
+                    "{} {state} {} {}\n",
+                    s.green(CHECK),
+                    s.dim(ARROW),
+                    s.cyan(next)
+                )
+            }
+            Event::Raised { code, reason, .. } => {
+                self.raised = true;
+                format!(
+                    "{INDENT}{} {}\n",
+                    s.red(&format!("{CROSS} raised {code}")),
+                    s.dim(reason)
+                )
+            }
+            Event::StateErrorRouted { state, to, reason } => {
+                self.routed = Some((state.clone(), to.clone()));
+                format!(
+                    "{} {state} {} {} {}\n",
+                    s.yellow(WARN),
+                    s.dim(ARROW),
+                    s.yellow(to),
+                    s.dim(&format!("(on_error: {reason})"))
+                )
+            }
+            Event::ToolCalled { tool, detail, .. } => {
+                if tool == "archmax_advance" || tool == "archmax_raise" {
+                    return String::new();
+                }
+                let detail = detail
+                    .as_deref()
+                    .filter(|d| !d.is_empty())
+                    .map(|d| format!(" {}", s.dim(d)))
+                    .unwrap_or_default();
+                format!("{INDENT}{BULLET} {tool}{detail}\n")
+            }
+            Event::ToolBlocked { tool, state, .. } => format!(
+                "{INDENT}{} {}\n",
+                s.yellow(&format!("{WARN} blocked {tool}")),
+                s.dim(&format!("(not allowed in {state})"))
+            ),
+            Event::AgentText { text, .. } => text
+                .split('\n')
+                .map(|line| format!("{INDENT}{} {line}\n", s.gray(QUOTE)))
+                .collect(),
+            Event::Advance { reason, .. } => match reason.as_deref().map(str::trim) {
+                Some(r) if !r.is_empty() => format!("{INDENT}{}\n", s.dim(&format!("{ARROW} {r}"))),
+                _ => String::new(),
+            },
+            Event::Warning { scope, message } => {
+                format!("{} [{scope}] {}\n", s.yellow(WARN), s.dim(message))
+            }
+            _ => String::new(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(event: Event) -> Envelope {
+        Envelope {
+            event,
+            level: "info",
+            ts: 0,
+            seq: 1,
+            session_id: Some("s".into()),
+        }
+    }
+
+    fn render(events: Vec<Event>) -> String {
+        let mut r = FlowRenderer::new(Style::new(false));
+        events.into_iter().map(|e| r.on_event(&env(e))).collect()
+    }
+
+    #[test]
+    fn a_turn_in_plain_text() {
+        let out = render(vec![
+            Event::Advance {
+                from: "__start__".into(),
+                to: "a".into(),
+                reason: None,
+                call_id: None,
+            },
+            Event::StateEnter { state: "a".into() },
+            Event::ToolCalled {
+                state: "a".into(),
+                tool: "read_file".into(),
+                call_id: None,
+                args: None,
+                detail: None,
+            },
+            Event::ToolCalled {
+                state: "a".into(),
+                tool: "archmax_advance".into(),
+                call_id: None,
+                args: None,
+                detail: None,
+            },
+            Event::ToolBlocked {
+                state: "a".into(),
+                tool: "write_file".into(),
+                reason: "no".into(),
+                call_id: None,
+                args: None,
+            },
+            Event::Advance {
+                from: "a".into(),
+                to: "b".into(),
+                reason: Some(" done ".into()),
+                call_id: None,
+            },
+            Event::StateLeave {
+                state: "a".into(),
+                next: "b".into(),
+            },
+            Event::StateEnter { state: "b".into() },
+            Event::AgentText {
+                state: "b".into(),
+                text: "one\ntwo".into(),
+                message_id: None,
+            },
+        ]);
+        assert_eq!(
+            out,
+            "\n● a\n    › read_file\n    ⚠ blocked write_file (not allowed in a)\n    → done\n✔ a → b\n\n● b\n    │ one\n    │ two\n"
+        );
+    }
+
+    #[test]
+    fn raises_and_routing() {
+        let out = render(vec![
+            Event::Raised {
+                state: "a".into(),
+                session_id: "s".into(),
+                code: "x-y".into(),
+                reason: "why".into(),
+                call_id: None,
+            },
+            Event::StateLeave {
+                state: "a".into(),
+                next: "a".into(),
+            },
+            Event::StateErrorRouted {
+                state: "b".into(),
+                to: "c".into(),
+                reason: "r".into(),
+            },
+            Event::StateLeave {
+                state: "b".into(),
+                next: "c".into(),
+            },
+            Event::Warning {
+                scope: "session".into(),
+                message: "m".into(),
+            },
+        ]);
+        assert_eq!(
+            out,
+            "    ✖ raised x-y why\n✖ a → failed\n⚠ b → c (on_error: r)\n⚠ [session] m\n"
+        );
+    }
+
+    #[test]
+    fn colors() {
+        let mut r = FlowRenderer::new(Style::new(true));
+        assert_eq!(
+            r.on_event(&env(Event::StateEnter { state: "a".into() })),
+            "\n\x1b[36m●\x1b[0m \x1b[1ma\x1b[0m\n"
+        );
+    }
+}

@@ -1,0 +1,221 @@
+//! `archmax sessions [session] [--workflow] [--json]` (cli digest §4.4).
+//!
+//! Decision: unlike the original (cli digest §12, §13 #9), `sessions` does not
+//! require the `ARCHMAX_*` model variables. It never calls a model, so the
+//! harness is assembled with [`NoModel`], a model that fails if called, and
+//! listing works on a machine with no credentials.
+
+use std::sync::Arc;
+
+use archmax_machine::store::parent_of;
+use archmax_machine::{Harness, NoEvents, SessionState, Status};
+use serde_json::{Map, Value, json};
+
+use crate::args::Parsed;
+use crate::assembly::{NoModel, assemble, failure};
+use crate::outcome::decision_context;
+use crate::preflight::check_sessions;
+use crate::style::{CHECK, Style};
+use crate::workspace::resolve_root;
+use crate::{Cli, Failure};
+
+/// Runs the command; the exit code, or the failure to report.
+pub(crate) fn run(
+    cli: &mut Cli<'_>,
+    parsed: &Parsed,
+    positionals: &[Option<String>],
+) -> Result<i32, Failure> {
+    let workflow = check_sessions(cli, parsed, positionals)?;
+    let root = resolve_root(&cli.cwd, parsed.text("root"));
+    cli.load_root_env(&root);
+    cli.header(&workflow, &root, None);
+    let harness = assemble(
+        &root,
+        &workflow,
+        Arc::new(NoModel),
+        String::new(),
+        Arc::new(NoEvents),
+    )?;
+    let json = parsed.flag("json");
+    match positionals.first().and_then(Option::as_deref) {
+        Some(id) => detail(cli, &harness, id, json),
+        None => list(cli, &harness, json),
+    }
+}
+
+fn pretty(value: &Value) -> Result<String, Failure> {
+    serde_json::to_string_pretty(value)
+        .map(|t| format!("{t}\n"))
+        .map_err(|e| Failure::Crash(format!("cannot encode the sessions: {e}")))
+}
+
+fn is_parked(s: &SessionState) -> bool {
+    matches!(s.status, Status::AwaitingDecision | Status::AwaitingInput)
+}
+
+/// The SessionSummary object; absent keys omitted.
+pub(crate) fn summary(id: &str, s: &SessionState) -> Value {
+    let mut m = Map::new();
+    m.insert("sessionId".into(), json!(id));
+    m.insert("status".into(), json!(s.status.as_str()));
+    let class = if s.status.is_finished() {
+        "finished"
+    } else {
+        "open"
+    };
+    m.insert("classification".into(), json!(class));
+    if !s.workflow_state.is_empty() {
+        m.insert("workflowState".into(), json!(s.workflow_state));
+    }
+    if !s.spec_hash.is_empty() {
+        m.insert("specHash".into(), json!(s.spec_hash));
+    }
+    if is_parked(s) {
+        m.insert("state".into(), json!(s.workflow_state));
+    }
+    if let (Status::Failed, Some(exit)) = (s.status, &s.exit) {
+        m.insert(
+            "exit".into(),
+            json!({ "success": false, "code": exit.code, "reason": exit.reason }),
+        );
+    }
+    if !s.variables.is_empty() {
+        let vars: Map<String, Value> = s
+            .variables
+            .iter()
+            .map(|(k, v)| (k.clone(), json!({ "value": v.value, "locked": v.locked() })))
+            .collect();
+        m.insert("variables".into(), Value::Object(vars));
+    }
+    if !s.usage.is_empty() {
+        m.insert(
+            "usage".into(),
+            serde_json::to_value(s.usage).unwrap_or(Value::Null),
+        );
+    }
+    if let Some(parent) = parent_of(id) {
+        m.insert("parentSessionId".into(), json!(parent));
+    }
+    Value::Object(m)
+}
+
+fn detail(cli: &mut Cli<'_>, harness: &Harness, id: &str, json: bool) -> Result<i32, Failure> {
+    let state = harness.session_state(id).map_err(|e| failure(&e))?;
+    let Some(s) = state else {
+        return Err(Failure::Command(format!(
+            "no durable session '{id}'. Use 'archmax sessions' to list them."
+        )));
+    };
+    if json {
+        let text = pretty(&summary(id, &s))?;
+        cli.out(&text);
+        return Ok(0);
+    }
+    let style = cli.style;
+    cli.err(&format!(
+        "\n{}\n",
+        style.green(&style.bold(&format!("{CHECK} session {id}")))
+    ));
+    cli.out(&detail_lines(&s));
+    Ok(0)
+}
+
+/// The stdout lines of the detail view.
+pub(crate) fn detail_lines(s: &SessionState) -> String {
+    let or_q = |t: &str| if t.is_empty() { "?" } else { t }.to_string();
+    let class = if s.status.is_finished() {
+        "finished"
+    } else {
+        "open"
+    };
+    let mut out = format!("  status   {}  ({class})\n", s.status.as_str());
+    out.push_str(&format!("  state    {}\n", or_q(&s.workflow_state)));
+    if is_parked(s) {
+        out.push_str(&format!("  awaiting {}\n", s.workflow_state));
+    }
+    if let (Status::Failed, Some(exit)) = (s.status, &s.exit) {
+        out.push_str(&format!("  raised   {}: {}\n", exit.code, exit.reason));
+    }
+    if !s.spec_hash.is_empty() {
+        out.push_str(&format!("  spec     {}\n", s.spec_hash));
+    }
+    if s.variables.is_empty() {
+        out.push_str("  variables  none set\n");
+    } else {
+        out.push_str("  variables\n");
+        for (name, v) in &s.variables {
+            let lock = if v.locked() { " (locked)" } else { "" };
+            let value = serde_json::to_string(&v.value).unwrap_or_else(|_| "null".to_string());
+            out.push_str(&format!("    {name}{lock} = {value}\n"));
+        }
+    }
+    out
+}
+
+fn list(cli: &mut Cli<'_>, harness: &Harness, json: bool) -> Result<i32, Failure> {
+    let ids = harness.session_ids().map_err(|e| failure(&e))?;
+    let rows: Vec<(String, SessionState)> = ids
+        .into_iter()
+        .filter_map(|id| match harness.session_state(&id) {
+            Ok(Some(s)) => Some((id, s)),
+            _ => None,
+        })
+        .collect();
+    if json {
+        let all: Vec<Value> = rows.iter().map(|(id, s)| summary(id, s)).collect();
+        let text = pretty(&Value::Array(all))?;
+        cli.out(&text);
+        return Ok(0);
+    }
+    let style = cli.style;
+    if rows.is_empty() {
+        cli.err("\n");
+        cli.out("No durable sessions found.\n");
+        return Ok(0);
+    }
+    cli.err(&format!(
+        "\n{}\n",
+        style.green(&style.bold(&format!("{CHECK} sessions")))
+    ));
+    let mut out = String::new();
+    for (id, s) in &rows {
+        out.push_str(&list_line(&style, id, s));
+        if s.status == Status::AwaitingDecision
+            && let Some(decl) = harness.spec().states.get(&s.workflow_state)
+        {
+            out.push_str(&decision_context(decl));
+        }
+    }
+    cli.out(&out);
+    Ok(0)
+}
+
+/// One listing line.
+pub(crate) fn list_line(style: &Style, id: &str, s: &SessionState) -> String {
+    let class = if s.status.is_finished() {
+        "finished"
+    } else {
+        "open"
+    };
+    let state = if s.workflow_state.is_empty() {
+        "?"
+    } else {
+        &s.workflow_state
+    };
+    let mut line = format!("  {id}  {}  {class}  state={state}", s.status.as_str());
+    if is_parked(s) {
+        line.push_str(&format!(
+            "  {}",
+            style.yellow(&format!("awaiting={}", s.workflow_state))
+        ));
+    }
+    if let (Status::Failed, Some(exit)) = (s.status, &s.exit) {
+        line.push_str(&format!("  {}", style.red(&format!("exit={}", exit.code))));
+    }
+    if !s.variables.is_empty() {
+        let names: Vec<&str> = s.variables.keys().map(String::as_str).collect();
+        line.push_str(&format!("  vars={}", names.join(",")));
+    }
+    line.push('\n');
+    line
+}

@@ -1,0 +1,328 @@
+//! `archmax run` end to end: a real harness, real files, real HTTP to the
+//! scripted OpenAI-compatible server; exact stderr and stdout.
+
+use serde_json::json;
+
+use crate::scripted::{Reply, ScriptedServer};
+use crate::support::{Workspace, cli};
+
+pub const SPEC: &str = r#"title: Orders
+instructions: Answer order questions.
+states:
+  classify:
+    triggers:
+      manual:
+      mail: { requires: [order_id] }
+    instructions: Decide what the customer wants.
+    tools:
+      allow:
+        - { tool: read_file, paths: ["notes/**"] }
+    transitions:
+      - { to: answer, description: The order is known. }
+  answer:
+    instructions: Answer from the order data.
+"#;
+
+pub fn workspace() -> Workspace {
+    Workspace::new(&[
+        ("workflows/orders/workflow.yaml", SPEC),
+        ("sessions/s-1/notes/KK-1.md", "shipped"),
+    ])
+}
+
+fn usage(prompt: u64, completion: u64) -> serde_json::Value {
+    json!({ "prompt_tokens": prompt, "completion_tokens": completion })
+}
+
+/// The script of a completed turn: a governed read, a move, an answer.
+pub fn completed_script() -> Vec<Reply> {
+    vec![
+        Reply::tool_calls(vec![(
+            "c1",
+            "read_file",
+            json!({ "file_path": "notes/KK-1.md" }),
+        )])
+        .with_usage(usage(1200, 30)),
+        Reply::tool_calls(vec![(
+            "c2",
+            "archmax_advance",
+            json!({ "to": "answer", "reason": "order known" }),
+        )])
+        .with_usage(usage(1300, 20)),
+        Reply::text("Your order KK-1 has shipped.\nAnything else?").with_usage(usage(20_369, 40)),
+    ]
+}
+
+pub fn raise_script() -> Vec<Reply> {
+    vec![Reply::tool_calls(vec![(
+        "c1",
+        "archmax_raise",
+        json!({ "code": "orders-unavailable", "reason": "the order system is down" }),
+    )])]
+}
+
+#[test]
+fn a_completed_run() {
+    let ws = workspace();
+    let server = ScriptedServer::start(completed_script()).expect("server");
+    let r = cli(
+        &ws,
+        Some(&server),
+        &["run", "orders", "Where", "is", "KK-1?", "--session", "s-1"],
+    );
+    assert_eq!(r.code, 0, "{}", r.err);
+    assert_eq!(r.out, "Your order KK-1 has shipped.\nAnything else?\n");
+    let expected = format!(
+        "{}\n● classify\n    › read_file\n    → order known\n✔ classify → answer\n\n● answer\n    │ Your order KK-1 has shipped.\n    │ Anything else?\n✔ answer → answer\n\n✔ answer\n\ntokens     in 22,869 · out 90 · cache r 0/w 0\n",
+        ws.header("orders", Some("scripted-model"))
+    );
+    assert_eq!(r.err, expected);
+    let first = &server.requests()[0];
+    assert_eq!(first["model"], "scripted-model");
+    let user = first["messages"][1]["content"].as_str().unwrap_or_default();
+    assert!(user.contains("Where is KK-1?"), "{user}");
+}
+
+#[test]
+fn verbose_prints_raw_lines_before_the_flow_lines() {
+    let ws = workspace();
+    let server = ScriptedServer::start(completed_script()).expect("server");
+    let r = cli(
+        &ws,
+        Some(&server),
+        &[
+            "run",
+            "orders",
+            "Where is KK-1?",
+            "--session",
+            "s-1",
+            "--verbose",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.err);
+    let expected = format!(
+        "{}[workflow] entering start state 'classify'\n[workflow] entering node 'classify'\n\n● classify\n[workflow:classify] tool read_file\n    › read_file\n[workflow] advanced 'classify' -> 'answer': order known\n    → order known\n[workflow] leaving node 'classify' -> workflowState=answer\n✔ classify → answer\n[workflow] entering node 'answer'\n\n● answer\n[agent:answer] Your order KK-1 has shipped.\nAnything else?\n    │ Your order KK-1 has shipped.\n    │ Anything else?\n[workflow] leaving node 'answer' -> workflowState=answer\n✔ answer → answer\n\n✔ answer\n\ntokens     in 22,869 · out 90 · cache r 0/w 0\n",
+        ws.header("orders", Some("scripted-model"))
+    );
+    assert_eq!(r.err, expected);
+}
+
+#[test]
+fn a_governance_block_is_shown_and_the_turn_goes_on() {
+    let ws = workspace();
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(vec![(
+            "c1",
+            "read_file",
+            json!({ "file_path": "secrets/keys.md" }),
+        )]),
+        Reply::text("I cannot read that file."),
+    ])
+    .expect("server");
+    let r = cli(
+        &ws,
+        Some(&server),
+        &["run", "orders", "read the keys", "--session", "g-1"],
+    );
+    assert_eq!(r.code, 0, "{}", r.err);
+    assert_eq!(r.out, "I cannot read that file.\n");
+    assert_eq!(
+        r.err,
+        format!(
+            "{}\n● classify\n    ⚠ blocked read_file (not allowed in classify)\n    │ I cannot read that file.\n✔ classify → classify\n\n✔ answer\n",
+            ws.header("orders", Some("scripted-model"))
+        )
+    );
+}
+
+#[test]
+fn a_rejected_run_exits_1() {
+    let ws = workspace();
+    let server = ScriptedServer::start(vec![]).expect("server");
+    let r = cli(
+        &ws,
+        Some(&server),
+        &[
+            "run",
+            "orders",
+            "hello",
+            "--trigger",
+            "mail",
+            "--session",
+            "r-1",
+        ],
+    );
+    assert_eq!(r.code, 1, "{}", r.err);
+    assert_eq!(r.out, "");
+    let reason =
+        "Refusing to start: trigger 'mail' requires 'order_id', which this firing does not supply.";
+    assert_eq!(
+        r.err,
+        format!(
+            "{}⚠ [workflow] {reason}\n\n✖ rejected\nSession r-1 was rejected in the 'classify' state: {reason}\n",
+            ws.header("orders", Some("scripted-model"))
+        )
+    );
+    assert!(server.requests().is_empty(), "no model call");
+}
+
+#[test]
+fn a_raise_fails_the_session_and_exits_1() {
+    let ws = workspace();
+    let server = ScriptedServer::start(raise_script()).expect("server");
+    let r = cli(
+        &ws,
+        Some(&server),
+        &["run", "orders", "status?", "--session", "f-1"],
+    );
+    assert_eq!(r.code, 1, "{}", r.err);
+    assert_eq!(r.out, "");
+    assert_eq!(
+        r.err,
+        format!(
+            "{}\n● classify\n    ✖ raised orders-unavailable the order system is down\n✖ classify → failed\n\n✖ failed\nSession f-1 failed in the 'classify' state with code 'orders-unavailable': the order system is down\n",
+            ws.header("orders", Some("scripted-model"))
+        )
+    );
+}
+
+#[test]
+fn missing_model_variables_fail_after_the_header() {
+    let ws = workspace();
+    let r = cli(&ws, None, &["run", "orders", "hi"]);
+    assert_eq!((r.code, r.out.as_str()), (1, ""));
+    assert_eq!(
+        r.err,
+        format!(
+            "{}archmax failed: Error: Missing required environment variable: ARCHMAX_API_BASE_URL. Copy .env.example to .env and fill it in.\n",
+            ws.header("orders", Some("(unset — see .env)"))
+        )
+    );
+    // The root .env supplies the model line and the variables it has.
+    std::fs::write(
+        ws.root().join(".env"),
+        "ARCHMAX_API_BASE_URL=http://127.0.0.1:9/v1\nARCHMAX_MODEL=from-dotenv\n",
+    )
+    .expect("write .env");
+    let r = cli(&ws, None, &["run", "orders", "hi"]);
+    assert_eq!(r.code, 1);
+    assert_eq!(
+        r.err,
+        format!(
+            "{}archmax failed: Error: Missing required environment variable: ARCHMAX_API_KEY. Copy .env.example to .env and fill it in.\n",
+            ws.header("orders", Some("from-dotenv"))
+        )
+    );
+}
+
+#[test]
+fn a_disabled_workflow_starts_no_session() {
+    let ws = Workspace::new(&[(
+        "workflows/off/workflow.yaml",
+        "disabled: true\ninstructions: Be brief.\nstates:\n  a:\n    triggers: { manual: }\n",
+    )]);
+    let server = ScriptedServer::start(vec![]).expect("server");
+    let r = cli(
+        &ws,
+        Some(&server),
+        &["run", "off", "hi", "--session", "d-1"],
+    );
+    assert_eq!((r.code, r.out.as_str()), (1, ""));
+    assert_eq!(
+        r.err,
+        format!(
+            "{}⚠ [workflow] workflows/off/workflow.yaml: This workflow is disabled ('disabled: true'): it starts no new turns, but parked sessions can still be decided, replied to and delivered to.\nError: workflow 'off' is disabled ('disabled: true' in its workflow.yaml); no session started. Remove that flag to re-enable it. Parked sessions can still be decided, replied to and delivered to.\n",
+            ws.header("off", Some("scripted-model"))
+        )
+    );
+    assert!(!ws.root().join("sessions/d-1/state.json").exists());
+    assert!(server.requests().is_empty());
+}
+
+#[test]
+fn an_unknown_trigger_names_the_declared_ones() {
+    let ws = workspace();
+    let server = ScriptedServer::start(vec![]).expect("server");
+    let r = cli(
+        &ws,
+        Some(&server),
+        &["run", "orders", "hi", "--trigger", "nope"],
+    );
+    assert_eq!((r.code, r.out.as_str()), (1, ""));
+    assert_eq!(
+        r.err,
+        format!(
+            "{}Error: No start state for trigger 'nope'. Declared triggers: manual, mail.\n",
+            ws.header("orders", Some("scripted-model"))
+        )
+    );
+    assert!(!ws.root().join("sessions").join("_specs").exists());
+}
+
+#[test]
+fn a_missing_workflow_is_a_load_error() {
+    let ws = workspace();
+    let server = ScriptedServer::start(vec![]).expect("server");
+    let r = cli(&ws, Some(&server), &["run", "nope", "hi"]);
+    assert_eq!((r.code, r.out.as_str()), (1, ""));
+    assert_eq!(
+        r.err,
+        format!(
+            "{}Error: Cannot load workflow 'nope' (workflows/nope/workflow.yaml): no workflow.yaml found. Run 'archmax validate nope' for details.\n",
+            ws.header("nope", Some("scripted-model"))
+        )
+    );
+}
+
+#[test]
+fn a_session_with_a_turn_in_progress_is_refused() {
+    let ws = workspace();
+    let dir = ws.root().join("sessions/b-1");
+    std::fs::create_dir_all(&dir).expect("session dir");
+    std::fs::write(dir.join("turn.lock"), std::process::id().to_string()).expect("lock");
+    let server = ScriptedServer::start(vec![]).expect("server");
+    let r = cli(
+        &ws,
+        Some(&server),
+        &["run", "orders", "hi", "--session", "b-1"],
+    );
+    assert_eq!((r.code, r.out.as_str()), (1, ""));
+    assert_eq!(
+        r.err,
+        format!(
+            "{}Error: Session 'b-1' has a turn in progress (status 'unknown'). A session has a single writer: retry once the turn parks or ends.\n",
+            ws.header("orders", Some("scripted-model"))
+        )
+    );
+}
+
+#[test]
+fn an_unresolved_session_path_warns_and_mints() {
+    let ws = workspace();
+    let server = ScriptedServer::start(vec![Reply::text("Hi.")]).expect("server");
+    let r = cli(
+        &ws,
+        Some(&server),
+        &[
+            "run",
+            "orders",
+            "hi",
+            "--variables",
+            "{\"order_id\":\"KK-1\"}",
+            "--session-path",
+            "thread.id",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.err);
+    assert_eq!(r.out, "Hi.\n");
+    let warning = r
+        .err
+        .lines()
+        .find(|l| l.starts_with("⚠ [session] "))
+        .unwrap_or_default();
+    assert!(
+        warning.contains("'thread.id' does not resolve"),
+        "{}",
+        r.err
+    );
+}

@@ -1,0 +1,81 @@
+//! Shared helpers: temporary workspaces and CLI runs against the scripted server.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use archmax_cli::{BufferIo, run};
+
+use crate::scripted::ScriptedServer;
+
+/// A workspace in a fresh temporary directory, removed on drop.
+pub struct Workspace {
+    root: PathBuf,
+}
+
+impl Workspace {
+    /// Writes `files` (workspace-relative path, content).
+    pub fn new(files: &[(&str, &str)]) -> Self {
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        let n = NEXT.fetch_add(1, Ordering::SeqCst);
+        let root = std::env::temp_dir().join(format!("archmax-cli-ws-{}-{n}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        std::fs::create_dir_all(&root).expect("create root");
+        for (path, content) in files {
+            let p = root.join(path);
+            if let Some(dir) = p.parent() {
+                std::fs::create_dir_all(dir).expect("create dir");
+            }
+            std::fs::write(&p, content).expect("write file");
+        }
+        Workspace { root }
+    }
+
+    /// The root directory.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The session header of `workflow`, with or without the model line.
+    pub fn header(&self, workflow: &str, model: Option<&str>) -> String {
+        let model = model
+            .map(|m| format!("  model      {m}\n"))
+            .unwrap_or_default();
+        format!(
+            "◆ {workflow}\n  directory  {}\n{model}\n",
+            self.root.display()
+        )
+    }
+}
+
+impl Drop for Workspace {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.root);
+    }
+}
+
+/// What a CLI run produced.
+#[derive(Debug)]
+pub struct Ran {
+    pub code: i32,
+    pub out: String,
+    pub err: String,
+}
+
+/// Runs the CLI in `ws` with a plain (non-TTY, no banner) process; the model
+/// variables point at `server` when given.
+pub fn cli(ws: &Workspace, server: Option<&ScriptedServer>, args: &[&str]) -> Ran {
+    let mut io = BufferIo::new(ws.root()).with_env("ARCHMAX_CLI_NO_BANNER", "1");
+    if let Some(server) = server {
+        io = io
+            .with_env("ARCHMAX_API_BASE_URL", &server.url())
+            .with_env("ARCHMAX_API_KEY", "test-key")
+            .with_env("ARCHMAX_MODEL", "scripted-model");
+    }
+    let args: Vec<String> = args.iter().map(|s| (*s).to_string()).collect();
+    let code = run(&args, &mut io);
+    Ran {
+        code,
+        out: io.stdout_text(),
+        err: io.stderr_text(),
+    }
+}
