@@ -4,7 +4,7 @@
 use serde_json::json;
 
 use crate::scripted::{Reply, ScriptedServer};
-use crate::support::{Workspace, cli};
+use crate::support::{Workspace, cli, cli_with};
 
 pub const SPEC: &str = r#"title: Orders
 instructions: Answer order questions.
@@ -325,4 +325,174 @@ fn an_unresolved_session_path_warns_and_mints() {
         "{}",
         r.err
     );
+}
+
+#[test]
+fn pricing_adds_the_cost_and_a_tty_adds_color() {
+    let ws = workspace();
+    let server = ScriptedServer::start(completed_script()).expect("server");
+    let r = cli_with(
+        &ws,
+        Some(&server),
+        &[("ARCHMAX_PRICE_INPUT", "3"), ("ARCHMAX_PRICE_OUTPUT", "15")],
+        true,
+        &["run", "orders", "Where is KK-1?", "--session", "s-1"],
+    );
+    assert_eq!(r.code, 0, "{}", r.err);
+    // 22,869 × 3 + 90 × 15 per million tokens.
+    assert!(
+        r.err
+            .ends_with("\n\x1b[2mtokens\x1b[0m     in 22,869 · out 90 · cache r 0/w 0 · $0.0700\n"),
+        "{:?}",
+        r.err
+    );
+    assert!(
+        r.err.contains("\n\x1b[32m\x1b[1m✔ answer\x1b[0m\x1b[0m\n"),
+        "{:?}",
+        r.err
+    );
+    assert!(r.err.contains("\x1b[36m●\x1b[0m \x1b[1mclassify\x1b[0m"));
+    assert_eq!(r.out, "Your order KK-1 has shipped.\nAnything else?\n");
+    let server = ScriptedServer::start(completed_script()).expect("server");
+    let r = cli_with(
+        &ws,
+        Some(&server),
+        &[("NO_COLOR", "1")],
+        true,
+        &["run", "orders", "again", "--session", "s-2"],
+    );
+    assert!(!r.err.contains('\x1b'), "{:?}", r.err);
+}
+
+#[test]
+fn a_model_error_fails_the_turn_with_turn_error() {
+    let ws = workspace();
+    let server = ScriptedServer::start(vec![Reply::Status(400, "{\"error\":\"bad\"}".into())])
+        .expect("server");
+    let r = cli(
+        &ws,
+        Some(&server),
+        &["run", "orders", "hi", "--session", "t-1"],
+    );
+    assert_eq!((r.code, r.out.as_str()), (1, ""));
+    let expected = format!(
+        "{}\n● classify\n\n✖ failed\nSession t-1 failed in the 'classify' state with code 'turn-error': model request to ",
+        ws.header("orders", Some("scripted-model"))
+    );
+    assert!(r.err.starts_with(&expected), "{}", r.err);
+    assert!(r.err.contains("failed with HTTP 400"), "{}", r.err);
+}
+
+#[test]
+fn the_next_turn_continues_the_session() {
+    let ws = workspace();
+    let mut script = completed_script();
+    script.push(Reply::text("You are welcome."));
+    let server = ScriptedServer::start(script).expect("server");
+    let r = cli(
+        &ws,
+        Some(&server),
+        &["run", "orders", "Where is KK-1?", "--session", "s-1"],
+    );
+    assert_eq!(r.code, 0, "{}", r.err);
+    let r = cli(
+        &ws,
+        Some(&server),
+        &["run", "orders", "Thanks!", "--session", "s-1"],
+    );
+    assert_eq!(r.code, 0, "{}", r.err);
+    assert_eq!(r.out, "You are welcome.\n");
+    assert_eq!(
+        r.err,
+        format!(
+            "{}\n● answer\n    │ You are welcome.\n✔ answer → answer\n\n✔ answer\n",
+            ws.header("orders", Some("scripted-model"))
+        )
+    );
+}
+
+/// An [`archmax_cli::Io`] that notes, for each stderr write, how many model
+/// requests the server had received by then.
+struct Watching<'a> {
+    inner: archmax_cli::BufferIo,
+    server: &'a ScriptedServer,
+    writes: Vec<(usize, String)>,
+    sink: Vec<u8>,
+}
+
+impl std::io::Write for Watching<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let seen = self.server.requests().len();
+        self.writes
+            .push((seen, String::from_utf8_lossy(buf).into_owned()));
+        self.sink.extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl archmax_cli::Io for Watching<'_> {
+    fn stdout(&mut self) -> &mut dyn std::io::Write {
+        &mut self.inner.out
+    }
+    fn stderr(&mut self) -> &mut dyn std::io::Write {
+        self
+    }
+    fn env_var(&self, name: &str) -> Option<String> {
+        self.inner.env.get(name).cloned()
+    }
+    fn cwd(&self) -> std::io::Result<std::path::PathBuf> {
+        Ok(self.inner.cwd.clone())
+    }
+    fn stderr_is_tty(&self) -> bool {
+        false
+    }
+}
+
+#[test]
+fn events_are_rendered_while_the_turn_runs() {
+    let ws = workspace();
+    let slow = std::time::Duration::from_millis(300);
+    let script: Vec<Reply> = completed_script()
+        .into_iter()
+        .map(|r| r.after(slow))
+        .collect();
+    let server = ScriptedServer::start(script).expect("server");
+    let inner = archmax_cli::BufferIo::new(ws.root())
+        .with_env("ARCHMAX_CLI_NO_BANNER", "1")
+        .with_env("ARCHMAX_API_BASE_URL", &server.url())
+        .with_env("ARCHMAX_API_KEY", "k")
+        .with_env("ARCHMAX_MODEL", "m");
+    let mut io = Watching {
+        inner,
+        server: &server,
+        writes: Vec::new(),
+        sink: Vec::new(),
+    };
+    let args: Vec<String> = ["run", "orders", "hi", "--session", "s-1"]
+        .map(String::from)
+        .to_vec();
+    assert_eq!(archmax_cli::run(&args, &mut io), 0);
+    let seen_at = |needle: &str| {
+        io.writes
+            .iter()
+            .find(|(_, text)| text.contains(needle))
+            .map(|(n, _)| *n)
+    };
+    // `● classify` is on stderr before the first response arrives; the move
+    // before the third request has been answered.
+    assert!(
+        seen_at("● classify").is_some_and(|n| n <= 1),
+        "{:?}",
+        io.writes
+    );
+    assert!(
+        seen_at("✔ classify → answer").is_some_and(|n| n <= 3),
+        "{:?}",
+        io.writes
+    );
+    assert_eq!(seen_at("✔ answer\n"), Some(3));
+    assert!(String::from_utf8_lossy(&io.sink).contains("\n✔ answer\n"));
 }

@@ -64,7 +64,22 @@ pub struct Ran {
 /// Runs the CLI in `ws` with a plain (non-TTY, no banner) process; the model
 /// variables point at `server` when given.
 pub fn cli(ws: &Workspace, server: Option<&ScriptedServer>, args: &[&str]) -> Ran {
+    cli_with(ws, server, &[], false, args)
+}
+
+/// [`cli`] with extra real environment variables and a chosen stderr TTY flag.
+pub fn cli_with(
+    ws: &Workspace,
+    server: Option<&ScriptedServer>,
+    env: &[(&str, &str)],
+    tty: bool,
+    args: &[&str],
+) -> Ran {
     let mut io = BufferIo::new(ws.root()).with_env("ARCHMAX_CLI_NO_BANNER", "1");
+    io.tty = tty;
+    for (k, v) in env {
+        io = io.with_env(k, v);
+    }
     if let Some(server) = server {
         io = io
             .with_env("ARCHMAX_API_BASE_URL", &server.url())
