@@ -16,10 +16,16 @@ fn example() -> PathBuf {
 
 /// Every file under `dir`, workspace-relative.
 fn all_files(root: &PathBuf, rel: &str, out: &mut Vec<String>) {
-    let Ok(rd) = std::fs::read_dir(root.join(rel)) else { return };
+    let Ok(rd) = std::fs::read_dir(root.join(rel)) else {
+        return;
+    };
     for e in rd.flatten() {
         let name = e.file_name().to_string_lossy().into_owned();
-        let path = if rel.is_empty() { name } else { format!("{rel}/{name}") };
+        let path = if rel.is_empty() {
+            name
+        } else {
+            format!("{rel}/{name}")
+        };
         if e.path().is_dir() {
             all_files(root, &path, out);
         } else {
@@ -40,7 +46,9 @@ fn benches(c: &mut Criterion) {
             mem.insert(p.clone(), text);
         }
     }
-    let spec_text = disk.read("workflows/order-lookup/workflow.yaml").unwrap_or_default();
+    let spec_text = disk
+        .read("workflows/order-lookup/workflow.yaml")
+        .unwrap_or_default();
 
     let mut g = c.benchmark_group("validate");
     g.bench_function("read_files", |b| {
@@ -52,9 +60,15 @@ fn benches(c: &mut Criterion) {
             black_box(n)
         })
     });
-    g.bench_function("workspace_disk", |b| b.iter(|| black_box(validate_workflow(&disk, &opts))));
-    g.bench_function("workspace_memory", |b| b.iter(|| black_box(validate_workflow(&mem, &opts))));
-    g.bench_function("spec_only", |b| b.iter(|| black_box(validate_spec(&spec_text))));
+    g.bench_function("workspace_disk", |b| {
+        b.iter(|| black_box(validate_workflow(&disk, &opts)))
+    });
+    g.bench_function("workspace_memory", |b| {
+        b.iter(|| black_box(validate_workflow(&mem, &opts)))
+    });
+    g.bench_function("spec_only", |b| {
+        b.iter(|| black_box(validate_spec(&spec_text)))
+    });
     g.finish();
 }
 

@@ -108,8 +108,19 @@ impl FsStore {
         }))
     }
 
-    /// Replace `state.json` atomically: temp + fsync + rename + directory fsync.
-    fn write_envelope(id: &str, dir: &Path, env: &Envelope) -> Result<(), StoreError> {
+    /// Replace `state.json` atomically: temp + fsync + rename, and a directory
+    /// fsync when the folder's entries are new (`sync_folder`).
+    ///
+    /// Later steps skip the directory fsync: the rename is atomic either way, and
+    /// if a power loss drops it, the previous `state.json` is still complete and
+    /// simply covers one step fewer (its transcript prefix was synced before it was
+    /// written). A killed process loses nothing: the page cache survives it.
+    fn write_envelope(
+        id: &str,
+        dir: &Path,
+        env: &Envelope,
+        sync_folder: bool,
+    ) -> Result<(), StoreError> {
         let mut obj = Map::new();
         obj.insert("format".to_owned(), Value::from(STATE_FORMAT));
         obj.insert("transcript_len".to_owned(), Value::from(env.transcript_len));
@@ -128,7 +139,10 @@ impl FsStore {
         let target = dir.join(STATE_FILE);
         write_synced(&tmp, &bytes).map_err(StoreError::io(id, "write", &tmp))?;
         fs::rename(&tmp, &target).map_err(StoreError::io(id, "rename", &tmp))?;
-        sync_dir(dir).map_err(StoreError::io(id, "sync folder", dir))
+        if sync_folder {
+            sync_dir(dir).map_err(StoreError::io(id, "sync folder", dir))?;
+        }
+        Ok(())
     }
 
     /// Read the covered transcript prefix: `len` lines in the first `bytes` bytes.
@@ -266,7 +280,7 @@ impl SessionStore for FsStore {
             transcript_bytes: bytes,
             state: step.state.clone(),
         };
-        Self::write_envelope(sid, &dir, &env)?;
+        Self::write_envelope(sid, &dir, &env, first)?;
         if first && let Some(parent) = dir.parent() {
             // Make the new session folder's entry durable too.
             sync_dir(parent).map_err(StoreError::io(sid, "sync folder", parent))?;
