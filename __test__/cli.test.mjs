@@ -1,7 +1,9 @@
 // The archmax command: runCli in process, and the bin as a real process.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { spawnSync } from 'node:child_process'
+import { spawn, spawnSync } from 'node:child_process'
+import { readFileSync } from 'node:fs'
+import { createServer } from 'node:http'
 import { join } from 'node:path'
 
 import { runCli } from '@archmax-ai/harness'
@@ -87,9 +89,71 @@ test('help goes to stdout, identical both ways', () => {
   assert.equal(archmax(['--help']).out, archmax(['help']).out)
 })
 
-test('commands without a runtime yet say so after checking their arguments', () => {
-  const r = archmax(['run', 'order-lookup', 'hello', '--root', EXAMPLE])
-  assert.deepEqual(r, { code: 1, out: '', err: "Error: 'run' is not available in this build yet\n" })
+test('run without model credentials names the missing variable', () => {
+  const env = Object.fromEntries(Object.entries(ENV).filter(([k]) => !k.startsWith('ARCHMAX_API') && k !== 'ARCHMAX_MODEL'))
+  const r = spawnSync(process.execPath, [BIN, 'run', 'order-lookup', 'hello', '--root', EXAMPLE], { cwd: ROOT, env, encoding: 'utf8' })
+  assert.equal(r.status, 1)
+  assert.equal(r.stdout, '')
+  assert.ok(
+    r.stderr.endsWith('archmax failed: Error: Missing required environment variable: ARCHMAX_API_BASE_URL. Copy .env.example to .env and fill it in.\n'),
+    r.stderr,
+  )
   const bad = archmax(['run', 'order-lookup', 'hi', '--variables', '[1]', '--root', EXAMPLE])
   assert.equal(bad.code, 2)
+})
+
+test('commands without a runtime yet say so after checking their arguments', () => {
+  const r = archmax(['decide', 's1', '--to', 'done', '--workflow', 'order-lookup', '--root', EXAMPLE])
+  assert.deepEqual(r, { code: 1, out: '', err: "Error: 'decide' is not available in this build yet\n" })
+})
+
+/** Runs the CLI without blocking this process's event loop (the model server lives here). */
+function archmaxAsync(args, env) {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, env })
+    let out = ''
+    let err = ''
+    child.stdout.on('data', (d) => (out += d))
+    child.stderr.on('data', (d) => (err += d))
+    child.on('close', (code) => resolve({ code, out, err }))
+  })
+}
+
+test('run: a governed turn against an OpenAI-compatible server, then sessions', async () => {
+  const replies = [
+    { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'write_file', arguments: JSON.stringify({ file_path: 'scratchpad/n.md', content: 'hi' }) } }] },
+    { role: 'assistant', content: 'All done.' },
+  ]
+  const bodies = []
+  const server = createServer((req, res) => {
+    let body = ''
+    req.on('data', (d) => (body += d))
+    req.on('end', () => {
+      bodies.push(JSON.parse(body))
+      const message = replies.shift()
+      res.writeHead(200, { 'content-type': 'application/json' })
+      res.end(JSON.stringify({ id: 'x', object: 'chat.completion', model: 'm', choices: [{ index: 0, message, finish_reason: 'stop' }], usage: { prompt_tokens: 1200, completion_tokens: 30 } }))
+    })
+  })
+  await new Promise((r) => server.listen(0, '127.0.0.1', r))
+  try {
+    const root = workspace({ 'workflows/w/workflow.yaml': 'instructions: Help.\nstates:\n  a:\n    triggers: { manual: }\n' })
+    const env = { ...ENV, ARCHMAX_API_BASE_URL: `http://127.0.0.1:${server.address().port}/v1`, ARCHMAX_API_KEY: 'k', ARCHMAX_MODEL: 'm' }
+    const r = await archmaxAsync(['run', 'w', 'note', 'this', '--session', 's1', '--root', root], env)
+    assert.equal(r.code, 0, r.err)
+    assert.equal(r.out, 'All done.\n')
+    assert.ok(r.err.includes('● a\n'), r.err)
+    assert.ok(r.err.includes('    › write_file'), r.err)
+    assert.ok(r.err.includes('tokens     in 2,400 · out 60 · cache r 0/w 0'), r.err)
+    assert.equal(bodies.length, 2)
+    assert.equal(bodies[0].messages.at(-1).content, 'note this')
+    assert.equal(readFileSync(join(root, 'sessions/s1/scratchpad/n.md'), 'utf8'), 'hi')
+    const list = await archmaxAsync(['sessions', '--json', '--root', root], ENV)
+    assert.equal(list.code, 0, list.err)
+    const [s] = JSON.parse(list.out)
+    assert.equal(s.sessionId, 's1')
+    assert.equal(s.status, 'completed')
+  } finally {
+    server.close()
+  }
 })
