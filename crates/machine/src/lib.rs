@@ -3,6 +3,8 @@
 //! and every tool call governed by the kernel before it runs, each step committed
 //! to the session store.
 
+#![cfg_attr(test, allow(clippy::unwrap_used, clippy::panic))]
+
 pub mod clock;
 pub mod control;
 pub mod events;

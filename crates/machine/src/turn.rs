@@ -132,7 +132,10 @@ impl Harness {
             id,
             session: SessionState::default(),
             pending: Vec::new(),
-            chat: messages.iter().filter_map(wire).collect(),
+            // Slot 0 holds the system prompt, replaced before every call.
+            chat: std::iter::once(ChatMessage::system(String::new()))
+                .chain(messages.iter().filter_map(wire))
+                .collect(),
             messages,
             signature: None,
             steps: 0,
@@ -388,7 +391,10 @@ impl Turn<'_> {
                 break;
             }
             let request = self.request();
-            let response = match self.h.model.complete(&request).await {
+            let result = self.h.model.complete(&request).await;
+            // The conversation moves back out of the request: no per-call copy.
+            self.chat = request.messages;
+            let response = match result {
                 Ok(r) => r,
                 Err(e) => {
                     self.fail("turn-error", &e.to_string())?;
@@ -425,12 +431,12 @@ impl Turn<'_> {
                 let (content, is_error) = self.tool_call(call, others, &mut moved, i).await;
                 self.push(json!({ "role": "tool", "tool_call_id": call.id, "content": content, "is_error": is_error }));
             }
-            if self.session.status == Status::Running {
-                if let Some(reason) = self.session.rejected.clone() {
-                    // A terminal verdict: route at the end of the step.
-                    self.route_failure(&reason)?;
-                    continue;
-                }
+            if self.session.status == Status::Running
+                && let Some(reason) = self.session.rejected.clone()
+            {
+                // A terminal verdict: route at the end of the step.
+                self.route_failure(&reason)?;
+                continue;
             }
             self.commit()?;
         }
@@ -438,11 +444,17 @@ impl Turn<'_> {
         Ok(self.outcome())
     }
 
-    fn request(&self) -> ChatRequest {
-        let mut messages = Vec::with_capacity(self.chat.len() + 1);
-        messages.push(ChatMessage::system(self.system_prompt()));
-        messages.extend(self.chat.iter().cloned());
-        ChatRequest::new(self.model_for(), messages).with_tools(self.tool_defs())
+    /// The next request. The conversation moves into it (and back after the call),
+    /// so building a request never copies the transcript.
+    fn request(&mut self) -> ChatRequest {
+        let system = ChatMessage::system(self.system_prompt());
+        let tools = self.tool_defs();
+        let mut messages = std::mem::take(&mut self.chat);
+        match messages.first_mut() {
+            Some(slot) => *slot = system,
+            None => messages.push(system),
+        }
+        ChatRequest::new(self.model_for(), messages).with_tools(tools)
     }
 
     fn record_usage(&mut self, r: &ChatResponse) {
@@ -467,12 +479,12 @@ impl Turn<'_> {
     fn budget_exhausted(&mut self) -> Option<String> {
         let here = self.session.workflow_state.clone();
         let st = self.h.spec.states.get(&here);
-        if let Some(max) = st.and_then(|s| s.budget.as_ref()).and_then(|b| b.max_turns) {
-            if self.session.state_turns + 1 > max {
-                return Some(format!(
-                    "state '{here}' exhausted its turn budget (maxTurns: {max})"
-                ));
-            }
+        if let Some(max) = st.and_then(|s| s.budget.as_ref()).and_then(|b| b.max_turns)
+            && self.session.state_turns + 1 > max
+        {
+            return Some(format!(
+                "state '{here}' exhausted its turn budget (maxTurns: {max})"
+            ));
         }
         let max = self.max_model_calls();
         let reason =

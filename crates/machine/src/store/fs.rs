@@ -26,13 +26,31 @@ pub const TRANSCRIPT_FILE: &str = "transcript.jsonl";
 pub const SCRATCHPAD_DIR: &str = "scratchpad";
 /// Format tag of `state.json`.
 const STATE_FORMAT: &str = "archmax-session-state/1";
+/// The key of a checkpoint line in the transcript: `{"archmax_checkpoint": {…}}`.
+const CHECKPOINT_KEY: &str = "archmax_checkpoint";
 
 /// The filesystem session store: `<root>/sessions/<id>/` per session, `_specs/` at the store root.
 #[derive(Debug)]
 pub struct FsStore {
     sessions: PathBuf,
     holders: Holders,
+    /// The last durable step of each session this store wrote since it acquired
+    /// it, so a commit needs no read.
+    tips: std::sync::Mutex<std::collections::HashMap<String, Tip>>,
 }
+
+/// Where a session's transcript ends, and how many commits ago `state.json` was
+/// last written.
+#[derive(Debug, Clone, Copy)]
+struct Tip {
+    len: u64,
+    bytes: u64,
+    since_cache: u32,
+}
+
+/// `state.json` is rewritten at least every this many commits (and whenever the
+/// session leaves `running`), which bounds a reader's tail scan.
+const CACHE_EVERY: u32 = 32;
 
 /// What `state.json` holds: the runtime's state and the transcript prefix it covers.
 struct Envelope {
@@ -53,6 +71,7 @@ impl FsStore {
         Self {
             sessions: sessions_dir.into(),
             holders: Holders::default(),
+            tips: std::sync::Mutex::new(std::collections::HashMap::new()),
         }
     }
 
@@ -108,19 +127,12 @@ impl FsStore {
         }))
     }
 
-    /// Replace `state.json` atomically: temp + fsync + rename, and a directory
-    /// fsync when the folder's entries are new (`sync_folder`).
-    ///
-    /// Later steps skip the directory fsync: the rename is atomic either way, and
-    /// if a power loss drops it, the previous `state.json` is still complete and
-    /// simply covers one step fewer (its transcript prefix was synced before it was
-    /// written). A killed process loses nothing: the page cache survives it.
-    fn write_envelope(
-        id: &str,
-        dir: &Path,
-        env: &Envelope,
-        sync_folder: bool,
-    ) -> Result<(), StoreError> {
+    /// Replace `state.json` atomically (temp + rename). It is a cache of the
+    /// transcript's last checkpoint line, which is what makes a step durable, so it
+    /// is not synced: a killed process loses nothing (the page cache survives it),
+    /// and after a power loss a missing, stale or torn cache is rebuilt from the
+    /// transcript's checkpoint lines.
+    fn write_envelope(id: &str, dir: &Path, env: &Envelope) -> Result<(), StoreError> {
         let mut obj = Map::new();
         obj.insert("format".to_owned(), Value::from(STATE_FORMAT));
         obj.insert("transcript_len".to_owned(), Value::from(env.transcript_len));
@@ -137,12 +149,80 @@ impl FsStore {
         bytes.push(b'\n');
         let tmp = dir.join(STATE_TMP_FILE);
         let target = dir.join(STATE_FILE);
-        write_synced(&tmp, &bytes).map_err(StoreError::io(id, "write", &tmp))?;
-        fs::rename(&tmp, &target).map_err(StoreError::io(id, "rename", &tmp))?;
-        if sync_folder {
-            sync_dir(dir).map_err(StoreError::io(id, "sync folder", dir))?;
+        fs::write(&tmp, &bytes).map_err(StoreError::io(id, "write", &tmp))?;
+        fs::rename(&tmp, &target).map_err(StoreError::io(id, "rename", &tmp))
+    }
+
+    /// The last durable step: `state.json`'s envelope, advanced past any complete
+    /// checkpoint lines the transcript holds beyond it (a crash between a synced
+    /// append and the cache write leaves such lines). Reads only the transcript's
+    /// tail past the cache, so the cost does not grow with the transcript. Without
+    /// a usable cache the whole transcript is scanned.
+    fn durable_envelope(id: &str, dir: &Path) -> Result<Option<Envelope>, StoreError> {
+        let cache = match Self::read_envelope(id, dir) {
+            Ok(env) => env,
+            Err(StoreError::Corrupt { .. }) => None,
+            Err(e) => return Err(e),
+        };
+        let path = dir.join(TRANSCRIPT_FILE);
+        let (start, base_len) = cache
+            .as_ref()
+            .map_or((0, 0), |e| (e.transcript_bytes, e.transcript_len));
+        let mut file = match File::open(&path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == ErrorKind::NotFound => {
+                if start > 0 {
+                    return Err(StoreError::Corrupt {
+                        id: id.to_owned(),
+                        path,
+                        detail: format!("missing, but the state covers {base_len} lines"),
+                    });
+                }
+                return Ok(cache);
+            }
+            Err(e) => return Err(StoreError::io(id, "open", &path)(e)),
+        };
+        let size = file
+            .metadata()
+            .map_err(StoreError::io(id, "stat", &path))?
+            .len();
+        if size < start {
+            return Err(StoreError::Corrupt {
+                id: id.to_owned(),
+                path,
+                detail: format!("holds {size} bytes, but the state covers {start}"),
+            });
         }
-        Ok(())
+        if size == start {
+            return Ok(cache);
+        }
+        file.seek(SeekFrom::Start(start))
+            .map_err(StoreError::io(id, "seek", &path))?;
+        let mut tail = Vec::new();
+        file.read_to_end(&mut tail)
+            .map_err(StoreError::io(id, "read", &path))?;
+        let mut latest = cache;
+        let (mut offset, mut lines) = (start, base_len);
+        let mut rest: &[u8] = &tail;
+        while let Some(end) = rest.iter().position(|b| *b == b'\n') {
+            let (line, after) = rest.split_at(end + 1);
+            rest = after;
+            offset += line.len() as u64;
+            let Ok(value) = serde_json::from_slice::<Value>(line) else {
+                break;
+            };
+            match checkpoint_state(&value) {
+                Some(state) => {
+                    latest = Some(Envelope {
+                        transcript_len: lines,
+                        transcript_bytes: offset,
+                        state: state.clone(),
+                    })
+                }
+                None => lines += 1,
+            }
+        }
+        Ok(latest)
     }
 
     /// Read the covered transcript prefix: `len` lines in the first `bytes` bytes.
@@ -189,9 +269,11 @@ impl FsStore {
         };
         let mut messages = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
         for (n, line) in body.split(|b| *b == b'\n').enumerate() {
-            let msg = serde_json::from_slice(line)
+            let msg: Value = serde_json::from_slice(line)
                 .map_err(|e| corrupt(format!("line {}: {e}", n + 1)))?;
-            messages.push(msg);
+            if checkpoint_state(&msg).is_none() {
+                messages.push(msg);
+            }
         }
         if messages.len() as u64 != len {
             return Err(corrupt(format!(
@@ -206,7 +288,7 @@ impl FsStore {
 impl SessionStore for FsStore {
     fn load(&self, id: &SessionId) -> Result<Option<Snapshot>, StoreError> {
         let dir = self.dir(id);
-        let Some(env) = Self::read_envelope(id.as_str(), &dir)? else {
+        let Some(env) = Self::durable_envelope(id.as_str(), &dir)? else {
             return Ok(None);
         };
         let messages =
@@ -218,72 +300,100 @@ impl SessionStore for FsStore {
     }
 
     fn load_state(&self, id: &SessionId) -> Result<Option<Value>, StoreError> {
-        Ok(Self::read_envelope(id.as_str(), &self.dir(id))?.map(|env| env.state))
+        Ok(Self::durable_envelope(id.as_str(), &self.dir(id))?.map(|env| env.state))
     }
 
     fn commit(&self, id: &SessionId, step: Step<'_>) -> Result<(), StoreError> {
         let sid = id.as_str();
         let dir = self.dir(id);
-        let prev = Self::read_envelope(sid, &dir)?;
-        let first = prev.is_none();
+        let tip = self.tips.lock().ok().and_then(|t| t.get(sid).copied());
+        let (first, len, bytes, since_cache) = match tip {
+            Some(t) => (false, t.len, t.bytes, t.since_cache),
+            None => match Self::durable_envelope(sid, &dir)? {
+                Some(e) => (false, e.transcript_len, e.transcript_bytes, CACHE_EVERY),
+                None => (true, 0, 0, CACHE_EVERY),
+            },
+        };
         if first {
             let scratch = dir.join(SCRATCHPAD_DIR);
             fs::create_dir_all(&scratch).map_err(StoreError::io(sid, "create folder", &scratch))?;
         }
-        let (mut len, mut bytes) = prev
-            .map(|e| (e.transcript_len, e.transcript_bytes))
-            .unwrap_or((0, 0));
-
-        if !step.new_messages.is_empty() {
-            let mut buf = Vec::new();
-            for msg in step.new_messages {
-                serde_json::to_writer(&mut buf, msg).map_err(|source| StoreError::Encode {
-                    id: sid.to_owned(),
-                    source,
-                })?;
-                buf.push(b'\n');
-            }
-            let path = dir.join(TRANSCRIPT_FILE);
-            let mut file = OpenOptions::new()
-                .write(true)
-                .create(true)
-                .truncate(false)
-                .open(&path)
-                .map_err(StoreError::io(sid, "open", &path))?;
-            let on_disk = file
-                .metadata()
-                .map_err(StoreError::io(sid, "stat", &path))?
-                .len();
-            if on_disk < bytes {
-                return Err(StoreError::Corrupt {
-                    id: sid.to_owned(),
-                    path,
-                    detail: format!("holds {on_disk} bytes, but the state covers {bytes}"),
-                });
-            }
-            if on_disk > bytes {
-                // Lines of a step that crashed before its state write, or a torn line.
-                file.set_len(bytes)
-                    .map_err(StoreError::io(sid, "truncate", &path))?;
-            }
-            file.seek(SeekFrom::Start(bytes))
-                .map_err(StoreError::io(sid, "seek", &path))?;
-            file.write_all(&buf)
-                .and_then(|()| file.sync_data())
-                .map_err(StoreError::io(sid, "append to", &path))?;
-            len += step.new_messages.len() as u64;
-            bytes += buf.len() as u64;
-        }
-
-        let env = Envelope {
-            transcript_len: len,
-            transcript_bytes: bytes,
-            state: step.state.clone(),
+        let encode = |source| StoreError::Encode {
+            id: sid.to_owned(),
+            source,
         };
-        Self::write_envelope(sid, &dir, &env, first)?;
-        if first && let Some(parent) = dir.parent() {
-            // Make the new session folder's entry durable too.
-            sync_dir(parent).map_err(StoreError::io(sid, "sync folder", parent))?;
+        // The step's messages and its checkpoint line go out in one write and one
+        // `sync_data`: the step is durable exactly when its checkpoint line is.
+        let mut buf = Vec::new();
+        for msg in step.new_messages {
+            serde_json::to_writer(&mut buf, msg).map_err(encode)?;
+            buf.push(b'\n');
+        }
+        let len = len + step.new_messages.len() as u64;
+        let mut checkpoint = Map::new();
+        checkpoint.insert("transcript_len".to_owned(), Value::from(len));
+        checkpoint.insert("state".to_owned(), step.state.clone());
+        let mut line = Map::new();
+        line.insert(CHECKPOINT_KEY.to_owned(), Value::Object(checkpoint));
+        serde_json::to_writer(&mut buf, &Value::Object(line)).map_err(encode)?;
+        buf.push(b'\n');
+
+        let path = dir.join(TRANSCRIPT_FILE);
+        let mut file = OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+            .map_err(StoreError::io(sid, "open", &path))?;
+        let on_disk = file
+            .metadata()
+            .map_err(StoreError::io(sid, "stat", &path))?
+            .len();
+        if on_disk < bytes {
+            return Err(StoreError::Corrupt {
+                id: sid.to_owned(),
+                path,
+                detail: format!("holds {on_disk} bytes, but the state covers {bytes}"),
+            });
+        }
+        if on_disk > bytes {
+            // Lines of a step that crashed before its checkpoint, or a torn line.
+            file.set_len(bytes)
+                .map_err(StoreError::io(sid, "truncate", &path))?;
+        }
+        file.seek(SeekFrom::Start(bytes))
+            .map_err(StoreError::io(sid, "seek", &path))?;
+        file.write_all(&buf)
+            .and_then(|()| file.sync_data())
+            .map_err(StoreError::io(sid, "append to", &path))?;
+        if first {
+            // Make the new folder and its transcript entry durable too.
+            sync_dir(&dir).map_err(StoreError::io(sid, "sync folder", &dir))?;
+            if let Some(parent) = dir.parent() {
+                sync_dir(parent).map_err(StoreError::io(sid, "sync folder", parent))?;
+            }
+        }
+        let end = bytes + buf.len() as u64;
+        let running = step.state.get("status").and_then(Value::as_str) == Some("running");
+        let write_cache = first || !running || since_cache + 1 >= CACHE_EVERY;
+        if write_cache {
+            let env = Envelope {
+                transcript_len: len,
+                transcript_bytes: end,
+                state: step.state.clone(),
+            };
+            Self::write_envelope(sid, &dir, &env)?;
+        }
+        if let Ok(mut tips) = self.tips.lock() {
+            let since_cache = if write_cache { 0 } else { since_cache + 1 };
+            tips.insert(
+                sid.to_owned(),
+                Tip {
+                    len,
+                    bytes: end,
+                    since_cache,
+                },
+            );
         }
         Ok(())
     }
@@ -307,7 +417,7 @@ impl SessionStore for FsStore {
             if id.as_str() != name || !entry.path().is_dir() {
                 continue;
             }
-            if let Ok(Some(_)) = Self::read_envelope(&name, &entry.path()) {
+            if let Ok(Some(_)) = Self::durable_envelope(&name, &entry.path()) {
                 ids.push(name);
             }
         }
@@ -341,6 +451,10 @@ impl SessionStore for FsStore {
     fn acquire(&self, id: &SessionId) -> Result<WriterLease, StoreError> {
         if !self.holders.claim(id.as_str()) {
             return Err(busy(self, id));
+        }
+        // Another process may have written since: the next commit reads from disk.
+        if let Ok(mut tips) = self.tips.lock() {
+            tips.remove(id.as_str());
         }
         match lease::acquire_lock_file(id.as_str(), &self.dir(id)) {
             Ok(LockAttempt::Acquired(path)) => Ok(WriterLease::new(
@@ -403,6 +517,11 @@ impl SessionStore for FsStore {
     fn session_dir(&self, id: &SessionId) -> Option<PathBuf> {
         Some(self.dir(id))
     }
+}
+
+/// The state a checkpoint line carries; `None` for a message line.
+fn checkpoint_state(line: &Value) -> Option<&Value> {
+    line.get(CHECKPOINT_KEY)?.get("state")
 }
 
 /// Create/truncate `path`, write `bytes`, fsync.

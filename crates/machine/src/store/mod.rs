@@ -8,17 +8,20 @@
 //! Filesystem layout ([`FsStore`], the default; runtime §6.1, kernel §7.4):
 //! ```text
 //! <root>/sessions/_specs/<hash>.json      spec snapshots, written only if absent
-//! <root>/sessions/<id>/state.json         {"format", "transcript_len", "transcript_bytes", "state"}
-//! <root>/sessions/<id>/transcript.jsonl   one message per line
+//! <root>/sessions/<id>/transcript.jsonl   one message per line, and after each step's
+//!                                         messages a checkpoint line {"archmax_checkpoint": {transcript_len, state}}
+//! <root>/sessions/<id>/state.json         cache of the last checkpoint: {"format", "transcript_len", "transcript_bytes", "state"}
 //! <root>/sessions/<id>/scratchpad/        agent working area (created on first commit)
 //! <root>/sessions/<id>/turn.lock          the writer's pid while a turn holds the session
 //! ```
-//! A commit appends the new lines (`write_all` + `sync_data`) then replaces `state.json`
-//! (temp + fsync + rename + directory fsync). The state records how many transcript lines and
-//! bytes it covers, so a kill at any instant leaves the last complete step readable: lines past
-//! the covered prefix (a crash between the append and the rename, or a torn line) are ignored by
-//! a load and truncated by the next commit. A commit never reads the transcript, so its cost is
-//! that of the new lines plus the fixed-size state.
+//! A commit appends the step's messages and its checkpoint line in one write and one
+//! `sync_data`: the step is durable exactly when its checkpoint line is. `state.json` is a
+//! cache (temp + rename, unsynced) rewritten when the session leaves `running` and at least
+//! every 32 commits; a reader takes the cache and advances it past any complete checkpoint
+//! lines beyond it, so a stale, torn or missing cache costs a short tail scan, never a step.
+//! Lines past the last checkpoint (a crash mid-append, a torn line) are ignored by a load and
+//! truncated by the next commit. The writer remembers where its transcript ends, so a commit
+//! reads nothing: its cost is that of the new lines plus the fixed-size state.
 
 mod error;
 mod fs;

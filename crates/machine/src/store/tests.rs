@@ -310,6 +310,53 @@ fn fs_layout() {
     assert_eq!(MemStore::new().session_dir(&id), None);
 }
 
+/// The checkpoint line a commit appends after its messages.
+fn checkpoint_line(len: u64, st: &Value) -> Vec<u8> {
+    let mut line = serde_json::to_vec(
+        &json!({ "archmax_checkpoint": { "transcript_len": len, "state": st } }),
+    )
+    .expect("json");
+    line.push(b'\n');
+    line
+}
+
+#[test]
+fn fs_a_synced_checkpoint_beyond_a_stale_cache_wins() {
+    // A crash after the step's synced append but before the state.json cache write.
+    let (store, _root, id, sdir) = fs_with_session("stale", 2);
+    let stale = fs::read(sdir.join("state.json")).expect("cache");
+    commit(&store, &id, &[msg(3)], &state(3, "running"));
+    fs::write(sdir.join("state.json"), &stale).expect("restore the stale cache");
+    let snap = store.load(&id).expect("load").expect("present");
+    assert_eq!(snap.state, state(3, "running"));
+    assert_eq!(snap.messages, vec![msg(1), msg(2), msg(3)]);
+    assert_eq!(
+        store.load_state(&id).expect("state"),
+        Some(state(3, "running"))
+    );
+    // A torn or missing cache is rebuilt from the transcript alone.
+    fs::write(sdir.join("state.json"), b"{\"format\":\"archm").expect("torn cache");
+    assert_eq!(
+        store
+            .load(&id)
+            .expect("load")
+            .expect("present")
+            .messages
+            .len(),
+        3
+    );
+    fs::remove_file(sdir.join("state.json")).expect("no cache");
+    assert_eq!(
+        store.load_state(&id).expect("state"),
+        Some(state(3, "running"))
+    );
+    commit(&store, &id, &[msg(4)], &state(4, "done"));
+    assert_eq!(
+        store.load(&id).expect("load").expect("present").messages,
+        vec![msg(1), msg(2), msg(3), msg(4)]
+    );
+}
+
 #[test]
 fn fs_crash_leftovers_are_ignored_then_truncated() {
     let (store, _root, id, sdir) = fs_with_session("crash", 2);
@@ -336,12 +383,15 @@ fn fs_crash_leftovers_are_ignored_then_truncated() {
     // The next commit truncates the uncovered tail before appending.
     commit(&store, &id, &[msg(30)], &state(3, "running"));
     let line = serde_json::to_vec(&msg(30)).expect("json").len() as u64 + 1;
+    let checkpoint = checkpoint_line(3, &state(3, "running")).len() as u64;
     assert_eq!(
         fs::metadata(&transcript).expect("stat").len(),
-        committed_len + line
+        committed_len + line + checkpoint
     );
     let snap = store.load(&id).expect("load").expect("present");
     assert_eq!(snap.messages, vec![msg(1), msg(2), msg(30)]);
+    // The cache is rewritten when the session leaves `running`, replacing the leftover.
+    commit(&store, &id, &[], &state(4, "completed"));
     assert!(!sdir.join("state.json.tmp").exists());
 }
 
@@ -384,6 +434,7 @@ fn fs_commit_cost_is_independent_of_transcript_length() {
         expected_tail.extend(serde_json::to_vec(m).expect("json"));
         expected_tail.push(b'\n');
     }
+    expected_tail.extend(checkpoint_line(2002, &state(2, "running")));
     assert_eq!(after.len(), before.len() + expected_tail.len());
     assert_eq!(&after[..before.len()], &scribbled[..]);
     assert_eq!(&after[before.len()..], &expected_tail[..]);
@@ -504,7 +555,8 @@ fn fs_state_claiming_more_than_the_transcript_is_corrupt() {
     let (store, _root, id, sdir) = fs_with_session("short", 2);
     let transcript = sdir.join("transcript.jsonl");
     let body = fs::read(&transcript).expect("read");
-    fs::write(&transcript, &body[..body.len() / 2]).expect("cut");
+    // Cut below even the first step: no durable step is left whole.
+    fs::write(&transcript, &body[..10]).expect("cut");
     let err = store.load(&id).expect_err("corrupt");
     assert!(matches!(err, StoreError::Corrupt { .. }));
     assert!(err.to_string().contains("session 's'"));
