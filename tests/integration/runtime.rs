@@ -436,3 +436,324 @@ fn a_trigger_requires_its_inputs_before_any_model_call() {
     );
     assert!(server.requests().is_empty());
 }
+
+/// A harness over an arbitrary spec, with options applied by `f`.
+fn harness_with(
+    ws: &TempWorkspace,
+    server: &ScriptedServer,
+    model: &str,
+    f: impl FnOnce(&mut HarnessOptions),
+) -> Harness {
+    let mut config = ModelConfig::new(server.url(), "test-key", model);
+    config.retry = RetryPolicy {
+        attempts: 1,
+        base_delay: std::time::Duration::from_millis(1),
+        ..RetryPolicy::default()
+    };
+    let mut opts = HarnessOptions {
+        root: ws.root().to_path_buf(),
+        workflow: "orders".to_string(),
+        model: Arc::new(OpenAiClient::new(config).expect("client")),
+        default_model: model.to_string(),
+        store: Arc::new(FsStore::new(ws.root())),
+        events: Arc::new(Recorder::default()),
+        tools: Vec::new(),
+        essential_tools: Vec::new(),
+        mounts: None,
+        skills: vec!["skills/".to_string()],
+    };
+    f(&mut opts);
+    Harness::assemble(opts).expect("harness")
+}
+
+fn spec_ws(spec: &str) -> TempWorkspace {
+    TempWorkspace::new(&[("workflows/orders/workflow.yaml", spec)])
+}
+
+fn send(h: &Harness, id: &str) -> archmax_machine::Outcome {
+    rt().block_on(h.send(
+        id,
+        SendInput {
+            message: "go".into(),
+            ..SendInput::default()
+        },
+    ))
+    .expect("turn")
+}
+
+fn tool_results(request: &Value) -> Vec<String> {
+    request["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|m| m["role"] == "tool")
+        .filter_map(|m| m["content"].as_str().map(str::to_string))
+        .collect()
+}
+
+#[test]
+fn an_exhausted_turn_budget_routes_through_on_error_with_a_runtime_note() {
+    let ws = spec_ws(
+        "states:\n  work:\n    triggers: { manual: }\n    budget: { maxTurns: 1 }\n    on_error: fallback\n    transitions: [{ to: fallback, description: Never. }]\n  fallback:\n    instructions: Apologise.\n",
+    );
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(vec![("c1", "archmax_get_variables", json!({}))]),
+        Reply::text("Sorry, I could not finish."),
+    ])
+    .expect("server");
+    let h = harness_with(&ws, &server, "m", |_| {});
+    let out = send(&h, "b-1");
+    assert_eq!(out.kind, OutcomeKind::Completed);
+    assert_eq!(out.state, "fallback");
+    assert_eq!(
+        out.audit_trail.last().map(|t| t.kind.as_str()),
+        Some("on_error")
+    );
+    let notes = tool_results(&server.requests()[1]);
+    assert_eq!(
+        notes.last().map(String::as_str),
+        Some(
+            "[error] The 'work' state failed: state 'work' exhausted its turn budget (maxTurns: 1). Routing to the 'fallback' error handler."
+        )
+    );
+}
+
+#[test]
+fn a_state_time_budget_bounds_a_slow_model_call() {
+    let ws =
+        spec_ws("states:\n  work:\n    triggers: { manual: }\n    budget: { timeoutMs: 200 }\n");
+    let server = ScriptedServer::start(vec![
+        Reply::text("late").after(std::time::Duration::from_secs(5)),
+    ])
+    .expect("server");
+    let h = harness_with(&ws, &server, "m", |_| {});
+    let started = std::time::Instant::now();
+    let out = send(&h, "t-1");
+    assert_eq!(out.kind, OutcomeKind::Rejected);
+    assert_eq!(
+        out.rejected.as_deref(),
+        Some("state 'work' exceeded its time budget (timeoutMs: 200)")
+    );
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(4),
+        "the call was cut at the budget"
+    );
+}
+
+#[test]
+fn completing_without_the_declared_returns_is_rejected() {
+    let ws = spec_ws(
+        "states:\n  work:\n    triggers:\n      manual: { returns: [{ name: total, type: number }] }\n",
+    );
+    let server = ScriptedServer::start(vec![
+        Reply::text("done"),
+        Reply::tool_calls(vec![(
+            "c",
+            "archmax_set_variables",
+            json!({ "variables": { "total": "12" } }),
+        )]),
+        Reply::text("tried"),
+    ])
+    .expect("server");
+    let h = harness_with(&ws, &server, "m", |_| {});
+    let out = send(&h, "r-1");
+    assert_eq!(out.kind, OutcomeKind::Rejected);
+    assert_eq!(
+        out.rejected.as_deref(),
+        Some(
+            "Completed in state 'work' without setting 'total', which trigger 'manual' declares in its 'returns'. Set it with 'archmax_set_variables' before finishing."
+        )
+    );
+    // A mistyped return is refused at the write.
+    let again = rt().block_on(h.send(
+        "r-1",
+        SendInput {
+            message: "set it".into(),
+            ..SendInput::default()
+        },
+    ));
+    assert!(again.is_ok());
+    let results = tool_results(&server.requests()[2]);
+    assert!(
+        results.last().is_some_and(|r| r.starts_with("archmax_set_variables rejected: trigger 'manual' declares this return typed: 'total' must be a number")),
+        "{results:?}"
+    );
+}
+
+#[test]
+fn hooks_fail_closed_until_the_sandbox_exists_and_a_runner_decides_them() {
+    let spec = "states:\n  draft:\n    triggers: { manual: }\n    after: { script: hooks/check.js }\n    on_error: failed\n    transitions: [{ to: done, description: Finished. }]\n  done:\n    instructions: Say so.\n  failed:\n    instructions: Explain.\n";
+    let ws = TempWorkspace::new(&[
+        ("workflows/orders/workflow.yaml", spec),
+        (
+            "workflows/orders/hooks/check.js",
+            "export default () => true\n",
+        ),
+    ]);
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(vec![(
+            "c1",
+            "archmax_advance",
+            json!({ "to": "done", "reason": "ready" }),
+        )]),
+        Reply::text("I could not finish."),
+    ])
+    .expect("server");
+    let h = harness_with(&ws, &server, "m", |_| {});
+    let out = send(&h, "h-1");
+    assert_eq!(
+        out.state, "failed",
+        "a hook that cannot run is a terminal failure routed to on_error"
+    );
+    let results = tool_results(&server.requests()[1]);
+    assert!(
+        results[0].contains("lifecycle hooks need the sandbox"),
+        "{results:?}"
+    );
+
+    // A runner that vetoes keeps the agent in place with the reason.
+    struct Veto;
+    impl archmax_machine::hooks::HookRunner for Veto {
+        fn run<'a>(
+            &'a self,
+            _hook: &'a archmax_spec::model::Hook,
+            input: archmax_machine::hooks::HookInput,
+        ) -> archmax_machine::tools::BoxFuture<'a, archmax_machine::hooks::Verdict> {
+            Box::pin(async move {
+                archmax_machine::hooks::Verdict::Veto(format!(
+                    "{} needs a refund.json",
+                    input.state
+                ))
+            })
+        }
+    }
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(vec![(
+            "c1",
+            "archmax_advance",
+            json!({ "to": "done", "reason": "ready" }),
+        )]),
+        Reply::text("Waiting for the file."),
+    ])
+    .expect("server");
+    let mut h = harness_with(&ws, &server, "m", |_| {});
+    h.set_hook_runner(Arc::new(Veto));
+    let out = send(&h, "h-2");
+    assert_eq!(out.state, "draft");
+    assert_eq!(
+        tool_results(&server.requests()[1])[0],
+        "archmax_advance rejected: hook veto: draft needs a refund.json"
+    );
+}
+
+#[test]
+fn a_claude_model_gets_a_cache_marker_on_the_static_prefix() {
+    let ws = spec_ws("instructions: Be brief.\nstates:\n  work:\n    triggers: { manual: }\n");
+    let server = ScriptedServer::start(vec![Reply::text("ok"), Reply::text("ok")]).expect("server");
+    let h = harness_with(&ws, &server, "anthropic/claude-sonnet-4", |_| {});
+    send(&h, "c-1");
+    let system = &server.requests()[0]["messages"][0]["content"];
+    assert_eq!(
+        system[0]["cache_control"],
+        json!({ "type": "ephemeral", "ttl": "5m" }),
+        "{system}"
+    );
+    assert!(
+        system[0]["text"]
+            .as_str()
+            .is_some_and(|t| t.contains("## Instructions\n\nBe brief."))
+    );
+    assert!(
+        system[1]["text"]
+            .as_str()
+            .is_some_and(|t| t.contains("## Current state: work"))
+    );
+    assert!(system[1].get("cache_control").is_none());
+    // Other models get one plain text.
+    let h = harness_with(&ws, &server, "gpt-test", |_| {});
+    send(&h, "c-2");
+    assert!(server.requests()[1]["messages"][0]["content"].is_string());
+}
+
+#[test]
+fn a_host_tool_that_fails_answers_the_model_and_the_turn_goes_on() {
+    struct Flaky;
+    impl archmax_machine::HostTool for Flaky {
+        fn name(&self) -> &str {
+            "lookup"
+        }
+        fn description(&self) -> &str {
+            "Looks an order up."
+        }
+        fn schema(&self) -> Value {
+            json!({ "type": "object", "properties": { "id": { "type": "string" } } })
+        }
+        fn call<'a>(
+            &'a self,
+            args: Value,
+            _ctx: archmax_machine::ToolContext,
+        ) -> archmax_machine::tools::BoxFuture<'a, Result<String, String>> {
+            Box::pin(async move {
+                if args["id"] == "ok" {
+                    Ok("found".into())
+                } else {
+                    Err("Error: the order service is down".into())
+                }
+            })
+        }
+    }
+    let ws =
+        spec_ws("states:\n  work:\n    triggers: { manual: }\n    tools: { allow: [lookup] }\n");
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(vec![
+            ("c1", "lookup", json!({ "id": "x" })),
+            ("c2", "lookup", json!({ "id": "ok" })),
+        ]),
+        Reply::text("Done."),
+    ])
+    .expect("server");
+    let h = harness_with(&ws, &server, "m", |o| o.tools = vec![Arc::new(Flaky)]);
+    let out = send(&h, "ht-1");
+    assert_eq!(out.kind, OutcomeKind::Completed);
+    assert_eq!(
+        tool_results(&server.requests()[1]),
+        vec![
+            "Error: the order service is down".to_string(),
+            "found".to_string()
+        ]
+    );
+}
+
+#[test]
+fn mounts_may_not_take_run_areas_or_the_authoring_plane() {
+    use archmax_spec::workspace::{MountDecl, MountKind};
+    let ws = spec_ws("states:\n  work:\n    triggers: { manual: }\n");
+    let server = ScriptedServer::start(vec![]).expect("server");
+    for (name, fragment) in [
+        ("workflows", "would serve the authoring plane"),
+        ("scratchpad", "collides with the run area 'scratchpad/'"),
+    ] {
+        let mut config = ModelConfig::new(server.url(), "k", "m");
+        config.retry.attempts = 1;
+        let err = Harness::assemble(HarnessOptions {
+            root: ws.root().to_path_buf(),
+            workflow: "orders".into(),
+            model: Arc::new(OpenAiClient::new(config).expect("client")),
+            default_model: "m".into(),
+            store: Arc::new(FsStore::new(ws.root())),
+            events: Arc::new(Recorder::default()),
+            tools: Vec::new(),
+            essential_tools: Vec::new(),
+            mounts: Some(vec![MountDecl {
+                name: name.into(),
+                kind: MountKind::Dir,
+                governed: false,
+                read_only: true,
+            }]),
+            skills: vec![],
+        })
+        .expect_err("collision");
+        assert_eq!(err.code(), "MountCollisionError");
+        assert!(err.to_string().contains(fragment), "{err}");
+    }
+}

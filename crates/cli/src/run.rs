@@ -92,10 +92,12 @@ pub(crate) fn run(
         verbose: parsed.flag("verbose"),
     };
     let default_model = config.model.clone();
+    let cache = (config.prompt_cache, config.prompt_cache_ttl.as_str());
     let client = OpenAiClient::new(config).map_err(|e| Failure::Crash(e.to_string()))?;
     let (tx, rx) = mpsc::channel::<Message>();
     let sink = Arc::new(ChannelSink(tx.clone()));
-    let harness = assemble(&root, &args.workflow, Arc::new(client), default_model, sink)?;
+    let mut harness = assemble(&root, &args.workflow, Arc::new(client), default_model, sink)?;
+    harness.set_env_prompt_cache(cache.0, cache.1);
     live.drain(cli, &rx);
 
     let (id, source) = harness

@@ -54,6 +54,9 @@ pub enum RunError {
     /// The session store failed.
     #[error("{0}")]
     Store(String),
+    /// A mount collides with a run area or would serve the authoring plane.
+    #[error("{0}")]
+    MountCollision(String),
     /// A seeded variable has a bad name.
     #[error(
         "'{0}' is not a valid variable name (seeded). Use lowercase letters, digits and underscores, starting with a letter (e.g. 'from_email')."
@@ -74,6 +77,7 @@ impl RunError {
             RunError::ReservedToolName(_) => "ReservedToolNameError",
             RunError::ToolPaths(_) => "ToolPathsError",
             RunError::Store(_) => "SessionStoreError",
+            RunError::MountCollision(_) => "MountCollisionError",
             RunError::InvalidVariableName(_) => "InvalidVariableNameError",
         }
     }
@@ -122,6 +126,11 @@ pub struct Harness {
     pub(crate) mounts: Vec<MountDecl>,
     /// Lint findings and registry warnings reported at assembly.
     pub warnings: Vec<Diagnostic>,
+    /// Prompt caching from the environment (`ARCHMAX_PROMPT_CACHE`, `…_TTL`);
+    /// `settings.prompt_cache` in the spec wins.
+    pub(crate) env_prompt_cache: (bool, String),
+    /// Runs lifecycle hooks (fail-closed until the sandbox lands).
+    pub(crate) hooks: Arc<dyn crate::hooks::HookRunner>,
 }
 
 impl std::fmt::Debug for Harness {
@@ -139,6 +148,7 @@ impl Harness {
         let loaded = load_workflow(&files, &opts.workflow, &opts.skills)?;
         crate::tools::check_names(&opts.tools)?;
         let mounts = opts.mounts.unwrap_or_else(zero_config);
+        check_mounts(&mounts)?;
         let mut tool_paths = ToolPaths::new();
         for t in &opts.tools {
             if let Some(decl) = t.paths() {
@@ -204,7 +214,35 @@ impl Harness {
             skills,
             mounts,
             warnings: loaded.warnings,
+            env_prompt_cache: (true, "5m".to_string()),
+            hooks: Arc::new(crate::hooks::NoSandbox),
         })
+    }
+
+    /// Sets the runner of lifecycle hooks.
+    pub fn set_hook_runner(&mut self, runner: Arc<dyn crate::hooks::HookRunner>) {
+        self.hooks = runner;
+    }
+
+    /// Sets the environment's prompt-cache default (the spec's `settings.prompt_cache` wins).
+    pub fn set_env_prompt_cache(&mut self, enabled: bool, ttl: &str) {
+        self.env_prompt_cache = (enabled, ttl.to_string());
+    }
+
+    /// Whether to mark the static prefix for caching, and the TTL.
+    pub fn prompt_cache(&self) -> (bool, &str) {
+        let spec = self
+            .spec
+            .settings
+            .as_ref()
+            .and_then(|s| s.prompt_cache.as_ref());
+        let enabled = spec
+            .and_then(|p| p.enabled)
+            .unwrap_or(self.env_prompt_cache.0);
+        let ttl = spec
+            .and_then(|p| p.ttl.as_deref())
+            .unwrap_or(&self.env_prompt_cache.1);
+        (enabled, ttl)
     }
 
     /// The workspace root.
@@ -261,6 +299,44 @@ impl Harness {
             declared,
         })
     }
+}
+
+/// Whether a model id takes Anthropic-style `cache_control` markers (a Claude model
+/// behind an OpenAI-compatible endpoint). Other endpoints cache prefixes on their own.
+pub fn takes_cache_markers(model: &str) -> bool {
+    model.to_ascii_lowercase().contains("claude")
+}
+
+/// The session areas the store owns at the workspace root: no mount may take them.
+const RUN_AREAS: [&str; 6] = [
+    "scratchpad",
+    "checkpoints",
+    "artifacts",
+    "_specs",
+    "large_tool_results",
+    "conversation_history",
+];
+
+/// Refuses mounts that would shadow a run area or serve the authoring plane.
+fn check_mounts(mounts: &[MountDecl]) -> Result<(), RunError> {
+    for m in mounts {
+        let top = m.name.split('/').next().unwrap_or_default();
+        let key = match m.kind {
+            archmax_spec::workspace::MountKind::Dir => format!("/{}/", m.name),
+            archmax_spec::workspace::MountKind::File => format!("/{}", m.name),
+        };
+        if top == "workflows" {
+            return Err(RunError::MountCollision(format!(
+                "Mount '{key}' would serve the authoring plane to the agent. 'workflows/' holds machine specs, grading rubrics, hook scripts, and test cases; the runtime reads them through the authoring backend, and no agent tool may address them. Configure them with the 'authoring' option instead of mounting them."
+            )));
+        }
+        if RUN_AREAS.contains(&top) {
+            return Err(RunError::MountCollision(format!(
+                "Mount '{key}' collides with the run area '{top}/', which the session store owns at the workspace root. Mount it under a different key."
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// A fresh session id: `session-` and a random UUID v4.

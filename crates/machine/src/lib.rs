@@ -10,6 +10,7 @@ pub mod control;
 pub mod events;
 pub mod files;
 mod harness;
+pub mod hooks;
 pub mod model;
 pub mod outcome;
 pub mod prompt;

@@ -11,6 +11,7 @@ use serde_json::{Map, Value, json};
 use crate::control::{self, ControlResult};
 use crate::events::Event;
 use crate::harness::{Harness, RunError};
+use crate::hooks::{HookInput, Phase, Verdict};
 use crate::model::types::{ChatMessage, ChatRequest, ChatResponse, ToolDef};
 use crate::outcome::Outcome;
 use crate::state::{Exit, LockedBy, SessionState, Status, TrailStep, Variable};
@@ -79,6 +80,10 @@ struct Turn<'h> {
     chat: Vec<ChatMessage>,
     signature: Option<TriggerSignature>,
     steps: u64,
+    /// When the current state's segment of this turn began (for `budget.timeoutMs`).
+    segment_started: Instant,
+    /// The current state's `before` hooks already ran this visit.
+    before_done: bool,
 }
 
 impl Harness {
@@ -139,6 +144,8 @@ impl Harness {
             messages,
             signature: None,
             steps: 0,
+            segment_started: Instant::now(),
+            before_done: false,
         };
         std::mem::swap(&mut turn.session, &mut session);
         turn.open(&trigger, &start, &input)?;
@@ -359,7 +366,24 @@ impl Turn<'_> {
         out
     }
 
-    fn system_prompt(&self) -> String {
+    /// The system message: one text, or, where the endpoint takes Anthropic-style
+    /// cache markers, `[static (cached), volatile]` blocks.
+    fn system_message(&self) -> ChatMessage {
+        let (static_part, volatile) = self.system_prompt();
+        let (enabled, ttl) = self.h.prompt_cache();
+        if enabled && crate::harness::takes_cache_markers(&self.model_for()) {
+            return ChatMessage::System {
+                content: crate::model::MessageContent::Parts(vec![
+                    crate::model::ContentPart::cached_text(static_part, Some(ttl)),
+                    crate::model::ContentPart::text(volatile),
+                ]),
+            };
+        }
+        ChatMessage::system(format!("{static_part}\n\n{volatile}"))
+    }
+
+    /// The static prefix and the volatile block.
+    fn system_prompt(&self) -> (String, String) {
         let clock = crate::clock::clock_line(crate::clock::now_ms());
         let volatile = crate::prompt::volatile_block(
             &self.h.spec,
@@ -371,13 +395,19 @@ impl Turn<'_> {
                 signature: self.signature.as_ref(),
             },
         );
-        format!("{}\n\n{volatile}", self.h.static_prompt)
+        (self.h.static_prompt.clone(), volatile)
     }
 
     /// The loop, until the turn completes, is rejected or fails.
     async fn run(mut self) -> Result<Outcome, RunError> {
         let limit = step_limit(self.max_model_calls());
         while self.session.status == Status::Running {
+            if let Some(reason) = self.entry_gate().await {
+                let here = self.session.workflow_state.clone();
+                self.push(json!({ "role": "assistant", "content": format!("Request rejected before the '{here}' state could run: {reason}") }));
+                self.route_failure(&reason)?;
+                continue;
+            }
             if let Some(reason) = self.budget_exhausted() {
                 self.route_failure(&reason)?;
                 continue;
@@ -391,7 +421,20 @@ impl Turn<'_> {
                 break;
             }
             let request = self.request();
-            let result = self.h.model.complete(&request).await;
+            let result = match self.segment_left() {
+                None => self.h.model.complete(&request).await,
+                Some(left) => {
+                    match tokio::time::timeout(left, self.h.model.complete(&request)).await {
+                        Ok(r) => r,
+                        Err(_) => {
+                            self.chat = request.messages;
+                            let reason = self.timeout_reason().unwrap_or_default();
+                            self.route_failure(&reason)?;
+                            continue;
+                        }
+                    }
+                }
+            };
             // The conversation moves back out of the request: no per-call copy.
             self.chat = request.messages;
             let response = match result {
@@ -422,6 +465,28 @@ impl Turn<'_> {
                 });
             }
             if calls.is_empty() {
+                let here = self.session.workflow_state.clone();
+                let terminal = self
+                    .h
+                    .spec
+                    .states
+                    .get(&here)
+                    .is_some_and(|s| s.is_terminal());
+                if terminal && self.session.rejected.is_none() {
+                    match self.run_hooks(&here, Phase::After, None, None).await {
+                        Verdict::Ok => {}
+                        Verdict::Veto(r) | Verdict::Correct(r) => {
+                            // The completion check did not pass: the agent revises in place.
+                            self.note("after", &format!("[after] The '{here}' completion check did not pass: {r}. Revise your work and produce a corrected final response."));
+                            self.commit()?;
+                            continue;
+                        }
+                        Verdict::Error(r) => {
+                            self.route_failure(&r)?;
+                            continue;
+                        }
+                    }
+                }
                 self.complete()?;
                 break;
             }
@@ -447,7 +512,7 @@ impl Turn<'_> {
     /// The next request. The conversation moves into it (and back after the call),
     /// so building a request never copies the transcript.
     fn request(&mut self) -> ChatRequest {
-        let system = ChatMessage::system(self.system_prompt());
+        let system = self.system_message();
         let tools = self.tool_defs();
         let mut messages = std::mem::take(&mut self.chat);
         match messages.first_mut() {
@@ -475,8 +540,32 @@ impl Turn<'_> {
         });
     }
 
-    /// `maxTurns` of this visit, then the whole-turn `maxModelCalls`.
+    /// The state's `budget.timeoutMs`, if it declares one.
+    fn segment_timeout(&self) -> Option<u64> {
+        let st = self.h.spec.states.get(&self.session.workflow_state)?;
+        st.budget.as_ref()?.timeout_ms
+    }
+
+    /// Time left in the state's segment, when it is bounded.
+    fn segment_left(&self) -> Option<std::time::Duration> {
+        let ms = self.segment_timeout()?;
+        Some(std::time::Duration::from_millis(ms).saturating_sub(self.segment_started.elapsed()))
+    }
+
+    fn timeout_reason(&self) -> Option<String> {
+        let ms = self.segment_timeout()?;
+        Some(format!(
+            "state '{}' exceeded its time budget (timeoutMs: {ms})",
+            self.session.workflow_state
+        ))
+    }
+
+    /// `timeoutMs` of this segment, `maxTurns` of this visit, then the whole-turn
+    /// `maxModelCalls`.
     fn budget_exhausted(&mut self) -> Option<String> {
+        if self.segment_left().is_some_and(|left| left.is_zero()) {
+            return self.timeout_reason();
+        }
         let here = self.session.workflow_state.clone();
         let st = self.h.spec.states.get(&here);
         if let Some(max) = st.and_then(|s| s.budget.as_ref()).and_then(|b| b.max_turns)
@@ -548,6 +637,8 @@ impl Turn<'_> {
                 self.note("error", &format!("[error] The '{from}' state failed: {reason}. Routing to the '{to}' error handler."));
                 self.session.workflow_state = to.clone();
                 self.session.state_turns = 0;
+                self.segment_started = Instant::now();
+                self.before_done = false;
                 self.trail(&to, "on_error", Some(reason));
                 self.emit(Event::StateEnter { state: to });
             }
@@ -566,6 +657,55 @@ impl Turn<'_> {
     }
 
     /// Text without a tool call: the turn completes (returns checked first).
+    /// Runs a state's hooks of one phase in order, stopping at the first non-ok.
+    async fn run_hooks(
+        &self,
+        state: &str,
+        phase: Phase,
+        to: Option<&str>,
+        reason: Option<&str>,
+    ) -> Verdict {
+        let Some(st) = self.h.spec.states.get(state) else {
+            return Verdict::Ok;
+        };
+        let spec = match phase {
+            Phase::Before => &st.before,
+            Phase::After => &st.after,
+        };
+        let Some(spec) = spec else { return Verdict::Ok };
+        let variables = self.session.kernel_variables();
+        for (index, hook) in spec.hooks().iter().enumerate() {
+            let input = HookInput {
+                state: state.to_string(),
+                phase,
+                index,
+                trigger: self.session.trigger.clone(),
+                variables: variables.clone(),
+                to: to.map(str::to_string),
+                reason: reason.map(str::to_string),
+            };
+            let verdict = self.h.hooks.run(hook, input).await;
+            if verdict != Verdict::Ok {
+                return verdict;
+            }
+        }
+        Verdict::Ok
+    }
+
+    /// The entry gate of the current state, once per visit, before its first model call.
+    /// `Some(reason)` when it refused (the turn routes the failure).
+    async fn entry_gate(&mut self) -> Option<String> {
+        if self.before_done {
+            return None;
+        }
+        self.before_done = true;
+        let here = self.session.workflow_state.clone();
+        match self.run_hooks(&here, Phase::Before, None, None).await {
+            Verdict::Ok => None,
+            Verdict::Veto(r) | Verdict::Correct(r) | Verdict::Error(r) => Some(r),
+        }
+    }
+
     fn complete(&mut self) -> Result<(), RunError> {
         let here = self.session.workflow_state.clone();
         if let Some(reason) = self.session.rejected.clone() {
@@ -874,6 +1014,8 @@ impl Turn<'_> {
                     });
                     self.session.workflow_state = entry.clone();
                     self.session.state_turns = 0;
+                    self.segment_started = Instant::now();
+                    self.before_done = false;
                     for v in self.session.variables.values_mut() {
                         if v.locked_by == Some(LockedBy::Agent) {
                             v.locked_by = None;
@@ -907,6 +1049,29 @@ impl Turn<'_> {
                         is_error: false,
                     };
                 }
+                for (gate, phase, target) in [
+                    (&state, Phase::After, Some(to.as_str())),
+                    (&to, Phase::Before, None),
+                ] {
+                    match self.run_hooks(gate, phase, target, Some(&reason)).await {
+                        Verdict::Ok => {}
+                        Verdict::Veto(r) | Verdict::Correct(r) => {
+                            return ControlResult {
+                                text: format!("archmax_advance rejected: hook veto: {r}"),
+                                is_error: false,
+                            };
+                        }
+                        Verdict::Error(r) => {
+                            // A hook that cannot run is a terminal failure: routed at the end of the step.
+                            self.session.rejected = Some(r.clone());
+                            return ControlResult {
+                                text: format!("archmax_advance rejected: {r}"),
+                                is_error: false,
+                            };
+                        }
+                    }
+                }
+                self.before_done = true;
                 self.emit(Event::Advance {
                     from: state.clone(),
                     to: to.clone(),
@@ -919,6 +1084,7 @@ impl Turn<'_> {
                 });
                 self.session.workflow_state = to.clone();
                 self.session.state_turns = 0;
+                self.segment_started = Instant::now();
                 self.session.rejected = None;
                 self.trail(&to, "agent", Some(&reason));
                 self.emit(Event::StateEnter { state: to.clone() });
@@ -949,25 +1115,35 @@ impl Turn<'_> {
                 },
             },
             _ => match self.h.tools.iter().find(|t| t.name() == name).cloned() {
-                Some(tool) => match tool
-                    .call(
-                        args.clone(),
-                        ToolContext {
-                            session_id: self.id.as_str().to_string(),
-                            state,
+                Some(tool) => {
+                    let ctx = ToolContext {
+                        session_id: self.id.as_str().to_string(),
+                        state,
+                    };
+                    let call = tool.call(args.clone(), ctx);
+                    // A host tool races the state's time budget like a model call does.
+                    let result = match self.segment_left() {
+                        None => call.await,
+                        Some(left) => match tokio::time::timeout(left, call).await {
+                            Ok(r) => r,
+                            Err(_) => {
+                                let reason = self.timeout_reason().unwrap_or_default();
+                                self.session.rejected = Some(reason.clone());
+                                Err(format!("'{name}' was stopped: {reason}"))
+                            }
                         },
-                    )
-                    .await
-                {
-                    Ok(text) => ControlResult {
-                        text,
-                        is_error: false,
-                    },
-                    Err(e) => ControlResult {
-                        text: e,
-                        is_error: true,
-                    },
-                },
+                    };
+                    match result {
+                        Ok(text) => ControlResult {
+                            text,
+                            is_error: false,
+                        },
+                        Err(e) => ControlResult {
+                            text: e,
+                            is_error: true,
+                        },
+                    }
+                }
                 None => ControlResult {
                     text: self.unknown_tool(name),
                     is_error: true,
