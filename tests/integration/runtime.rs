@@ -757,3 +757,49 @@ fn mounts_may_not_take_run_areas_or_the_authoring_plane() {
         assert!(err.to_string().contains(fragment), "{err}");
     }
 }
+
+#[test]
+fn a_rubric_grades_a_terminal_answer_and_the_agent_revises_once() {
+    let ws = spec_ws(
+        "states:\n  answer:\n    triggers: { manual: }\n    instructions: Answer.\n    after:\n      rubric:\n        instructions: The reply must name a date.\n        max_iterations: 1\n",
+    );
+    let server = ScriptedServer::start(vec![
+        Reply::text("It ships soon."),
+        Reply::text(r#"{"verdict": "correct", "reason": "no date given"}"#),
+        Reply::text("It ships on 3 March."),
+        Reply::text(r#"{"verdict": "ok", "reason": "names a date"}"#),
+    ])
+    .expect("server");
+    let h = harness_with(&ws, &server, "m", |_| {});
+    let out = send(&h, "g-1");
+    assert_eq!(out.kind, OutcomeKind::Completed, "{out:?}");
+    assert_eq!(out.reply, "It ships on 3 March.");
+    let requests = server.requests();
+    let grader = requests[1]["messages"][0]["content"]
+        .as_str()
+        .expect("grader system");
+    assert!(
+        grader.starts_with("The reply must name a date."),
+        "{grader}"
+    );
+    assert!(
+        grader.contains("\"verdict\""),
+        "the verdict shape is requested every time"
+    );
+    let payload: Value = serde_json::from_str(
+        requests[1]["messages"][1]["content"]
+            .as_str()
+            .expect("payload"),
+    )
+    .expect("json");
+    assert_eq!(payload["userRequest"], "go");
+    assert_eq!(payload["phase"], "after");
+    let note = tool_results(&requests[2])
+        .last()
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(
+        note,
+        "[after] The 'answer' completion check did not pass: rubric: reply incomplete — no date given. Update your answer and call archmax_advance again. (0 attempt(s) remaining). Revise your work and produce a corrected final response."
+    );
+}

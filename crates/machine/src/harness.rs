@@ -188,6 +188,10 @@ impl Harness {
                 )
             })
             .collect();
+        let grader: Arc<dyn crate::hooks::HookRunner> = Arc::new(crate::hooks::ModelGrader::new(
+            opts.model.clone(),
+            opts.default_model.clone(),
+        ));
         let emitter = Emitter::new(opts.events);
         for w in &loaded.warnings {
             emitter.emit(
@@ -215,7 +219,7 @@ impl Harness {
             mounts,
             warnings: loaded.warnings,
             env_prompt_cache: (true, "5m".to_string()),
-            hooks: Arc::new(crate::hooks::NoSandbox),
+            hooks: grader,
         })
     }
 

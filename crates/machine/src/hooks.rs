@@ -7,6 +7,7 @@
 use archmax_spec::model::Hook;
 use serde_json::{Map, Value};
 
+use crate::model::{ChatMessage, ChatRequest, Model};
 use crate::tools::BoxFuture;
 
 /// Where a hook runs.
@@ -45,6 +46,10 @@ pub struct HookInput {
     pub to: Option<String>,
     /// The agent's reason for the move.
     pub reason: Option<String>,
+    /// The first user message of the session ("" when none).
+    pub user_request: String,
+    /// The last messages of the transcript (`{ role, content, toolCalls? }`).
+    pub history: Vec<Value>,
 }
 
 /// A hook's answer.
@@ -70,18 +75,137 @@ pub trait HookRunner: Send + Sync {
 #[derive(Debug, Default)]
 pub struct NoSandbox;
 
+fn sandbox_missing(hook: &Hook, state: &str) -> Verdict {
+    let what = match hook {
+        Hook::Script { script, .. } => format!("hook script '{script}'"),
+        Hook::Rubric { .. } => "rubric".to_string(),
+        Hook::Custom(m) => format!("'{}' hook", m.keys().next().map_or("", String::as_str)),
+    };
+    Verdict::Error(format!(
+        "the {what} of state '{state}' cannot run: lifecycle hooks need the sandbox, which this build does not include yet"
+    ))
+}
+
 impl HookRunner for NoSandbox {
     fn run<'a>(&'a self, hook: &'a Hook, input: HookInput) -> BoxFuture<'a, Verdict> {
-        let what = match hook {
-            Hook::Script { script, .. } => format!("hook script '{script}'"),
-            Hook::Rubric { .. } => "rubric".to_string(),
-            Hook::Custom(m) => format!("'{}' hook", m.keys().next().map_or("", String::as_str)),
-        };
+        Box::pin(async move { sandbox_missing(hook, &input.state) })
+    }
+}
+
+/// The default runner: rubric hooks are graded by a model; script and custom hooks
+/// wait for the sandbox (an execution error until then).
+pub struct ModelGrader {
+    model: std::sync::Arc<dyn Model>,
+    default_model: String,
+}
+
+impl ModelGrader {
+    /// Grades with `model`; a rubric without its own `model` uses `default_model`.
+    pub fn new(model: std::sync::Arc<dyn Model>, default_model: impl Into<String>) -> Self {
+        ModelGrader {
+            model,
+            default_model: default_model.into(),
+        }
+    }
+}
+
+/// The instruction every grader call ends with: the verdict shape, every time.
+const VERDICT_REQUEST: &str = "Answer with one JSON object and nothing else: {\"verdict\": \"ok\" | \"correct\" | \"veto\", \"reason\": \"<one sentence>\"}.";
+
+/// Reads a grader's answer: a JSON object with a known verdict, possibly wrapped in prose.
+pub fn parse_verdict(text: &str) -> Option<Verdict> {
+    let candidates = [
+        Some(text.trim()),
+        text.find('{')
+            .zip(text.rfind('}'))
+            .and_then(|(a, b)| text.get(a..=b)),
+    ];
+    for c in candidates.into_iter().flatten() {
+        if let Ok(v) = serde_json::from_str::<Value>(c) {
+            let reason = v
+                .get("reason")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string();
+            return match v.get("verdict").and_then(Value::as_str) {
+                Some("ok") => Some(Verdict::Ok),
+                Some("correct") => Some(Verdict::Correct(reason)),
+                Some("veto") => Some(Verdict::Veto(reason)),
+                _ => None,
+            };
+        }
+    }
+    None
+}
+
+impl HookRunner for ModelGrader {
+    fn run<'a>(&'a self, hook: &'a Hook, input: HookInput) -> BoxFuture<'a, Verdict> {
         Box::pin(async move {
-            Verdict::Error(format!(
-                "the {} of state '{}' cannot run: lifecycle hooks need the sandbox, which this build does not include yet",
-                what, input.state
-            ))
+            let Hook::Rubric { rubric } = hook else {
+                return sandbox_missing(hook, &input.state);
+            };
+            let id = format!("{}--{}--{}", input.state, input.phase.as_str(), input.index);
+            let payload = serde_json::json!({
+                "userRequest": input.user_request,
+                "history": input.history,
+                "state": input.state,
+                "phase": input.phase.as_str(),
+            });
+            let messages = vec![
+                ChatMessage::system(format!(
+                    "{}\n\n{VERDICT_REQUEST}",
+                    rubric.instructions.trim()
+                )),
+                ChatMessage::user(serde_json::to_string_pretty(&payload).unwrap_or_default()),
+            ];
+            let model = rubric
+                .model
+                .clone()
+                .unwrap_or_else(|| self.default_model.clone());
+            match self
+                .model
+                .complete(&ChatRequest::new(model, messages))
+                .await
+            {
+                Err(e) => Verdict::Error(format!("rubric '{id}' could not be graded: {e}")),
+                Ok(r) => {
+                    let text = r.message.content.unwrap_or_default();
+                    parse_verdict(&text).unwrap_or_else(|| {
+                        let snippet: String = if text.is_empty() {
+                            "(no output)".to_string()
+                        } else {
+                            text.chars().take(200).collect()
+                        };
+                        let more = if text.chars().count() > 200 {
+                            "…"
+                        } else {
+                            ""
+                        };
+                        Verdict::Veto(format!(
+                            "rubric '{id}' returned no parseable verdict: {snippet}{more}"
+                        ))
+                    })
+                }
+            }
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn verdicts_are_read_from_json_even_inside_prose() {
+        assert_eq!(
+            parse_verdict(r#"{"verdict":"ok","reason":"fine"}"#),
+            Some(Verdict::Ok)
+        );
+        assert_eq!(
+            parse_verdict("Here: {\"verdict\": \"veto\", \"reason\": \"wrong date\"} done"),
+            Some(Verdict::Veto("wrong date".into()))
+        );
+        assert_eq!(parse_verdict(r#"{"verdict":"maybe"}"#), None);
+        assert_eq!(parse_verdict("looks good"), None);
     }
 }

@@ -160,6 +160,9 @@ pub struct SessionState {
     pub usage: Usage,
     /// Transcript lines this state covers.
     pub transcript_len: u64,
+    /// Corrections used per hook, keyed `<state>::<phase>::<index>`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub iterations: BTreeMap<String, u64>,
     /// The agent's todo list (`write_todos`).
     #[serde(default, skip_serializing_if = "Value::is_null")]
     pub todos: Value,

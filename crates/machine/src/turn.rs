@@ -60,6 +60,16 @@ const EXECUTABLE: [&str; 15] = [
 /// Results longer than this are offloaded to `large_tool_results/`.
 const OFFLOAD_CHARS: usize = 40_000;
 
+/// What a phase's hooks decided, after the correction budgets.
+enum Gate {
+    /// Every hook passed.
+    Pass,
+    /// A recoverable refusal: the agent stays and retries.
+    Block(String),
+    /// A terminal failure: routed through `on_error`.
+    Fail(String),
+}
+
 /// A transcript line as a wire message: lines are wire-form chat messages plus
 /// our own markers, which the wire types ignore.
 fn wire(line: &Value) -> Option<ChatMessage> {
@@ -474,14 +484,14 @@ impl Turn<'_> {
                     .is_some_and(|s| s.is_terminal());
                 if terminal && self.session.rejected.is_none() {
                     match self.run_hooks(&here, Phase::After, None, None).await {
-                        Verdict::Ok => {}
-                        Verdict::Veto(r) | Verdict::Correct(r) => {
+                        Gate::Pass => {}
+                        Gate::Block(r) => {
                             // The completion check did not pass: the agent revises in place.
                             self.note("after", &format!("[after] The '{here}' completion check did not pass: {r}. Revise your work and produce a corrected final response."));
                             self.commit()?;
                             continue;
                         }
-                        Verdict::Error(r) => {
+                        Gate::Fail(r) => {
                             self.route_failure(&r)?;
                             continue;
                         }
@@ -657,22 +667,26 @@ impl Turn<'_> {
     }
 
     /// Text without a tool call: the turn completes (returns checked first).
-    /// Runs a state's hooks of one phase in order, stopping at the first non-ok.
+    /// Runs a state's hooks of one phase in order, stopping at the first non-ok, and
+    /// reduces the verdict with each hook's correction budget (`max_iterations`,
+    /// counted per hook position in the session state).
     async fn run_hooks(
-        &self,
+        &mut self,
         state: &str,
         phase: Phase,
         to: Option<&str>,
         reason: Option<&str>,
-    ) -> Verdict {
+    ) -> Gate {
         let Some(st) = self.h.spec.states.get(state) else {
-            return Verdict::Ok;
+            return Gate::Pass;
         };
         let spec = match phase {
             Phase::Before => &st.before,
             Phase::After => &st.after,
         };
-        let Some(spec) = spec else { return Verdict::Ok };
+        let Some(spec) = spec.clone() else {
+            return Gate::Pass;
+        };
         let variables = self.session.kernel_variables();
         for (index, hook) in spec.hooks().iter().enumerate() {
             let input = HookInput {
@@ -683,13 +697,73 @@ impl Turn<'_> {
                 variables: variables.clone(),
                 to: to.map(str::to_string),
                 reason: reason.map(str::to_string),
+                user_request: self.first_user_message(),
+                history: self.history(),
             };
-            let verdict = self.h.hooks.run(hook, input).await;
-            if verdict != Verdict::Ok {
-                return verdict;
+            let label = if matches!(hook, archmax_spec::model::Hook::Rubric { .. }) {
+                "rubric"
+            } else {
+                "hook"
+            };
+            let key = format!("{state}::{}::{index}", phase.as_str());
+            match self.h.hooks.run(hook, input).await {
+                Verdict::Ok => {
+                    self.session.iterations.remove(&key);
+                }
+                Verdict::Error(e) => return Gate::Fail(e),
+                Verdict::Veto(r) if phase == Phase::Before => return Gate::Block(r),
+                Verdict::Correct(r) if phase == Phase::Before => {
+                    return Gate::Block(format!(
+                        "before hooks cannot request corrections ('correct' gates nothing at entry, treated as veto): {r}"
+                    ));
+                }
+                Verdict::Veto(r) => return Gate::Block(format!("{label} veto: {r}")),
+                Verdict::Correct(r) => {
+                    let max = hook.max_iterations().unwrap_or(0);
+                    let used = self.session.iterations.get(&key).copied().unwrap_or(0);
+                    if used >= max {
+                        return Gate::Fail(format!(
+                            "{label} veto: reply still incomplete after {max} attempt(s) — {r}"
+                        ));
+                    }
+                    self.session.iterations.insert(key, used + 1);
+                    let call = match to {
+                        Some(t) => format!("archmax_advance({{ to: \"{t}\" }})"),
+                        None => "archmax_advance".to_string(),
+                    };
+                    return Gate::Block(format!(
+                        "{label}: reply incomplete — {r}. Update your answer and call {call} again. ({} attempt(s) remaining)",
+                        max - used - 1
+                    ));
+                }
             }
         }
-        Verdict::Ok
+        Gate::Pass
+    }
+
+    /// The first user message of the session.
+    fn first_user_message(&self) -> String {
+        self.messages
+            .iter()
+            .find(|m| m.get("role").and_then(Value::as_str) == Some("user"))
+            .and_then(|m| m.get("content").and_then(Value::as_str))
+            .unwrap_or_default()
+            .to_string()
+    }
+
+    /// The last 24 messages as `{ role, content, toolCalls? }`.
+    fn history(&self) -> Vec<Value> {
+        let start = self.messages.len().saturating_sub(24);
+        self.messages[start..]
+            .iter()
+            .map(|m| {
+                let mut h = json!({ "role": m.get("role").cloned().unwrap_or(Value::Null), "content": m.get("content").cloned().unwrap_or(Value::Null) });
+                if let Some(calls) = m.get("tool_calls") {
+                    h["toolCalls"] = calls.clone();
+                }
+                h
+            })
+            .collect()
     }
 
     /// The entry gate of the current state, once per visit, before its first model call.
@@ -701,8 +775,8 @@ impl Turn<'_> {
         self.before_done = true;
         let here = self.session.workflow_state.clone();
         match self.run_hooks(&here, Phase::Before, None, None).await {
-            Verdict::Ok => None,
-            Verdict::Veto(r) | Verdict::Correct(r) | Verdict::Error(r) => Some(r),
+            Gate::Pass => None,
+            Gate::Block(r) | Gate::Fail(r) => Some(r),
         }
     }
 
@@ -1054,14 +1128,14 @@ impl Turn<'_> {
                     (&to, Phase::Before, None),
                 ] {
                     match self.run_hooks(gate, phase, target, Some(&reason)).await {
-                        Verdict::Ok => {}
-                        Verdict::Veto(r) | Verdict::Correct(r) => {
+                        Gate::Pass => {}
+                        Gate::Block(r) => {
                             return ControlResult {
-                                text: format!("archmax_advance rejected: hook veto: {r}"),
+                                text: format!("archmax_advance rejected: {r}"),
                                 is_error: false,
                             };
                         }
-                        Verdict::Error(r) => {
+                        Gate::Fail(r) => {
                             // A hook that cannot run is a terminal failure: routed at the end of the step.
                             self.session.rejected = Some(r.clone());
                             return ControlResult {
