@@ -120,6 +120,61 @@ pub struct Exit {
     pub reason: String,
 }
 
+/// A transition as a person deciding a human state sees it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DecisionOption {
+    /// The target state.
+    pub to: String,
+    /// The button label.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// `approve`, `reject`, `refine` or `none`.
+    #[serde(rename = "type", default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+}
+
+/// Where a parked session waits (the parks issue fills these in).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(
+    tag = "channel",
+    rename_all = "lowercase",
+    rename_all_fields = "camelCase"
+)]
+pub enum Park {
+    /// A person decides a human state.
+    Decision {
+        /// The human state.
+        state: String,
+        /// Its title.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        title: Option<String>,
+        /// 1-based, increasing with every decision of the session.
+        seq: u64,
+        /// The choices.
+        transitions: Vec<DecisionOption>,
+        /// Declared then attached evidence paths.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        evidence: Vec<String>,
+        /// ISO-8601 UTC.
+        created_at: String,
+    },
+    /// An outside event is awaited.
+    Input {
+        /// The state that waits.
+        state: String,
+        /// Its title.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        title: Option<String>,
+        /// What it waits for.
+        reason: String,
+        /// ISO-8601 UTC.
+        parked_at: String,
+        /// When whoever schedules the wake-up should deliver (ISO-8601 UTC).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        resume_at: Option<String>,
+    },
+}
+
 /// Everything the runtime knows about a session between steps.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "camelCase")]
@@ -160,6 +215,15 @@ pub struct SessionState {
     pub usage: Usage,
     /// Transcript lines this state covers.
     pub transcript_len: u64,
+    /// Where the session is parked, if it is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub park: Option<Park>,
+    /// Decisions so far (the next decision's `seq` is this plus one).
+    #[serde(default)]
+    pub decision_count: u64,
+    /// Parks counted per state, against `budget.maxParks`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub park_counts: BTreeMap<String, u64>,
     /// Corrections used per hook, keyed `<state>::<phase>::<index>`.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub iterations: BTreeMap<String, u64>,
@@ -175,5 +239,31 @@ impl SessionState {
             .iter()
             .map(|(k, v)| (k.clone(), v.value.clone()))
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn park_records_round_trip_through_the_checkpoint() {
+        let mut s = SessionState {
+            status: Status::AwaitingInput,
+            ..SessionState::default()
+        };
+        s.park = Some(Park::Input {
+            state: "poll".into(),
+            title: None,
+            reason: "the bank statement".into(),
+            parked_at: "2026-03-01T09:30:00.000Z".into(),
+            resume_at: Some("2026-03-02T09:30:00.000Z".into()),
+        });
+        let v = serde_json::to_value(&s).expect("json");
+        assert_eq!(v["park"]["channel"], "input");
+        assert_eq!(v["park"]["resumeAt"], "2026-03-02T09:30:00.000Z");
+        assert_eq!(v["status"], "awaiting_input");
+        let back: SessionState = serde_json::from_value(v).expect("back");
+        assert_eq!(back, s);
     }
 }
