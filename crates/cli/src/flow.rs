@@ -101,10 +101,51 @@ impl FlowRenderer {
             Event::Warning { scope, message } => {
                 format!("{} [{scope}] {}\n", s.yellow(WARN), s.dim(message))
             }
+            Event::HookStart { phase, label, .. } => {
+                format!(
+                    "{INDENT}{} {}\n",
+                    phase_color(s, phase, &format!("{BULLET} {phase}")),
+                    s.dim(label)
+                )
+            }
+            Event::HookVerdict {
+                phase,
+                verdict,
+                reason,
+                ..
+            } => {
+                let mark = match verdict.as_str() {
+                    "ok" => s.green(CHECK),
+                    "veto" => s.red(CROSS),
+                    _ => s.yellow(DOT),
+                };
+                format!(
+                    "{INDENT}{mark} {} {}\n",
+                    phase_color(s, phase, phase),
+                    s.dim(&format!("{verdict} {DASH} {reason}"))
+                )
+            }
+            Event::HookRejected { phase, reason, .. } => format!(
+                "{INDENT}{} {}\n",
+                s.red(&format!("{CROSS} {phase} rejected")),
+                s.dim(reason)
+            ),
             _ => String::new(),
         }
     }
 }
+
+/// `before` in blue, `after` in magenta.
+fn phase_color(s: Style, phase: &str, text: &str) -> String {
+    if phase == "before" {
+        s.blue(text)
+    } else {
+        s.magenta(text)
+    }
+}
+
+/// The em dash of verdict lines.
+const DASH: &str = "\u{2014}";
 
 #[cfg(test)]
 mod tests {
@@ -219,6 +260,53 @@ mod tests {
         assert_eq!(
             r.on_event(&env(Event::StateEnter { state: "a".into() })),
             "\n\x1b[36m●\x1b[0m \x1b[1ma\x1b[0m\n"
+        );
+    }
+}
+
+#[cfg(test)]
+mod hook_lines {
+    use super::*;
+
+    fn line(event: Event) -> String {
+        let mut r = FlowRenderer::new(Style::new(false));
+        r.on_event(&Envelope {
+            event,
+            level: "info",
+            ts: 0,
+            seq: 1,
+            session_id: None,
+        })
+    }
+
+    #[test]
+    fn hooks_render_as_the_state_flow_shows_them() {
+        let phase = |p: &str| p.to_string();
+        assert_eq!(
+            line(Event::HookStart {
+                state: "a".into(),
+                phase: phase("after"),
+                label: "hooks/check.js".into()
+            }),
+            "    › after hooks/check.js\n"
+        );
+        assert_eq!(
+            line(Event::HookVerdict {
+                state: "a".into(),
+                phase: phase("after"),
+                label: "rubric#0".into(),
+                verdict: "veto".into(),
+                reason: "no date".into()
+            }),
+            "    ✖ after veto — no date\n"
+        );
+        assert_eq!(
+            line(Event::HookRejected {
+                state: "a".into(),
+                phase: phase("before"),
+                reason: "cannot run".into()
+            }),
+            "    ✖ before rejected cannot run\n"
         );
     }
 }

@@ -102,6 +102,26 @@ pub enum Event {
         #[serde(skip_serializing_if = "Option::is_none")]
         call_id: Option<String>,
     },
+    /// A hook is about to run.
+    HookStart {
+        state: String,
+        phase: String,
+        label: String,
+    },
+    /// A hook answered with a verdict.
+    HookVerdict {
+        state: String,
+        phase: String,
+        label: String,
+        verdict: String,
+        reason: String,
+    },
+    /// A hook's verdict (or its failure) refused the move.
+    HookRejected {
+        state: String,
+        phase: String,
+        reason: String,
+    },
     /// A model call reported usage.
     ModelUsage {
         state: String,
@@ -120,7 +140,10 @@ impl Event {
     /// `warn` for warnings, refusals and raises; `info` otherwise.
     pub fn level(&self) -> &'static str {
         match self {
-            Event::Warning { .. } | Event::ToolBlocked { .. } | Event::Raised { .. } => "warn",
+            Event::Warning { .. }
+            | Event::ToolBlocked { .. }
+            | Event::Raised { .. }
+            | Event::HookRejected { .. } => "warn",
             Event::ToolResult { status, .. } if status == "error" => "warn",
             _ => "info",
         }

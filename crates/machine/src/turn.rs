@@ -60,6 +60,20 @@ const EXECUTABLE: [&str; 15] = [
 /// Results longer than this are offloaded to `large_tool_results/`.
 const OFFLOAD_CHARS: usize = 40_000;
 
+/// A hook as events and the CLI name it: a script by its path, a rubric by its
+/// position, a custom kind as `kind:value`.
+fn hook_label(hook: &archmax_spec::model::Hook, index: usize) -> String {
+    match hook {
+        archmax_spec::model::Hook::Script { script, .. } => script.clone(),
+        archmax_spec::model::Hook::Rubric { .. } => format!("rubric#{index}"),
+        archmax_spec::model::Hook::Custom(m) => m
+            .iter()
+            .map(|(k, v)| format!("{k}:{v}"))
+            .collect::<Vec<_>>()
+            .join(","),
+    }
+}
+
 /// What a phase's hooks decided, after the correction budgets.
 enum Gate {
     /// Every hook passed.
@@ -706,7 +720,36 @@ impl Turn<'_> {
                 "hook"
             };
             let key = format!("{state}::{}::{index}", phase.as_str());
-            match self.h.hooks.run(hook, input).await {
+            let shown = hook_label(hook, index);
+            self.emit(Event::HookStart {
+                state: state.to_string(),
+                phase: phase.as_str().into(),
+                label: shown.clone(),
+            });
+            let verdict = self.h.hooks.run(hook, input).await;
+            let (word, why) = match &verdict {
+                Verdict::Ok => ("ok", String::new()),
+                Verdict::Correct(r) => ("correct", r.clone()),
+                Verdict::Veto(r) => ("veto", r.clone()),
+                Verdict::Error(e) => {
+                    self.emit(Event::HookRejected {
+                        state: state.to_string(),
+                        phase: phase.as_str().into(),
+                        reason: e.clone(),
+                    });
+                    ("", String::new())
+                }
+            };
+            if !word.is_empty() {
+                self.emit(Event::HookVerdict {
+                    state: state.to_string(),
+                    phase: phase.as_str().into(),
+                    label: shown,
+                    verdict: word.into(),
+                    reason: why,
+                });
+            }
+            match verdict {
                 Verdict::Ok => {
                     self.session.iterations.remove(&key);
                 }
