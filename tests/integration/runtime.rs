@@ -803,3 +803,175 @@ fn a_rubric_grades_a_terminal_answer_and_the_agent_revises_once() {
         "[after] The 'answer' completion check did not pass: rubric: reply incomplete — no date given. Update your answer and call archmax_advance again. (0 attempt(s) remaining). Revise your work and produce a corrected final response."
     );
 }
+
+const REVIEW_SPEC: &str = r#"
+states:
+  draft:
+    triggers: { manual: }
+    instructions: Draft the refund.
+    transitions:
+      - { to: review, description: The refund is drafted. }
+  review:
+    type: human
+    title: Refund review
+    instructions: Approve or send back.
+    evidence: [scratchpad/refund.json]
+    transitions:
+      - { to: paid, description: Approve the refund., type: approve }
+      - { to: draft, description: Send it back., type: refine }
+  paid:
+    instructions: Confirm the payment.
+"#;
+
+#[test]
+fn a_human_state_parks_answers_replies_and_routes_a_decision() {
+    let ws = spec_ws(REVIEW_SPEC);
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(vec![("c1", "archmax_advance", json!({ "to": "review", "reason": "drafted", "evidence": ["./scratchpad/calc.md", "scratchpad/refund.json"] }))]),
+        Reply::text("I have sent your refund to a reviewer."),
+        // reply while parked: a tool call is refused, and the session stays parked
+        Reply::tool_calls(vec![("c2", "read_file", json!({ "file_path": "scratchpad/refund.json" }))]),
+        // decision: the target's work runs in the same call
+        Reply::text("The refund is paid."),
+    ])
+    .expect("server");
+    let h = harness_with(&ws, &server, "m", |_| {});
+    let out = send(&h, "p-1");
+    assert_eq!(out.kind, OutcomeKind::Parked);
+    assert_eq!(out.parked_channel, Some("decision"));
+    assert_eq!(out.state, "review");
+    assert_eq!(out.reply, "I have sent your refund to a reviewer.");
+    let pending = serde_json::to_value(&out.pending).expect("json");
+    assert_eq!(pending["seq"], 1);
+    assert_eq!(pending["title"], "Refund review");
+    assert_eq!(
+        pending["evidence"],
+        json!(["scratchpad/refund.json", "scratchpad/calc.md"]),
+        "declared first, then attached, de-duplicated"
+    );
+    assert_eq!(
+        pending["transitions"][0],
+        json!({ "to": "paid", "description": "Approve the refund.", "type": "approve" })
+    );
+    let handoff = server.requests()[1]["messages"][0]["content"]
+        .as_str()
+        .expect("system")
+        .to_string();
+    assert!(handoff.contains("## This run is parked\n\nYou have just handed this run to a person: 'review' (Refund review) is now waiting"), "{handoff}");
+
+    // A message while parked is answered by one reply-only turn; the park is unchanged.
+    let replied = rt().block_on(h.reply("p-1", "Any news?")).expect("reply");
+    assert_eq!(replied.kind, OutcomeKind::Parked);
+    assert_eq!(
+        serde_json::to_value(&replied.pending).expect("json"),
+        pending,
+        "same record, same seq and time"
+    );
+    // The refused call reached the transcript:
+    let snap = archmax_machine::store::FsStore::new(ws.root());
+    let id = archmax_machine::store::SessionId::parse("p-1").expect("id");
+    let msgs = archmax_machine::store::SessionStore::load(&snap, &id)
+        .expect("load")
+        .expect("present")
+        .messages;
+    assert!(msgs.iter().any(|m| m["content"].as_str().is_some_and(|c| {
+        c.starts_with("[workflow] BLOCKED: 'read_file' cannot run — this run is parked")
+    })));
+
+    let err = rt()
+        .block_on(h.decide("p-1", "review", None))
+        .expect_err("self");
+    assert_eq!(
+        err.to_string(),
+        "'review' is not a valid decision target for session 'p-1'. Choose one of: paid, draft."
+    );
+    let decided = rt()
+        .block_on(h.decide("p-1", "paid", Some("looks right")))
+        .expect("decide");
+    assert_eq!(decided.kind, OutcomeKind::Completed, "{decided:?}");
+    assert_eq!(decided.state, "paid");
+    assert_eq!(decided.reply, "The refund is paid.");
+    let last = server.requests().last().cloned().expect("request");
+    let notes = tool_results(&last);
+    assert_eq!(
+        notes.last().map(String::as_str),
+        Some(
+            "[decision] A human selected approve → 'paid' at the 'review' checkpoint: looks right. The run has already been routed: you are now in 'paid'. Do its work and continue from here."
+        )
+    );
+    let err = rt()
+        .block_on(h.decide("p-1", "paid", None))
+        .expect_err("not parked");
+    assert_eq!(
+        err.to_string(),
+        "Session 'p-1' is not parked at a human state; there is nothing to decide."
+    );
+}
+
+#[test]
+fn a_wait_parks_for_input_and_a_delivery_resumes_in_place() {
+    let ws = spec_ws(
+        "states:\n  poll:\n    triggers: { manual: }\n    instructions: Wait for the payment.\n    budget: { maxParks: 2 }\n",
+    );
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(vec![(
+            "c0",
+            "archmax_wait",
+            json!({ "reason": "the payment", "until": "tomorrow-ish" }),
+        )]),
+        Reply::tool_calls(vec![(
+            "c1",
+            "archmax_wait",
+            json!({ "reason": "the payment", "until": "2h" }),
+        )]),
+        Reply::text("I am waiting for your payment."),
+        Reply::text("Payment received, thank you."),
+    ])
+    .expect("server");
+    let h = harness_with(&ws, &server, "m", |_| {});
+    let out = send(&h, "w-1");
+    assert_eq!(out.kind, OutcomeKind::Parked);
+    assert_eq!(out.parked_channel, Some("input"));
+    assert_eq!(out.reply, "I am waiting for your payment.");
+    let pending = serde_json::to_value(&out.pending).expect("json");
+    assert_eq!(pending["reason"], "the payment");
+    assert!(
+        pending["resumeAt"]
+            .as_str()
+            .is_some_and(|t| t.ends_with('Z'))
+    );
+    let first = tool_results(&server.requests()[1]);
+    assert!(first[0].starts_with("archmax_wait rejected: 'until' value 'tomorrow-ish' is neither a duration nor an instant."), "{first:?}");
+
+    let err = rt()
+        .block_on(h.decide("w-1", "x", None))
+        .expect_err("not a decision park");
+    assert!(err.to_string().contains("is not parked at a human state"));
+    let mut vars = Map::new();
+    vars.insert("amount".into(), json!(12));
+    let resumed = rt()
+        .block_on(h.deliver("w-1", "payment", vars, Some("Paid just now.")))
+        .expect("deliver");
+    assert_eq!(resumed.kind, OutcomeKind::Completed);
+    assert_eq!(resumed.reply, "Payment received, thank you.");
+    assert_eq!(
+        resumed.variables["amount"],
+        json!({ "value": 12, "locked": true })
+    );
+    assert_eq!(resumed.variables["trigger"]["value"], "payment");
+    let last = server.requests().last().cloned().expect("request");
+    let msgs = last["messages"].as_array().cloned().unwrap_or_default();
+    let n = msgs.len();
+    assert_eq!(
+        msgs[n - 2]["content"],
+        "[event] 'payment' arrived while the run waited in 'poll': amount=12 (also readable as run variables). You are still in 'poll'; continue from here. The person's message that came with it follows."
+    );
+    assert_eq!(msgs[n - 1]["content"], "Paid just now.");
+    let err = rt()
+        .block_on(h.deliver("w-1", "payment", Map::new(), None))
+        .expect_err("no park");
+    assert!(
+        err.to_string()
+            .starts_with("Session 'w-1' is not parked awaiting an event")
+    );
+}

@@ -102,6 +102,38 @@ pub enum Event {
         #[serde(skip_serializing_if = "Option::is_none")]
         call_id: Option<String>,
     },
+    /// The session parked.
+    Parked {
+        state: String,
+        session_id: String,
+        awaiting: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        resume_at: Option<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        call_id: Option<String>,
+    },
+    /// A person decided a human state.
+    Decided {
+        state: String,
+        to: String,
+        session_id: String,
+    },
+    /// An event was delivered to a parked session.
+    Delivered {
+        state: String,
+        trigger: String,
+        to: String,
+        session_id: String,
+    },
+    /// A message to or from a parked session.
+    ParkMessage {
+        state: String,
+        session_id: String,
+        direction: String,
+        text: String,
+    },
     /// A hook is about to run.
     HookStart {
         state: String,

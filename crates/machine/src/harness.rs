@@ -45,6 +45,44 @@ pub enum RunError {
     /// The session is parked; parks are resumed by decide/reply/deliver.
     #[error("Session '{0}' is parked; resume it with a decision, a reply or a delivery.")]
     Parked(String),
+    /// A decision or reply to a session not parked at a human state.
+    #[error("Session '{0}' is not parked at a human state; there is nothing to decide.")]
+    SessionNotParked(String),
+    /// A decision target that is not one of the parked state's transitions.
+    #[error(
+        "'{target}' is not a valid decision target for session '{id}'. Choose one of: {valid}."
+    )]
+    InvalidDecisionTarget {
+        /// The session.
+        id: String,
+        /// What was picked.
+        target: String,
+        /// The valid targets, comma-joined.
+        valid: String,
+    },
+    /// A decision without a target.
+    #[error("A decision target is required for session '{id}'. Choose one of: {valid}.")]
+    MissingDecisionTarget {
+        /// The session.
+        id: String,
+        /// The valid targets, comma-joined.
+        valid: String,
+    },
+    /// A blank reply.
+    #[error(
+        "A message is required to reply to session '{0}': there is nothing to answer, and a parked session is not moved by an empty turn."
+    )]
+    EmptyMessage(String),
+    /// A delivery to a session not parked for input.
+    #[error(
+        "Session '{0}' is not parked awaiting an event; there is nothing to deliver to. A session awaiting a human decision resumes through a decision instead."
+    )]
+    SessionNotAwaitingInput(String),
+    /// A delivery without a trigger id.
+    #[error(
+        "A trigger id is required to deliver to session '{0}': it becomes the session's current trigger, which its hooks and guards read. Any id is accepted — a park awaits no particular one."
+    )]
+    MissingDeliveryTrigger(String),
     /// A host tool takes a reserved name.
     #[error("{0}")]
     ReservedToolName(String),
@@ -74,6 +112,13 @@ impl RunError {
             RunError::SessionId(_) => "SessionStoreIdError",
             RunError::Busy(_) => "SessionNotResumableError",
             RunError::Parked(_) => "SessionParkedError",
+            RunError::SessionNotParked(_) => "SessionNotParkedError",
+            RunError::InvalidDecisionTarget { .. } | RunError::MissingDecisionTarget { .. } => {
+                "InvalidDecisionTargetError"
+            }
+            RunError::EmptyMessage(_) => "EmptyMessageError",
+            RunError::SessionNotAwaitingInput(_) => "SessionNotAwaitingInputError",
+            RunError::MissingDeliveryTrigger(_) => "MissingDeliveryTriggerError",
             RunError::ReservedToolName(_) => "ReservedToolNameError",
             RunError::ToolPaths(_) => "ToolPathsError",
             RunError::Store(_) => "SessionStoreError",

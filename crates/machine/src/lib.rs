@@ -13,6 +13,7 @@ mod harness;
 pub mod hooks;
 pub mod model;
 pub mod outcome;
+pub mod park;
 pub mod prompt;
 pub mod state;
 pub mod store;

@@ -45,6 +45,12 @@ pub struct Outcome {
     pub audit_trail: Vec<TrailStep>,
     /// name → { value, locked }.
     pub variables: Map<String, Value>,
+    /// `decision` or `input`, when parked.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parked_channel: Option<&'static str>,
+    /// The park record, when parked.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pending: Option<crate::state::Park>,
     /// Cumulative usage; absent when every counter is 0.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub usage: Option<Usage>,
@@ -68,7 +74,9 @@ impl Outcome {
     /// The outcome of a session as it stands.
     pub fn from_session(session_id: &str, s: &SessionState, messages: &[Value]) -> Outcome {
         let kind = match s.status {
-            Status::AwaitingDecision | Status::AwaitingInput => OutcomeKind::Parked,
+            Status::AwaitingDecision | Status::AwaitingInput if s.park.is_some() => {
+                OutcomeKind::Parked
+            }
             Status::Rejected => OutcomeKind::Rejected,
             Status::Failed => OutcomeKind::Failed,
             _ => OutcomeKind::Completed,
@@ -86,7 +94,13 @@ impl Outcome {
             disposition: "turn",
             session_id: session_id.to_string(),
             status: s.status.as_str(),
-            state: s.workflow_state.clone(),
+            state: match &s.park {
+                Some(
+                    crate::state::Park::Decision { state, .. }
+                    | crate::state::Park::Input { state, .. },
+                ) => state.clone(),
+                None => s.workflow_state.clone(),
+            },
             reply: last_agent_text(messages),
             rejected: s
                 .rejected
@@ -100,6 +114,11 @@ impl Outcome {
                 .map(|(k, v)| (k.clone(), json!({ "value": v.value, "locked": v.locked() })))
                 .collect(),
             usage: (!s.usage.is_empty()).then_some(s.usage),
+            parked_channel: s.park.as_ref().map(|p| match p {
+                crate::state::Park::Decision { .. } => "decision",
+                crate::state::Park::Input { .. } => "input",
+            }),
+            pending: s.park.clone(),
         }
     }
 }

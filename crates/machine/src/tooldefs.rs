@@ -42,6 +42,14 @@ pub fn built_in(name: &str) -> Option<ToolSpec> {
             "Start over at the workflow's entry state when the current state cannot serve the conversation. Messages, files and variables are kept.",
             object(json!({ "reason": { "type": "string" } }), &["reason"]),
         ),
+        "archmax_wait" => spec(
+            name,
+            "Park the run in this state until something arrives from outside (a reply, an event). Say what you wait for; 'until' (a duration like '2h' or an ISO-8601 instant) records when to wake it. The runtime schedules nothing.",
+            object(
+                json!({ "reason": { "type": "string" }, "until": { "type": "string" } }),
+                &["reason"],
+            ),
+        ),
         "archmax_raise" => spec(
             name,
             "End the session as failed when the task cannot be completed, after trying to recover. Call it alone in its message.",

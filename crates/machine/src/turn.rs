@@ -39,8 +39,9 @@ pub struct SendInput {
 
 /// The tools the runtime can run itself, besides host tools. `archmax_wait`
 /// (parks) and `archmax_eval`/`archmax_run` (sandbox) register with their issues.
-const EXECUTABLE: [&str; 15] = [
+const EXECUTABLE: [&str; 16] = [
     "archmax_advance",
+    "archmax_wait",
     "archmax_reset",
     "archmax_raise",
     "archmax_get_variables",
@@ -108,15 +109,23 @@ struct Turn<'h> {
     segment_started: Instant,
     /// The current state's `before` hooks already ran this visit.
     before_done: bool,
+    /// This model call is a reply-only turn of a parked session: every tool call is refused.
+    reply_only: bool,
+    /// A park was committed this turn and its one reply-only message is still owed.
+    closing: bool,
+    /// How the reply-only directive opens.
+    reply_case: crate::park::ReplyCase,
+    /// `turn`, `decide`, `reply` or `deliver`.
+    disposition: &'static str,
 }
 
 impl Harness {
-    /// Sends a message to a session: a new turn, or the next turn of a finished one.
-    pub async fn send(&self, session_id: &str, input: SendInput) -> Result<Outcome, RunError> {
+    /// Takes the session's writer lease and loads it into a turn.
+    fn begin(&self, session_id: &str) -> Result<(crate::store::WriterLease, Turn<'_>), RunError> {
         let rules = crate::store::IdRules::with_mounts(self.mounts.iter().map(|m| m.name.clone()));
         let id = SessionId::parse_with(session_id, &rules)
             .map_err(|e| RunError::SessionId(e.to_string()))?;
-        let _lease = self.store.acquire(&id).map_err(|e| match e {
+        let lease = self.store.acquire(&id).map_err(|e| match e {
             crate::store::StoreError::Busy { .. } => RunError::Busy(e.to_string()),
             other => RunError::Store(other.to_string()),
         })?;
@@ -124,11 +133,7 @@ impl Harness {
             .store
             .load(&id)
             .map_err(|e| RunError::Store(e.to_string()))?;
-        let trigger = input
-            .trigger
-            .clone()
-            .unwrap_or_else(|| "manual".to_string());
-        let (mut session, messages) = match snapshot {
+        let (session, messages) = match snapshot {
             Some(s) => {
                 let state: SessionState = serde_json::from_value(s.state).map_err(|e| {
                     RunError::Store(format!(
@@ -140,13 +145,56 @@ impl Harness {
             }
             None => (SessionState::default(), Vec::new()),
         };
-        let fresh = messages.is_empty() && session.workflow_state.is_empty();
-        match session.status {
-            Status::AwaitingDecision | Status::AwaitingInput if !fresh => {
-                return Err(RunError::Parked(id.as_str().to_string()));
+        let signature = signature_for_trigger(&self.spec_json, &session.trigger);
+        let turn = Turn {
+            h: self,
+            id,
+            session,
+            pending: Vec::new(),
+            // Slot 0 holds the system prompt, replaced before every call.
+            chat: std::iter::once(ChatMessage::system(String::new()))
+                .chain(messages.iter().filter_map(wire))
+                .collect(),
+            messages,
+            signature,
+            steps: 0,
+            segment_started: Instant::now(),
+            before_done: false,
+            reply_only: false,
+            closing: false,
+            reply_case: crate::park::ReplyCase::HandedOver,
+            disposition: "turn",
+        };
+        Ok((lease, turn))
+    }
+
+    /// Sends a message to a session: a new turn, the next turn of a finished one,
+    /// a reply to a session parked at a human state, or a delivery to one parked for
+    /// input (the trigger of the input, `manual` when none is given).
+    pub async fn send(&self, session_id: &str, input: SendInput) -> Result<Outcome, RunError> {
+        let (lease, mut turn) = self.begin(session_id)?;
+        match turn.session.status {
+            Status::AwaitingDecision if turn.session.park.is_some() => {
+                drop(lease);
+                return self.reply(session_id, &input.message).await;
+            }
+            Status::AwaitingInput if turn.session.park.is_some() => {
+                drop(lease);
+                let trigger = input
+                    .trigger
+                    .clone()
+                    .unwrap_or_else(|| "manual".to_string());
+                let message = Some(input.message.as_str()).filter(|m| !m.trim().is_empty());
+                return self
+                    .deliver(session_id, &trigger, input.variables, message)
+                    .await;
             }
             _ => {}
         }
+        let trigger = input
+            .trigger
+            .clone()
+            .unwrap_or_else(|| "manual".to_string());
         if self.spec.disabled == Some(true) {
             return Err(RunError::WorkflowDisabled(self.workflow.clone()));
         }
@@ -156,28 +204,282 @@ impl Harness {
             }
         }
         let start = self.start_state(&trigger)?;
-        let mut turn = Turn {
-            h: self,
-            id,
-            session: SessionState::default(),
-            pending: Vec::new(),
-            // Slot 0 holds the system prompt, replaced before every call.
-            chat: std::iter::once(ChatMessage::system(String::new()))
-                .chain(messages.iter().filter_map(wire))
-                .collect(),
-            messages,
-            signature: None,
-            steps: 0,
-            segment_started: Instant::now(),
-            before_done: false,
-        };
-        std::mem::swap(&mut turn.session, &mut session);
         turn.open(&trigger, &start, &input)?;
-        turn.run().await
+        let out = turn.run().await;
+        drop(lease);
+        out
+    }
+
+    /// A person's decision at a human state: routed deterministically, then the
+    /// target state's work runs in the same call.
+    pub async fn decide(
+        &self,
+        session_id: &str,
+        target: &str,
+        comment: Option<&str>,
+    ) -> Result<Outcome, RunError> {
+        let (lease, mut turn) = self.begin(session_id)?;
+        let id = turn.id.as_str().to_string();
+        let Some(crate::state::Park::Decision {
+            state, transitions, ..
+        }) = turn.session.park.clone()
+        else {
+            return Err(RunError::SessionNotParked(id));
+        };
+        let valid: Vec<&crate::state::DecisionOption> =
+            transitions.iter().filter(|t| t.to != state).collect();
+        let names = valid
+            .iter()
+            .map(|t| t.to.as_str())
+            .collect::<Vec<_>>()
+            .join(", ");
+        let target = target.trim();
+        if target.is_empty() {
+            return Err(RunError::MissingDecisionTarget { id, valid: names });
+        }
+        let Some(edge) = valid.iter().find(|t| t.to == target) else {
+            return Err(RunError::InvalidDecisionTarget {
+                id,
+                target: target.to_string(),
+                valid: names,
+            });
+        };
+        let kind = edge.kind.clone();
+        turn.disposition = "decide";
+        turn.resume_common();
+        turn.emit(Event::Decided {
+            state: state.clone(),
+            to: target.to_string(),
+            session_id: id,
+        });
+        turn.note(
+            "decision",
+            &crate::park::decision_note(&state, target, kind.as_deref(), comment),
+        );
+        turn.emit(Event::StateLeave {
+            state: state.clone(),
+            next: target.to_string(),
+        });
+        turn.session.park = None;
+        turn.session.workflow_state = target.to_string();
+        turn.session.status = Status::Running;
+        turn.trail(
+            target,
+            "human",
+            comment.map(str::trim).filter(|c| !c.is_empty()),
+        );
+        turn.emit(Event::StateEnter {
+            state: target.to_string(),
+        });
+        if turn
+            .h
+            .spec
+            .states
+            .get(target)
+            .is_some_and(archmax_spec::model::State::is_human)
+        {
+            turn.reply_case = crate::park::ReplyCase::Routed;
+            turn.park_decision(target, Vec::new());
+        }
+        turn.commit()?;
+        let out = turn.run().await;
+        drop(lease);
+        out
+    }
+
+    /// A message to a session awaiting a decision: one reply-only turn, and the
+    /// session stays parked on the same record.
+    pub async fn reply(&self, session_id: &str, message: &str) -> Result<Outcome, RunError> {
+        let (lease, mut turn) = self.begin(session_id)?;
+        let id = turn.id.as_str().to_string();
+        let Some(crate::state::Park::Decision { state, .. }) = turn.session.park.clone() else {
+            return Err(RunError::SessionNotParked(id));
+        };
+        if message.trim().is_empty() {
+            return Err(RunError::EmptyMessage(id));
+        }
+        turn.disposition = "reply";
+        turn.resume_common();
+        turn.emit(Event::ParkMessage {
+            state,
+            session_id: id,
+            direction: "inbound".into(),
+            text: message.to_string(),
+        });
+        turn.push(json!({ "role": "user", "content": message }));
+        turn.reply_case = crate::park::ReplyCase::PersonWrote;
+        turn.closing = true;
+        turn.commit()?;
+        let out = turn.run().await;
+        drop(lease);
+        out
+    }
+
+    /// An outside event for a session parked for input: it resumes in place, with
+    /// the trigger recorded and the variables seeded locked.
+    pub async fn deliver(
+        &self,
+        session_id: &str,
+        trigger: &str,
+        variables: Map<String, Value>,
+        message: Option<&str>,
+    ) -> Result<Outcome, RunError> {
+        let (lease, mut turn) = self.begin(session_id)?;
+        let id = turn.id.as_str().to_string();
+        let Some(crate::state::Park::Input { state, .. }) = turn.session.park.clone() else {
+            return Err(RunError::SessionNotAwaitingInput(id));
+        };
+        let trigger = trigger.trim();
+        if trigger.is_empty() {
+            return Err(RunError::MissingDeliveryTrigger(id));
+        }
+        for name in variables.keys() {
+            if !archmax_spec::grammar::is_variable_name(name) {
+                return Err(RunError::InvalidVariableName(name.clone()));
+            }
+        }
+        turn.disposition = "deliver";
+        turn.resume_common();
+        turn.emit(Event::Delivered {
+            state: state.clone(),
+            trigger: trigger.to_string(),
+            to: state.clone(),
+            session_id: id.clone(),
+        });
+        for (k, v) in &variables {
+            if k == "title" {
+                // The title stays the agent's: a delivered one is written unlocked.
+                turn.session.variables.insert(
+                    k.clone(),
+                    crate::state::Variable {
+                        value: v.clone(),
+                        locked_by: None,
+                    },
+                );
+            } else {
+                turn.session.variables.insert(
+                    k.clone(),
+                    crate::state::Variable {
+                        value: v.clone(),
+                        locked_by: Some(LockedBy::Host),
+                    },
+                );
+            }
+        }
+        turn.session.variables.insert(
+            "trigger".into(),
+            crate::state::Variable {
+                value: Value::String(trigger.to_string()),
+                locked_by: Some(LockedBy::Host),
+            },
+        );
+        if !variables.is_empty() {
+            turn.emit(Event::VariablesSet {
+                state: Some(state.clone()),
+                names: variables.keys().cloned().collect(),
+                locked: true,
+                call_id: None,
+            });
+        }
+        turn.note(
+            "event",
+            &crate::park::event_note(trigger, &state, &variables, message.is_some()),
+        );
+        if let Some(m) = message {
+            turn.emit(Event::ParkMessage {
+                state: state.clone(),
+                session_id: id,
+                direction: "inbound".into(),
+                text: m.to_string(),
+            });
+            turn.push(json!({ "role": "user", "content": m }));
+        }
+        turn.session.trigger = trigger.to_string();
+        turn.signature = signature_for_trigger(&turn.h.spec_json, trigger);
+        turn.session.park = None;
+        turn.session.status = Status::Running;
+        turn.trail(&state, "trigger", Some(trigger));
+        turn.emit(Event::StateEnter { state });
+        // A delivery resumes the visit: the parked state's `before` hooks do not run again.
+        turn.before_done = true;
+        turn.commit()?;
+        let out = turn.run().await;
+        drop(lease);
+        out
     }
 }
 
 impl Turn<'_> {
+    /// What every resume resets: the per-turn budgets (each arrival counts from zero).
+    fn resume_common(&mut self) {
+        self.session.turn_model_calls = 0;
+        self.session.state_turns = 0;
+        self.session.budget_warned = false;
+        self.session.budget_routed = false;
+        self.session.rejected = None;
+    }
+
+    /// Parks at human state `state`: a decision record, status `awaiting_decision`,
+    /// and the one reply-only message still owed.
+    fn park_decision(&mut self, state: &str, attached: Vec<String>) {
+        let st = self.h.spec.states.get(state);
+        let mut evidence: Vec<String> = st.and_then(|s| s.evidence.clone()).unwrap_or_default();
+        for p in attached {
+            if !evidence.contains(&p) {
+                evidence.push(p);
+            }
+        }
+        self.session.decision_count += 1;
+        let transitions = st
+            .map(|s| {
+                s.edges()
+                    .iter()
+                    .map(|t| crate::state::DecisionOption {
+                        to: t.to.clone(),
+                        description: t.description.clone(),
+                        kind: t.kind.map(|k| k.as_str().to_string()),
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        self.session.park = Some(crate::state::Park::Decision {
+            state: state.to_string(),
+            title: st.and_then(|s| s.title.clone()),
+            seq: self.session.decision_count,
+            transitions,
+            evidence,
+            created_at: crate::clock::iso(crate::clock::now_ms()),
+        });
+        self.session.status = Status::AwaitingDecision;
+        self.closing = true;
+        self.emit(Event::Parked {
+            state: state.to_string(),
+            session_id: self.id.as_str().to_string(),
+            awaiting: "decision".into(),
+            reason: None,
+            resume_at: None,
+            call_id: None,
+        });
+    }
+
+    /// True when the agent already said something since the message that opened the turn.
+    fn spoke_this_turn(&self) -> bool {
+        for m in self.messages.iter().rev() {
+            let role = m.get("role").and_then(Value::as_str);
+            if role == Some("user") || m.get("archmax").is_some() {
+                return false;
+            }
+            if role == Some("assistant")
+                && m.get("content")
+                    .and_then(Value::as_str)
+                    .is_some_and(|t| !t.trim().is_empty())
+            {
+                return true;
+            }
+        }
+        false
+    }
+
     fn emit(&self, event: Event) {
         self.h.emitter.emit(Some(self.id.as_str()), event);
     }
@@ -406,9 +708,37 @@ impl Turn<'_> {
         ChatMessage::system(format!("{static_part}\n\n{volatile}"))
     }
 
+    /// The state a parked session waits in.
+    fn parked_state(&self) -> Option<String> {
+        match self.session.park.as_ref()? {
+            crate::state::Park::Decision { state, .. }
+            | crate::state::Park::Input { state, .. } => Some(state.clone()),
+        }
+    }
+
     /// The static prefix and the volatile block.
     fn system_prompt(&self) -> (String, String) {
         let clock = crate::clock::clock_line(crate::clock::now_ms());
+        if self.reply_only {
+            let (state, title, reason) = match self.session.park.as_ref() {
+                Some(crate::state::Park::Decision { state, title, .. }) => {
+                    (state.clone(), title.clone(), String::new())
+                }
+                Some(crate::state::Park::Input {
+                    state,
+                    title,
+                    reason,
+                    ..
+                }) => (state.clone(), title.clone(), reason.clone()),
+                None => (self.session.workflow_state.clone(), None, String::new()),
+            };
+            let directive =
+                crate::park::directive(self.reply_case, &state, title.as_deref(), &reason);
+            return (
+                self.h.static_prompt.clone(),
+                format!("{clock}\n\n## This run is parked\n\n{directive}"),
+            );
+        }
         let volatile = crate::prompt::volatile_block(
             &self.h.spec,
             &self.h.policy,
@@ -425,14 +755,32 @@ impl Turn<'_> {
     /// The loop, until the turn completes, is rejected or fails.
     async fn run(mut self) -> Result<Outcome, RunError> {
         let limit = step_limit(self.max_model_calls());
-        while self.session.status == Status::Running {
-            if let Some(reason) = self.entry_gate().await {
+        loop {
+            if self.session.status.is_finished() {
+                break;
+            }
+            if self.session.park.is_some() {
+                if self.closing && !self.reply_only {
+                    // The park's one reply-only message: tools stay listed, every call is refused.
+                    self.closing = false;
+                    self.reply_only = true;
+                } else if !self.reply_only {
+                    break;
+                }
+            } else if self.session.status != Status::Running {
+                break;
+            }
+            if !self.reply_only
+                && let Some(reason) = self.entry_gate().await
+            {
                 let here = self.session.workflow_state.clone();
                 self.push(json!({ "role": "assistant", "content": format!("Request rejected before the '{here}' state could run: {reason}") }));
                 self.route_failure(&reason)?;
                 continue;
             }
-            if let Some(reason) = self.budget_exhausted() {
+            if !self.reply_only
+                && let Some(reason) = self.budget_exhausted()
+            {
                 self.route_failure(&reason)?;
                 continue;
             }
@@ -488,6 +836,28 @@ impl Turn<'_> {
                     message_id: Some(msg_id),
                 });
             }
+            if self.reply_only {
+                // Any call of a reply-only turn is refused; the session stays parked either way.
+                let mut moved = None;
+                for (i, call) in calls.iter().enumerate() {
+                    let (content, is_error) =
+                        self.tool_call(call, calls.len() - 1, &mut moved, i).await;
+                    self.push(json!({ "role": "tool", "tool_call_id": call.id, "content": content, "is_error": is_error }));
+                }
+                if calls.is_empty() && !text.trim().is_empty() {
+                    if let Some(state) = self.parked_state() {
+                        self.emit(Event::ParkMessage {
+                            state,
+                            session_id: self.id.as_str().to_string(),
+                            direction: "outbound".into(),
+                            text: text.clone(),
+                        });
+                    }
+                }
+                self.reply_only = false;
+                self.commit()?;
+                break;
+            }
             if calls.is_empty() {
                 let here = self.session.workflow_state.clone();
                 let terminal = self
@@ -524,6 +894,14 @@ impl Turn<'_> {
                 && let Some(reason) = self.session.rejected.clone()
             {
                 // A terminal verdict: route at the end of the step.
+                self.route_failure(&reason)?;
+                continue;
+            }
+            if self.session.park.is_some() && self.session.rejected.is_some() {
+                // A park refused by its budget: the failure routes instead.
+                let reason = self.session.rejected.clone().unwrap_or_default();
+                self.session.park = None;
+                self.session.status = Status::Running;
                 self.route_failure(&reason)?;
                 continue;
             }
@@ -919,7 +1297,7 @@ impl Turn<'_> {
         let ctx = CallContext {
             state: &state,
             origin: Origin::Agent,
-            reply_only: false,
+            reply_only: self.reply_only,
             variables: Some(&vars),
         };
         let verdict = self.h.policy.decide(&ToolCall::new(&name, &args), &ctx);
@@ -1154,6 +1532,21 @@ impl Turn<'_> {
                     Ok(x) => x,
                     Err(e) => return e,
                 };
+                let into_human = self
+                    .h
+                    .spec
+                    .states
+                    .get(&to)
+                    .is_some_and(archmax_spec::model::State::is_human);
+                let evidence = match crate::park::evidence_arg(args, &to, into_human) {
+                    Ok(e) => e,
+                    Err(text) => {
+                        return ControlResult {
+                            text,
+                            is_error: false,
+                        };
+                    }
+                };
                 let vars = self.session.kernel_variables();
                 let verdict = self.h.policy.transition(&state, &to, Some(&vars));
                 if !verdict.allowed {
@@ -1206,11 +1599,16 @@ impl Turn<'_> {
                 self.trail(&to, "agent", Some(&reason));
                 self.emit(Event::StateEnter { state: to.clone() });
                 *moved = Some(to.clone());
+                if into_human {
+                    self.reply_case = crate::park::ReplyCase::HandedOver;
+                    self.park_decision(&to, evidence);
+                }
                 ControlResult {
                     text: control::advanced_text(&to),
                     is_error: false,
                 }
             }
+            "archmax_wait" => self.wait(args, call_id),
             "write_todos" => {
                 self.session.todos = args.get("todos").cloned().unwrap_or(Value::Null);
                 ControlResult {
@@ -1269,7 +1667,82 @@ impl Turn<'_> {
         }
     }
 
+    /// `archmax_wait({ reason, until? })`: park in place until an event is delivered.
+    fn wait(&mut self, args: &Value, call_id: &str) -> ControlResult {
+        let state = self.session.workflow_state.clone();
+        let Some(reason) = args
+            .get("reason")
+            .and_then(Value::as_str)
+            .map(str::trim)
+            .filter(|r| !r.is_empty())
+        else {
+            return ControlResult {
+                text: "archmax_wait rejected: a non-empty 'reason' is required — say what the run is waiting for.".into(),
+                is_error: true,
+            };
+        };
+        let now = crate::clock::now_ms();
+        let resume_at = match args.get("until").filter(|u| !u.is_null()) {
+            None => None,
+            Some(u) => match crate::park::parse_until(u.as_str().unwrap_or_default(), now) {
+                Ok(ms) => Some(crate::clock::iso(ms)),
+                Err(problem) => {
+                    return ControlResult {
+                        text: crate::park::until_error(&problem),
+                        is_error: true,
+                    };
+                }
+            },
+        };
+        let used = self.session.park_counts.get(&state).copied().unwrap_or(0);
+        let max = self
+            .h
+            .spec
+            .states
+            .get(&state)
+            .and_then(|s| s.budget.as_ref())
+            .and_then(|b| b.max_parks);
+        if let Some(max) = max.filter(|m| used + 1 > *m) {
+            let text = format!(
+                "archmax_wait rejected: state '{state}' exhausted its park budget (maxParks: {max}) — it asked to wait again for: {reason}"
+            );
+            self.session.rejected = Some(
+                text.trim_start_matches("archmax_wait rejected: ")
+                    .to_string(),
+            );
+            return ControlResult {
+                text,
+                is_error: true,
+            };
+        }
+        self.session.park_counts.insert(state.clone(), used + 1);
+        self.closing = !self.spoke_this_turn();
+        self.reply_case = crate::park::ReplyCase::Waiting;
+        self.session.park = Some(crate::state::Park::Input {
+            state: state.clone(),
+            title: self.h.spec.states.get(&state).and_then(|s| s.title.clone()),
+            reason: reason.to_string(),
+            parked_at: crate::clock::iso(now),
+            resume_at: resume_at.clone(),
+        });
+        self.session.status = Status::AwaitingInput;
+        self.emit(Event::Parked {
+            state: state.clone(),
+            session_id: self.id.as_str().to_string(),
+            awaiting: "input".into(),
+            reason: Some(reason.to_string()),
+            resume_at: resume_at.clone(),
+            call_id: Some(call_id.to_string()),
+        });
+        ControlResult {
+            text: crate::park::waiting_text(&state, resume_at.as_deref()),
+            is_error: false,
+        }
+    }
+
     fn outcome(&self) -> Outcome {
-        Outcome::from_session(self.id.as_str(), &self.session, &self.messages)
+        let mut out = Outcome::from_session(self.id.as_str(), &self.session, &self.messages);
+        out.disposition = self.disposition;
+        out
     }
 }
