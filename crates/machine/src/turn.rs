@@ -844,15 +844,16 @@ impl Turn<'_> {
                         self.tool_call(call, calls.len() - 1, &mut moved, i).await;
                     self.push(json!({ "role": "tool", "tool_call_id": call.id, "content": content, "is_error": is_error }));
                 }
-                if calls.is_empty() && !text.trim().is_empty() {
-                    if let Some(state) = self.parked_state() {
-                        self.emit(Event::ParkMessage {
-                            state,
-                            session_id: self.id.as_str().to_string(),
-                            direction: "outbound".into(),
-                            text: text.clone(),
-                        });
-                    }
+                if calls.is_empty()
+                    && !text.trim().is_empty()
+                    && let Some(state) = self.parked_state()
+                {
+                    self.emit(Event::ParkMessage {
+                        state,
+                        session_id: self.id.as_str().to_string(),
+                        direction: "outbound".into(),
+                        text: text.clone(),
+                    });
                 }
                 self.reply_only = false;
                 self.commit()?;
