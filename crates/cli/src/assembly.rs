@@ -79,7 +79,13 @@ pub(crate) fn failure(e: &RunError) -> Failure {
         | RunError::WorkflowDisabled(_)
         | RunError::UnknownTrigger { .. }
         | RunError::Busy(_)
-        | RunError::Parked(_) => Failure::Command(e.to_string()),
+        | RunError::Parked(_)
+        | RunError::SessionNotParked(_)
+        | RunError::InvalidDecisionTarget { .. }
+        | RunError::MissingDecisionTarget { .. }
+        | RunError::EmptyMessage(_)
+        | RunError::SessionNotAwaitingInput(_)
+        | RunError::MissingDeliveryTrigger(_) => Failure::Command(e.to_string()),
         _ => Failure::Crash(e.to_string()),
     }
 }

@@ -90,10 +90,65 @@ impl FlowRenderer {
                 s.yellow(&format!("{WARN} blocked {tool}")),
                 s.dim(&format!("(not allowed in {state})"))
             ),
-            Event::AgentText { text, .. } => text
-                .split('\n')
-                .map(|line| format!("{INDENT}{} {line}\n", s.gray(QUOTE)))
-                .collect(),
+            Event::AgentText { text, .. } => quoted(s, text),
+            Event::Parked {
+                state,
+                awaiting,
+                reason,
+                resume_at,
+                ..
+            } => {
+                if awaiting == "input" {
+                    let why = reason
+                        .as_deref()
+                        .map(str::trim)
+                        .filter(|r| !r.is_empty())
+                        .map(|r| format!(" {DASH} {r}"))
+                        .unwrap_or_default();
+                    let due = resume_at
+                        .as_deref()
+                        .map(|t| format!(" (due {t})"))
+                        .unwrap_or_default();
+                    format!(
+                        "{INDENT}{} {}\n",
+                        s.yellow(&format!("{WARN} awaiting input")),
+                        s.dim(&format!("in {state}{why}{due}"))
+                    )
+                } else {
+                    format!(
+                        "{INDENT}{} {}\n",
+                        s.yellow(&format!("{WARN} awaiting human decision")),
+                        s.dim(&format!("at {state}"))
+                    )
+                }
+            }
+            Event::Decided { to, .. } => format!(
+                "{INDENT}{} {}\n",
+                s.green(CHECK),
+                s.dim(&format!("decision -> {to}"))
+            ),
+            Event::ParkMessage {
+                state,
+                direction,
+                text,
+                ..
+            } => {
+                // Outbound replies arrive as agent text: shown once, there.
+                if direction != "inbound" {
+                    return String::new();
+                }
+                format!(
+                    "{INDENT}{} {}\n{}",
+                    s.yellow(ARROW),
+                    s.dim(&format!("message to the parked session at {state}")),
+                    quoted(s, text)
+                )
+            }
+            Event::Delivered { state, trigger, .. } => format!(
+                "{INDENT}{} {}\n",
+                s.green(CHECK),
+                s.dim(&format!("{trigger} delivered, resuming {state}"))
+            ),
             Event::Advance { reason, .. } => match reason.as_deref().map(str::trim) {
                 Some(r) if !r.is_empty() => format!("{INDENT}{}\n", s.dim(&format!("{ARROW} {r}"))),
                 _ => String::new(),
@@ -133,6 +188,13 @@ impl FlowRenderer {
             _ => String::new(),
         }
     }
+}
+
+/// Text quoted line by line under the current state (`    │ <line>`).
+fn quoted(s: Style, text: &str) -> String {
+    text.split('\n')
+        .map(|line| format!("{INDENT}{} {line}\n", s.gray(QUOTE)))
+        .collect()
 }
 
 /// `before` in blue, `after` in magenta.
@@ -260,6 +322,114 @@ mod tests {
         assert_eq!(
             r.on_event(&env(Event::StateEnter { state: "a".into() })),
             "\n\x1b[36m●\x1b[0m \x1b[1ma\x1b[0m\n"
+        );
+    }
+}
+
+#[cfg(test)]
+mod park_lines {
+    use super::*;
+
+    fn line(event: Event) -> String {
+        let mut r = FlowRenderer::new(Style::new(false));
+        r.on_event(&Envelope {
+            event,
+            level: "info",
+            ts: 0,
+            seq: 1,
+            session_id: Some("s".into()),
+        })
+    }
+
+    #[test]
+    fn parks_decisions_deliveries_and_messages() {
+        assert_eq!(
+            line(Event::Parked {
+                state: "poll".into(),
+                session_id: "s".into(),
+                awaiting: "input".into(),
+                reason: Some(" the payment ".into()),
+                resume_at: Some("2030-01-01T09:00:00.000Z".into()),
+                call_id: None,
+            }),
+            "    ⚠ awaiting input in poll — the payment (due 2030-01-01T09:00:00.000Z)\n"
+        );
+        assert_eq!(
+            line(Event::Parked {
+                state: "poll".into(),
+                session_id: "s".into(),
+                awaiting: "input".into(),
+                reason: None,
+                resume_at: None,
+                call_id: None,
+            }),
+            "    ⚠ awaiting input in poll\n"
+        );
+        assert_eq!(
+            line(Event::Parked {
+                state: "review".into(),
+                session_id: "s".into(),
+                awaiting: "decision".into(),
+                reason: None,
+                resume_at: None,
+                call_id: None,
+            }),
+            "    ⚠ awaiting human decision at review\n"
+        );
+        assert_eq!(
+            line(Event::Decided {
+                state: "review".into(),
+                to: "paid".into(),
+                session_id: "s".into(),
+            }),
+            "    ✔ decision -> paid\n"
+        );
+        assert_eq!(
+            line(Event::Delivered {
+                state: "poll".into(),
+                trigger: "payment".into(),
+                to: "poll".into(),
+                session_id: "s".into(),
+            }),
+            "    ✔ payment delivered, resuming poll\n"
+        );
+        assert_eq!(
+            line(Event::ParkMessage {
+                state: "review".into(),
+                session_id: "s".into(),
+                direction: "inbound".into(),
+                text: "Any news?\nSoon?".into(),
+            }),
+            "    → message to the parked session at review\n    │ Any news?\n    │ Soon?\n"
+        );
+        assert_eq!(
+            line(Event::ParkMessage {
+                state: "review".into(),
+                session_id: "s".into(),
+                direction: "outbound".into(),
+                text: "Soon.".into(),
+            }),
+            ""
+        );
+    }
+
+    #[test]
+    fn park_line_colors() {
+        let mut r = FlowRenderer::new(Style::new(true));
+        let text = r.on_event(&Envelope {
+            event: Event::Decided {
+                state: "review".into(),
+                to: "paid".into(),
+                session_id: "s".into(),
+            },
+            level: "info",
+            ts: 0,
+            seq: 1,
+            session_id: None,
+        });
+        assert_eq!(
+            text,
+            "    \x1b[32m✔\x1b[0m \x1b[2mdecision -> paid\x1b[0m\n"
         );
     }
 }

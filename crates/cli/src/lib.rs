@@ -21,7 +21,9 @@ pub mod dotenv;
 pub mod flow;
 pub mod help;
 mod io;
+mod live;
 mod outcome;
+mod park;
 mod preflight;
 pub mod raw;
 mod run;
@@ -159,6 +161,9 @@ fn dispatch(cli: &mut Cli<'_>, args: &[String]) -> i32 {
         "validate" => validate::run(cli, &parsed, &positionals),
         "run" => run::run(cli, &parsed, &positionals),
         "sessions" => sessions::run(cli, &parsed, &positionals),
+        "decide" => park::decide(cli, &parsed, &positionals),
+        "reply" => park::reply(cli, &parsed, &positionals),
+        "deliver" => park::deliver(cli, &parsed, &positionals),
         _ => preflight::run(cli, cmd, &parsed, &positionals),
     };
     match outcome {

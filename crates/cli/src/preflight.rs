@@ -1,8 +1,8 @@
 //! Argument checks of the runtime commands (run, test, sessions, decide,
 //! reply, deliver). Every usage error of cli digest §4 is reported exactly.
-//! `run` and `sessions` continue in [`crate::run`] and [`crate::sessions`];
-//! for the others a clean invocation fails with
-//! `'<cmd>' is not available in this build yet`.
+//! `run`, `sessions` and the park commands continue in [`crate::run`],
+//! [`crate::sessions`] and [`crate::park`]; for `test` a clean invocation
+//! fails with `'test' is not available in this build yet`.
 
 use serde_json::{Map, Value};
 
@@ -78,64 +78,100 @@ fn session_check(id: &str) -> Result<(), Failure> {
     check_session_id(id).map_err(Failure::Usage)
 }
 
-fn required(parsed: &Parsed, name: &str, message: &str) -> Result<(), Failure> {
-    match parsed.non_empty(name) {
-        Some(_) => Ok(()),
-        None => Err(Failure::Usage(message.to_string())),
-    }
+fn required<'p>(parsed: &'p Parsed, name: &str, message: &str) -> Result<&'p str, Failure> {
+    parsed
+        .non_empty(name)
+        .ok_or_else(|| Failure::Usage(message.to_string()))
 }
 
-/// Checks the arguments of `cmd` in the documented order, then reports that
-/// the command is not available.
+/// The checked arguments of `decide`, `reply` and `deliver`.
+#[derive(Debug)]
+pub(crate) struct ParkArgs {
+    /// The session id.
+    pub session: String,
+    /// The workflow slug.
+    pub workflow: String,
+}
+
+/// `decide`'s checks in order: session id present, `--to`, the session-id
+/// rules, the workflow slot. Returns the session and workflow, and the target.
+pub(crate) fn check_decide(
+    cli: &Cli<'_>,
+    parsed: &Parsed,
+    positionals: &[Option<String>],
+) -> Result<(ParkArgs, String), Failure> {
+    let id = session(positionals)?;
+    let to = required(
+        parsed,
+        "to",
+        "--to <state> is required (the target the person picks)",
+    )?;
+    session_check(id)?;
+    let workflow = slot(parsed, cli, parsed.text("workflow"))?;
+    let args = ParkArgs {
+        session: id.to_string(),
+        workflow,
+    };
+    Ok((args, to.to_string()))
+}
+
+/// `reply`'s checks in order: session id present, a non-blank message, the
+/// session-id rules, the workflow slot. Returns the session and workflow, and
+/// the message.
+pub(crate) fn check_reply(
+    cli: &Cli<'_>,
+    parsed: &Parsed,
+    positionals: &[Option<String>],
+) -> Result<(ParkArgs, String), Failure> {
+    let id = session(positionals)?;
+    let Some(message) = positionals.get(1).and_then(Option::as_deref) else {
+        return Err(Failure::Usage(
+            "a message is required — there is nothing to answer otherwise".to_string(),
+        ));
+    };
+    session_check(id)?;
+    let workflow = slot(parsed, cli, parsed.text("workflow"))?;
+    let args = ParkArgs {
+        session: id.to_string(),
+        workflow,
+    };
+    Ok((args, message.to_string()))
+}
+
+/// `deliver`'s checks in order: session id present, `--trigger`,
+/// `--variables`, the session-id rules, the workflow slot. Returns the session
+/// and workflow, the trigger and the variables.
+pub(crate) fn check_deliver(
+    cli: &Cli<'_>,
+    parsed: &Parsed,
+    positionals: &[Option<String>],
+) -> Result<(ParkArgs, String, Map<String, Value>), Failure> {
+    let id = session(positionals)?;
+    let trigger = required(
+        parsed,
+        "trigger",
+        "--trigger <id> is required (the event that arrived)",
+    )?;
+    let vars = variables(parsed)?;
+    session_check(id)?;
+    let workflow = slot(parsed, cli, parsed.text("workflow"))?;
+    let args = ParkArgs {
+        session: id.to_string(),
+        workflow,
+    };
+    Ok((args, trigger.to_string(), vars))
+}
+
+/// Checks the arguments of a command that has no runtime wiring yet (`test`)
+/// in the documented order, then reports that it is not available.
 pub(crate) fn run(
     cli: &mut Cli<'_>,
     cmd: &Command,
     parsed: &Parsed,
     positionals: &[Option<String>],
 ) -> Result<i32, Failure> {
-    let pos = |i: usize| positionals.get(i).and_then(Option::as_deref);
-    match cmd.name {
-        "run" => {
-            check_run(cli, parsed, positionals)?;
-        }
-        "test" => {
-            slot(parsed, cli, pos(0))?;
-        }
-        "sessions" => {
-            check_sessions(cli, parsed, positionals)?;
-        }
-        "decide" => {
-            let id = session(positionals)?;
-            required(
-                parsed,
-                "to",
-                "--to <state> is required (the target the person picks)",
-            )?;
-            session_check(id)?;
-            slot(parsed, cli, parsed.text("workflow"))?;
-        }
-        "reply" => {
-            let id = session(positionals)?;
-            if pos(1).is_none() {
-                return Err(Failure::Usage(
-                    "a message is required — there is nothing to answer otherwise".to_string(),
-                ));
-            }
-            session_check(id)?;
-            slot(parsed, cli, parsed.text("workflow"))?;
-        }
-        "deliver" => {
-            let id = session(positionals)?;
-            required(
-                parsed,
-                "trigger",
-                "--trigger <id> is required (the event that arrived)",
-            )?;
-            variables(parsed)?;
-            session_check(id)?;
-            slot(parsed, cli, parsed.text("workflow"))?;
-        }
-        _ => {}
+    if cmd.name == "test" {
+        slot(parsed, cli, positionals.first().and_then(Option::as_deref))?;
     }
     let root = resolve_root(&cli.cwd, parsed.text("root"));
     cli.load_root_env(&root);

@@ -74,6 +74,59 @@ pub fn raw_line(envelope: &Envelope) -> Option<String> {
                 .unwrap_or_default()
         ),
         Event::ToolBlocked { reason, .. } => reason.clone(),
+        Event::Parked {
+            state,
+            session_id,
+            awaiting,
+            reason,
+            resume_at,
+            ..
+        } => {
+            if awaiting == "input" {
+                let why = reason
+                    .as_deref()
+                    .filter(|r| !r.is_empty())
+                    .map(|r| format!(": {r}"))
+                    .unwrap_or_default();
+                let due = resume_at
+                    .as_deref()
+                    .map(|t| format!(" (due {t})"))
+                    .unwrap_or_default();
+                format!(
+                    "[workflow] parked in '{state}' awaiting an event{why}{due} (session {session_id})"
+                )
+            } else {
+                format!(
+                    "[workflow] parked at human node '{state}' awaiting a decision (session {session_id})"
+                )
+            }
+        }
+        Event::Decided {
+            state,
+            to,
+            session_id,
+        } => format!("[workflow] decision at '{state}' routed to '{to}' (session {session_id})"),
+        Event::ParkMessage {
+            state,
+            session_id,
+            direction,
+            ..
+        } => {
+            let way = if direction == "inbound" {
+                "message to"
+            } else {
+                "reply from"
+            };
+            format!("[workflow] {way} the run parked at '{state}' (session {session_id})")
+        }
+        Event::Delivered {
+            state,
+            trigger,
+            session_id,
+            ..
+        } => format!(
+            "[workflow] '{trigger}' delivered to '{state}', resuming it (session {session_id})"
+        ),
         _ => return None,
     };
     (!line.is_empty()).then_some(line)
@@ -146,6 +199,65 @@ mod tests {
             }),
             None,
             "empty lines are skipped"
+        );
+    }
+
+    #[test]
+    fn park_lines() {
+        assert_eq!(
+            line(Event::Parked {
+                state: "poll".into(),
+                session_id: "s-1".into(),
+                awaiting: "input".into(),
+                reason: Some("the payment".into()),
+                resume_at: Some("2030-01-01T09:00:00.000Z".into()),
+                call_id: None
+            })
+            .as_deref(),
+            Some(
+                "[workflow] parked in 'poll' awaiting an event: the payment (due 2030-01-01T09:00:00.000Z) (session s-1)"
+            )
+        );
+        assert_eq!(
+            line(Event::Parked {
+                state: "review".into(),
+                session_id: "s-1".into(),
+                awaiting: "decision".into(),
+                reason: None,
+                resume_at: None,
+                call_id: None
+            })
+            .as_deref(),
+            Some("[workflow] parked at human node 'review' awaiting a decision (session s-1)")
+        );
+        assert_eq!(
+            line(Event::Decided {
+                state: "review".into(),
+                to: "paid".into(),
+                session_id: "s-1".into()
+            })
+            .as_deref(),
+            Some("[workflow] decision at 'review' routed to 'paid' (session s-1)")
+        );
+        assert_eq!(
+            line(Event::ParkMessage {
+                state: "review".into(),
+                session_id: "s-1".into(),
+                direction: "outbound".into(),
+                text: "x".into()
+            })
+            .as_deref(),
+            Some("[workflow] reply from the run parked at 'review' (session s-1)")
+        );
+        assert_eq!(
+            line(Event::Delivered {
+                state: "poll".into(),
+                trigger: "payment".into(),
+                to: "poll".into(),
+                session_id: "s-1".into()
+            })
+            .as_deref(),
+            Some("[workflow] 'payment' delivered to 'poll', resuming it (session s-1)")
         );
     }
 }

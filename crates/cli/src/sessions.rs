@@ -7,13 +7,14 @@
 
 use std::sync::Arc;
 
+use archmax_machine::state::Park;
 use archmax_machine::store::parent_of;
 use archmax_machine::{Harness, NoEvents, SessionState, Status};
 use serde_json::{Map, Value, json};
 
 use crate::args::Parsed;
 use crate::assembly::{NoModel, assemble, failure};
-use crate::outcome::decision_context;
+use crate::outcome::{decision_context, declared_choices};
 use crate::preflight::check_sessions;
 use crate::style::{CHECK, Style};
 use crate::workspace::resolve_root;
@@ -49,8 +50,30 @@ fn pretty(value: &Value) -> Result<String, Failure> {
         .map_err(|e| Failure::Crash(format!("cannot encode the sessions: {e}")))
 }
 
-fn is_parked(s: &SessionState) -> bool {
-    matches!(s.status, Status::AwaitingDecision | Status::AwaitingInput)
+/// The state a parked session waits in: its park record's, else (a parked
+/// status without a record) its current state.
+fn parked_state(s: &SessionState) -> Option<&str> {
+    match &s.park {
+        Some(Park::Decision { state, .. } | Park::Input { state, .. }) => Some(state),
+        None if matches!(s.status, Status::AwaitingDecision | Status::AwaitingInput) => {
+            Some(&s.workflow_state)
+        }
+        None => None,
+    }
+}
+
+/// What a session parked for input waits for, and when it is due.
+fn waiting(s: &SessionState) -> Option<(&str, Option<&str>)> {
+    match &s.park {
+        Some(Park::Input {
+            reason, resume_at, ..
+        }) if !reason.is_empty() => Some((reason, resume_at.as_deref())),
+        _ => None,
+    }
+}
+
+fn due(resume_at: Option<&str>) -> String {
+    resume_at.map(|t| format!("  due={t}")).unwrap_or_default()
 }
 
 /// The SessionSummary object; absent keys omitted.
@@ -70,8 +93,14 @@ pub(crate) fn summary(id: &str, s: &SessionState) -> Value {
     if !s.spec_hash.is_empty() {
         m.insert("specHash".into(), json!(s.spec_hash));
     }
-    if is_parked(s) {
-        m.insert("state".into(), json!(s.workflow_state));
+    if let Some(state) = parked_state(s) {
+        m.insert("state".into(), json!(state));
+    }
+    if let Some((reason, resume_at)) = waiting(s) {
+        m.insert("waitReason".into(), json!(reason));
+        if let Some(at) = resume_at {
+            m.insert("resumeAt".into(), json!(at));
+        }
     }
     if let (Status::Failed, Some(exit)) = (s.status, &s.exit) {
         m.insert(
@@ -130,8 +159,11 @@ pub(crate) fn detail_lines(s: &SessionState) -> String {
     };
     let mut out = format!("  status   {}  ({class})\n", s.status.as_str());
     out.push_str(&format!("  state    {}\n", or_q(&s.workflow_state)));
-    if is_parked(s) {
-        out.push_str(&format!("  awaiting {}\n", s.workflow_state));
+    if let Some(state) = parked_state(s) {
+        out.push_str(&format!("  awaiting {state}\n"));
+    }
+    if let Some((reason, resume_at)) = waiting(s) {
+        out.push_str(&format!("  waiting  {reason}{}\n", due(resume_at)));
     }
     if let (Status::Failed, Some(exit)) = (s.status, &s.exit) {
         out.push_str(&format!("  raised   {}: {}\n", exit.code, exit.reason));
@@ -180,10 +212,20 @@ fn list(cli: &mut Cli<'_>, harness: &Harness, json: bool) -> Result<i32, Failure
     let mut out = String::new();
     for (id, s) in &rows {
         out.push_str(&list_line(&style, id, s));
-        if s.status == Status::AwaitingDecision
-            && let Some(decl) = harness.spec().states.get(&s.workflow_state)
-        {
-            out.push_str(&decision_context(decl));
+        if let Some((reason, resume_at)) = waiting(s) {
+            out.push_str(&format!("    waiting for: {reason}{}\n", due(resume_at)));
+        } else if let Some(state) = parked_state(s) {
+            // The state's declared choices from the assembled spec; the
+            // evidence the pending record carries (declared, then attached).
+            let decl = harness.spec().states.get(state);
+            let choices = decl.map(declared_choices).unwrap_or_default();
+            let evidence = match &s.park {
+                Some(Park::Decision { evidence, .. }) if !evidence.is_empty() => {
+                    Some(evidence.as_slice())
+                }
+                _ => None,
+            };
+            out.push_str(&decision_context(decl, &choices, evidence));
         }
     }
     cli.out(&out);
@@ -203,10 +245,10 @@ pub(crate) fn list_line(style: &Style, id: &str, s: &SessionState) -> String {
         &s.workflow_state
     };
     let mut line = format!("  {id}  {}  {class}  state={state}", s.status.as_str());
-    if is_parked(s) {
+    if let Some(parked) = parked_state(s) {
         line.push_str(&format!(
             "  {}",
-            style.yellow(&format!("awaiting={}", s.workflow_state))
+            style.yellow(&format!("awaiting={parked}"))
         ));
     }
     if let (Status::Failed, Some(exit)) = (s.status, &s.exit) {

@@ -170,19 +170,9 @@ fn runtime_commands_check_their_arguments_first() {
             "Error: unexpected argument 'target' (try: archmax decide --help)\n",
         ),
         (
-            &["decide", "s1", "--to", "done", "--workflow", "wf"],
-            1,
-            "Error: 'decide' is not available in this build yet\n",
-        ),
-        (
             &["reply", "s1", " "],
             2,
             "Error: a message is required — there is nothing to answer otherwise (try: archmax reply --help)\n",
-        ),
-        (
-            &["reply", "s1", "ok", "--workflow=wf"],
-            1,
-            "Error: 'reply' is not available in this build yet\n",
         ),
         (
             &["deliver", "s1"],
@@ -193,11 +183,6 @@ fn runtime_commands_check_their_arguments_first() {
             &["deliver", "s1", "--trigger", "mail", "--variables", "1"],
             2,
             "Error: --variables must encode a JSON object (e.g. '{\"from_email\":\"a@b.com\"}') (try: archmax deliver --help)\n",
-        ),
-        (
-            &["deliver", "s1", "--trigger", "mail", "--workflow", "wf"],
-            1,
-            "Error: 'deliver' is not available in this build yet\n",
         ),
         (
             &["sessions", "_specs", "--workflow", "wf"],
@@ -249,6 +234,22 @@ fn run_and_sessions_reach_the_runtime_after_their_checks() {
             header(false)
         )
     );
+}
+
+#[test]
+fn the_park_commands_need_the_model_variables_after_their_checks() {
+    let dir = tmp("park");
+    let header = format!("◆ wf\n  directory  {}\n\n", dir.display());
+    let missing = "archmax failed: Error: Missing required environment variable: ARCHMAX_API_BASE_URL. Copy .env.example to .env and fill it in.\n";
+    for args in [
+        &["decide", "s1", "--to", "done", "--workflow", "wf"][..],
+        &["reply", "s1", "ok", "--workflow=wf"],
+        &["deliver", "s1", "--trigger", "mail", "--workflow", "wf"],
+    ] {
+        let (code, out, err) = run_in(&dir, args);
+        assert_eq!((code, out.as_str()), (1, ""), "{args:?}");
+        assert_eq!(err, format!("{header}{missing}"), "{args:?}");
+    }
 }
 
 #[test]
