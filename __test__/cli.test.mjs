@@ -13,9 +13,9 @@ import { BROKEN_SPEC, EXAMPLE, ROOT, workspace } from './helpers.mjs'
 const BIN = join(ROOT, 'bin', 'archmax.js')
 const ENV = { ...process.env, NO_COLOR: '', ARCHMAX_CLI_NO_BANNER: '' }
 
-function archmax(args, { via = 'node', cwd = ROOT } = {}) {
+function archmax(args, { via = 'node', cwd = ROOT, env = ENV } = {}) {
   const [cmd, argv] = via === 'npx' ? ['npx', ['--no-install', 'archmax', ...args]] : [process.execPath, [BIN, ...args]]
-  const r = spawnSync(cmd, argv, { cwd, env: ENV, encoding: 'utf8' })
+  const r = spawnSync(cmd, argv, { cwd, env, encoding: 'utf8' })
   return { code: r.status, out: r.stdout, err: r.stderr }
 }
 
@@ -102,9 +102,17 @@ test('run without model credentials names the missing variable', () => {
   assert.equal(bad.code, 2)
 })
 
-test('commands without a runtime yet say so after checking their arguments', () => {
-  const r = archmax(['decide', 's1', '--to', 'done', '--workflow', 'order-lookup', '--root', EXAMPLE])
-  assert.deepEqual(r, { code: 1, out: '', err: "Error: 'decide' is not available in this build yet\n" })
+test('park commands check their arguments, then need the model env', () => {
+  const env = Object.fromEntries(Object.entries(ENV).filter(([k]) => !k.startsWith('ARCHMAX_API') && k !== 'ARCHMAX_MODEL'))
+  const r = archmax(['decide', 's1', '--to', 'done', '--workflow', 'order-lookup', '--root', EXAMPLE], { env })
+  assert.equal(r.code, 1)
+  assert.equal(r.out, '')
+  assert.ok(r.err.startsWith('\u25c6 order-lookup\n'), r.err)
+  assert.ok(r.err.endsWith('archmax failed: Error: Missing required environment variable: ARCHMAX_API_BASE_URL. Copy .env.example to .env and fill it in.\n'), r.err)
+  const noTo = archmax(['decide', 's1', '--workflow', 'order-lookup', '--root', EXAMPLE])
+  assert.deepEqual(noTo, { code: 2, out: '', err: 'Error: --to <state> is required (the target the person picks) (try: archmax decide --help)\n' })
+  const t = archmax(['test', 'order-lookup', 'x', '--root', EXAMPLE])
+  assert.deepEqual(t, { code: 1, out: '', err: "Error: 'test' is not available in this build yet\n" })
 })
 
 /** Runs the CLI without blocking this process's event loop (the model server lives here). */
