@@ -975,3 +975,50 @@ fn a_wait_parks_for_input_and_a_delivery_resumes_in_place() {
             .starts_with("Session 'w-1' is not parked awaiting an event")
     );
 }
+
+#[test]
+fn a_cancelled_turn_ends_failed_keeps_its_finished_steps_and_the_next_message_starts_fresh() {
+    let ws =
+        spec_ws("states:\n  work:\n    triggers: { manual: }\n    instructions: Take notes.\n");
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(vec![(
+            "c1",
+            "write_file",
+            json!({ "file_path": "scratchpad/notes.md", "content": "kept" }),
+        )]),
+        Reply::text("too late").after(std::time::Duration::from_secs(5)),
+        Reply::text("Fresh start."),
+    ])
+    .expect("server");
+    let h = harness_with(&ws, &server, "m", |_| {});
+    assert!(!h.cancel("x-1"), "no turn of x-1 is running yet");
+    let started = std::time::Instant::now();
+    let out = std::thread::scope(|s| {
+        s.spawn(|| {
+            // Cancel while the second model call hangs.
+            while server.requests().len() < 2 {
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+            assert!(h.cancel("x-1"));
+        });
+        send(&h, "x-1")
+    });
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(4),
+        "the hanging call was abandoned"
+    );
+    assert_eq!(out.kind, OutcomeKind::Failed);
+    assert_eq!(
+        out.exit,
+        Some(
+            json!({ "success": false, "code": "turn-cancelled", "reason": "the turn was cancelled" })
+        )
+    );
+    assert!(!h.cancel("x-1"), "the turn has ended");
+    // The step that finished before the cancel is on disk, in the session's scratchpad.
+    let notes = ws.root().join("sessions/x-1/scratchpad/notes.md");
+    assert_eq!(std::fs::read_to_string(notes).ok().as_deref(), Some("kept"));
+    let next = send(&h, "x-1");
+    assert_eq!(next.kind, OutcomeKind::Completed);
+    assert_eq!(next.reply, "Fresh start.");
+}

@@ -176,6 +176,8 @@ pub struct Harness {
     pub(crate) env_prompt_cache: (bool, String),
     /// Runs lifecycle hooks (fail-closed until the sandbox lands).
     pub(crate) hooks: Arc<dyn crate::hooks::HookRunner>,
+    /// The cancel switches of the turns in flight.
+    pub(crate) cancels: crate::cancel::Registry,
 }
 
 impl std::fmt::Debug for Harness {
@@ -187,6 +189,12 @@ impl std::fmt::Debug for Harness {
 }
 
 impl Harness {
+    /// Cancels `session_id`'s turn in flight: it ends `failed` with exit code
+    /// `turn-cancelled`. False when no turn of that session is running here.
+    pub fn cancel(&self, session_id: &str) -> bool {
+        self.cancels.cancel(session_id)
+    }
+
     /// Assembles `workflow` of the workspace at `root`.
     pub fn assemble(opts: HarnessOptions) -> Result<Harness, RunError> {
         let files = DiskFiles::new(&opts.root);
@@ -265,6 +273,7 @@ impl Harness {
             warnings: loaded.warnings,
             env_prompt_cache: (true, "5m".to_string()),
             hooks: grader,
+            cancels: crate::cancel::Registry::default(),
         })
     }
 

@@ -5,6 +5,7 @@
 
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::panic))]
 
+pub mod cancel;
 pub mod clock;
 pub mod control;
 pub mod events;

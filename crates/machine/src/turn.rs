@@ -8,6 +8,7 @@ use archmax_kernel::{CallContext, Origin, ToolCall};
 use archmax_spec::signature::{TriggerSignature, signature_for_trigger, signature_value_issues};
 use serde_json::{Map, Value, json};
 
+use crate::cancel::{CANCELLED_REASON, Cancel, Raced, race};
 use crate::control::{self, ControlResult};
 use crate::events::Event;
 use crate::harness::{Harness, RunError};
@@ -117,6 +118,14 @@ struct Turn<'h> {
     reply_case: crate::park::ReplyCase,
     /// `turn`, `decide`, `reply` or `deliver`.
     disposition: &'static str,
+    /// Tripped by [`Harness::cancel`].
+    cancel: Cancel,
+}
+
+impl Drop for Turn<'_> {
+    fn drop(&mut self) {
+        self.h.cancels.release(self.id.as_str(), &self.cancel);
+    }
 }
 
 impl Harness {
@@ -146,6 +155,7 @@ impl Harness {
             None => (SessionState::default(), Vec::new()),
         };
         let signature = signature_for_trigger(&self.spec_json, &session.trigger);
+        let cancel = self.cancels.register(id.as_str());
         let turn = Turn {
             h: self,
             id,
@@ -164,6 +174,7 @@ impl Harness {
             closing: false,
             reply_case: crate::park::ReplyCase::HandedOver,
             disposition: "turn",
+            cancel,
         };
         Ok((lease, turn))
     }
@@ -770,6 +781,10 @@ impl Turn<'_> {
             } else if self.session.status != Status::Running {
                 break;
             }
+            if self.cancel.is_cancelled() {
+                self.fail_cancelled()?;
+                break;
+            }
             if !self.reply_only
                 && let Some(reason) = self.entry_gate().await
             {
@@ -793,26 +808,27 @@ impl Turn<'_> {
                 break;
             }
             let request = self.request();
-            let result = match self.segment_left() {
-                None => self.h.model.complete(&request).await,
-                Some(left) => {
-                    match tokio::time::timeout(left, self.h.model.complete(&request)).await {
-                        Ok(r) => r,
-                        Err(_) => {
-                            self.chat = request.messages;
-                            let reason = self.timeout_reason().unwrap_or_default();
-                            self.route_failure(&reason)?;
-                            continue;
-                        }
-                    }
-                }
-            };
+            let raced = race(
+                &self.cancel,
+                self.segment_left(),
+                self.h.model.complete(&request),
+            )
+            .await;
             // The conversation moves back out of the request: no per-call copy.
             self.chat = request.messages;
-            let response = match result {
-                Ok(r) => r,
-                Err(e) => {
+            let response = match raced {
+                Raced::Done(Ok(r)) => r,
+                Raced::Done(Err(e)) => {
                     self.fail("turn-error", &e.to_string())?;
+                    break;
+                }
+                Raced::TimedOut => {
+                    let reason = self.timeout_reason().unwrap_or_default();
+                    self.route_failure(&reason)?;
+                    continue;
+                }
+                Raced::Cancelled => {
+                    self.fail_cancelled()?;
                     break;
                 }
             };
@@ -1050,6 +1066,11 @@ impl Turn<'_> {
     }
 
     /// A turn that throws ends the session failed with a session exit code.
+    /// Ends the session `failed` with `turn-cancelled`.
+    fn fail_cancelled(&mut self) -> Result<(), RunError> {
+        self.fail("turn-cancelled", CANCELLED_REASON)
+    }
+
     fn fail(&mut self, code: &str, reason: &str) -> Result<(), RunError> {
         self.session.status = Status::Failed;
         self.session.exit = Some(Exit {
@@ -1638,16 +1659,17 @@ impl Turn<'_> {
                     };
                     let call = tool.call(args.clone(), ctx);
                     // A host tool races the state's time budget like a model call does.
-                    let result = match self.segment_left() {
-                        None => call.await,
-                        Some(left) => match tokio::time::timeout(left, call).await {
-                            Ok(r) => r,
-                            Err(_) => {
-                                let reason = self.timeout_reason().unwrap_or_default();
-                                self.session.rejected = Some(reason.clone());
-                                Err(format!("'{name}' was stopped: {reason}"))
-                            }
-                        },
+                    let result = match race(&self.cancel, self.segment_left(), call).await {
+                        Raced::Done(r) => r,
+                        Raced::TimedOut => {
+                            let reason = self.timeout_reason().unwrap_or_default();
+                            self.session.rejected = Some(reason.clone());
+                            Err(format!("'{name}' was stopped: {reason}"))
+                        }
+                        // The loop ends the turn before the next model call.
+                        Raced::Cancelled => {
+                            Err(format!("'{name}' was stopped: {CANCELLED_REASON}"))
+                        }
                     };
                     match result {
                         Ok(text) => ControlResult {
