@@ -581,14 +581,14 @@ fn completing_without_the_declared_returns_is_rejected() {
 }
 
 #[test]
-fn hooks_fail_closed_until_the_sandbox_exists_and_a_runner_decides_them() {
+fn script_hooks_run_in_quickjs_a_throw_fails_closed_and_a_host_runner_can_decide() {
     let spec = "states:\n  draft:\n    triggers: { manual: }\n    after: { script: hooks/check.js }\n    on_error: failed\n    transitions: [{ to: done, description: Finished. }]\n  done:\n    instructions: Say so.\n  failed:\n    instructions: Explain.\n";
+    // The script reads its input: the move's target and reason, the run's variables
+    // and the transcript (the note of the first refusal included).
+    let check = "import { ok, veto } from '@archmax-ai/harness'\n\nexport default (input) => {\n  if (input.variables.refund === undefined) {\n    const notes = input.messages.filter((m) => m.role === 'tool').length\n    return veto(`${input.from} -> ${input.to} (${input.reason}): no refund yet, ${notes} tool result(s) seen`)\n  }\n  if (input.variables.refund > 100) throw new Error('refund too large')\n  return ok()\n}\n";
     let ws = TempWorkspace::new(&[
         ("workflows/orders/workflow.yaml", spec),
-        (
-            "workflows/orders/hooks/check.js",
-            "export default () => true\n",
-        ),
+        ("workflows/orders/hooks/check.js", check),
     ]);
     let server = ScriptedServer::start(vec![
         Reply::tool_calls(vec![(
@@ -596,18 +596,55 @@ fn hooks_fail_closed_until_the_sandbox_exists_and_a_runner_decides_them() {
             "archmax_advance",
             json!({ "to": "done", "reason": "ready" }),
         )]),
-        Reply::text("I could not finish."),
+        Reply::tool_calls(vec![
+            (
+                "c2",
+                "archmax_set_variables",
+                json!({ "variables": { "refund": 20 } }),
+            ),
+            (
+                "c3",
+                "archmax_advance",
+                json!({ "to": "done", "reason": "refund set" }),
+            ),
+        ]),
+        Reply::text("Done."),
     ])
     .expect("server");
     let h = harness_with(&ws, &server, "m", |_| {});
     let out = send(&h, "h-1");
+    assert_eq!(out.kind, OutcomeKind::Completed);
+    assert_eq!(out.state, "done", "the second advance passed the hook");
     assert_eq!(
-        out.state, "failed",
-        "a hook that cannot run is a terminal failure routed to on_error"
+        tool_results(&server.requests()[1])[0],
+        "archmax_advance rejected: hook veto: draft -> done (ready): no refund yet, 0 tool result(s) seen"
     );
+
+    // A hook that throws is an execution error: terminal, routed through on_error.
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(vec![
+            (
+                "c1",
+                "archmax_set_variables",
+                json!({ "variables": { "refund": 500 } }),
+            ),
+            (
+                "c2",
+                "archmax_advance",
+                json!({ "to": "done", "reason": "ready" }),
+            ),
+        ]),
+        Reply::text("I could not finish."),
+    ])
+    .expect("server");
+    let h = harness_with(&ws, &server, "m", |_| {});
+    let out = send(&h, "h-3");
+    assert_eq!(out.state, "failed", "a throwing hook fails closed");
     let results = tool_results(&server.requests()[1]);
     assert!(
-        results[0].contains("lifecycle hooks need the sandbox"),
+        results
+            .iter()
+            .any(|r| r.contains("hook 'hooks/check.js' failed: Error: refund too large")),
         "{results:?}"
     );
 

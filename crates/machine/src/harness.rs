@@ -244,6 +244,7 @@ impl Harness {
         let grader: Arc<dyn crate::hooks::HookRunner> = Arc::new(crate::hooks::ModelGrader::new(
             opts.model.clone(),
             opts.default_model.clone(),
+            opts.root.join("workflows").join(&opts.workflow),
         ));
         let emitter = Emitter::new(opts.events);
         for w in &loaded.warnings {

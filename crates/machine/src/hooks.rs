@@ -1,8 +1,10 @@
 //! The seam lifecycle hooks plug into: a [`HookRunner`] runs one declared hook
-//! and answers a [`Verdict`]. The sandbox issue brings the QuickJS runner and the
-//! rubric grader; until then [`NoSandbox`] answers every hook with an execution
-//! error, so a state that declares hooks fails closed instead of running
-//! unguarded.
+//! and answers a [`Verdict`]. The default runner ([`ModelGrader`]) runs script hooks
+//! in the QuickJS sandbox and grades rubric hooks with the model; a host may replace
+//! it (`Harness::set_hook_runner`). Whatever cannot run is an execution error, so a
+//! state that declares hooks never runs unguarded.
+
+use std::path::PathBuf;
 
 use archmax_spec::model::Hook;
 use serde_json::{Map, Value};
@@ -48,7 +50,7 @@ pub struct HookInput {
     pub reason: Option<String>,
     /// The first user message of the session ("" when none).
     pub user_request: String,
-    /// The last messages of the transcript (`{ role, content, toolCalls? }`).
+    /// The last messages of the transcript (`{ role, content, toolCalls?, note? }`).
     pub history: Vec<Value>,
 }
 
@@ -71,41 +73,144 @@ pub trait HookRunner: Send + Sync {
     fn run<'a>(&'a self, hook: &'a Hook, input: HookInput) -> BoxFuture<'a, Verdict>;
 }
 
-/// The runner of a build without the sandbox: every hook is an execution error.
-#[derive(Debug, Default)]
-pub struct NoSandbox;
-
-fn sandbox_missing(hook: &Hook, state: &str) -> Verdict {
-    let what = match hook {
-        Hook::Script { script, .. } => format!("hook script '{script}'"),
-        Hook::Rubric { .. } => "rubric".to_string(),
-        Hook::Custom(m) => format!("'{}' hook", m.keys().next().map_or("", String::as_str)),
-    };
+/// A hook kind with no runner: an execution error, so the state fails closed.
+fn no_runner(hook: &Hook, state: &str) -> Verdict {
+    let kind = hook.kind();
     Verdict::Error(format!(
-        "the {what} of state '{state}' cannot run: lifecycle hooks need the sandbox, which this build does not include yet"
+        "the '{kind}' hook of state '{state}' cannot run: no runner for that hook kind is registered (set one with the host's hook runner)"
     ))
 }
 
-impl HookRunner for NoSandbox {
-    fn run<'a>(&'a self, hook: &'a Hook, input: HookInput) -> BoxFuture<'a, Verdict> {
-        Box::pin(async move { sandbox_missing(hook, &input.state) })
-    }
-}
-
-/// The default runner: rubric hooks are graded by a model; script and custom hooks
-/// wait for the sandbox (an execution error until then).
+/// The default runner: script hooks run in a fresh QuickJS sandbox, rubric hooks are
+/// graded by a model, and custom kinds (which need a host runner) fail closed.
 pub struct ModelGrader {
     model: std::sync::Arc<dyn Model>,
     default_model: String,
+    /// The workflow's folder; script paths are relative to it.
+    workflow_dir: PathBuf,
 }
 
 impl ModelGrader {
-    /// Grades with `model`; a rubric without its own `model` uses `default_model`.
-    pub fn new(model: std::sync::Arc<dyn Model>, default_model: impl Into<String>) -> Self {
+    /// Grades with `model`; a rubric without its own `model` uses `default_model`;
+    /// scripts are read from `workflow_dir`.
+    pub fn new(
+        model: std::sync::Arc<dyn Model>,
+        default_model: impl Into<String>,
+        workflow_dir: impl Into<PathBuf>,
+    ) -> Self {
         ModelGrader {
             model,
             default_model: default_model.into(),
+            workflow_dir: workflow_dir.into(),
         }
+    }
+
+    /// Runs a script hook in a sandbox of its own (no state shared between hooks or
+    /// sessions). Scripts get no `tools` yet: governed tool calls from hooks are the
+    /// sandbox issue's remaining part, and a script that reaches for them throws, which
+    /// fails closed.
+    async fn run_script(&self, script: &str, input: &HookInput) -> Verdict {
+        let path = self.workflow_dir.join(script);
+        let source = match std::fs::read_to_string(&path) {
+            Ok(s) => s,
+            Err(e) => {
+                return Verdict::Error(format!(
+                    "hook script '{script}' of state '{}' could not be read: {e}",
+                    input.state
+                ));
+            }
+        };
+        let sandbox = match archmax_sandbox::Sandbox::new(archmax_sandbox::Limits::default()).await
+        {
+            Ok(s) => s,
+            Err(e) => return Verdict::Error(format!("the sandbox could not start: {e}")),
+        };
+        let run = sandbox
+            .run_hook(
+                script,
+                &source,
+                sandbox_input(input).to_value(),
+                std::sync::Arc::new(NoTools),
+            )
+            .await;
+        match run.verdict {
+            Ok(archmax_sandbox::HookVerdict::Ok) => Verdict::Ok,
+            Ok(archmax_sandbox::HookVerdict::Veto(r)) => Verdict::Veto(r),
+            Ok(archmax_sandbox::HookVerdict::Correct(r)) => Verdict::Correct(r),
+            Err(e) => Verdict::Error(format!("hook '{script}' failed: {e}")),
+        }
+    }
+}
+
+/// The bridge of a hook script: no tools.
+struct NoTools;
+
+impl archmax_sandbox::ToolBridge for NoTools {
+    fn tools(&self) -> Vec<String> {
+        Vec::new()
+    }
+
+    fn call<'a>(
+        &'a self,
+        name: &'a str,
+        _args: Value,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<String, String>> + Send + 'a>>
+    {
+        Box::pin(async move { Err(format!("'{name}' is not available to hook scripts")) })
+    }
+}
+
+/// The sandbox's view of a hook's input: transcript entries as `{ role, text,
+/// toolCalls? }`, runtime notes as `role: "runtime"` with their kind.
+fn sandbox_input(input: &HookInput) -> archmax_sandbox::HookInput {
+    let messages = input
+        .history
+        .iter()
+        .filter_map(|m| {
+            let role = m.get("role").and_then(Value::as_str).unwrap_or_default();
+            let text = m.get("content").and_then(Value::as_str).unwrap_or_default();
+            match m.get("note").and_then(Value::as_str) {
+                // A note is an assistant call plus a tool answer; the answer carries the text.
+                Some(kind) if role == "tool" => {
+                    Some(archmax_sandbox::HookMessage::runtime_note(kind, text))
+                }
+                Some(_) => None,
+                None => {
+                    let mut msg = archmax_sandbox::HookMessage::new(role, text);
+                    msg.tool_calls = m.get("toolCalls").and_then(Value::as_array).map(|calls| {
+                        calls
+                            .iter()
+                            .map(|c| archmax_sandbox::HookToolCall {
+                                name: c
+                                    .pointer("/function/name")
+                                    .and_then(Value::as_str)
+                                    .unwrap_or_default()
+                                    .to_string(),
+                                args: c
+                                    .pointer("/function/arguments")
+                                    .and_then(Value::as_str)
+                                    .and_then(|a| serde_json::from_str(a).ok())
+                                    .unwrap_or(Value::Object(Map::new())),
+                            })
+                            .collect()
+                    });
+                    Some(msg)
+                }
+            }
+        })
+        .collect();
+    archmax_sandbox::HookInput {
+        state: input.state.clone(),
+        phase: match input.phase {
+            Phase::Before => archmax_sandbox::HookPhase::Before,
+            Phase::After => archmax_sandbox::HookPhase::After,
+        },
+        trigger: Some(input.trigger.clone()).filter(|t| !t.is_empty()),
+        variables: input.variables.clone(),
+        messages,
+        from: input.to.as_ref().map(|_| input.state.clone()),
+        to: input.to.clone(),
+        reason: input.reason.clone(),
     }
 }
 
@@ -141,8 +246,10 @@ pub fn parse_verdict(text: &str) -> Option<Verdict> {
 impl HookRunner for ModelGrader {
     fn run<'a>(&'a self, hook: &'a Hook, input: HookInput) -> BoxFuture<'a, Verdict> {
         Box::pin(async move {
-            let Hook::Rubric { rubric } = hook else {
-                return sandbox_missing(hook, &input.state);
+            let rubric = match hook {
+                Hook::Rubric { rubric } => rubric,
+                Hook::Script { script, .. } => return self.run_script(script, &input).await,
+                Hook::Custom(_) => return no_runner(hook, &input.state),
             };
             let id = format!("{}--{}--{}", input.state, input.phase.as_str(), input.index);
             let payload = serde_json::json!({

@@ -1194,7 +1194,7 @@ impl Turn<'_> {
             .to_string()
     }
 
-    /// The last 24 messages as `{ role, content, toolCalls? }`.
+    /// The last 24 messages as `{ role, content, toolCalls?, note? }` (`note`: a runtime note's kind).
     fn history(&self) -> Vec<Value> {
         let start = self.messages.len().saturating_sub(24);
         self.messages[start..]
@@ -1203,6 +1203,9 @@ impl Turn<'_> {
                 let mut h = json!({ "role": m.get("role").cloned().unwrap_or(Value::Null), "content": m.get("content").cloned().unwrap_or(Value::Null) });
                 if let Some(calls) = m.get("tool_calls") {
                     h["toolCalls"] = calls.clone();
+                }
+                if let Some(kind) = m.pointer("/archmax/note") {
+                    h["note"] = kind.clone();
                 }
                 h
             })
