@@ -1059,3 +1059,52 @@ fn a_cancelled_turn_ends_failed_keeps_its_finished_steps_and_the_next_message_st
     assert_eq!(next.kind, OutcomeKind::Completed);
     assert_eq!(next.reply, "Fresh start.");
 }
+
+#[test]
+fn a_hook_reads_files_through_governed_tools_and_cannot_touch_the_authoring_plane() {
+    // The state forbids read_file for the agent; the hook's lifecycle authority is exempt
+    // from that, but not from the governance plane.
+    let spec = "states:\n  draft:\n    triggers: { manual: }\n    tools: { forbid: [read_file] }\n    after: { script: hooks/check.js }\n    on_error: failed\n    transitions: [{ to: done, description: Finished. }]\n  done:\n    instructions: Say so.\n  failed:\n    instructions: Explain.\n";
+    let check = "export default async ({ tools }) => {\n  let plane\n  try {\n    await tools.writeFile({ file_path: 'workflows/orders/workflow.yaml', content: 'x' })\n    plane = 'wrote the spec'\n  } catch (e) {\n    plane = e.message.includes('[workflow] BLOCKED') ? 'plane refused' : e.message\n  }\n  const text = await tools.readFile({ file_path: 'scratchpad/refund.json' })\n  if (text.includes('\"amount\"')) return ok()\n  return veto(`${plane}; refund.json: ${text.split('\\n')[0]}`)\n}\n";
+    let ws = TempWorkspace::new(&[
+        ("workflows/orders/workflow.yaml", spec),
+        ("workflows/orders/hooks/check.js", check),
+    ]);
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(vec![(
+            "c1",
+            "archmax_advance",
+            json!({ "to": "done", "reason": "ready" }),
+        )]),
+        Reply::tool_calls(vec![
+            (
+                "c2",
+                "write_file",
+                json!({ "file_path": "scratchpad/refund.json", "content": "{\"amount\": 20}" }),
+            ),
+            (
+                "c3",
+                "archmax_advance",
+                json!({ "to": "done", "reason": "written" }),
+            ),
+        ]),
+        Reply::text("Done."),
+    ])
+    .expect("server");
+    let h = harness_with(&ws, &server, "m", |_| {});
+    let out = send(&h, "p-1");
+    let first = &tool_results(&server.requests()[1])[0];
+    assert!(
+        first
+            .starts_with("archmax_advance rejected: hook veto: plane refused; refund.json: Error:"),
+        "{first}"
+    );
+    assert_eq!(out.state, "done", "the hook read the file the agent wrote");
+    assert_eq!(
+        std::fs::read_to_string(ws.root().join("workflows/orders/workflow.yaml"))
+            .ok()
+            .as_deref(),
+        Some(spec),
+        "the spec is untouched"
+    );
+}

@@ -36,6 +36,24 @@ impl TempWorkspace {
         TempWorkspace { root }
     }
 
+    /// A copy of the directory tree at `from` (sessions written there stay in the copy).
+    pub fn copy_of(from: &Path) -> Self {
+        fn copy(from: &Path, to: &Path) {
+            std::fs::create_dir_all(to).expect("create dir");
+            for entry in std::fs::read_dir(from).expect("read dir").flatten() {
+                let target = to.join(entry.file_name());
+                if entry.path().is_dir() {
+                    copy(&entry.path(), &target);
+                } else {
+                    std::fs::copy(entry.path(), &target).expect("copy file");
+                }
+            }
+        }
+        let ws = TempWorkspace::new(&[]);
+        copy(from, ws.root());
+        ws
+    }
+
     /// The root directory.
     pub fn root(&self) -> &Path {
         &self.root

@@ -52,6 +52,8 @@ pub struct HookInput {
     pub user_request: String,
     /// The last messages of the transcript (`{ role, content, toolCalls?, note? }`).
     pub history: Vec<Value>,
+    /// The hook's `tools.*`, governed with lifecycle authority.
+    pub tools: Option<std::sync::Arc<crate::ptc::ScriptTools>>,
 }
 
 /// A hook's answer.
@@ -106,9 +108,7 @@ impl ModelGrader {
     }
 
     /// Runs a script hook in a sandbox of its own (no state shared between hooks or
-    /// sessions). Scripts get no `tools` yet: governed tool calls from hooks are the
-    /// sandbox issue's remaining part, and a script that reaches for them throws, which
-    /// fails closed.
+    /// sessions); its `tools.*` go through the kernel with lifecycle authority.
     async fn run_script(&self, script: &str, input: &HookInput) -> Verdict {
         let path = self.workflow_dir.join(script);
         let source = match std::fs::read_to_string(&path) {
@@ -125,13 +125,12 @@ impl ModelGrader {
             Ok(s) => s,
             Err(e) => return Verdict::Error(format!("the sandbox could not start: {e}")),
         };
+        let bridge: std::sync::Arc<dyn archmax_sandbox::ToolBridge> = match &input.tools {
+            Some(t) => t.clone(),
+            None => std::sync::Arc::new(NoTools),
+        };
         let run = sandbox
-            .run_hook(
-                script,
-                &source,
-                sandbox_input(input).to_value(),
-                std::sync::Arc::new(NoTools),
-            )
+            .run_hook(script, &source, sandbox_input(input).to_value(), bridge)
             .await;
         match run.verdict {
             Ok(archmax_sandbox::HookVerdict::Ok) => Verdict::Ok,
@@ -142,7 +141,7 @@ impl ModelGrader {
     }
 }
 
-/// The bridge of a hook script: no tools.
+/// The bridge of a hook run with no session to bind tools to: no tools.
 struct NoTools;
 
 impl archmax_sandbox::ToolBridge for NoTools {

@@ -16,6 +16,7 @@ pub mod model;
 pub mod outcome;
 pub mod park;
 pub mod prompt;
+pub mod ptc;
 pub mod state;
 pub mod store;
 pub mod substitute;

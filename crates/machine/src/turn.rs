@@ -1102,6 +1102,15 @@ impl Turn<'_> {
             return Gate::Pass;
         };
         let variables = self.session.kernel_variables();
+        let tools = std::sync::Arc::new(crate::ptc::ScriptTools {
+            policy: self.h.policy.clone(),
+            origin: Origin::Lifecycle,
+            session_id: self.id.as_str().to_string(),
+            state: state.to_string(),
+            variables: variables.clone(),
+            workspace: self.workspace(),
+            host: self.h.tools.clone(),
+        });
         for (index, hook) in spec.hooks().iter().enumerate() {
             let input = HookInput {
                 state: state.to_string(),
@@ -1113,6 +1122,7 @@ impl Turn<'_> {
                 reason: reason.map(str::to_string),
                 user_request: self.first_user_message(),
                 history: self.history(),
+                tools: Some(tools.clone()),
             };
             let label = if matches!(hook, archmax_spec::model::Hook::Rubric { .. }) {
                 "rubric"

@@ -1,0 +1,150 @@
+//! `tools.*` for scripts: the bridge a hook (and later `archmax_eval`/`archmax_run`)
+//! calls tools through. Every call passes the same kernel as the agent's calls, with
+//! the caller's origin: a hook has lifecycle authority (exempt from the state's allow
+//! and forbid and from skill/mount enablement, bound by `forbid_always`, the safety
+//! rules and the governance plane); script code is governed like the agent.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use archmax_kernel::{CallContext, Origin, Policy, ToolCall, Variables};
+use serde_json::Value;
+
+use crate::files::Workspace;
+use crate::tools::{HostTool, ToolContext};
+
+/// The file tools scripts may call (the control tools are never exposed).
+pub const SCRIPT_FILE_TOOLS: [&str; 9] = [
+    "ls",
+    "read_file",
+    "write_file",
+    "edit_file",
+    "glob",
+    "grep",
+    "copy_file",
+    "move_file",
+    "remove_file",
+];
+
+/// One script run's view of the tools, bound to a session, a state and a snapshot
+/// of the run's variables.
+pub struct ScriptTools {
+    pub(crate) policy: Arc<Policy>,
+    pub(crate) origin: Origin,
+    pub(crate) session_id: String,
+    pub(crate) state: String,
+    pub(crate) variables: Variables,
+    /// `None` without a filesystem store: file tools answer that they need one.
+    pub(crate) workspace: Option<Workspace>,
+    pub(crate) host: Vec<Arc<dyn HostTool>>,
+}
+
+impl std::fmt::Debug for ScriptTools {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ScriptTools")
+            .field("origin", &self.origin)
+            .field("session_id", &self.session_id)
+            .field("state", &self.state)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ScriptTools {
+    /// Runs one call under governance: `Err` carries a refusal (with the kernel's
+    /// `[workflow] BLOCKED` text) or a host tool's failure; file tools answer text,
+    /// their errors included, as they do for the agent.
+    pub async fn call(&self, name: &str, args: Value) -> Result<String, String> {
+        let ctx = CallContext {
+            state: &self.state,
+            origin: self.origin,
+            reply_only: false,
+            variables: Some(&self.variables),
+        };
+        let verdict = self.policy.decide(&ToolCall::new(name, &args), &ctx);
+        if !verdict.allowed {
+            return Err(verdict.message.unwrap_or_default());
+        }
+        if SCRIPT_FILE_TOOLS.contains(&name) {
+            let Some(ws) = &self.workspace else {
+                return Err(format!("'{name}' needs a filesystem session store."));
+            };
+            let text = crate::files::run_tool(ws, name, &args).text;
+            return Ok(match name {
+                "ls" | "glob" | "grep" => self
+                    .policy
+                    .redact_listing(&self.state, self.origin, &text)
+                    .into_owned(),
+                "read_file" => strip_line_numbers(&text).unwrap_or(text),
+                _ => text,
+            });
+        }
+        match self.host.iter().find(|t| t.name() == name) {
+            Some(tool) => {
+                let ctx = ToolContext {
+                    session_id: self.session_id.clone(),
+                    state: self.state.clone(),
+                };
+                tool.call(args, ctx).await
+            }
+            None => Err(format!("'{name}' is not a tool scripts can call")),
+        }
+    }
+}
+
+/// A script reads a file's text, not the model's `cat -n` view: the `<n>\t` (or
+/// `<n>.<k>\t`) prefixes go when every non-empty line has one; `None` otherwise
+/// (an error text, an empty-file reminder).
+fn strip_line_numbers(text: &str) -> Option<String> {
+    fn body(line: &str) -> Option<&str> {
+        let (prefix, rest) = line.split_once('\t')?;
+        let number = prefix.trim_start();
+        let (whole, part) = number.split_once('.').unwrap_or((number, "0"));
+        let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+        (digits(whole) && digits(part)).then_some(rest)
+    }
+    let mut out = Vec::new();
+    for line in text.split('\n') {
+        if line.trim().is_empty() {
+            out.push(line);
+        } else {
+            out.push(body(line)?);
+        }
+    }
+    Some(out.join("\n"))
+}
+
+impl archmax_sandbox::ToolBridge for ScriptTools {
+    fn tools(&self) -> Vec<String> {
+        SCRIPT_FILE_TOOLS
+            .iter()
+            .map(|t| (*t).to_string())
+            .chain(self.host.iter().map(|t| t.name().to_string()))
+            .collect()
+    }
+
+    fn call<'a>(
+        &'a self,
+        name: &'a str,
+        args: Value,
+    ) -> Pin<Box<dyn Future<Output = Result<String, String>> + Send + 'a>> {
+        Box::pin(ScriptTools::call(self, name, args))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::strip_line_numbers;
+
+    #[test]
+    fn line_numbers_go_only_when_every_line_has_one() {
+        assert_eq!(
+            strip_line_numbers("     1\t{\n     2\t  \"a\": 1\n  2.1\tmore\n\n     3\t}")
+                .as_deref(),
+            Some("{\n  \"a\": 1\nmore\n\n}")
+        );
+        assert_eq!(strip_line_numbers("Error: File '/x' not found"), None);
+        assert_eq!(strip_line_numbers("     1\tok\nplain"), None);
+        assert_eq!(strip_line_numbers("  x1\tno"), None);
+    }
+}
