@@ -16,7 +16,7 @@ mod hooks {
 
     use archmax_machine::model::{ModelConfig, OpenAiClient, RetryPolicy};
     use archmax_machine::store::FsStore;
-    use archmax_machine::{Harness, HarnessOptions, NoEvents, OutcomeKind, SendInput};
+    use archmax_machine::{Harness, HarnessOptions, NoEvents, Outcome, OutcomeKind, SendInput};
     use archmax_tests::scripted::{Reply, ScriptedServer};
     use archmax_tests::{TempWorkspace, example_root};
     use serde_json::{Value, json};
@@ -29,6 +29,42 @@ mod hooks {
             .filter(|m| m["role"] == "tool")
             .filter_map(|m| m["content"].as_str().map(str::to_string))
             .collect()
+    }
+
+    fn harness(ws: &TempWorkspace, server: &ScriptedServer) -> Harness {
+        let mut config = ModelConfig::new(server.url(), "k", "m");
+        config.retry = RetryPolicy {
+            attempts: 1,
+            ..RetryPolicy::default()
+        };
+        Harness::assemble(HarnessOptions {
+            root: ws.root().to_path_buf(),
+            workflow: "order-lookup".into(),
+            model: Arc::new(OpenAiClient::new(config).expect("client")),
+            default_model: "m".into(),
+            store: Arc::new(FsStore::new(ws.root())),
+            events: Arc::new(NoEvents),
+            tools: Vec::new(),
+            essential_tools: Vec::new(),
+            mounts: None,
+            skills: vec!["skills/".into()],
+        })
+        .expect("harness")
+    }
+
+    fn run(h: &Harness, id: &str, message: &str) -> Outcome {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime")
+            .block_on(h.send(
+                id,
+                SendInput {
+                    message: message.into(),
+                    ..SendInput::default()
+                },
+            ))
+            .expect("turn")
     }
 
     fn decision(decision: &str, amount: f64) -> Value {
@@ -77,37 +113,8 @@ mod hooks {
             Reply::text("We cannot refund a cancelled order."),
         ])
         .expect("server");
-        let mut config = ModelConfig::new(server.url(), "k", "m");
-        config.retry = RetryPolicy {
-            attempts: 1,
-            ..RetryPolicy::default()
-        };
-        let h = Harness::assemble(HarnessOptions {
-            root: ws.root().to_path_buf(),
-            workflow: "order-lookup".into(),
-            model: Arc::new(OpenAiClient::new(config).expect("client")),
-            default_model: "m".into(),
-            store: Arc::new(FsStore::new(ws.root())),
-            events: Arc::new(NoEvents),
-            tools: Vec::new(),
-            essential_tools: Vec::new(),
-            mounts: None,
-            skills: vec!["skills/".into()],
-        })
-        .expect("harness");
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .expect("runtime");
-        let out = rt
-            .block_on(h.send(
-                "refund-1",
-                SendInput {
-                    message: "I want my money back for KK-2046.".into(),
-                    ..SendInput::default()
-                },
-            ))
-            .expect("turn");
+        let h = harness(&ws, &server);
+        let out = run(&h, "refund-1", "I want my money back for KK-2046.");
         let requests = server.requests();
         let veto = results(&requests[2]).pop().unwrap_or_default();
         assert!(
@@ -119,5 +126,46 @@ mod hooks {
         assert_eq!(out.kind, OutcomeKind::Completed, "{out:?}");
         assert_eq!(out.state, "closed");
         assert_eq!(out.reply, "We cannot refund a cancelled order.");
+    }
+
+    /// `archmax_run` runs the refund-policy skill's script with the model's args and the
+    /// run's variables; a script outside a skill bundle is refused.
+    #[test]
+    fn archmax_run_executes_a_skill_script_and_only_a_skill_script() {
+        let ws = TempWorkspace::copy_of(&example_root());
+        std::fs::create_dir_all(ws.root().join("sessions/run-1/scratchpad")).expect("dir");
+        std::fs::write(ws.root().join("sessions/run-1/scratchpad/x.js"), "1 + 1").expect("write");
+        let server = ScriptedServer::start(vec![
+            Reply::tool_calls(vec![(
+                "c1",
+                "archmax_advance",
+                json!({ "to": "refund-request", "reason": "wants money back" }),
+            )]),
+            Reply::tool_calls(vec![(
+                "c2",
+                "archmax_run",
+                json!({ "file_path": "skills/refund-policy/scripts/refund-limit.js", "args": { "order_total": 412.8, "customer_tier": "silver", "status": "delayed" } }),
+            )]),
+            Reply::tool_calls(vec![(
+                "c3",
+                "archmax_run",
+                json!({ "file_path": "scratchpad/x.js" }),
+            )]),
+            Reply::text("Let me check."),
+        ])
+        .expect("server");
+        let h = harness(&ws, &server);
+        let _ = run(&h, "run-1", "Refund KK-2043 please.");
+        let requests = server.requests();
+        let limit = results(&requests[2]).pop().unwrap_or_default();
+        assert!(limit.starts_with("→ {"), "{limit}");
+        let value: Value = serde_json::from_str(limit.trim_start_matches("→ ")).expect("json");
+        assert_eq!(value["limit"], json!(300));
+        assert_eq!(value["escalate"], json!(true));
+        let refused = results(&requests[3]).pop().unwrap_or_default();
+        assert!(
+            refused.starts_with("[workflow] BLOCKED: 'archmax_run' may only execute scripts that live in a skill bundle"),
+            "{refused}"
+        );
     }
 }

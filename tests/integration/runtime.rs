@@ -1108,3 +1108,53 @@ fn a_hook_reads_files_through_governed_tools_and_cannot_touch_the_authoring_plan
         "the spec is untouched"
     );
 }
+
+#[test]
+fn archmax_eval_computes_with_governed_tools_and_keeps_globals_for_the_turn_only() {
+    // The state narrows write_file to one path and forbids edit_file: a script's calls
+    // are governed like the agent's own.
+    let ws = TempWorkspace::new(&[
+        (
+            "workflows/orders/workflow.yaml",
+            "states:\n  work:\n    triggers: { manual: }\n    tools:\n      allow: [{ tool: write_file, paths: [outbox/ok.md] }]\n      forbid: [edit_file]\n",
+        ),
+        (
+            "sessions/e-1/scratchpad/orders.json",
+            "[{\"id\": 1, \"total\": 20.5}, {\"id\": 2, \"total\": 4}]",
+        ),
+    ]);
+    let first = "const orders = JSON.parse(await tools.readFile({ file_path: 'scratchpad/orders.json' }))\nglobalThis.sum = orders.reduce((a, o) => a + o.total, 0)\nconsole.log('orders', orders.length)\nsum";
+    let second = "let refused\ntry { await tools.writeFile({ file_path: 'outbox/x.md', content: 'x' }) } catch (e) { refused = e.message }\nawait tools.writeFile({ file_path: 'outbox/ok.md', content: 'ok' });\n[sum * 2, typeof tools.editFile, refused.includes('[workflow] BLOCKED')]";
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(vec![("c1", "archmax_eval", json!({ "code": first }))]),
+        Reply::tool_calls(vec![("c2", "archmax_eval", json!({ "code": second }))]),
+        Reply::text("The total is 24.5."),
+        Reply::tool_calls(vec![(
+            "c3",
+            "archmax_eval",
+            json!({ "code": "typeof sum" }),
+        )]),
+        Reply::text("Fresh."),
+    ])
+    .expect("server");
+    let h = harness_with(&ws, &server, "m", |_| {});
+    let out = send(&h, "e-1");
+    assert_eq!(out.kind, OutcomeKind::Completed);
+    let requests = server.requests();
+    assert_eq!(tool_results(&requests[1]), vec!["orders 2\n→ 24.5"]);
+    assert_eq!(
+        tool_results(&requests[2])[1],
+        "→ [\n  49,\n  \"undefined\",\n  true\n]",
+        "globals persist within the turn; an undisclosed tool is unlisted and refused"
+    );
+    assert!(!ws.root().join("sessions/e-1/outbox/x.md").exists());
+    assert!(ws.root().join("sessions/e-1/outbox/ok.md").exists());
+    let _ = send(&h, "e-1");
+    assert_eq!(
+        tool_results(&server.requests()[4])
+            .last()
+            .map(String::as_str),
+        Some("→ undefined"),
+        "a new turn starts a new sandbox"
+    );
+}

@@ -27,6 +27,32 @@ pub const SCRIPT_FILE_TOOLS: [&str; 9] = [
     "remove_file",
 ];
 
+/// The sandbox limits of a workflow's scripts and hooks (`settings`; the original's
+/// defaults: 15 s, 64 MiB, 256 `tools.*` calls per run, 4,000 result characters).
+pub fn limits(spec: &archmax_spec::model::Workflow) -> archmax_sandbox::Limits {
+    let settings = spec.settings.as_ref();
+    let defaults = archmax_sandbox::Limits::default();
+    archmax_sandbox::Limits {
+        timeout: std::time::Duration::from_millis(
+            settings.and_then(|s| s.timeout_ms).unwrap_or(15_000),
+        ),
+        memory_bytes: settings
+            .and_then(|s| s.memory_limit_bytes)
+            .and_then(|b| usize::try_from(b).ok())
+            .unwrap_or(defaults.memory_bytes),
+        stack_bytes: defaults.stack_bytes,
+        max_tool_calls: match settings.and_then(|s| s.max_ptc_calls) {
+            None => Some(256),
+            Some(None) => None,
+            Some(Some(n)) => Some(u32::try_from(n).unwrap_or(u32::MAX)),
+        },
+        max_result_chars: settings
+            .and_then(|s| s.max_result_chars)
+            .and_then(|n| usize::try_from(n).ok())
+            .unwrap_or(4_000),
+    }
+}
+
 /// One script run's view of the tools, bound to a session, a state and a snapshot
 /// of the run's variables.
 pub struct ScriptTools {
@@ -38,6 +64,9 @@ pub struct ScriptTools {
     /// `None` without a filesystem store: file tools answer that they need one.
     pub(crate) workspace: Option<Workspace>,
     pub(crate) host: Vec<Arc<dyn HostTool>>,
+    /// The names `tools` lists: every script tool for a hook; for model code, the
+    /// ones the state discloses (an unlisted tool is unreachable from the script).
+    pub(crate) listed: Vec<String>,
 }
 
 impl std::fmt::Debug for ScriptTools {
@@ -116,11 +145,7 @@ fn strip_line_numbers(text: &str) -> Option<String> {
 
 impl archmax_sandbox::ToolBridge for ScriptTools {
     fn tools(&self) -> Vec<String> {
-        SCRIPT_FILE_TOOLS
-            .iter()
-            .map(|t| (*t).to_string())
-            .chain(self.host.iter().map(|t| t.name().to_string()))
-            .collect()
+        self.listed.clone()
     }
 
     fn call<'a>(

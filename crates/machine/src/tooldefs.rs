@@ -42,6 +42,22 @@ pub fn built_in(name: &str) -> Option<ToolSpec> {
             "Start over at the workflow's entry state when the current state cannot serve the conversation. Messages, files and variables are kept.",
             object(json!({ "reason": { "type": "string" } }), &["reason"]),
         ),
+        "archmax_eval" => spec(
+            name,
+            "Run JavaScript in this turn's sandbox to compute over data. Top-level await works; the last expression is the result; console output is captured. Your tools are on `tools` with camelCased names (read_file -> tools.readFile({ file_path })), each returning a string and governed like your own calls. Globals persist for the rest of this turn. No filesystem, network or process access beyond `tools`.",
+            object(
+                json!({ "code": { "type": "string", "description": "The JavaScript to run." } }),
+                &["code"],
+            ),
+        ),
+        "archmax_run" => spec(
+            name,
+            "Run a script file from a skill bundle (skills/<skill>/scripts/...) in this turn's sandbox. The script sees `args` (yours, plus `args.variables`: the run's variables) and `tools`; its last expression is the result.",
+            object(
+                json!({ "file_path": path, "args": { "type": "object", "description": "Arguments for the script." } }),
+                &["file_path"],
+            ),
+        ),
         "archmax_wait" => spec(
             name,
             "Park the run in this state until something arrives from outside (a reply, an event). Say what you wait for; 'until' (a duration like '2h' or an ISO-8601 instant) records when to wake it. The runtime schedules nothing.",

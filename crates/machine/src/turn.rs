@@ -38,15 +38,16 @@ pub struct SendInput {
     pub variables: Map<String, Value>,
 }
 
-/// The tools the runtime can run itself, besides host tools. `archmax_wait`
-/// (parks) and `archmax_eval`/`archmax_run` (sandbox) register with their issues.
-const EXECUTABLE: [&str; 16] = [
+/// The tools the runtime can run itself, besides host tools.
+const EXECUTABLE: [&str; 18] = [
     "archmax_advance",
     "archmax_wait",
     "archmax_reset",
     "archmax_raise",
     "archmax_get_variables",
     "archmax_set_variables",
+    "archmax_eval",
+    "archmax_run",
     "ls",
     "read_file",
     "write_file",
@@ -120,6 +121,9 @@ struct Turn<'h> {
     disposition: &'static str,
     /// Tripped by [`Harness::cancel`].
     cancel: Cancel,
+    /// The `agent` sandbox of `archmax_eval`/`archmax_run`: built at the first call,
+    /// shared by the turn's calls, dropped with the turn.
+    sandbox: Option<std::sync::Arc<archmax_sandbox::Sandbox>>,
 }
 
 impl Drop for Turn<'_> {
@@ -175,6 +179,7 @@ impl Harness {
             reply_case: crate::park::ReplyCase::HandedOver,
             disposition: "turn",
             cancel,
+            sandbox: None,
         };
         Ok((lease, turn))
     }
@@ -1110,6 +1115,11 @@ impl Turn<'_> {
             variables: variables.clone(),
             workspace: self.workspace(),
             host: self.h.tools.clone(),
+            listed: crate::ptc::SCRIPT_FILE_TOOLS
+                .iter()
+                .map(|t| (*t).to_string())
+                .chain(self.h.tools.iter().map(|t| t.name().to_string()))
+                .collect(),
         });
         for (index, hook) in spec.hooks().iter().enumerate() {
             let input = HookInput {
@@ -1437,6 +1447,91 @@ impl Turn<'_> {
         text
     }
 
+    /// `archmax_eval` (inline code) or `archmax_run` (a skill script read through the
+    /// agent's workspace) in the turn's sandbox; `tools.*` carry the agent's authority
+    /// and list the tools the state discloses.
+    async fn run_code(&mut self, name: &str, args: &Value) -> ControlResult {
+        let error = |text: String| ControlResult {
+            text,
+            is_error: true,
+        };
+        let state = self.session.workflow_state.clone();
+        let variables = self.session.kernel_variables();
+        let workspace = self.workspace();
+        let (path, code, script_args) = if name == "archmax_eval" {
+            let Some(code) = args.get("code").and_then(Value::as_str) else {
+                return error("Error: 'code' must be a string of JavaScript.".into());
+            };
+            (None, code.to_string(), Value::Null)
+        } else {
+            let Some(file) = args.get("file_path").and_then(Value::as_str) else {
+                return error("Error: 'file_path' must be the path of a script.".into());
+            };
+            let Some(ws) = &workspace else {
+                return error("Error: 'archmax_run' needs a filesystem session store.".into());
+            };
+            let route = match crate::files::route::resolve(ws, file) {
+                Ok(r) => r,
+                Err(e) => return error(format!("Error: {e}")),
+            };
+            match std::fs::read_to_string(&route.disk) {
+                Ok(code) => (
+                    Some(route.rel.clone()),
+                    code,
+                    archmax_sandbox::eval_args(
+                        args.get("args").cloned().unwrap_or(Value::Null),
+                        variables.clone().into_iter().collect(),
+                    ),
+                ),
+                Err(e) => {
+                    return error(format!(
+                        "Error: cannot read script '{}': {e}",
+                        route.shown()
+                    ));
+                }
+            }
+        };
+        let sandbox = match &self.sandbox {
+            Some(s) => s.clone(),
+            None => match archmax_sandbox::Sandbox::new(crate::ptc::limits(&self.h.spec)).await {
+                Ok(s) => {
+                    let s = std::sync::Arc::new(s);
+                    self.sandbox = Some(s.clone());
+                    s
+                }
+                Err(e) => return error(format!("Error: the sandbox could not start: {e}")),
+            },
+        };
+        let listed = self
+            .h
+            .policy
+            .surface(&state)
+            .into_iter()
+            .filter(|t| {
+                crate::ptc::SCRIPT_FILE_TOOLS.contains(&t.as_str())
+                    || self.h.tools.iter().any(|h| h.name() == t)
+            })
+            .collect();
+        let bridge = std::sync::Arc::new(crate::ptc::ScriptTools {
+            policy: self.h.policy.clone(),
+            origin: Origin::Script,
+            session_id: self.id.as_str().to_string(),
+            state,
+            variables,
+            workspace,
+            host: self.h.tools.clone(),
+            listed,
+        });
+        let run = match path {
+            None => sandbox.eval(&code, Value::Null, bridge).await,
+            Some(p) => sandbox.run_file(&p, &code, script_args, bridge).await,
+        };
+        ControlResult {
+            text: run.text,
+            is_error: run.is_error,
+        }
+    }
+
     fn workspace(&self) -> Option<crate::files::Workspace> {
         let session = self.h.store.session_dir(&self.id)?;
         let mounts = self
@@ -1467,6 +1562,7 @@ impl Turn<'_> {
         let state = self.session.workflow_state.clone();
         match name {
             "archmax_get_variables" => control::get_variables(&self.session, args),
+            "archmax_eval" | "archmax_run" => self.run_code(name, args).await,
             "archmax_set_variables" => {
                 match control::set_variables(
                     &mut self.session,

@@ -6,7 +6,7 @@
 
 mod glob;
 mod ops;
-mod route;
+pub(crate) mod route;
 mod text;
 mod tools;
 
