@@ -1065,7 +1065,7 @@ fn a_hook_reads_files_through_governed_tools_and_cannot_touch_the_authoring_plan
     // The state forbids read_file for the agent; the hook's lifecycle authority is exempt
     // from that, but not from the governance plane.
     let spec = "states:\n  draft:\n    triggers: { manual: }\n    tools: { forbid: [read_file] }\n    after: { script: hooks/check.js }\n    on_error: failed\n    transitions: [{ to: done, description: Finished. }]\n  done:\n    instructions: Say so.\n  failed:\n    instructions: Explain.\n";
-    let check = "export default async ({ tools }) => {\n  let plane\n  try {\n    await tools.writeFile({ file_path: 'workflows/orders/workflow.yaml', content: 'x' })\n    plane = 'wrote the spec'\n  } catch (e) {\n    plane = e.message.includes('[workflow] BLOCKED') ? 'plane refused' : e.message\n  }\n  const text = await tools.readFile({ file_path: 'scratchpad/refund.json' })\n  if (text.includes('\"amount\"')) return ok()\n  return veto(`${plane}; refund.json: ${text.split('\\n')[0]}`)\n}\n";
+    let check = "export default async ({ tools }) => {\n  let plane\n  try {\n    await tools.writeFile({ file_path: 'workflows/orders/workflow.yaml', content: 'x' })\n    plane = 'wrote the spec'\n  } catch (e) {\n    plane = e.message.includes('[workflow] BLOCKED') ? 'plane refused' : e.message\n  }\n  const text = await tools.readFile({ file_path: 'scratchpad/refund.json' })\n  console.log('read', text.length, 'chars')\n  if (text.includes('\"amount\"')) return ok()\n  return veto(`${plane}; refund.json: ${text.split('\\n')[0]}`)\n}\n";
     let ws = TempWorkspace::new(&[
         ("workflows/orders/workflow.yaml", spec),
         ("workflows/orders/hooks/check.js", check),
@@ -1091,7 +1091,9 @@ fn a_hook_reads_files_through_governed_tools_and_cannot_touch_the_authoring_plan
         Reply::text("Done."),
     ])
     .expect("server");
-    let h = harness_with(&ws, &server, "m", |_| {});
+    let events = Arc::new(Recorder::default());
+    let sink = events.clone();
+    let h = harness_with(&ws, &server, "m", move |o| o.events = sink);
     let out = send(&h, "p-1");
     let first = &tool_results(&server.requests()[1])[0];
     assert!(
@@ -1107,6 +1109,27 @@ fn a_hook_reads_files_through_governed_tools_and_cannot_touch_the_authoring_plan
         Some(spec),
         "the spec is untouched"
     );
+    // The hook's calls and its console are on the event stream, named as the hook's.
+    let recorded = events.0.lock().map(|v| v.clone()).unwrap_or_default();
+    let blocked = recorded
+        .iter()
+        .find(|e| e["type"] == "tool-blocked")
+        .expect("a blocked event");
+    assert_eq!(blocked["origin"], "lifecycle");
+    assert_eq!(blocked["tool"], "write_file");
+    let reads: Vec<&Value> = recorded
+        .iter()
+        .filter(|e| e["type"] == "tool-called" && e["origin"] == "lifecycle")
+        .collect();
+    assert_eq!(reads.len(), 2, "one read per hook run");
+    assert_eq!(reads[0]["callId"], "ptc:2");
+    let output: Vec<&str> = recorded
+        .iter()
+        .filter(|e| e["type"] == "hook-output")
+        .filter_map(|e| e["line"].as_str())
+        .collect();
+    assert_eq!(output.len(), 2, "one console line per hook run: {output:?}");
+    assert_eq!(output[1], "read 14 chars", "the second run read the agent's file");
 }
 
 #[test]

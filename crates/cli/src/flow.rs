@@ -74,7 +74,12 @@ impl FlowRenderer {
                     s.dim(&format!("(on_error: {reason})"))
                 )
             }
-            Event::ToolCalled { tool, detail, .. } => {
+            Event::ToolCalled {
+                tool,
+                detail,
+                origin,
+                ..
+            } => {
                 if tool == "archmax_advance" || tool == "archmax_raise" {
                     return String::new();
                 }
@@ -83,13 +88,29 @@ impl FlowRenderer {
                     .filter(|d| !d.is_empty())
                     .map(|d| format!(" {}", s.dim(d)))
                     .unwrap_or_default();
-                format!("{INDENT}{BULLET} {tool}{detail}\n")
+                let via = origin
+                    .as_deref()
+                    .map(|o| format!(" {}", s.dim(&format!("via {}", origin_label(o)))))
+                    .unwrap_or_default();
+                format!("{INDENT}{BULLET} {tool}{detail}{via}\n")
             }
-            Event::ToolBlocked { tool, state, .. } => format!(
-                "{INDENT}{} {}\n",
-                s.yellow(&format!("{WARN} blocked {tool}")),
-                s.dim(&format!("(not allowed in {state})"))
-            ),
+            Event::ToolBlocked {
+                tool,
+                state,
+                origin,
+                ..
+            } => {
+                let from = origin
+                    .as_deref()
+                    .map(|o| format!(", from a {}", origin_label(o)))
+                    .unwrap_or_default();
+                format!(
+                    "{INDENT}{} {}\n",
+                    s.yellow(&format!("{WARN} blocked {tool}")),
+                    s.dim(&format!("(not allowed in {state}{from})"))
+                )
+            }
+            Event::HookOutput { line, .. } => format!("{INDENT}  {}\n", s.dim(line)),
             Event::AgentText { text, .. } => quoted(s, text),
             Event::Parked {
                 state,
@@ -191,6 +212,15 @@ impl FlowRenderer {
 }
 
 /// Text quoted line by line under the current state (`    │ <line>`).
+/// How the flow names a script caller: `script`, or `lifecycle hook`.
+fn origin_label(origin: &str) -> &str {
+    if origin == "lifecycle" {
+        "lifecycle hook"
+    } else {
+        origin
+    }
+}
+
 fn quoted(s: Style, text: &str) -> String {
     text.split('\n')
         .map(|line| format!("{INDENT}{} {line}\n", s.gray(QUOTE)))
@@ -244,6 +274,7 @@ mod tests {
                 call_id: None,
                 args: None,
                 detail: None,
+                origin: None,
             },
             Event::ToolCalled {
                 state: "a".into(),
@@ -251,6 +282,7 @@ mod tests {
                 call_id: None,
                 args: None,
                 detail: None,
+                origin: None,
             },
             Event::ToolBlocked {
                 state: "a".into(),
@@ -258,6 +290,7 @@ mod tests {
                 reason: "no".into(),
                 call_id: None,
                 args: None,
+                origin: None,
             },
             Event::Advance {
                 from: "a".into(),
@@ -477,6 +510,41 @@ mod hook_lines {
                 reason: "cannot run".into()
             }),
             "    ✖ before rejected cannot run\n"
+        );
+        assert_eq!(
+            line(Event::HookOutput {
+                state: "a".into(),
+                line: "checked 2 orders".into()
+            }),
+            "      checked 2 orders\n"
+        );
+    }
+
+    #[test]
+    fn script_calls_name_their_origin() {
+        let called = |origin: &str| Event::ToolCalled {
+            state: "a".into(),
+            tool: "read_file".into(),
+            call_id: Some("ptc:1".into()),
+            args: None,
+            detail: None,
+            origin: Some(origin.into()),
+        };
+        assert_eq!(
+            line(called("lifecycle")),
+            "    › read_file via lifecycle hook\n"
+        );
+        assert_eq!(line(called("script")), "    › read_file via script\n");
+        assert_eq!(
+            line(Event::ToolBlocked {
+                state: "a".into(),
+                tool: "write_file".into(),
+                reason: "no".into(),
+                call_id: None,
+                args: None,
+                origin: Some("script".into()),
+            }),
+            "    ⚠ blocked write_file (not allowed in a, from a script)\n"
         );
     }
 }

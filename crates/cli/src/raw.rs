@@ -73,7 +73,11 @@ pub fn raw_line(envelope: &Envelope) -> Option<String> {
                 .map(|s| format!(" in {s}"))
                 .unwrap_or_default()
         ),
-        Event::ToolBlocked { reason, .. } => reason.clone(),
+        Event::ToolBlocked { reason, origin, .. } => match origin {
+            Some(o) => format!("{reason} (called from a {o})"),
+            None => reason.clone(),
+        },
+        Event::HookOutput { state, line } => format!("[workflow:{state}] {line}"),
         Event::Parked {
             state,
             session_id,
@@ -195,7 +199,8 @@ mod tests {
                 tool: "t".into(),
                 reason: String::new(),
                 call_id: None,
-                args: None
+                args: None,
+                origin: None,
             }),
             None,
             "empty lines are skipped"

@@ -64,6 +64,9 @@ pub enum Event {
         args: Option<Value>,
         #[serde(skip_serializing_if = "Option::is_none")]
         detail: Option<String>,
+        /// `script` (model code) or `lifecycle` (a hook); absent for the agent's own calls.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        origin: Option<String>,
     },
     /// A tool call settled.
     ToolResult {
@@ -74,6 +77,9 @@ pub enum Event {
         duration_ms: u64,
         output: String,
         truncated: bool,
+        /// `script` (model code) or `lifecycle` (a hook); absent for the agent's own calls.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        origin: Option<String>,
     },
     /// The kernel refused a call.
     ToolBlocked {
@@ -84,6 +90,9 @@ pub enum Event {
         call_id: Option<String>,
         #[serde(skip_serializing_if = "Option::is_none")]
         args: Option<Value>,
+        /// `script` (model code) or `lifecycle` (a hook); absent for the agent's own calls.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        origin: Option<String>,
     },
     /// Variables were written (names only, never values).
     VariablesSet {
@@ -134,6 +143,8 @@ pub enum Event {
         direction: String,
         text: String,
     },
+    /// A line a hook script logged.
+    HookOutput { state: String, line: String },
     /// A hook is about to run.
     HookStart {
         state: String,

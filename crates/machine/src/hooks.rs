@@ -132,6 +132,14 @@ impl ModelGrader {
         let run = sandbox
             .run_hook(script, &source, sandbox_input(input).to_value(), bridge)
             .await;
+        if let Some(t) = &input.tools {
+            for line in run.output {
+                t.emit(crate::events::Event::HookOutput {
+                    state: input.state.clone(),
+                    line,
+                });
+            }
+        }
         match run.verdict {
             Ok(archmax_sandbox::HookVerdict::Ok) => Verdict::Ok,
             Ok(archmax_sandbox::HookVerdict::Veto(r)) => Verdict::Veto(r),

@@ -11,6 +11,7 @@ use std::sync::Arc;
 use archmax_kernel::{CallContext, Origin, Policy, ToolCall, Variables};
 use serde_json::Value;
 
+use crate::events::Event;
 use crate::files::Workspace;
 use crate::tools::{HostTool, ToolContext};
 
@@ -67,6 +68,9 @@ pub struct ScriptTools {
     /// The names `tools` lists: every script tool for a hook; for model code, the
     /// ones the state discloses (an unlisted tool is unreachable from the script).
     pub(crate) listed: Vec<String>,
+    pub(crate) events: crate::events::Emitter,
+    /// Numbers the run's calls (`ptc:<n>`).
+    pub(crate) calls: std::sync::atomic::AtomicU64,
 }
 
 impl std::fmt::Debug for ScriptTools {
@@ -84,6 +88,9 @@ impl ScriptTools {
     /// `[workflow] BLOCKED` text) or a host tool's failure; file tools answer text,
     /// their errors included, as they do for the agent.
     pub async fn call(&self, name: &str, args: Value) -> Result<String, String> {
+        let n = self.calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+        let call_id = format!("ptc:{n}");
+        let origin = Some(self.origin_name().to_string());
         let ctx = CallContext {
             state: &self.state,
             origin: self.origin,
@@ -92,8 +99,64 @@ impl ScriptTools {
         };
         let verdict = self.policy.decide(&ToolCall::new(name, &args), &ctx);
         if !verdict.allowed {
-            return Err(verdict.message.unwrap_or_default());
+            let reason = verdict
+                .message
+                .unwrap_or_else(|| format!("'{name}' is not allowed in state '{}'.", self.state));
+            if verdict.warn {
+                self.emit(Event::ToolBlocked {
+                    state: self.state.clone(),
+                    tool: name.to_string(),
+                    reason: reason.clone(),
+                    call_id: Some(call_id),
+                    args: Some(args),
+                    origin,
+                });
+            }
+            return Err(reason);
         }
+        self.emit(Event::ToolCalled {
+            state: self.state.clone(),
+            tool: name.to_string(),
+            call_id: Some(call_id.clone()),
+            args: Some(args.clone()),
+            detail: None,
+            origin: origin.clone(),
+        });
+        let started = std::time::Instant::now();
+        let result = self.run(name, args).await;
+        let output = match &result {
+            Ok(t) | Err(t) => t.chars().take(4096).collect::<String>(),
+        };
+        self.emit(Event::ToolResult {
+            state: self.state.clone(),
+            tool: name.to_string(),
+            call_id,
+            status: if result.is_ok() { "ok" } else { "error" }.to_string(),
+            duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+            truncated: match &result {
+                Ok(t) | Err(t) => output.len() < t.len(),
+            },
+            output,
+            origin,
+        });
+        result
+    }
+
+    /// `script` or `lifecycle`, as events name the caller.
+    fn origin_name(&self) -> &'static str {
+        match self.origin {
+            Origin::Lifecycle => "lifecycle",
+            _ => "script",
+        }
+    }
+
+    /// Emits an event for the bound session.
+    pub(crate) fn emit(&self, event: Event) {
+        self.events.emit(Some(&self.session_id), event);
+    }
+
+    /// Runs an allowed call.
+    async fn run(&self, name: &str, args: Value) -> Result<String, String> {
         if SCRIPT_FILE_TOOLS.contains(&name) {
             let Some(ws) = &self.workspace else {
                 return Err(format!("'{name}' needs a filesystem session store."));

@@ -1120,6 +1120,8 @@ impl Turn<'_> {
                 .map(|t| (*t).to_string())
                 .chain(self.h.tools.iter().map(|t| t.name().to_string()))
                 .collect(),
+            events: self.h.emitter.clone(),
+            calls: Default::default(),
         });
         for (index, hook) in spec.hooks().iter().enumerate() {
             let input = HookInput {
@@ -1334,6 +1336,7 @@ impl Turn<'_> {
                         reason: reason.clone(),
                         call_id: Some(call.id.clone()),
                         args: Some(args),
+                        origin: None,
                     });
                     return (reason, true);
                 }
@@ -1355,6 +1358,7 @@ impl Turn<'_> {
                     reason: reason.clone(),
                     call_id: Some(call.id.clone()),
                     args: Some(args),
+                    origin: None,
                 });
             }
             if verdict.terminal {
@@ -1370,6 +1374,7 @@ impl Turn<'_> {
                 call_id: Some(call.id.clone()),
                 args: Some(args.clone()),
                 detail: None,
+                origin: None,
             });
         }
         let result = self.execute(&name, &args, &call.id, others, moved).await;
@@ -1398,6 +1403,7 @@ impl Turn<'_> {
             duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
             truncated: preview.len() < text.len(),
             output: preview,
+            origin: None,
         });
         (text, is_error)
     }
@@ -1521,6 +1527,8 @@ impl Turn<'_> {
             workspace,
             host: self.h.tools.clone(),
             listed,
+            events: self.h.emitter.clone(),
+            calls: Default::default(),
         });
         let run = match path {
             None => sandbox.eval(&code, Value::Null, bridge).await,
