@@ -1129,7 +1129,10 @@ fn a_hook_reads_files_through_governed_tools_and_cannot_touch_the_authoring_plan
         .filter_map(|e| e["line"].as_str())
         .collect();
     assert_eq!(output.len(), 2, "one console line per hook run: {output:?}");
-    assert_eq!(output[1], "read 14 chars", "the second run read the agent's file");
+    assert_eq!(
+        output[1], "read 14 chars",
+        "the second run read the agent's file"
+    );
 }
 
 #[test]
@@ -1180,4 +1183,43 @@ fn archmax_eval_computes_with_governed_tools_and_keeps_globals_for_the_turn_only
         Some("→ undefined"),
         "a new turn starts a new sandbox"
     );
+}
+
+#[test]
+fn a_disabled_workflow_starts_nothing_but_still_takes_a_decision_for_a_parked_session() {
+    let ws = spec_ws(REVIEW_SPEC);
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(vec![(
+            "c1",
+            "archmax_advance",
+            json!({ "to": "review", "reason": "drafted" }),
+        )]),
+        Reply::text("Sent to a reviewer."),
+        Reply::text("The refund is paid."),
+    ])
+    .expect("server");
+    let h = harness_with(&ws, &server, "m", |_| {});
+    assert_eq!(send(&h, "d-1").kind, OutcomeKind::Parked);
+    // The author disables the workflow while the session waits for a person.
+    std::fs::write(
+        ws.root().join("workflows/orders/workflow.yaml"),
+        format!("disabled: true\n{REVIEW_SPEC}"),
+    )
+    .expect("write");
+    let h = harness_with(&ws, &server, "m", |_| {});
+    let refused = rt()
+        .block_on(h.send(
+            "d-2",
+            SendInput {
+                message: "hi".into(),
+                ..SendInput::default()
+            },
+        ))
+        .expect_err("disabled");
+    assert_eq!(refused.code(), "WorkflowDisabledError");
+    let decided = rt()
+        .block_on(h.decide("d-1", "paid", None))
+        .expect("a parked session is still decided");
+    assert_eq!(decided.kind, OutcomeKind::Completed);
+    assert_eq!(decided.state, "paid");
 }
