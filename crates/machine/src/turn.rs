@@ -1111,7 +1111,9 @@ impl Turn<'_> {
             policy: self.h.policy.clone(),
             origin: Origin::Lifecycle,
             session_id: self.id.as_str().to_string(),
-            state: state.to_string(),
+            // Governed against the session's state at the last model call: the source
+            // state while a move is in its veto window, even for the target's hooks.
+            state: self.session.workflow_state.clone(),
             variables: variables.clone(),
             workspace: self.workspace(),
             host: self.h.tools.clone(),
