@@ -41,6 +41,9 @@ export type GovernanceDecision = {
   warn: boolean
 }
 
+/** What a `NativeAgent` call answers: a value, or a harness error as data (`agent.js` raises it). */
+export type NativeResult = { ok: true; value: any } | { ok: false; code: string; message: string }
+
 /**
  * Which binding artifact the generated loader actually loaded: `'native'` for
  * a native addon, otherwise the `platformArchABI` of the WASI flavor. Every
@@ -80,6 +83,32 @@ export declare class Governance {
   transition(from: string, to: string, variables?: Record<string, unknown>): GovernanceDecision
   /** A `ls` / `glob` / `grep` result as `state` may see it. */
   redactListing(state: string, text: string): string
+}
+
+/** A workflow assembled for JS. Use `createAgent` (agent.js), not this class. */
+export declare class NativeAgent {
+  /** An agent whose callbacks are set; `open` assembles it. */
+  constructor(model: ((requestJson: string) => Promise<string>) | null | undefined, toolHandler: ((callJson: string) => Promise<string>) | null | undefined, onEvent: ((envelopeJson: string) => void) | null | undefined)
+  /** Assembles the workflow: `{ ok: true, value: { warnings } }` or `{ ok: false, code, message }`. */
+  open(options: NativeAgentOptions): NativeResult
+  /** `send`: `{ message, trigger?, variables? }`; an empty id is resolved. */
+  send(sessionId: string | undefined | null, input: { message?: string; trigger?: string; variables?: Record<string, unknown> }): Promise<NativeResult>
+  /** `decide`: moves a session parked at a human state to `to`. */
+  decide(sessionId: string, to: string, comment?: string | undefined | null): Promise<NativeResult>
+  /** `reply`: one reply-only message to a session parked at a human state. */
+  reply(sessionId: string, message: string): Promise<NativeResult>
+  /** `deliver`: an event to a session parked awaiting input. */
+  deliver(sessionId: string, trigger: string, variables?: Record<string, unknown> | null | undefined, message?: string | undefined | null): Promise<NativeResult>
+  /** The session a firing belongs to: `{ ok: true, value: { sessionId, source } }`. */
+  resolveSession(sessionId: string | null | undefined, trigger: string, variables: Record<string, unknown> | null | undefined, sessionPath: string | null | undefined): NativeResult
+  /** Cancels a session's turn in flight; false when none runs here. */
+  cancel(sessionId: string): boolean
+  /** Every session id of the store. */
+  sessionIds(): NativeResult
+  /** One session's state (`null` when there is none). */
+  sessionState(sessionId: string): NativeResult
+  /** Releases the JS callbacks and the harness; idempotent. */
+  dispose(): void
 }
 
 /** One call to decide. */
@@ -146,6 +175,35 @@ export interface MountOptions {
   readOnly?: boolean
   /** Whether states must grant it before the agent sees it (default: false). */
   governed?: boolean
+}
+
+/** Options of `NativeAgent`. */
+export interface NativeAgentOptions {
+  /** Workspace root. */
+  rootDir: string
+  /** Workflow slug. */
+  workflow: string
+  /**
+   * Default model id (the JS model's requests carry it; `settings.model` and
+   * `state.model` win). Default: `ARCHMAX_MODEL`, else `default`.
+   */
+  defaultModel?: string
+  /** Host tools. */
+  tools?: Array<NativeToolDef>
+  /** Host tools permitted in every state. */
+  essentialTools?: Array<string>
+}
+
+/** One host tool as `agent.js` passes it (the handler stays in JS). */
+export interface NativeToolDef {
+  /** The name the model calls. */
+  name: string
+  /** What it does, for the model. */
+  description?: string
+  /** JSON Schema of its arguments. */
+  schema?: Record<string, unknown>
+  /** Path arguments: `{ arg: "read" | "write" | … }`. */
+  paths?: Record<string, string>
 }
 
 /** The description a hook or script carries in its leading `/** … *\/` block. */

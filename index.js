@@ -773,8 +773,9 @@ if (
   }
 }
 
-const { Governance, isSlug, parseCodeDescription, parseMachineSpec, runCli, sessionIdForTrigger, SIGNATURE_TYPES, signatureForTrigger, signatureJsonSchema, signatureValueIssues, specHash, validateSpec, validateWorkflow } = nativeBinding
+const { Governance, NativeAgent, isSlug, parseCodeDescription, parseMachineSpec, runCli, sessionIdForTrigger, SIGNATURE_TYPES, signatureForTrigger, signatureJsonSchema, signatureValueIssues, specHash, validateSpec, validateWorkflow } = nativeBinding
 export { Governance }
+export { NativeAgent }
 export { isSlug }
 export { parseCodeDescription }
 export { parseMachineSpec }

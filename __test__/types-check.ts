@@ -68,3 +68,59 @@ const fromText: Governance = Governance.fromSpec('states:\n  a:\n    triggers: {
 // @ts-expect-error authority is a closed set
 governance.decide({ state: 'a', tool: 'ls', authority: 'root' })
 export { denial, shown, fromText }
+
+// createAgent: a JS model, a governed host tool, the event stream, the workflow operations.
+import {
+  createAgent,
+  HarnessError,
+  WorkflowLoadError,
+  type Agent,
+  type ModelRequest,
+  type ModelAnswer,
+  type Outcome,
+  type EventEnvelope,
+} from '@archmax-ai/harness'
+import { createAgent as createAgentFromAgent, type HostToolDefinition } from '@archmax-ai/harness/agent'
+
+async function agentExample(): Promise<void> {
+  const lookup: HostToolDefinition = {
+    name: 'crm_lookup',
+    description: 'Looks a customer up.',
+    schema: { type: 'object', properties: { email: { type: 'string' } } },
+    paths: { file: 'read' },
+    handler: async (args, ctx) => ({ email: args['email'], state: ctx.state }),
+  }
+  const agent: Agent = await createAgent({
+    workflow: 'order-lookup',
+    workspace: { rootDir: 'examples/customer-support' },
+    model: async (request: ModelRequest): Promise<ModelAnswer> => ({
+      role: 'assistant',
+      content: `${request.messages.length} messages`,
+    }),
+    tools: [lookup],
+    onEvent: (event: EventEnvelope) => {
+      const seq: number = event.seq
+      void seq
+    },
+  })
+  const outcome: Outcome = await agent.workflow.send('s1', { message: 'Hi', variables: { tier: 'gold' } })
+  const reply: string = outcome.reply
+  const decided: Outcome = await agent.workflow.decide(outcome.sessionId, { to: 'closed', comment: 'no' })
+  await agent.workflow.reply('s1', 'hello')
+  await agent.workflow.deliver('s1', { trigger: 'email-received', variables: {} })
+  const ids: string[] = await agent.sessions.list()
+  const cancelled: boolean = agent.cancel('s1')
+  agent.dispose()
+  try {
+    await createAgentFromAgent({ workflow: 'nope' })
+  } catch (e) {
+    if (e instanceof WorkflowLoadError) {
+      const code: string = e.code
+      void code
+    }
+    const isHarness: boolean = e instanceof HarnessError
+    void isHarness
+  }
+  void [reply, decided, ids, cancelled]
+}
+void agentExample

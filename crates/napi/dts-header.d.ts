@@ -40,3 +40,6 @@ export type GovernanceDecision = {
   /** The denial is reported as a warning event. */
   warn: boolean
 }
+
+/** What a `NativeAgent` call answers: a value, or a harness error as data (`agent.js` raises it). */
+export type NativeResult = { ok: true; value: any } | { ok: false; code: string; message: string }

@@ -5,11 +5,13 @@
 //! results back as JSON whose TypeScript types are the ts-rs files in `types/`.
 //! No rule of the harness lives here.
 
+mod agent;
 mod cli;
 mod dto;
 mod governance;
 mod spec;
 
+pub use agent::*;
 pub use cli::run_cli;
 pub use governance::*;
 pub use spec::*;

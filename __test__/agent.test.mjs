@@ -1,0 +1,296 @@
+// createAgent: the Rust harness driven from JS (model, host tools, events, parks, errors).
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { cpSync, mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+
+import {
+  createAgent,
+  HarnessError,
+  InvalidDecisionTargetError,
+  ReservedToolNameError,
+  SessionNotParkedError,
+  WorkflowLoadError,
+} from '@archmax-ai/harness'
+import { createAgent as createAgentFromSubpath } from '@archmax-ai/harness/agent'
+import { EXAMPLE, workspace } from './helpers.mjs'
+
+/** A copy of the example workspace (sessions are written into it). */
+function exampleCopy() {
+  const dir = mkdtempSync(join(tmpdir(), 'archmax-agent-'))
+  cpSync(EXAMPLE, dir, { recursive: true })
+  return dir
+}
+
+function call(name, args, id = `call_${name}`) {
+  return { id, type: 'function', function: { name, arguments: JSON.stringify(args) } }
+}
+const advance = (to, reason = 'next') => ({ role: 'assistant', content: null, tool_calls: [call('archmax_advance', { to, reason })] })
+const say = (content) => ({ role: 'assistant', content })
+
+/** A model answering from a script, recording every request. */
+function scripted(answers) {
+  const requests = []
+  const model = async (request) => {
+    requests.push(request)
+    const next = answers.shift()
+    if (next === undefined) throw new Error('the script ran out')
+    return typeof next === 'function' ? next(request) : next
+  }
+  return { model, requests }
+}
+
+const TOOLS_SPEC = `title: Tools and parks
+instructions: A test workflow.
+mounts:
+  allow_always: []
+states:
+  intake:
+    triggers: { manual: }
+    instructions: Route the request.
+    transitions:
+      - to: lookup
+  lookup:
+    instructions: Look the customer up.
+    tools:
+      allow: [crm_lookup]
+    transitions:
+      - to: review
+  review:
+    type: human
+    instructions: A person decides.
+    transitions:
+      - to: done
+        type: approve
+        description: Approve.
+      - to: lookup
+        type: refine
+        description: Send it back.
+  done:
+    instructions: Say goodbye.
+`
+
+const crmTool = (calls) => ({
+  name: 'crm_lookup',
+  description: 'Looks a customer up.',
+  schema: { type: 'object', properties: { email: { type: 'string' } }, required: ['email'] },
+  handler: async (args, ctx) => {
+    calls.push({ args, ctx })
+    return { customer: 'Acme', tier: 'gold' }
+  },
+})
+
+test('the README example: a JS model works the example workflow end to end', async () => {
+  assert.equal(createAgentFromSubpath, createAgent)
+  const { model, requests } = scripted([advance('general-question', 'a shop question'), say('Yes, we ship to Austria.')])
+  const events = []
+  const agent = await createAgent({
+    workflow: 'order-lookup',
+    workspace: { rootDir: exampleCopy() },
+    model,
+    onEvent: (e) => events.push(e),
+  })
+  try {
+    const outcome = await agent.workflow.send('s-readme', { message: 'Do you ship to Austria?' })
+    assert.equal(outcome.kind, 'completed')
+    assert.equal(outcome.sessionId, 's-readme')
+    assert.equal(outcome.state, 'general-question')
+    assert.equal(outcome.reply, 'Yes, we ship to Austria.')
+    assert.deepEqual(outcome.auditTrail.map((s) => s.to), ['classify', 'general-question'])
+    // The request is the chat-completions body.
+    assert.equal(requests.length, 2)
+    assert.equal(requests[0].messages[0].role, 'system')
+    assert.ok(requests[0].tools.some((t) => t.function.name === 'archmax_advance'))
+    // Every event is an envelope; all reached onEvent before send resolved.
+    assert.ok(events.length > 0)
+    for (const e of events) {
+      assert.equal(typeof e.type, 'string')
+      assert.equal(typeof e.ts, 'number')
+    }
+    assert.ok(events.some((e) => e.type === 'state-enter' && e.state === 'general-question'))
+    assert.deepEqual(await agent.sessions.list(), ['s-readme'])
+    const state = await agent.sessions.get('s-readme')
+    assert.equal(state.workflowState ?? state.workflow_state, 'general-question')
+    assert.equal(await agent.sessions.get('s-none'), null)
+  } finally {
+    agent.dispose()
+  }
+})
+
+test('event order: seq strictly increasing, every event before the outcome', async () => {
+  const { model } = scripted([advance('general-question'), say('Hello.'), advance('order-question'), say('Shipped.')])
+  const events = []
+  const agent = await createAgent({ workflow: 'order-lookup', workspace: { rootDir: exampleCopy() }, model, onEvent: (e) => events.push(e) })
+  try {
+    await agent.workflow.send('s-a', { message: 'Hi' })
+    const seen = events.length
+    await agent.workflow.send('s-b', { message: 'Hi again' }).catch(() => {})
+    assert.ok(events.length > seen)
+    for (let i = 1; i < events.length; i++) assert.ok(events[i].seq > events[i - 1].seq, `seq ${events[i - 1].seq} then ${events[i].seq}`)
+    assert.ok(events.every((e) => e.sessionId === undefined || e.sessionId === 's-a' || e.sessionId === 's-b'))
+  } finally {
+    agent.dispose()
+  }
+})
+
+test('a host tool is refused where the state does not allow it and runs where it does', async () => {
+  const calls = []
+  const { model, requests } = scripted([
+    { role: 'assistant', content: null, tool_calls: [call('crm_lookup', { email: 'a@acme.test' }, 'c1')] },
+    advance('lookup', 'needs the CRM'),
+    { role: 'assistant', content: null, tool_calls: [call('crm_lookup', { email: 'a@acme.test' }, 'c2')] },
+    say('Acme is a gold customer.'),
+  ])
+  const root = workspace({ 'workflows/desk/workflow.yaml': TOOLS_SPEC })
+  const agent = await createAgent({ workflow: 'desk', workspace: { rootDir: root }, model, tools: [crmTool(calls)] })
+  try {
+    const outcome = await agent.workflow.send('t1', { message: 'Who is a@acme.test?' })
+    // In intake the tool is neither shown nor run.
+    assert.ok(!requests[0].tools.some((t) => t.function.name === 'crm_lookup'))
+    const refusal = requests[1].messages.find((m) => m.role === 'tool' && m.tool_call_id === 'c1')
+    assert.match(refusal.content, /crm_lookup/)
+    assert.match(refusal.content, /BLOCKED|not allowed|forbidden/i)
+    // In lookup it is shown and runs, with its context; a non-string result reaches the model as JSON.
+    assert.ok(requests[2].tools.some((t) => t.function.name === 'crm_lookup'))
+    assert.equal(calls.length, 1)
+    assert.deepEqual(calls[0].args, { email: 'a@acme.test' })
+    assert.equal(calls[0].ctx.state, 'lookup')
+    assert.equal(calls[0].ctx.sessionId, 't1')
+    const result = requests[3].messages.find((m) => m.role === 'tool' && m.tool_call_id === 'c2')
+    assert.deepEqual(JSON.parse(result.content), { customer: 'Acme', tier: 'gold' })
+    assert.equal(outcome.reply, 'Acme is a gold customer.')
+  } finally {
+    agent.dispose()
+  }
+})
+
+test('a human state parks the session and a decision from JS resumes it', async () => {
+  const { model } = scripted([
+    advance('lookup'),
+    advance('review', 'ready for review'),
+    say('A colleague will review your request.'),
+    say('Goodbye, your request is approved.'),
+  ])
+  const root = workspace({ 'workflows/desk/workflow.yaml': TOOLS_SPEC })
+  const events = []
+  const agent = await createAgent({ workflow: 'desk', workspace: { rootDir: root }, model, onEvent: (e) => events.push(e) })
+  try {
+    const parked = await agent.workflow.send('p1', { message: 'Please approve me.' })
+    assert.equal(parked.kind, 'parked')
+    assert.equal(parked.state, 'review')
+    assert.equal(parked.status, 'awaiting_decision')
+    assert.equal(parked.reply, 'A colleague will review your request.')
+    assert.deepEqual(parked.pending.transitions.map((t) => t.to), ['done', 'lookup'])
+    await assert.rejects(agent.workflow.decide('p1', { to: 'nowhere' }), (e) => {
+      assert.ok(e instanceof InvalidDecisionTargetError)
+      assert.ok(e instanceof HarnessError && e instanceof Error)
+      assert.equal(e.code, 'InvalidDecisionTargetError')
+      assert.equal(e.name, 'InvalidDecisionTargetError')
+      assert.match(e.message, /Choose one of: done, lookup/)
+      return true
+    })
+    const done = await agent.workflow.decide('p1', { to: 'done', comment: 'Fine by me.' })
+    assert.equal(done.kind, 'completed')
+    assert.equal(done.state, 'done')
+    assert.equal(done.reply, 'Goodbye, your request is approved.')
+    assert.ok(events.some((e) => e.type === 'decided' && e.to === 'done'))
+    await assert.rejects(agent.workflow.decide('p1', { to: 'done' }), SessionNotParkedError)
+  } finally {
+    agent.dispose()
+  }
+})
+
+test('a model function that throws, rejects or answers garbage fails the turn with a clear message', async () => {
+  const cases = [
+    [() => { throw new Error('boom: sync') }, /the model function threw: boom: sync/],
+    [async () => { throw new TypeError('boom: async') }, /the model function threw: boom: async/],
+    [() => Promise.reject('a string'), /non-Error value/],
+    [() => 42, /returned a number/],
+    [() => undefined, /returned null\/undefined/],
+    [() => ({ hello: 'world' }), /neither 'content' nor 'tool_calls'/],
+    [() => ({ role: 'assistant', content: null, tool_calls: 'nope' }), /'tool_calls' as a string/],
+    [() => { const o = { role: 'assistant', content: 'x' }; o.self = o; return o }, /not JSON/],
+  ]
+  for (const [fn, pattern] of cases) {
+    const events = []
+    const agent = await createAgent({ workflow: 'order-lookup', workspace: { rootDir: exampleCopy() }, model: fn, onEvent: (e) => events.push(e) })
+    try {
+      const outcome = await agent.workflow.send('g1', { message: 'Hello' })
+      assert.equal(outcome.kind, 'failed', JSON.stringify(outcome))
+      assert.equal(outcome.exit.success, false)
+      assert.equal(outcome.exit.code, 'turn-error')
+      assert.match(JSON.stringify(outcome.exit), pattern)
+    } finally {
+      agent.dispose()
+    }
+  }
+})
+
+test('a host tool handler that throws answers the model with the error; the turn goes on', async () => {
+  const { model, requests } = scripted([
+    advance('lookup'),
+    { role: 'assistant', content: null, tool_calls: [call('crm_lookup', { email: 'x' }, 'c1')] },
+    say('The CRM is down.'),
+  ])
+  const root = workspace({ 'workflows/desk/workflow.yaml': TOOLS_SPEC })
+  const tool = { ...crmTool([]), handler: () => { throw new Error('CRM offline') } }
+  const agent = await createAgent({ workflow: 'desk', workspace: { rootDir: root }, model, tools: [tool] })
+  try {
+    const outcome = await agent.workflow.send('h1', { message: 'Look me up' })
+    assert.equal(outcome.reply, 'The CRM is down.')
+    const answer = requests[2].messages.find((m) => m.role === 'tool' && m.tool_call_id === 'c1')
+    assert.match(answer.content, /CRM offline/)
+  } finally {
+    agent.dispose()
+  }
+})
+
+test('a model that never answers is ended by cancel', async () => {
+  let called
+  const reached = new Promise((resolve) => { called = resolve })
+  const agent = await createAgent({
+    workflow: 'order-lookup',
+    workspace: { rootDir: exampleCopy() },
+    model: () => { called(); return new Promise(() => {}) },
+  })
+  try {
+    const pending = agent.workflow.send('n1', { message: 'Hello' })
+    await reached
+    assert.equal(agent.cancel('n1'), true)
+    const outcome = await pending
+    assert.equal(outcome.kind, 'failed')
+    assert.equal(outcome.exit.code, 'turn-cancelled')
+    assert.equal(agent.cancel('n1'), false)
+  } finally {
+    agent.dispose()
+  }
+})
+
+test('harness errors are Error classes with a stable code', async () => {
+  const root = exampleCopy()
+  await assert.rejects(createAgent({ workflow: 'nope', workspace: { rootDir: root }, model: () => say('x') }), (e) => {
+    assert.ok(e instanceof WorkflowLoadError && e instanceof Error)
+    assert.equal(e.code, 'WorkflowLoadError')
+    assert.match(e.message, /Cannot load workflow 'nope'/)
+    return true
+  })
+  const reserved = { name: 'archmax_lookup', handler: () => 'x' }
+  await assert.rejects(createAgent({ workflow: 'order-lookup', workspace: { rootDir: root }, model: () => say('x'), tools: [reserved] }), (e) => {
+    assert.ok(e instanceof ReservedToolNameError)
+    assert.equal(e.code, 'ReservedToolNameError')
+    assert.match(e.message, /reserved 'archmax_' prefix/)
+    return true
+  })
+  await assert.rejects(createAgent({ workflow: 'order-lookup', model: 42 }), TypeError)
+  const agent = await createAgent({ workflow: 'order-lookup', workspace: { rootDir: root }, model: () => say('x') })
+  await assert.rejects(agent.workflow.decide('never-ran', { to: 'closed' }), (e) => e.code === 'SessionNotParkedError')
+  await assert.rejects(agent.workflow.reply('never-ran', 'hi'), (e) => e.code === 'SessionNotParkedError')
+  await assert.rejects(agent.workflow.deliver('never-ran', { trigger: 'x' }), (e) => e.code === 'SessionNotAwaitingInputError')
+  await assert.rejects(agent.workflow.send('../escape', { message: 'x' }), (e) => e.code === 'SessionStoreIdError')
+  const resolved = agent.workflow.resolveSession({ trigger: 'email-received', variables: { message: { thread_id: 'th-1' } } })
+  assert.equal(resolved.sessionId, 'th-1')
+  agent.dispose()
+  agent.dispose()
+  await assert.rejects(agent.workflow.send('x', { message: 'x' }), (e) => e.code === 'AgentDisposedError')
+})

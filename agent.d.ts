@@ -1,0 +1,155 @@
+// Types of `createAgent` (agent.js). Hand-written: the Outcome and event shapes
+// are the runtime's serde output (camelCase).
+
+/** One OpenAI chat-completions message. */
+export type ChatMessage = {
+  role: 'system' | 'user' | 'assistant' | 'tool'
+  content: string | null | Array<{ type: string; text?: string; [key: string]: unknown }>
+  tool_calls?: Array<ChatToolCall>
+  tool_call_id?: string
+}
+
+/** A tool call as OpenAI spells it (`arguments` is JSON text). */
+export type ChatToolCall = {
+  id: string
+  type: 'function'
+  function: { name: string; arguments: string }
+}
+
+/** The body the harness would POST to `/chat/completions`. */
+export type ModelRequest = {
+  model: string
+  messages: Array<ChatMessage>
+  tools?: Array<{ type: 'function'; function: { name: string; description: string; parameters: Record<string, unknown> } }>
+  temperature?: number
+  max_tokens?: number
+  parallel_tool_calls?: boolean
+}
+
+/** What a model function answers: an assistant message, or a whole `chat.completion`. */
+export type ModelAnswer =
+  | { role?: 'assistant'; content: string | null; tool_calls?: Array<ChatToolCall> }
+  | { choices: Array<{ message: { role?: string; content: string | null; tool_calls?: Array<ChatToolCall> }; finish_reason?: string }>; usage?: Record<string, number>; model?: string }
+
+/** A model: the harness's chat-completions calls, answered by JS. */
+export type ModelFunction = (request: ModelRequest) => ModelAnswer | Promise<ModelAnswer>
+
+/** Where a host tool is called from. */
+export type ToolCallContext = { sessionId: string; state: string; toolName: string }
+
+/** A host tool, governed by the workflow like every other tool. */
+export type HostToolDefinition = {
+  /** The name the model calls (not `archmax_*`, not a file operation). */
+  name: string
+  description?: string
+  /** JSON Schema of the arguments. */
+  schema?: Record<string, unknown>
+  /** Path arguments and their access, so zones and mounts govern them. */
+  paths?: Record<string, 'read' | 'list' | 'search' | 'write' | 'remove' | 'execute'>
+  /** Its result is text for the model (non-strings are sent as JSON); a throw answers the model with the error. */
+  handler: (args: Record<string, unknown>, ctx: ToolCallContext) => unknown | Promise<unknown>
+}
+
+/** One event of the typed stream. */
+export type EventEnvelope = {
+  type: string
+  level: 'info' | 'warn' | 'error'
+  /** Epoch milliseconds. */
+  ts: number
+  /** Strictly increasing per agent. */
+  seq: number
+  sessionId?: string
+  [field: string]: unknown
+}
+
+export type CreateAgentParams = {
+  /** The workflow slug (`workflows/<slug>/workflow.yaml`). */
+  workflow: string
+  workspace?: { rootDir?: string }
+  /** Absent: the OpenAI-compatible endpoint from `ARCHMAX_*` (environment and `.env`). */
+  model?: ModelFunction
+  /** The default model id sent in requests (default `ARCHMAX_MODEL`, else `default`). */
+  defaultModel?: string
+  tools?: Array<HostToolDefinition>
+  /** Host tools permitted and disclosed in every state. */
+  essentialTools?: Array<string>
+  onEvent?: (event: EventEnvelope) => void
+  /** Seeds (locked variables) of every `send`. */
+  variables?: Record<string, unknown>
+}
+
+/** One step of the audit trail. */
+export type TrailStep = { to: string; kind: string; reason?: string; ts: number; [key: string]: unknown }
+
+/** What a turn ended with. */
+export type Outcome = {
+  kind: string
+  disposition: string
+  sessionId: string
+  status: string
+  state: string
+  reply: string
+  rejected?: string
+  exit?: { success: boolean; code?: string; message?: string; [key: string]: unknown }
+  auditTrail: Array<TrailStep>
+  variables: Record<string, { value: unknown; locked?: boolean }>
+  parkedChannel?: string
+  pending?: Record<string, unknown>
+  [key: string]: unknown
+}
+
+export type SendInput = { message?: string; trigger?: string; variables?: Record<string, unknown> }
+export type Decision = { to: string; comment?: string }
+export type Delivery = { trigger: string; variables?: Record<string, unknown>; message?: string }
+export type ResolvedSession = { sessionId: string; source: 'explicit' | 'path' | 'minted'; unresolvedPath?: string | null }
+
+export interface WorkflowOperations {
+  /** A message (or firing) to a session; a null id is resolved (declared `session:` path, else minted). */
+  send(sessionId: string | null | undefined, input?: SendInput): Promise<Outcome>
+  decide(sessionId: string, decision: Decision | string): Promise<Outcome>
+  reply(sessionId: string, message: string): Promise<Outcome>
+  deliver(sessionId: string, delivery: Delivery): Promise<Outcome>
+  resolveSession(input?: { sessionId?: string; trigger?: string; variables?: Record<string, unknown>; sessionPath?: string }): ResolvedSession
+}
+
+export interface SessionOperations {
+  /** Every session id of the store. */
+  list(): Promise<Array<string>>
+  /** A session's persisted state, or null. */
+  get(sessionId: string): Promise<Record<string, unknown> | null>
+}
+
+export interface Agent {
+  workflow: WorkflowOperations
+  sessions: SessionOperations
+  /** Cancels the session's turn in flight (it ends failed, `turn-cancelled`); false when none runs. */
+  cancel(sessionId: string): boolean
+  /** Releases the JS callbacks; later calls throw `AgentDisposedError`. Idempotent. */
+  dispose(): void
+}
+
+export declare function createAgent(params: CreateAgentParams): Promise<Agent>
+
+export declare class HarnessError extends Error {
+  constructor(message: string, code?: string)
+  /** The class name. */
+  code: string
+}
+export declare class WorkflowLoadError extends HarnessError {}
+export declare class WorkflowDisabledError extends HarnessError {}
+export declare class UnknownTriggerError extends HarnessError {}
+export declare class ReservedToolNameError extends HarnessError {}
+export declare class ToolPathsError extends HarnessError {}
+export declare class InvalidVariableNameError extends HarnessError {}
+export declare class MountCollisionError extends HarnessError {}
+export declare class SessionStoreIdError extends HarnessError {}
+export declare class SessionStoreError extends HarnessError {}
+export declare class SessionNotParkedError extends HarnessError {}
+export declare class InvalidDecisionTargetError extends HarnessError {}
+export declare class EmptyMessageError extends HarnessError {}
+export declare class SessionNotAwaitingInputError extends HarnessError {}
+export declare class MissingDeliveryTriggerError extends HarnessError {}
+export declare class SessionNotResumableError extends HarnessError {}
+export declare class SessionParkedError extends HarnessError {}
+export declare class AgentDisposedError extends HarnessError {}
+export declare const errors: Record<string, typeof HarnessError>

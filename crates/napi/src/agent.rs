@@ -1,0 +1,661 @@
+//! `NativeAgent`: a harness driven from JS. The hand-written `agent.js`
+//! wraps it as `createAgent`; this file only translates.
+//!
+//! Every JS callback crosses the boundary as a weak threadsafe function taking
+//! and returning JSON text, called with `call_async_catch`, so a callback that
+//! throws, rejects or answers garbage becomes an error of the call it served
+//! (a failed model call, a failed tool call), never a crash. The JS wrapper
+//! never throws itself: it answers `{ ok, value | error }` envelopes.
+//! Expected failures of the harness come back as data (`{ ok: false, code,
+//! message }`) and `agent.js` raises them as the original's error classes.
+
+use std::path::PathBuf;
+use std::sync::{Arc, RwLock};
+
+use archmax_machine::model::{
+    ChatRequest, ChatResponse, Model, ModelConfig, ModelError, ModelFuture, OpenAiClient,
+};
+use archmax_machine::store::FsStore;
+use archmax_machine::tools::BoxFuture;
+use archmax_machine::{
+    Envelope, EventSink, Harness, HarnessOptions, HostTool, Outcome, RunError, SendInput,
+    ToolContext,
+};
+use napi::bindgen_prelude::{Promise, Result, Status};
+use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
+use napi_derive::napi;
+use serde_json::{Map, Value, json};
+
+/// A JS `(json: string) => Promise<string>`, weak so it never holds Node open.
+type AsyncJsFn = ThreadsafeFunction<String, Promise<String>, String, Status, false, true>;
+/// A JS `(json: string) => void` for events.
+type EventJsFn = ThreadsafeFunction<String, (), String, Status, false, true>;
+
+/// A callback slot `dispose` empties.
+type Slot<T> = Arc<RwLock<Option<Arc<T>>>>;
+
+fn take<T>(slot: &Slot<T>) -> Option<Arc<T>> {
+    slot.read().ok().and_then(|g| g.clone())
+}
+
+/// What the URL of a JS model reads as in error texts.
+const JS_MODEL_URL: &str = "js:model";
+
+/// Calls a JS async callback with `input`; the `{ ok, value | error }` envelope it answered.
+async fn call_js(
+    f: Arc<AsyncJsFn>,
+    input: String,
+    what: &str,
+) -> std::result::Result<Value, String> {
+    let promise = f
+        .call_async_catch(input)
+        .await
+        .map_err(|e| format!("the {what} threw: {}", e.reason))?;
+    let text = promise
+        .await
+        .map_err(|e| format!("the {what} failed: {}", e.reason))?;
+    let envelope: Value = serde_json::from_str(&text)
+        .map_err(|e| format!("the {what} answered unreadable JSON: {e}"))?;
+    if envelope.get("ok").and_then(Value::as_bool) == Some(true) {
+        Ok(envelope.get("value").cloned().unwrap_or(Value::Null))
+    } else {
+        Err(envelope
+            .get("error")
+            .and_then(Value::as_str)
+            .unwrap_or("unknown error")
+            .to_string())
+    }
+}
+
+fn kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null/undefined",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// Reads what a JS model function answered: an assistant message
+/// `{ role: "assistant", content, tool_calls? }` or a whole `chat.completion`.
+pub(crate) fn read_model_answer(value: &Value) -> std::result::Result<ChatResponse, String> {
+    let Some(obj) = value.as_object() else {
+        return Err(format!(
+            "the model function returned {}; expected an assistant message {{ role: 'assistant', content, tool_calls? }} or a chat.completion {{ choices: [{{ message }}] }}",
+            kind(value)
+        ));
+    };
+    if obj.contains_key("choices") || obj.contains_key("error") {
+        return ChatResponse::from_value(value);
+    }
+    if !obj.contains_key("content") && !obj.contains_key("tool_calls") {
+        return Err(
+            "the model function returned an object with neither 'content' nor 'tool_calls' nor 'choices'; expected an assistant message { role: 'assistant', content, tool_calls? }".to_string(),
+        );
+    }
+    if let Some(role) = obj.get("role").and_then(Value::as_str)
+        && role != "assistant"
+    {
+        return Err(format!(
+            "the model function returned a message with role '{role}'; expected role 'assistant'"
+        ));
+    }
+    if let Some(calls) = obj.get("tool_calls")
+        && !calls.is_null()
+        && !calls.is_array()
+    {
+        return Err(format!(
+            "the model function returned 'tool_calls' as {}; expected an array",
+            kind(calls)
+        ));
+    }
+    if let Some(content) = obj.get("content")
+        && !(content.is_null() || content.is_string() || content.is_array())
+    {
+        return Err(format!(
+            "the model function returned 'content' as {}; expected a string or null",
+            kind(content)
+        ));
+    }
+    ChatResponse::from_value(&json!({ "choices": [{ "message": value }] }))
+}
+
+/// The model: a JS function.
+struct JsModel {
+    f: Slot<AsyncJsFn>,
+}
+
+impl Model for JsModel {
+    fn complete<'a>(&'a self, req: &'a ChatRequest) -> ModelFuture<'a> {
+        let f = take(&self.f);
+        let model = req.model.clone();
+        let body = serde_json::to_string(req);
+        Box::pin(async move {
+            let decode = |message: String| ModelError::Decode {
+                url: JS_MODEL_URL.to_string(),
+                model: model.clone(),
+                message,
+            };
+            let Some(f) = f else {
+                return Err(ModelError::Transport {
+                    url: JS_MODEL_URL.to_string(),
+                    model: model.clone(),
+                    message: "the agent was disposed".to_string(),
+                });
+            };
+            let body = body.map_err(|e| ModelError::InvalidRequest {
+                url: JS_MODEL_URL.to_string(),
+                model: model.clone(),
+                message: e.to_string(),
+            })?;
+            let value = call_js(f, body, "model function")
+                .await
+                .map_err(|message| ModelError::Transport {
+                    url: JS_MODEL_URL.to_string(),
+                    model: model.clone(),
+                    message,
+                })?;
+            read_model_answer(&value).map_err(decode)
+        })
+    }
+}
+
+/// Events: a JS function, called in order on the JS thread.
+struct JsEvents {
+    f: Slot<EventJsFn>,
+}
+
+impl EventSink for JsEvents {
+    fn emit(&self, event: &Envelope) {
+        if let (Some(f), Ok(text)) = (take(&self.f), serde_json::to_string(event)) {
+            let _ = f.call(text, ThreadsafeFunctionCallMode::NonBlocking);
+        }
+    }
+}
+
+/// A host tool whose handler is JS (dispatched by name in `agent.js`).
+struct JsTool {
+    name: String,
+    description: String,
+    schema: Value,
+    paths: Option<Vec<(String, String)>>,
+    f: Slot<AsyncJsFn>,
+}
+
+impl HostTool for JsTool {
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn description(&self) -> &str {
+        &self.description
+    }
+    fn schema(&self) -> Value {
+        self.schema.clone()
+    }
+    fn paths(&self) -> Option<Vec<(String, String)>> {
+        self.paths.clone()
+    }
+    fn call<'a>(
+        &'a self,
+        args: Value,
+        ctx: ToolContext,
+    ) -> BoxFuture<'a, std::result::Result<String, String>> {
+        let f = take(&self.f);
+        let input = json!({
+            "name": self.name,
+            "args": args,
+            "sessionId": ctx.session_id,
+            "state": ctx.state,
+        })
+        .to_string();
+        Box::pin(async move {
+            let f = f.ok_or_else(|| "the agent was disposed".to_string())?;
+            match call_js(f, input, "tool handler").await? {
+                Value::String(text) => Ok(text),
+                other => Err(format!(
+                    "the tool handler answered {}; expected text",
+                    kind(&other)
+                )),
+            }
+        })
+    }
+}
+
+/// One host tool as `agent.js` passes it (the handler stays in JS).
+#[napi(object)]
+pub struct NativeToolDef {
+    /// The name the model calls.
+    pub name: String,
+    /// What it does, for the model.
+    pub description: Option<String>,
+    /// JSON Schema of its arguments.
+    #[napi(ts_type = "Record<string, unknown>")]
+    pub schema: Option<Value>,
+    /// Path arguments: `{ arg: "read" | "write" | … }`.
+    #[napi(ts_type = "Record<string, string>")]
+    pub paths: Option<Value>,
+}
+
+/// Options of `NativeAgent`.
+#[napi(object)]
+pub struct NativeAgentOptions {
+    /// Workspace root.
+    pub root_dir: String,
+    /// Workflow slug.
+    pub workflow: String,
+    /// Default model id (the JS model's requests carry it; `settings.model` and
+    /// `state.model` win). Default: `ARCHMAX_MODEL`, else `default`.
+    pub default_model: Option<String>,
+    /// Host tools.
+    pub tools: Option<Vec<NativeToolDef>>,
+    /// Host tools permitted in every state.
+    pub essential_tools: Option<Vec<String>>,
+}
+
+/// A harness error as data: `agent.js` raises it as the class named `code`.
+fn error_dto(e: &RunError) -> Value {
+    json!({ "ok": false, "code": e.code(), "message": e.to_string() })
+}
+
+fn plain_error(code: &str, message: impl Into<String>) -> Value {
+    json!({ "ok": false, "code": code, "message": message.into() })
+}
+
+fn outcome_dto(result: std::result::Result<Outcome, RunError>) -> Value {
+    match result {
+        Ok(outcome) => match serde_json::to_value(&outcome) {
+            Ok(v) => json!({ "ok": true, "value": v }),
+            Err(e) => plain_error("Error", format!("cannot encode the outcome: {e}")),
+        },
+        Err(e) => error_dto(&e),
+    }
+}
+
+/// The environment with `.env` values from the cwd and the workspace root.
+fn env_lookup(root: &std::path::Path) -> impl Fn(&str) -> Option<String> + use<> {
+    let io = archmax_cli::StdIo::new();
+    let mut env = archmax_cli::Env::new();
+    if let Ok(cwd) = std::env::current_dir() {
+        env.load_file(&io, &cwd.join(".env"));
+    }
+    env.load_file(&io, &root.join(".env"));
+    move |name| env.get(&io, name)
+}
+
+/// A workflow assembled for JS. Use `createAgent` (agent.js), not this class.
+#[napi]
+pub struct NativeAgent {
+    harness: RwLock<Option<Arc<Harness>>>,
+    model: Slot<AsyncJsFn>,
+    tools: Slot<AsyncJsFn>,
+    events: Slot<EventJsFn>,
+}
+
+#[napi]
+impl NativeAgent {
+    /// An agent whose callbacks are set; `open` assembles it.
+    #[napi(
+        constructor,
+        ts_args_type = "model: ((requestJson: string) => Promise<string>) | null | undefined, toolHandler: ((callJson: string) => Promise<string>) | null | undefined, onEvent: ((envelopeJson: string) => void) | null | undefined"
+    )]
+    pub fn new(
+        model: Option<AsyncJsFn>,
+        tool_handler: Option<AsyncJsFn>,
+        on_event: Option<EventJsFn>,
+    ) -> Self {
+        NativeAgent {
+            harness: RwLock::new(None),
+            model: Arc::new(RwLock::new(model.map(Arc::new))),
+            tools: Arc::new(RwLock::new(tool_handler.map(Arc::new))),
+            events: Arc::new(RwLock::new(on_event.map(Arc::new))),
+        }
+    }
+
+    /// Assembles the workflow: `{ ok: true, value: { warnings } }` or `{ ok: false, code, message }`.
+    #[napi(catch_unwind, ts_return_type = "NativeResult")]
+    pub fn open(&self, options: NativeAgentOptions) -> Value {
+        let root = PathBuf::from(&options.root_dir);
+        let root = if root.is_absolute() {
+            root
+        } else {
+            match std::env::current_dir() {
+                Ok(cwd) => cwd.join(root),
+                Err(e) => {
+                    return plain_error("Error", format!("cannot read the current directory: {e}"));
+                }
+            }
+        };
+        let lookup = env_lookup(&root);
+        let mut cache = None;
+        let (model, default_model): (Arc<dyn Model>, String) = if take(&self.model).is_some() {
+            let default = options
+                .default_model
+                .clone()
+                .or_else(|| lookup("ARCHMAX_MODEL").map(|m| m.trim().to_string()))
+                .filter(|m| !m.is_empty())
+                .unwrap_or_else(|| "default".to_string());
+            (
+                Arc::new(JsModel {
+                    f: Arc::clone(&self.model),
+                }),
+                default,
+            )
+        } else {
+            let config = match ModelConfig::from_env(&lookup) {
+                Ok(c) => c,
+                Err(e) => return plain_error("Error", e.to_string()),
+            };
+            let default = options
+                .default_model
+                .clone()
+                .unwrap_or_else(|| config.model.clone());
+            cache = Some((
+                config.prompt_cache,
+                config.prompt_cache_ttl.as_str().to_string(),
+            ));
+            match OpenAiClient::new(config) {
+                Ok(client) => (Arc::new(client), default),
+                Err(e) => return plain_error("Error", e.to_string()),
+            }
+        };
+        let mut tools: Vec<Arc<dyn HostTool>> = Vec::new();
+        for def in options.tools.unwrap_or_default() {
+            let paths = match def.paths {
+                None | Some(Value::Null) => None,
+                Some(Value::Object(m)) => {
+                    let mut out = Vec::new();
+                    for (arg, access) in m {
+                        let Some(access) = access.as_str() else {
+                            return plain_error(
+                                "ToolPathsError",
+                                format!(
+                                    "Tool '{}': the access of path argument '{arg}' must be a string",
+                                    def.name
+                                ),
+                            );
+                        };
+                        out.push((arg, access.to_string()));
+                    }
+                    Some(out)
+                }
+                Some(other) => {
+                    return plain_error(
+                        "ToolPathsError",
+                        format!(
+                            "Tool '{}': 'paths' must be an object, got {}",
+                            def.name,
+                            kind(&other)
+                        ),
+                    );
+                }
+            };
+            tools.push(Arc::new(JsTool {
+                description: def.description.unwrap_or_default(),
+                schema: def
+                    .schema
+                    .unwrap_or_else(|| json!({ "type": "object", "properties": {} })),
+                name: def.name,
+                paths,
+                f: Arc::clone(&self.tools),
+            }));
+        }
+        let assembled = Harness::assemble(HarnessOptions {
+            store: Arc::new(FsStore::new(&root)),
+            root,
+            workflow: options.workflow,
+            model,
+            default_model,
+            events: Arc::new(JsEvents {
+                f: Arc::clone(&self.events),
+            }),
+            tools,
+            essential_tools: options.essential_tools.unwrap_or_default(),
+            mounts: None,
+            skills: vec!["skills/".to_string()],
+        });
+        match assembled {
+            Ok(mut harness) => {
+                if let Some((enabled, ttl)) = cache {
+                    harness.set_env_prompt_cache(enabled, &ttl);
+                }
+                let warnings = serde_json::to_value(&harness.warnings).unwrap_or(Value::Null);
+                if let Ok(mut slot) = self.harness.write() {
+                    *slot = Some(Arc::new(harness));
+                }
+                json!({ "ok": true, "value": { "warnings": warnings } })
+            }
+            Err(e) => error_dto(&e),
+        }
+    }
+
+    fn harness(&self) -> std::result::Result<Arc<Harness>, Value> {
+        self.harness
+            .read()
+            .ok()
+            .and_then(|g| g.clone())
+            .ok_or_else(|| plain_error("AgentDisposedError", "the agent was disposed"))
+    }
+
+    /// Waits until every event emitted so far has reached `onEvent`.
+    async fn flush(&self) {
+        if let Some(f) = take(&self.events) {
+            let _ = f.call_async(String::new()).await;
+        }
+    }
+
+    async fn finish(&self, result: std::result::Result<Outcome, RunError>) -> Value {
+        self.flush().await;
+        outcome_dto(result)
+    }
+
+    /// `send`: `{ message, trigger?, variables? }`; an empty id is resolved.
+    #[napi(ts_return_type = "Promise<NativeResult>")]
+    pub async fn send(
+        &self,
+        session_id: Option<String>,
+        #[napi(
+            ts_arg_type = "{ message?: string; trigger?: string; variables?: Record<string, unknown> }"
+        )]
+        input: Value,
+    ) -> Result<Value> {
+        let h = match self.harness() {
+            Ok(h) => h,
+            Err(e) => return Ok(e),
+        };
+        let message = input
+            .get("message")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
+        let trigger = input
+            .get("trigger")
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        let variables = match input.get("variables") {
+            None | Some(Value::Null) => Map::new(),
+            Some(Value::Object(m)) => m.clone(),
+            Some(other) => {
+                return Ok(plain_error(
+                    "TypeError",
+                    format!("'variables' must be an object, got {}", kind(other)),
+                ));
+            }
+        };
+        let id = match session_id
+            .as_deref()
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+        {
+            Some(id) => id.to_string(),
+            None => match h.resolve_session(
+                None,
+                trigger.as_deref().unwrap_or("manual"),
+                &variables,
+                None,
+            ) {
+                Ok((id, _)) => id,
+                Err(e) => return Ok(error_dto(&e)),
+            },
+        };
+        let result = h
+            .send(
+                &id,
+                SendInput {
+                    message,
+                    trigger,
+                    variables,
+                },
+            )
+            .await;
+        Ok(self.finish(result).await)
+    }
+
+    /// `decide`: moves a session parked at a human state to `to`.
+    #[napi(ts_return_type = "Promise<NativeResult>")]
+    pub async fn decide(
+        &self,
+        session_id: String,
+        to: String,
+        comment: Option<String>,
+    ) -> Result<Value> {
+        let h = match self.harness() {
+            Ok(h) => h,
+            Err(e) => return Ok(e),
+        };
+        let result = h.decide(&session_id, &to, comment.as_deref()).await;
+        Ok(self.finish(result).await)
+    }
+
+    /// `reply`: one reply-only message to a session parked at a human state.
+    #[napi(ts_return_type = "Promise<NativeResult>")]
+    pub async fn reply(&self, session_id: String, message: String) -> Result<Value> {
+        let h = match self.harness() {
+            Ok(h) => h,
+            Err(e) => return Ok(e),
+        };
+        let result = h.reply(&session_id, &message).await;
+        Ok(self.finish(result).await)
+    }
+
+    /// `deliver`: an event to a session parked awaiting input.
+    #[napi(ts_return_type = "Promise<NativeResult>")]
+    pub async fn deliver(
+        &self,
+        session_id: String,
+        trigger: String,
+        #[napi(ts_arg_type = "Record<string, unknown> | null | undefined")] variables: Option<
+            Value,
+        >,
+        message: Option<String>,
+    ) -> Result<Value> {
+        let h = match self.harness() {
+            Ok(h) => h,
+            Err(e) => return Ok(e),
+        };
+        let variables = match variables {
+            None | Some(Value::Null) => Map::new(),
+            Some(Value::Object(m)) => m,
+            Some(other) => {
+                return Ok(plain_error(
+                    "TypeError",
+                    format!("'variables' must be an object, got {}", kind(&other)),
+                ));
+            }
+        };
+        let result = h
+            .deliver(&session_id, &trigger, variables, message.as_deref())
+            .await;
+        Ok(self.finish(result).await)
+    }
+
+    /// The session a firing belongs to: `{ ok: true, value: { sessionId, source } }`.
+    #[napi(
+        catch_unwind,
+        ts_args_type = "sessionId: string | null | undefined, trigger: string, variables: Record<string, unknown> | null | undefined, sessionPath: string | null | undefined",
+        ts_return_type = "NativeResult"
+    )]
+    pub fn resolve_session(
+        &self,
+        session_id: Option<String>,
+        trigger: String,
+        variables: Option<Value>,
+        session_path: Option<String>,
+    ) -> Value {
+        let h = match self.harness() {
+            Ok(h) => h,
+            Err(e) => return e,
+        };
+        let vars = match variables {
+            Some(Value::Object(m)) => m,
+            _ => Map::new(),
+        };
+        match h.resolve_session(
+            session_id.as_deref(),
+            &trigger,
+            &vars,
+            session_path.as_deref(),
+        ) {
+            Ok((id, source)) => {
+                let (source, unresolved) = match source {
+                    archmax_machine::SessionSource::Explicit => ("explicit", None),
+                    archmax_machine::SessionSource::Path => ("path", None),
+                    archmax_machine::SessionSource::Minted { unresolved } => ("minted", unresolved),
+                };
+                json!({ "ok": true, "value": { "sessionId": id, "source": source, "unresolvedPath": unresolved } })
+            }
+            Err(e) => error_dto(&e),
+        }
+    }
+
+    /// Cancels a session's turn in flight; false when none runs here.
+    #[napi(catch_unwind)]
+    pub fn cancel(&self, session_id: String) -> bool {
+        self.harness()
+            .map(|h| h.cancel(&session_id))
+            .unwrap_or(false)
+    }
+
+    /// Every session id of the store.
+    #[napi(catch_unwind, ts_return_type = "NativeResult")]
+    pub fn session_ids(&self) -> Value {
+        match self.harness() {
+            Ok(h) => match h.session_ids() {
+                Ok(ids) => json!({ "ok": true, "value": ids }),
+                Err(e) => error_dto(&e),
+            },
+            Err(e) => e,
+        }
+    }
+
+    /// One session's state (`null` when there is none).
+    #[napi(catch_unwind, ts_return_type = "NativeResult")]
+    pub fn session_state(&self, session_id: String) -> Value {
+        match self.harness() {
+            Ok(h) => match h.session_state(&session_id) {
+                Ok(state) => {
+                    json!({ "ok": true, "value": serde_json::to_value(state).unwrap_or(Value::Null) })
+                }
+                Err(e) => error_dto(&e),
+            },
+            Err(e) => e,
+        }
+    }
+
+    /// Releases the JS callbacks and the harness; idempotent.
+    #[napi(catch_unwind)]
+    pub fn dispose(&self) {
+        for slot in [&self.model, &self.tools] {
+            if let Ok(mut g) = slot.write() {
+                *g = None;
+            }
+        }
+        if let Ok(mut g) = self.events.write() {
+            *g = None;
+        }
+        if let Ok(mut g) = self.harness.write() {
+            *g = None;
+        }
+    }
+}
