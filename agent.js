@@ -120,13 +120,15 @@ function toolAdapter(tools) {
 }
 
 function eventAdapter(onEvent) {
+  let warned = false
   return (envelopeJson) => {
     if (!envelopeJson) return // a flush marker
     try {
       onEvent(JSON.parse(envelopeJson))
     } catch (e) {
-      // A listener's failure must not stop the turn; report it where Node reports warnings.
-      process.emitWarning(`onEvent threw: ${errorText(e)}`)
+      // A listener's failure must not stop the turn; report it once where Node reports warnings.
+      if (!warned) process.emitWarning(`onEvent threw (later throws are not reported): ${errorText(e)}`)
+      warned = true
     }
   }
 }

@@ -107,7 +107,10 @@ export declare class NativeAgent {
   sessionIds(): NativeResult
   /** One session's state (`null` when there is none). */
   sessionState(sessionId: string): NativeResult
-  /** Releases the JS callbacks and the harness; idempotent. */
+  /**
+   * Cancels every turn in flight, then releases the JS callbacks and the
+   * harness; idempotent. Calls in flight resolve (`turn-cancelled`).
+   */
   dispose(): void
 }
 

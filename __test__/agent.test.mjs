@@ -1,5 +1,6 @@
 // createAgent: the Rust harness driven from JS (model, host tools, events, parks, errors).
 import { test } from 'node:test'
+import { spawnSync } from 'node:child_process'
 import assert from 'node:assert/strict'
 import { cpSync, mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -14,7 +15,7 @@ import {
   WorkflowLoadError,
 } from '@archmax-ai/harness'
 import { createAgent as createAgentFromSubpath } from '@archmax-ai/harness/agent'
-import { EXAMPLE, workspace } from './helpers.mjs'
+import { EXAMPLE, ROOT, workspace } from './helpers.mjs'
 
 /** A copy of the example workspace (sessions are written into it). */
 function exampleCopy() {
@@ -293,4 +294,54 @@ test('harness errors are Error classes with a stable code', async () => {
   agent.dispose()
   agent.dispose()
   await assert.rejects(agent.workflow.send('x', { message: 'x' }), (e) => e.code === 'AgentDisposedError')
+})
+
+const SLOW_SPEC = `title: Slow
+instructions: A test workflow.
+mounts:
+  allow_always: []
+states:
+  think:
+    triggers: { manual: }
+    instructions: Think.
+    budget:
+      timeoutMs: 300
+`
+
+test("a model that never answers is bounded by the state's timeoutMs; a throwing onEvent does not stop the turn", async () => {
+  const root = workspace({ 'workflows/slow/workflow.yaml': SLOW_SPEC })
+  const agent = await createAgent({
+    workflow: 'slow',
+    workspace: { rootDir: root },
+    model: () => new Promise(() => {}),
+    onEvent: () => { throw new Error('listener bug') },
+  })
+  try {
+    const started = Date.now()
+    const outcome = await agent.workflow.send('slow-1', { message: 'Think hard.' })
+    assert.equal(outcome.kind, 'rejected')
+    assert.match(outcome.rejected, /exceeded its time budget \(timeoutMs: 300\)/)
+    assert.ok(Date.now() - started < 10_000)
+  } finally {
+    agent.dispose()
+  }
+})
+
+test('dispose cancels a turn in flight and Node exits by itself', () => {
+  const root = workspace({ 'workflows/slow/workflow.yaml': SLOW_SPEC.replace('timeoutMs: 300', 'timeoutMs: 600000') })
+  const script = `
+    import { createAgent } from '@archmax-ai/harness'
+    let called
+    const reached = new Promise((resolve) => { called = resolve })
+    const agent = await createAgent({ workflow: 'slow', workspace: { rootDir: ${JSON.stringify(root)} }, model: () => { called(); return new Promise(() => {}) }, onEvent: () => {} })
+    const pending = agent.workflow.send('d1', { message: 'Hi' })
+    await reached
+    agent.dispose()
+    const outcome = await pending
+    console.log(JSON.stringify({ kind: outcome.kind, code: outcome.exit?.code }))
+  `
+  const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { cwd: ROOT, encoding: 'utf8', timeout: 30_000 })
+  assert.equal(r.signal, null, `timed out or killed; stderr: ${r.stderr}`)
+  assert.equal(r.status, 0, r.stderr)
+  assert.deepEqual(JSON.parse(r.stdout.trim()), { kind: 'failed', code: 'turn-cancelled' })
 })

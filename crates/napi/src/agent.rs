@@ -9,8 +9,9 @@
 //! Expected failures of the harness come back as data (`{ ok: false, code,
 //! message }`) and `agent.js` raises them as the original's error classes.
 
+use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 
 use archmax_machine::model::{
     ChatRequest, ChatResponse, Model, ModelConfig, ModelError, ModelFuture, OpenAiClient,
@@ -291,6 +292,39 @@ pub struct NativeAgent {
     model: Slot<AsyncJsFn>,
     tools: Slot<AsyncJsFn>,
     events: Slot<EventJsFn>,
+    /// The sessions with a call in flight (and how many), so `dispose` can cancel them.
+    running: Arc<Mutex<HashMap<String, usize>>>,
+}
+
+/// Marks a session busy for the life of one call.
+struct Running {
+    running: Arc<Mutex<HashMap<String, usize>>>,
+    id: String,
+}
+
+impl Running {
+    fn new(running: &Arc<Mutex<HashMap<String, usize>>>, id: &str) -> Running {
+        if let Ok(mut m) = running.lock() {
+            *m.entry(id.to_string()).or_default() += 1;
+        }
+        Running {
+            running: Arc::clone(running),
+            id: id.to_string(),
+        }
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if let Ok(mut m) = self.running.lock()
+            && let Some(n) = m.get_mut(&self.id)
+        {
+            *n -= 1;
+            if *n == 0 {
+                m.remove(&self.id);
+            }
+        }
+    }
 }
 
 #[napi]
@@ -310,6 +344,7 @@ impl NativeAgent {
             model: Arc::new(RwLock::new(model.map(Arc::new))),
             tools: Arc::new(RwLock::new(tool_handler.map(Arc::new))),
             events: Arc::new(RwLock::new(on_event.map(Arc::new))),
+            running: Arc::new(Mutex::new(HashMap::new())),
         }
     }
 
@@ -499,6 +534,7 @@ impl NativeAgent {
                 Err(e) => return Ok(error_dto(&e)),
             },
         };
+        let busy = Running::new(&self.running, &id);
         let result = h
             .send(
                 &id,
@@ -509,6 +545,7 @@ impl NativeAgent {
                 },
             )
             .await;
+        drop(busy);
         Ok(self.finish(result).await)
     }
 
@@ -524,7 +561,9 @@ impl NativeAgent {
             Ok(h) => h,
             Err(e) => return Ok(e),
         };
+        let busy = Running::new(&self.running, &session_id);
         let result = h.decide(&session_id, &to, comment.as_deref()).await;
+        drop(busy);
         Ok(self.finish(result).await)
     }
 
@@ -535,7 +574,9 @@ impl NativeAgent {
             Ok(h) => h,
             Err(e) => return Ok(e),
         };
+        let busy = Running::new(&self.running, &session_id);
         let result = h.reply(&session_id, &message).await;
+        drop(busy);
         Ok(self.finish(result).await)
     }
 
@@ -564,9 +605,11 @@ impl NativeAgent {
                 ));
             }
         };
+        let busy = Running::new(&self.running, &session_id);
         let result = h
             .deliver(&session_id, &trigger, variables, message.as_deref())
             .await;
+        drop(busy);
         Ok(self.finish(result).await)
     }
 
@@ -643,9 +686,20 @@ impl NativeAgent {
         }
     }
 
-    /// Releases the JS callbacks and the harness; idempotent.
+    /// Cancels every turn in flight, then releases the JS callbacks and the
+    /// harness; idempotent. Calls in flight resolve (`turn-cancelled`).
     #[napi(catch_unwind)]
     pub fn dispose(&self) {
+        if let Ok(h) = self.harness() {
+            let ids: Vec<String> = self
+                .running
+                .lock()
+                .map(|m| m.keys().cloned().collect())
+                .unwrap_or_default();
+            for id in ids {
+                h.cancel(&id);
+            }
+        }
         for slot in [&self.model, &self.tools] {
             if let Ok(mut g) = slot.write() {
                 *g = None;
