@@ -345,3 +345,40 @@ test('dispose cancels a turn in flight and Node exits by itself', () => {
   assert.equal(r.status, 0, r.stderr)
   assert.deepEqual(JSON.parse(r.stdout.trim()), { kind: 'failed', code: 'turn-cancelled' })
 })
+
+test('a minted session waits for an event (deliver), then parks for a decision and takes a reply', async () => {
+  const { model, requests } = scripted([
+    { role: 'assistant', content: null, tool_calls: [call('archmax_wait', { reason: 'waiting for the invoice' })] },
+    say('I will wait for the invoice.'),
+    say('Thanks, got it.'),
+    advance('lookup'),
+    advance('review'),
+    say('A colleague decides.'),
+    say('Tomorrow.'),
+  ])
+  const root = workspace({ 'workflows/desk/workflow.yaml': TOOLS_SPEC })
+  const agent = await createAgent({ workflow: 'desk', workspace: { rootDir: root }, model })
+  try {
+    const waiting = await agent.workflow.send(null, { message: 'Refund my invoice.' })
+    assert.match(waiting.sessionId, /^session-/)
+    assert.equal(waiting.kind, 'parked')
+    assert.equal(waiting.parkedChannel, 'input')
+    assert.equal(waiting.pending.reason, 'waiting for the invoice')
+    const id = waiting.sessionId
+    await assert.rejects(agent.workflow.deliver(id, { trigger: ' ' }), (e) => e.code === 'MissingDeliveryTriggerError')
+    const delivered = await agent.workflow.deliver(id, { trigger: 'invoice-arrived', variables: { invoice: { n: 1 } }, message: 'Here it is' })
+    assert.equal(delivered.disposition, 'deliver')
+    assert.deepEqual(delivered.variables.invoice, { value: { n: 1 }, locked: true })
+    assert.equal(requests.at(-1).messages.at(-1).content, 'Here it is')
+    const parked = await agent.workflow.send(id, { message: 'Go on.' })
+    assert.equal(parked.parkedChannel, 'decision')
+    await assert.rejects(agent.workflow.reply(id, '  '), (e) => e.code === 'EmptyMessageError')
+    const replied = await agent.workflow.reply(id, 'When?')
+    assert.equal(replied.disposition, 'reply')
+    assert.equal(replied.status, 'awaiting_decision')
+    assert.equal(replied.reply, 'Tomorrow.')
+    assert.deepEqual(await agent.sessions.list(), [id])
+  } finally {
+    agent.dispose()
+  }
+})
