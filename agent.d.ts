@@ -135,21 +135,48 @@ export declare class HarnessError extends Error {
   /** The class name. */
   code: string
 }
-export declare class WorkflowLoadError extends HarnessError {}
-export declare class WorkflowDisabledError extends HarnessError {}
-export declare class UnknownTriggerError extends HarnessError {}
+export declare class WorkflowLoadError extends HarnessError {
+  workflow: string
+  workflowPath: string
+  problem: string
+  diagnostics: Array<import('./types/Diagnostic.js').Diagnostic>
+}
+export declare class WorkflowDisabledError extends HarnessError {
+  workflow: string
+}
+export declare class UnknownTriggerError extends HarnessError {
+  triggerId: string
+}
 export declare class ReservedToolNameError extends HarnessError {}
 export declare class ToolPathsError extends HarnessError {}
-export declare class InvalidVariableNameError extends HarnessError {}
+export declare class InvalidVariableNameError extends HarnessError {
+  variable: string
+  source: string
+}
 export declare class MountCollisionError extends HarnessError {}
 export declare class SessionStoreIdError extends HarnessError {}
 export declare class SessionStoreError extends HarnessError {}
-export declare class SessionNotParkedError extends HarnessError {}
-export declare class InvalidDecisionTargetError extends HarnessError {}
-export declare class EmptyMessageError extends HarnessError {}
-export declare class SessionNotAwaitingInputError extends HarnessError {}
-export declare class MissingDeliveryTriggerError extends HarnessError {}
+export declare class SessionNotParkedError extends HarnessError {
+  sessionId: string
+}
+export declare class InvalidDecisionTargetError extends HarnessError {
+  sessionId: string
+  /** Absent when no target was given. */
+  target?: string
+  validTargets: Array<string>
+}
+export declare class EmptyMessageError extends HarnessError {
+  sessionId: string
+}
+export declare class SessionNotAwaitingInputError extends HarnessError {
+  sessionId: string
+}
+export declare class MissingDeliveryTriggerError extends HarnessError {
+  sessionId: string
+}
 export declare class SessionNotResumableError extends HarnessError {}
-export declare class SessionParkedError extends HarnessError {}
+export declare class SessionParkedError extends HarnessError {
+  sessionId: string
+}
 export declare class AgentDisposedError extends HarnessError {}
 export declare const errors: Record<string, typeof HarnessError>

@@ -65,7 +65,7 @@ export const {
 function unwrap(result) {
   if (result.ok) return result.value
   const Cls = errors[result.code]
-  if (Cls) throw new Cls(result.message)
+  if (Cls) throw Object.assign(new Cls(result.message), result.fields ?? {})
   if (result.code === 'TypeError') throw new TypeError(result.message)
   throw new Error(result.message)
 }

@@ -42,7 +42,9 @@ export type GovernanceDecision = {
 }
 
 /** What a `NativeAgent` call answers: a value, or a harness error as data (`agent.js` raises it). */
-export type NativeResult = { ok: true; value: any } | { ok: false; code: string; message: string }
+export type NativeResult =
+  | { ok: true; value: any }
+  | { ok: false; code: string; message: string; fields?: Record<string, unknown> }
 
 /**
  * Which binding artifact the generated loader actually loaded: `'native'` for

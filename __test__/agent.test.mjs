@@ -189,6 +189,9 @@ test('a human state parks the session and a decision from JS resumes it', async 
       assert.equal(e.code, 'InvalidDecisionTargetError')
       assert.equal(e.name, 'InvalidDecisionTargetError')
       assert.match(e.message, /Choose one of: done, lookup/)
+      assert.equal(e.sessionId, 'p1')
+      assert.equal(e.target, 'nowhere')
+      assert.deepEqual(e.validTargets, ['done', 'lookup'])
       return true
     })
     const done = await agent.workflow.decide('p1', { to: 'done', comment: 'Fine by me.' })
@@ -274,6 +277,9 @@ test('harness errors are Error classes with a stable code', async () => {
     assert.ok(e instanceof WorkflowLoadError && e instanceof Error)
     assert.equal(e.code, 'WorkflowLoadError')
     assert.match(e.message, /Cannot load workflow 'nope'/)
+    assert.equal(e.workflow, 'nope')
+    assert.equal(e.workflowPath, 'workflows/nope/workflow.yaml')
+    assert.equal(e.problem, 'no workflow.yaml found')
     return true
   })
   const reserved = { name: 'archmax_lookup', handler: () => 'x' }
@@ -285,7 +291,7 @@ test('harness errors are Error classes with a stable code', async () => {
   })
   await assert.rejects(createAgent({ workflow: 'order-lookup', model: 42 }), TypeError)
   const agent = await createAgent({ workflow: 'order-lookup', workspace: { rootDir: root }, model: () => say('x') })
-  await assert.rejects(agent.workflow.decide('never-ran', { to: 'closed' }), (e) => e.code === 'SessionNotParkedError')
+  await assert.rejects(agent.workflow.decide('never-ran', { to: 'closed' }), (e) => e.code === 'SessionNotParkedError' && e.sessionId === 'never-ran')
   await assert.rejects(agent.workflow.reply('never-ran', 'hi'), (e) => e.code === 'SessionNotParkedError')
   await assert.rejects(agent.workflow.deliver('never-ran', { trigger: 'x' }), (e) => e.code === 'SessionNotAwaitingInputError')
   await assert.rejects(agent.workflow.send('../escape', { message: 'x' }), (e) => e.code === 'SessionStoreIdError')

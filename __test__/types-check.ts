@@ -116,7 +116,8 @@ async function agentExample(): Promise<void> {
   } catch (e) {
     if (e instanceof WorkflowLoadError) {
       const code: string = e.code
-      void code
+      const path: string = e.workflowPath
+      void [code, path]
     }
     const isHarness: boolean = e instanceof HarnessError
     void isHarness

@@ -255,9 +255,43 @@ pub struct NativeAgentOptions {
     pub essential_tools: Option<Vec<String>>,
 }
 
+/// The original's constructor fields of an error class, where the error carries them.
+fn error_fields(e: &RunError) -> Value {
+    let targets = |valid: &str| -> Vec<String> {
+        valid
+            .split(", ")
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+            .collect()
+    };
+    match e {
+        RunError::WorkflowLoad(l) => json!({
+            "workflow": l.workflow,
+            "workflowPath": l.path,
+            "problem": l.problem,
+            "diagnostics": serde_json::to_value(&l.diagnostics).unwrap_or(Value::Null),
+        }),
+        RunError::WorkflowDisabled(workflow) => json!({ "workflow": workflow }),
+        RunError::UnknownTrigger { id, .. } => json!({ "triggerId": id }),
+        RunError::Parked(id)
+        | RunError::SessionNotParked(id)
+        | RunError::EmptyMessage(id)
+        | RunError::SessionNotAwaitingInput(id)
+        | RunError::MissingDeliveryTrigger(id) => json!({ "sessionId": id }),
+        RunError::InvalidDecisionTarget { id, target, valid } => {
+            json!({ "sessionId": id, "target": target, "validTargets": targets(valid) })
+        }
+        RunError::MissingDecisionTarget { id, valid } => {
+            json!({ "sessionId": id, "validTargets": targets(valid) })
+        }
+        RunError::InvalidVariableName(name) => json!({ "variable": name, "source": "seeded" }),
+        _ => json!({}),
+    }
+}
+
 /// A harness error as data: `agent.js` raises it as the class named `code`.
 fn error_dto(e: &RunError) -> Value {
-    json!({ "ok": false, "code": e.code(), "message": e.to_string() })
+    json!({ "ok": false, "code": e.code(), "message": e.to_string(), "fields": error_fields(e) })
 }
 
 fn plain_error(code: &str, message: impl Into<String>) -> Value {
