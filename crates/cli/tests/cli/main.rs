@@ -4,6 +4,8 @@ mod env_files;
 mod parks;
 mod run;
 #[allow(dead_code)]
+// The scripted OpenAI-compatible server, shared with the workspace's integration tests.
+#[path = "../../../../tests/src/scripted.rs"]
 mod scripted;
 mod sessions;
 mod support;
