@@ -12,11 +12,7 @@ fn the_example_workflows_validate_without_findings() {
 }
 
 mod hooks {
-    use std::sync::Arc;
-
-    use archmax_machine::model::{ModelConfig, OpenAiClient, RetryPolicy};
-    use archmax_machine::store::FsStore;
-    use archmax_machine::{Harness, HarnessOptions, NoEvents, Outcome, OutcomeKind, SendInput};
+    use archmax_machine::{Harness, Outcome, OutcomeKind, SendInput};
     use archmax_tests::scripted::{Reply, ScriptedServer};
     use archmax_tests::{TempWorkspace, example_root};
     use serde_json::{Value, json};
@@ -32,24 +28,7 @@ mod hooks {
     }
 
     fn harness(ws: &TempWorkspace, server: &ScriptedServer) -> Harness {
-        let mut config = ModelConfig::new(server.url(), "k", "m");
-        config.retry = RetryPolicy {
-            attempts: 1,
-            ..RetryPolicy::default()
-        };
-        Harness::assemble(HarnessOptions {
-            root: ws.root().to_path_buf(),
-            workflow: "order-lookup".into(),
-            model: Arc::new(OpenAiClient::new(config).expect("client")),
-            default_model: "m".into(),
-            store: Arc::new(FsStore::new(ws.root())),
-            events: Arc::new(NoEvents),
-            tools: Vec::new(),
-            essential_tools: Vec::new(),
-            mounts: None,
-            skills: vec!["skills/".into()],
-        })
-        .expect("harness")
+        archmax_tests::harness(ws.root(), "order-lookup", &server.url(), "m", |_| {})
     }
 
     fn run(h: &Harness, id: &str, message: &str) -> Outcome {

@@ -444,26 +444,10 @@ fn harness_with(
     model: &str,
     f: impl FnOnce(&mut HarnessOptions),
 ) -> Harness {
-    let mut config = ModelConfig::new(server.url(), "test-key", model);
-    config.retry = RetryPolicy {
-        attempts: 1,
-        base_delay: std::time::Duration::from_millis(1),
-        ..RetryPolicy::default()
-    };
-    let mut opts = HarnessOptions {
-        root: ws.root().to_path_buf(),
-        workflow: "orders".to_string(),
-        model: Arc::new(OpenAiClient::new(config).expect("client")),
-        default_model: model.to_string(),
-        store: Arc::new(FsStore::new(ws.root())),
-        events: Arc::new(Recorder::default()),
-        tools: Vec::new(),
-        essential_tools: Vec::new(),
-        mounts: None,
-        skills: vec!["skills/".to_string()],
-    };
-    f(&mut opts);
-    Harness::assemble(opts).expect("harness")
+    archmax_tests::harness(ws.root(), "orders", &server.url(), model, |o| {
+        o.events = Arc::new(Recorder::default());
+        f(o);
+    })
 }
 
 fn spec_ws(spec: &str) -> TempWorkspace {

@@ -1,6 +1,11 @@
 //! Shared helpers for the integration tests.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use archmax_machine::model::{ModelConfig, OpenAiClient, RetryPolicy};
+use archmax_machine::store::FsStore;
+use archmax_machine::{Harness, HarnessOptions, NoEvents};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// The repository root.
@@ -67,3 +72,35 @@ impl Drop for TempWorkspace {
 }
 
 pub mod scripted;
+
+/// A harness for `workflow` of the workspace at `root`, its model the server at
+/// `model_url` (one attempt per call, no retries), its sessions on disk; `customize`
+/// adjusts the options (events, tools, mounts) before assembly.
+pub fn harness(
+    root: &Path,
+    workflow: &str,
+    model_url: &str,
+    model: &str,
+    customize: impl FnOnce(&mut HarnessOptions),
+) -> Harness {
+    let mut config = ModelConfig::new(model_url, "test-key", model);
+    config.retry = RetryPolicy {
+        attempts: 1,
+        base_delay: std::time::Duration::from_millis(1),
+        ..RetryPolicy::default()
+    };
+    let mut opts = HarnessOptions {
+        root: root.to_path_buf(),
+        workflow: workflow.to_string(),
+        model: Arc::new(OpenAiClient::new(config).expect("client")),
+        default_model: model.to_string(),
+        store: Arc::new(FsStore::new(root)),
+        events: Arc::new(NoEvents),
+        tools: Vec::new(),
+        essential_tools: Vec::new(),
+        mounts: None,
+        skills: vec!["skills/".to_string()],
+    };
+    customize(&mut opts);
+    Harness::assemble(opts).expect("harness")
+}
