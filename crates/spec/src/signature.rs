@@ -625,6 +625,25 @@ pub fn session_id_for_trigger(spec: &Value, trigger_id: &str, variables: &Value)
         .and_then(crate::grammar::session_id_from_value)
 }
 
+/// Where a firing of trigger `id` carries its words: the declaration's `message:` path,
+/// or `false` for a trigger whose firings carry none. `None` when the trigger is not
+/// declared or declares no `message:`. Host-resolved: the runtime never acts on it.
+pub fn message_path_for_trigger(spec: &Value, id: &str) -> Option<Value> {
+    trigger_declaration(spec, id)??
+        .get("message")
+        .filter(|m| m.is_string() || m.as_bool() == Some(false))
+        .cloned()
+}
+
+/// The access connection trigger `id` names (`connection:`), for the host. `None` when
+/// the trigger is not declared or names none.
+pub fn connection_for_trigger(spec: &Value, id: &str) -> Option<String> {
+    trigger_declaration(spec, id)??
+        .get("connection")?
+        .as_str()
+        .map(str::to_string)
+}
+
 #[cfg(test)]
 mod trigger_tests {
     use super::*;
@@ -657,6 +676,35 @@ mod trigger_tests {
             Some("T-9")
         );
         assert_eq!(session_id_for_trigger(&spec, "mail", &json!({})), None);
+        assert_eq!(message_path_for_trigger(&spec, "manual"), None);
+        assert_eq!(connection_for_trigger(&spec, "nope"), None);
         assert_eq!(session_id_for_trigger(&spec, "manual", &vars), None);
+    }
+}
+
+#[cfg(test)]
+mod host_key_tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn message_and_connection_are_read_back_as_declared() {
+        let spec = json!({"states": {"intake": {"triggers": {
+            "slack-message": { "session": "triggers.-1.threadId", "message": "triggers.-1.text", "connection": "acme-slack", "piece": "slack" },
+            "tick": { "message": false },
+            "manual": null
+        }}}});
+        assert_eq!(
+            message_path_for_trigger(&spec, "slack-message"),
+            Some(json!("triggers.-1.text"))
+        );
+        assert_eq!(
+            connection_for_trigger(&spec, "slack-message").as_deref(),
+            Some("acme-slack")
+        );
+        assert_eq!(message_path_for_trigger(&spec, "tick"), Some(json!(false)));
+        assert_eq!(connection_for_trigger(&spec, "tick"), None);
+        assert_eq!(message_path_for_trigger(&spec, "manual"), None);
+        assert_eq!(message_path_for_trigger(&spec, "undeclared"), None);
     }
 }
