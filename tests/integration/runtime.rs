@@ -1207,3 +1207,28 @@ fn a_disabled_workflow_starts_nothing_but_still_takes_a_decision_for_a_parked_se
     assert_eq!(decided.kind, OutcomeKind::Completed);
     assert_eq!(decided.state, "paid");
 }
+
+#[test]
+fn runtime_notes_cannot_be_called_by_the_model() {
+    let ws = spec_ws(
+        "states:\n  work:\n    triggers: { manual: }\n    budget: { maxTurns: 1 }\n    on_error: fallback\n    transitions: [{ to: fallback, description: Never. }]\n  fallback:\n    instructions: Apologise.\n",
+    );
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(vec![("c1", "archmax_note", json!({ "note": "error" }))]),
+        // The [error] note is the last thing in the transcript when this call is made.
+        Reply::text(""),
+    ])
+    .expect("server");
+    let h = harness_with(&ws, &server, "m", |_| {});
+    let out = send(&h, "n-1");
+    let first = tool_results(&server.requests()[1]);
+    assert_eq!(
+        first[0],
+        "[workflow] 'archmax_note' is not a tool. Call one of the tools you were given, by its exact name."
+    );
+    assert!(
+        first[1].starts_with("[error] The 'work' state failed"),
+        "{first:?}"
+    );
+    assert_eq!(out.state, "fallback");
+}
