@@ -62,10 +62,20 @@ export type EventEnvelope = {
   [field: string]: unknown
 }
 
+/** How one mount is served. */
+export type MountSpec = { readOnly?: boolean; governed?: boolean }
+
 export type CreateAgentParams = {
-  /** The workflow slug (`workflows/<slug>/workflow.yaml`). */
-  workflow: string
-  workspace?: { rootDir?: string }
+  /** The workflow slug (`workflows/<slug>/workflow.yaml`; default `order-lookup`). */
+  workflow?: string
+  /** `rootDir` (default: the cwd) and the mount table (key `/dir/` or `/file`; default: zero-config). */
+  workspace?: { rootDir?: string; mounts?: Record<string, MountSpec> }
+  /** Skill source dirs, workspace-relative (default `["skills/"]`; `[]` = none). */
+  skills?: Array<string>
+  /** The trigger of a turn that names none (default `manual`); checked at assembly. */
+  trigger?: { id: string }
+  /** Assembly-wide dotted path to the session id in a firing's variables (for a null id). */
+  sessionPath?: string
   /** Absent: the OpenAI-compatible endpoint from `ARCHMAX_*` (environment and `.env`). */
   model?: ModelFunction
   /** The default model id sent in requests (default `ARCHMAX_MODEL`, else `default`). */
@@ -110,6 +120,8 @@ export interface WorkflowOperations {
   reply(sessionId: string, message: string): Promise<Outcome>
   deliver(sessionId: string, delivery: Delivery): Promise<Outcome>
   resolveSession(input?: { sessionId?: string; trigger?: string; variables?: Record<string, unknown>; sessionPath?: string }): ResolvedSession
+  /** The trigger's start state (default: the agent's trigger); throws `UnknownTriggerError`. */
+  resolveTrigger(trigger?: { id: string }): { id: string; startState: string }
 }
 
 export interface SessionOperations {
@@ -146,6 +158,7 @@ export declare class WorkflowDisabledError extends HarnessError {
 }
 export declare class UnknownTriggerError extends HarnessError {
   triggerId: string
+  available: Array<string>
 }
 export declare class ReservedToolNameError extends HarnessError {}
 export declare class ToolPathsError extends HarnessError {}

@@ -150,8 +150,11 @@ function checkTools(tools) {
  */
 export async function createAgent(params) {
   if (!params || typeof params !== 'object') throw new TypeError('createAgent needs an options object')
-  const { workflow, workspace, model, onEvent, variables, essentialTools, defaultModel } = params
-  if (typeof workflow !== 'string' || !workflow) throw new TypeError("'workflow' must be a workflow slug")
+  const { workspace, model, onEvent, variables, essentialTools, defaultModel, skills, sessionPath } = params
+  const workflow = params.workflow ?? 'order-lookup'
+  if (typeof workflow !== 'string' || !workflow) {
+    throw new TypeError("'workflow' must be a workflow slug (a plain ungoverned agent, workflow: false, is not supported yet)")
+  }
   if (model !== undefined && model !== null && typeof model !== 'function') {
     throw new TypeError(`'model' must be a function, got ${describe(model)}`)
   }
@@ -170,6 +173,8 @@ export async function createAgent(params) {
       workflow,
       defaultModel: defaultModel ?? undefined,
       essentialTools: essentialTools ?? undefined,
+      skills: skills ?? undefined,
+      mounts: workspace?.mounts ?? undefined,
       tools: tools.map((t) => ({
         name: t.name,
         description: t.description ?? '',
@@ -179,6 +184,9 @@ export async function createAgent(params) {
     }),
   )
   const seeds = variables ?? {}
+  const defaultTrigger = params.trigger?.id ?? 'manual'
+  // The default trigger must start somewhere (UnknownTriggerError at assembly).
+  if (params.trigger) unwrap(native.startState(defaultTrigger))
   let disposed = false
   const live = () => {
     if (disposed) throw new AgentDisposedError('the agent was disposed')
@@ -189,11 +197,11 @@ export async function createAgent(params) {
         live()
         const vars = { ...seeds, ...(input.variables ?? {}) }
         return unwrap(
-          await native.send(sessionId ?? null, {
-            message: input.message ?? '',
-            trigger: input.trigger ?? undefined,
-            variables: vars,
-          }),
+          await native.send(
+            sessionId ?? null,
+            { message: input.message ?? '', trigger: input.trigger ?? defaultTrigger, variables: vars },
+            sessionPath ?? null,
+          ),
         )
       },
       async decide(sessionId, decision) {
@@ -211,9 +219,14 @@ export async function createAgent(params) {
           await native.deliver(sessionId, delivery.trigger ?? '', delivery.variables ?? null, delivery.message ?? null),
         )
       },
-      resolveSession({ sessionId, trigger = 'manual', variables, sessionPath } = {}) {
+      resolveSession({ sessionId, trigger = defaultTrigger, variables, sessionPath: path = sessionPath } = {}) {
         live()
-        return unwrap(native.resolveSession(sessionId ?? null, trigger, variables ?? null, sessionPath ?? null))
+        return unwrap(native.resolveSession(sessionId ?? null, trigger, variables ?? null, path ?? null))
+      },
+      resolveTrigger(t) {
+        live()
+        const id = t?.id ?? defaultTrigger
+        return { id, startState: unwrap(native.startState(id)) }
       },
     },
     sessions: {

@@ -94,7 +94,7 @@ export declare class NativeAgent {
   /** Assembles the workflow: `{ ok: true, value: { warnings } }` or `{ ok: false, code, message }`. */
   open(options: NativeAgentOptions): NativeResult
   /** `send`: `{ message, trigger?, variables? }`; an empty id is resolved. */
-  send(sessionId: string | undefined | null, input: { message?: string; trigger?: string; variables?: Record<string, unknown> }): Promise<NativeResult>
+  send(sessionId: string | undefined | null, input: { message?: string; trigger?: string; variables?: Record<string, unknown> }, sessionPath?: string | undefined | null): Promise<NativeResult>
   /** `decide`: moves a session parked at a human state to `to`. */
   decide(sessionId: string, to: string, comment?: string | undefined | null): Promise<NativeResult>
   /** `reply`: one reply-only message to a session parked at a human state. */
@@ -103,6 +103,8 @@ export declare class NativeAgent {
   deliver(sessionId: string, trigger: string, variables?: Record<string, unknown> | null | undefined, message?: string | undefined | null): Promise<NativeResult>
   /** The session a firing belongs to: `{ ok: true, value: { sessionId, source } }`. */
   resolveSession(sessionId: string | null | undefined, trigger: string, variables: Record<string, unknown> | null | undefined, sessionPath: string | null | undefined): NativeResult
+  /** The start state of `trigger`: `{ ok: true, value: startState }`, or `UnknownTriggerError`. */
+  startState(trigger: string): NativeResult
   /** Cancels a session's turn in flight; false when none runs here. */
   cancel(sessionId: string): boolean
   /** Every session id of the store. */
@@ -197,6 +199,10 @@ export interface NativeAgentOptions {
   tools?: Array<NativeToolDef>
   /** Host tools permitted in every state. */
   essentialTools?: Array<string>
+  /** Skill sources, workspace-relative (default: `["skills/"]`; `[]` = none). */
+  skills?: Array<string>
+  /** The host's mount table, keyed like `validateWorkflow`'s (default: zero-config). */
+  mounts?: Record<string, MountOptions>
 }
 
 /** One host tool as `agent.js` passes it (the handler stays in JS). */

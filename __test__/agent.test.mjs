@@ -388,3 +388,35 @@ test('a minted session waits for an event (deliver), then parks for a decision a
     agent.dispose()
   }
 })
+
+test('assembly options: default trigger (checked), resolveTrigger, sessionPath, skills and mounts', async () => {
+  const root = exampleCopy()
+  await assert.rejects(createAgent({ workflow: 'order-lookup', workspace: { rootDir: root }, model: () => say('x'), trigger: { id: 'fax' } }), (e) => {
+    assert.equal(e.code, 'UnknownTriggerError')
+    assert.equal(e.triggerId, 'fax')
+    assert.deepEqual(e.available, ['manual', 'email-received'])
+    return true
+  })
+  const { model, requests } = scripted([say('Got your email.')])
+  const agent = await createAgent({
+    workspace: { rootDir: root, mounts: { '/AGENTS.md': { readOnly: true } } },
+    skills: [],
+    model,
+    trigger: { id: 'email-received' },
+    sessionPath: 'message.thread_id',
+  })
+  try {
+    assert.deepEqual(agent.workflow.resolveTrigger(), { id: 'email-received', startState: 'classify' })
+    assert.deepEqual(agent.workflow.resolveTrigger({ id: 'manual' }), { id: 'manual', startState: 'classify' })
+    assert.throws(() => agent.workflow.resolveTrigger({ id: 'fax' }), (e) => e.code === 'UnknownTriggerError')
+    const email = { thread_id: 'thread-9', from: 'a@b.test', subject: 'Hi', body: 'Where is KK-2043?' }
+    assert.equal(agent.workflow.resolveSession({ variables: { message: email } }).sessionId, 'thread-9')
+    const outcome = await agent.workflow.send(null, { message: 'Where is KK-2043?', variables: { message: email } })
+    assert.equal(outcome.sessionId, 'thread-9')
+    assert.equal(outcome.variables.trigger.value, 'email-received')
+    // skills: [] — no skill is offered to the model.
+    assert.doesNotMatch(requests[0].messages[0].content, /order-data/)
+  } finally {
+    agent.dispose()
+  }
+})

@@ -109,6 +109,15 @@ async function agentExample(): Promise<void> {
   await agent.workflow.reply('s1', 'hello')
   await agent.workflow.deliver('s1', { trigger: 'email-received', variables: {} })
   const ids: string[] = await agent.sessions.list()
+  const start: string = agent.workflow.resolveTrigger({ id: 'manual' }).startState
+  void start
+  const configured: Agent = await createAgent({
+    workspace: { rootDir: '.', mounts: { '/catalogs/': { readOnly: true, governed: true } } },
+    skills: [],
+    trigger: { id: 'email-received' },
+    sessionPath: 'message.thread_id',
+  })
+  configured.dispose()
   const cancelled: boolean = agent.cancel('s1')
   agent.dispose()
   try {

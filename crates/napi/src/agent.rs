@@ -27,6 +27,8 @@ use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi_derive::napi;
 use serde_json::{Map, Value, json};
 
+use crate::dto::{MountOptions, mount_decls};
+
 /// A JS `(json: string) => Promise<string>`, weak so it never holds Node open.
 type AsyncJsFn = ThreadsafeFunction<String, Promise<String>, String, Status, false, true>;
 /// A JS `(json: string) => void` for events.
@@ -253,6 +255,10 @@ pub struct NativeAgentOptions {
     pub tools: Option<Vec<NativeToolDef>>,
     /// Host tools permitted in every state.
     pub essential_tools: Option<Vec<String>>,
+    /// Skill sources, workspace-relative (default: `["skills/"]`; `[]` = none).
+    pub skills: Option<Vec<String>>,
+    /// The host's mount table, keyed like `validateWorkflow`'s (default: zero-config).
+    pub mounts: Option<HashMap<String, MountOptions>>,
 }
 
 /// The original's constructor fields of an error class, where the error carries them.
@@ -272,7 +278,13 @@ fn error_fields(e: &RunError) -> Value {
             "diagnostics": serde_json::to_value(&l.diagnostics).unwrap_or(Value::Null),
         }),
         RunError::WorkflowDisabled(workflow) => json!({ "workflow": workflow }),
-        RunError::UnknownTrigger { id, .. } => json!({ "triggerId": id }),
+        RunError::UnknownTrigger { id, declared } => {
+            let available = declared
+                .strip_prefix("Declared triggers: ")
+                .map(|list| targets(list.trim_end_matches('.')))
+                .unwrap_or_default();
+            json!({ "triggerId": id, "available": available })
+        }
         RunError::Parked(id)
         | RunError::SessionNotParked(id)
         | RunError::EmptyMessage(id)
@@ -481,8 +493,10 @@ impl NativeAgent {
             }),
             tools,
             essential_tools: options.essential_tools.unwrap_or_default(),
-            mounts: None,
-            skills: vec!["skills/".to_string()],
+            mounts: options.mounts.map(mount_decls),
+            skills: options
+                .skills
+                .unwrap_or_else(|| vec!["skills/".to_string()]),
         });
         match assembled {
             Ok(mut harness) => {
@@ -528,6 +542,7 @@ impl NativeAgent {
             ts_arg_type = "{ message?: string; trigger?: string; variables?: Record<string, unknown> }"
         )]
         input: Value,
+        session_path: Option<String>,
     ) -> Result<Value> {
         let h = match self.harness() {
             Ok(h) => h,
@@ -562,7 +577,7 @@ impl NativeAgent {
                 None,
                 trigger.as_deref().unwrap_or("manual"),
                 &variables,
-                None,
+                session_path.as_deref(),
             ) {
                 Ok((id, _)) => id,
                 Err(e) => return Ok(error_dto(&e)),
@@ -683,6 +698,18 @@ impl NativeAgent {
                 json!({ "ok": true, "value": { "sessionId": id, "source": source, "unresolvedPath": unresolved } })
             }
             Err(e) => error_dto(&e),
+        }
+    }
+
+    /// The start state of `trigger`: `{ ok: true, value: startState }`, or `UnknownTriggerError`.
+    #[napi(catch_unwind, ts_return_type = "NativeResult")]
+    pub fn start_state(&self, trigger: String) -> Value {
+        match self.harness() {
+            Ok(h) => match h.start_state(&trigger) {
+                Ok(state) => json!({ "ok": true, "value": state }),
+                Err(e) => error_dto(&e),
+            },
+            Err(e) => e,
         }
     }
 
