@@ -83,7 +83,7 @@ function errorText(e) {
 }
 
 /** Runs `fn` and answers the `{ ok, value | error }` JSON the native side reads; never throws. */
-async function settle(fn, label) {
+async function settle(fn, label, convert = (v) => v) {
   let value
   try {
     value = await fn()
@@ -91,6 +91,7 @@ async function settle(fn, label) {
     return JSON.stringify({ ok: false, error: `${label} threw: ${errorText(e)}` })
   }
   try {
+    value = convert(value)
     return JSON.stringify({ ok: true, value: value === undefined ? null : value })
   } catch (e) {
     return JSON.stringify({ ok: false, error: `${label} returned a value that is not JSON: ${errorText(e)}` })
@@ -112,11 +113,12 @@ function toolAdapter(tools) {
       const { name, args, sessionId, state } = JSON.parse(callJson)
       const tool = byName.get(name)
       if (!tool) throw new Error(`no handler for tool '${name}'`)
-      const result = await tool.handler(args ?? {}, { sessionId, state, toolName: name })
+      return tool.handler(args ?? {}, { sessionId, state, toolName: name })
+    }, 'the tool handler', (result) => {
       if (typeof result === 'string') return result
       if (result === undefined) return ''
       return JSON.stringify(result)
-    }, 'the tool handler')
+    })
 }
 
 function eventAdapter(onEvent) {

@@ -420,3 +420,29 @@ test('assembly options: default trigger (checked), resolveTrigger, sessionPath, 
     agent.dispose()
   }
 })
+
+test('a tool handler answering garbage reaches the model as an error; one that never answers is ended by cancel', async () => {
+  const root = workspace({ 'workflows/desk/workflow.yaml': TOOLS_SPEC })
+  let reached
+  const hanging = new Promise((resolve) => { reached = resolve })
+  const tools = [
+    { name: 'cyclic', handler: () => { const o = {}; o.o = o; return o } },
+    { name: 'stuck', handler: () => { reached(); return new Promise(() => {}) } },
+  ]
+  const { model, requests } = scripted([
+    { role: 'assistant', content: null, tool_calls: [call('cyclic', {}, 'c1')] },
+    { role: 'assistant', content: null, tool_calls: [call('stuck', {}, 'c2')] },
+  ])
+  const agent = await createAgent({ workflow: 'desk', workspace: { rootDir: root }, model, tools, essentialTools: ['cyclic', 'stuck'] })
+  try {
+    const pending = agent.workflow.send('k1', { message: 'Go' })
+    await hanging
+    const answer = requests[1].messages.find((m) => m.role === 'tool' && m.tool_call_id === 'c1')
+    assert.match(answer.content, /the tool handler returned a value that is not JSON/)
+    assert.equal(agent.cancel('k1'), true)
+    const outcome = await pending
+    assert.equal(outcome.exit.code, 'turn-cancelled')
+  } finally {
+    agent.dispose()
+  }
+})
