@@ -118,6 +118,9 @@ export declare class NativeAgent {
   dispose(): void
 }
 
+/** The access connection trigger `id` names (`connection:`); `undefined` when none. */
+export declare function connectionForTrigger(spec: SpecLike, id: string): string | undefined
+
 /** One call to decide. */
 export interface GovernanceCall {
   /** The active state. */
@@ -175,6 +178,13 @@ export interface GovernanceWorkspaceOptions {
 
 /** Whether `s` is a hyphen-separated kebab-case slug (`order-lookup`). */
 export declare function isSlug(s: string): boolean
+
+/**
+ * Where a firing of trigger `id` carries its words (`message:`: a dotted path, or
+ * `false`); `undefined` when the trigger is not declared or declares none. The
+ * runtime never acts on it: it is for the host.
+ */
+export declare function messagePathForTrigger(spec: SpecLike, id: string): string | false | undefined
 
 /** How one mount is served. */
 export interface MountOptions {

@@ -773,10 +773,12 @@ if (
   }
 }
 
-const { Governance, NativeAgent, isSlug, parseCodeDescription, parseMachineSpec, runCli, sessionIdForTrigger, SIGNATURE_TYPES, signatureForTrigger, signatureJsonSchema, signatureValueIssues, specHash, validateSpec, validateWorkflow } = nativeBinding
+const { Governance, NativeAgent, connectionForTrigger, isSlug, messagePathForTrigger, parseCodeDescription, parseMachineSpec, runCli, sessionIdForTrigger, SIGNATURE_TYPES, signatureForTrigger, signatureJsonSchema, signatureValueIssues, specHash, validateSpec, validateWorkflow } = nativeBinding
 export { Governance }
 export { NativeAgent }
+export { connectionForTrigger }
 export { isSlug }
+export { messagePathForTrigger }
 export { parseCodeDescription }
 export { parseMachineSpec }
 export { runCli }

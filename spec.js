@@ -2,7 +2,9 @@
 // Everything here is pure except `validateWorkflow`, which reads the workspace it is given.
 export {
   SIGNATURE_TYPES,
+  connectionForTrigger,
   isSlug,
+  messagePathForTrigger,
   parseCodeDescription,
   parseMachineSpec,
   sessionIdForTrigger,

@@ -46,6 +46,8 @@ const WRONG_CALLS = [
   ['signatureValueIssues', [[], 'not an object']],
   ['signatureValueIssues', [[], null]],
   ['sessionIdForTrigger', [{}, undefined, {}]],
+  ['messagePathForTrigger', [{}, 42]],
+  ['connectionForTrigger', [{}, null]],
   ['isSlug', [7]],
   ['isSlug', []],
   ['parseCodeDescription', [Symbol('x')]],

@@ -29,6 +29,8 @@ const SPEC_FUNCTIONS = [
   'signatureJsonSchema',
   'signatureValueIssues',
   'sessionIdForTrigger',
+  'messagePathForTrigger',
+  'connectionForTrigger',
   'isSlug',
   'parseCodeDescription',
   'specHash',
@@ -90,6 +92,12 @@ for (const [label, api] of [['root', root], ['./spec', specEntry]]) {
     assert.deepEqual(api.signatureValueIssues(sig.requires, { order_id: 'A', qty: 2 }), [])
     assert.equal(api.sessionIdForTrigger(spec, 'mail', { msg: { thread: 'T-9' } }), 'T-9')
     assert.equal(api.sessionIdForTrigger(spec, 'mail', {}), undefined)
+    const hostKeys = { states: { intake: { triggers: { slack: { message: 'triggers.-1.text', connection: 'acme-slack' }, tick: { message: false } } } } }
+    assert.equal(api.messagePathForTrigger(hostKeys, 'slack'), 'triggers.-1.text')
+    assert.equal(api.messagePathForTrigger(hostKeys, 'tick'), false)
+    assert.equal(api.messagePathForTrigger(hostKeys, 'nope'), undefined)
+    assert.equal(api.connectionForTrigger(hostKeys, 'slack'), 'acme-slack')
+    assert.equal(api.connectionForTrigger(hostKeys, 'tick'), undefined)
   })
 
   test(`grammars and hashes via ${label}`, () => {

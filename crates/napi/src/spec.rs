@@ -119,6 +119,34 @@ pub fn signature_value_issues(entries: Value, values: Value) -> Result<Value> {
     serde_json::to_value(&issues).map_err(encode_error("the signature issues"))
 }
 
+/// Where a firing of trigger `id` carries its words (`message:`: a dotted path, or
+/// `false`); `undefined` when the trigger is not declared or declares none. The
+/// runtime never acts on it: it is for the host.
+#[napi(
+    catch_unwind,
+    ts_args_type = "spec: SpecLike, id: string",
+    ts_return_type = "string | false | undefined"
+)]
+pub fn message_path_for_trigger(spec: Value, id: String) -> Either<Value, Undefined> {
+    match signature::message_path_for_trigger(&spec, &id) {
+        Some(v) => Either::A(v),
+        None => Either::B(()),
+    }
+}
+
+/// The access connection trigger `id` names (`connection:`); `undefined` when none.
+#[napi(
+    catch_unwind,
+    ts_args_type = "spec: SpecLike, id: string",
+    ts_return_type = "string | undefined"
+)]
+pub fn connection_for_trigger(spec: Value, id: String) -> Either<String, Undefined> {
+    match signature::connection_for_trigger(&spec, &id) {
+        Some(c) => Either::A(c),
+        None => Either::B(()),
+    }
+}
+
 /// The session id a firing of `triggerId` belongs to, read over `variables`
 /// through the trigger's `session:` path; `undefined` when nothing resolves.
 #[napi(
