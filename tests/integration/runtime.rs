@@ -791,7 +791,9 @@ fn a_rubric_grades_a_terminal_answer_and_the_agent_revises_once() {
         Reply::text(r#"{"verdict": "ok", "reason": "names a date"}"#),
     ])
     .expect("server");
-    let h = harness_with(&ws, &server, "m", |_| {});
+    let events = Arc::new(Recorder::default());
+    let sink = events.clone();
+    let h = harness_with(&ws, &server, "m", move |o| o.events = sink);
     let out = send(&h, "g-1");
     assert_eq!(out.kind, OutcomeKind::Completed, "{out:?}");
     assert_eq!(out.reply, "It ships on 3 March.");
@@ -823,6 +825,34 @@ fn a_rubric_grades_a_terminal_answer_and_the_agent_revises_once() {
         note,
         "[after] The 'answer' completion check did not pass: rubric: reply incomplete — no date given. Update your answer and call archmax_advance again. (0 attempt(s) remaining). Revise your work and produce a corrected final response."
     );
+    // Each grading is a rubric-start / rubric-result pair named by the rubric's id.
+    let recorded = events.0.lock().map(|v| v.clone()).unwrap_or_default();
+    let rubric: Vec<(String, String, String)> = recorded
+        .iter()
+        .filter(|e| e["type"].as_str().is_some_and(|t| t.starts_with("rubric-")))
+        .map(|e| {
+            (
+                e["type"].as_str().unwrap_or_default().to_string(),
+                e["name"].as_str().unwrap_or_default().to_string(),
+                e["dispatchId"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect();
+    let pair = |n: &str| {
+        [
+            (
+                "rubric-start".to_string(),
+                "answer--after--0".to_string(),
+                n.to_string(),
+            ),
+            (
+                "rubric-result".to_string(),
+                "answer--after--0".to_string(),
+                n.to_string(),
+            ),
+        ]
+    };
+    assert_eq!(rubric, [pair("bridge-1"), pair("bridge-2")].concat());
 }
 
 const REVIEW_SPEC: &str = r#"

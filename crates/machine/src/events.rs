@@ -159,6 +159,20 @@ pub enum Event {
         verdict: String,
         reason: String,
     },
+    /// A rubric was sent to its grader.
+    RubricStart {
+        state: String,
+        name: String,
+        dispatch_id: String,
+    },
+    /// A rubric's grader answered (`ok`) or could not be reached (`error`).
+    RubricResult {
+        state: String,
+        name: String,
+        dispatch_id: String,
+        status: String,
+        duration_ms: u64,
+    },
     /// A hook's verdict (or its failure) refused the move.
     HookRejected {
         state: String,
@@ -187,7 +201,11 @@ impl Event {
             | Event::ToolBlocked { .. }
             | Event::Raised { .. }
             | Event::HookRejected { .. } => "warn",
-            Event::ToolResult { status, .. } if status == "error" => "warn",
+            Event::ToolResult { status, .. } | Event::RubricResult { status, .. }
+                if status == "error" =>
+            {
+                "warn"
+            }
             _ => "info",
         }
     }

@@ -90,6 +90,8 @@ pub struct ModelGrader {
     default_model: String,
     /// The workflow's folder; script paths are relative to it.
     workflow_dir: PathBuf,
+    /// Numbers grader dispatches (`bridge-<n>`).
+    dispatches: std::sync::atomic::AtomicU64,
 }
 
 impl ModelGrader {
@@ -104,6 +106,7 @@ impl ModelGrader {
             model,
             default_model: default_model.into(),
             workflow_dir: workflow_dir.into(),
+            dispatches: std::sync::atomic::AtomicU64::new(0),
         }
     }
 
@@ -276,11 +279,35 @@ impl HookRunner for ModelGrader {
                 .model
                 .clone()
                 .unwrap_or_else(|| self.default_model.clone());
-            match self
+            let n = self
+                .dispatches
+                .fetch_add(1, std::sync::atomic::Ordering::SeqCst)
+                + 1;
+            let dispatch_id = format!("bridge-{n}");
+            // The session-bound emitter travels with the hook's tools.
+            let emit = |event| {
+                if let Some(t) = &input.tools {
+                    t.emit(event);
+                }
+            };
+            emit(crate::events::Event::RubricStart {
+                state: input.state.clone(),
+                name: id.clone(),
+                dispatch_id: dispatch_id.clone(),
+            });
+            let started = std::time::Instant::now();
+            let answer = self
                 .model
                 .complete(&ChatRequest::new(model, messages))
-                .await
-            {
+                .await;
+            emit(crate::events::Event::RubricResult {
+                state: input.state.clone(),
+                name: id.clone(),
+                dispatch_id,
+                status: if answer.is_ok() { "ok" } else { "error" }.to_string(),
+                duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+            });
+            match answer {
                 Err(e) => Verdict::Error(format!("rubric '{id}' could not be graded: {e}")),
                 Ok(r) => {
                     let text = r.message.content.unwrap_or_default();
