@@ -1262,3 +1262,44 @@ fn runtime_notes_cannot_be_called_by_the_model() {
     );
     assert_eq!(out.state, "fallback");
 }
+
+#[test]
+fn the_sandbox_limits_come_from_the_workflow_settings() {
+    let ws = spec_ws(
+        "settings: { maxPtcCalls: 1, maxResultChars: 12, timeoutMs: 300 }\nstates:\n  work:\n    triggers: { manual: }\n",
+    );
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(vec![
+            (
+                "c1",
+                "archmax_eval",
+                json!({ "code": "await tools.ls({ path: '.' }); await tools.ls({ path: '.' })" }),
+            ),
+            (
+                "c2",
+                "archmax_eval",
+                json!({ "code": "console.log('x'.repeat(40)); 1" }),
+            ),
+            ("c3", "archmax_eval", json!({ "code": "for (;;) {}" })),
+        ]),
+        Reply::text("Done."),
+    ])
+    .expect("server");
+    let h = harness_with(&ws, &server, "m", |_| {});
+    let _ = send(&h, "l-1");
+    let results = tool_results(&server.requests()[1]);
+    assert!(
+        results[0].starts_with(
+            "Error: Tool 'ls' failed: PTC call budget exceeded (limit=1, attempted=2, function=ls)"
+        ),
+        "{results:?}"
+    );
+    assert!(
+        results[1].starts_with("xxxxxxxxxxxx\n[truncated 29 chars]"),
+        "{results:?}"
+    );
+    assert_eq!(
+        results[2],
+        "InternalError: interrupted (time limit of 300 ms reached)"
+    );
+}
