@@ -34,6 +34,53 @@ export type ModelAnswer =
 /** A model: the harness's chat-completions calls, answered by JS. */
 export type ModelFunction = (request: ModelRequest) => ModelAnswer | Promise<ModelAnswer>
 
+/**
+ * A LangChain chat model, duck-typed: `BaseChatModel` and every provider (`ChatOpenAI`,
+ * `ChatAnthropic`, ...) fit. The runtime's request becomes LangChain messages and
+ * `model.bindTools(tools).invoke(messages)` answers it; `@langchain/core` is not a dependency.
+ * (`bindTools` is optional in LangChain's own typing; it must exist at run time.)
+ */
+export interface LangChainChatModelLike {
+  invoke(input: any, options?: any): Promise<unknown>
+  bindTools?(tools: Array<any>, kwargs?: any): { invoke(input: any, options?: any): Promise<unknown> }
+}
+
+/**
+ * A LangChain tool, duck-typed (`tool(...)`, `StructuredTool`, `DynamicStructuredTool`): a zod
+ * (or Standard) schema is converted with LangChain's `toJsonSchema`, a JSON Schema is used as is;
+ * `invoke(args)` runs it and its result is the text the model sees (non-strings as JSON).
+ */
+export interface LangChainToolLike {
+  name: string
+  description?: string
+  schema?: unknown
+  invoke(input: any, config?: any): Promise<unknown>
+  /** Path arguments and their access, as for a host tool. */
+  paths?: Record<string, 'read' | 'list' | 'search' | 'write' | 'remove' | 'execute'>
+}
+
+/** The settings `modelFactory` may read from `ARCHMAX_*` (the function throws on a missing one). */
+export type AgentEnv = {
+  apiBaseUrl: string
+  apiKey: string
+  model: string
+  temperature?: number
+  maxTokens?: number
+}
+
+/** Either kind of model `createAgent` takes. */
+export type AgentModel = ModelFunction | LangChainChatModelLike
+
+/**
+ * Builds the agent model: called with `role` `agent` and no id once at assembly (the default model),
+ * then once per distinct declared model id a request names (memoised). `model` beats it.
+ */
+export type ModelFactory = (
+  role: 'agent' | 'judge' | 'rubric',
+  env: () => AgentEnv,
+  requested?: string,
+) => AgentModel | Promise<AgentModel>
+
 /** Where a host tool is called from. */
 export type ToolCallContext = { sessionId: string; state: string; toolName: string }
 
@@ -76,11 +123,13 @@ export type CreateAgentParams = {
   trigger?: { id: string }
   /** Assembly-wide dotted path to the session id in a firing's variables (for a null id). */
   sessionPath?: string
-  /** Absent: the OpenAI-compatible endpoint from `ARCHMAX_*` (environment and `.env`). */
-  model?: ModelFunction
+  /** A model function or a LangChain chat model. Absent (and no `modelFactory`): the OpenAI-compatible endpoint from `ARCHMAX_*` (environment and `.env`). */
+  model?: AgentModel
+  /** Used when `model` is absent. */
+  modelFactory?: ModelFactory
   /** The default model id sent in requests (default `ARCHMAX_MODEL`, else `default`). */
   defaultModel?: string
-  tools?: Array<HostToolDefinition>
+  tools?: Array<HostToolDefinition | LangChainToolLike>
   /** Host tools permitted and disclosed in every state. */
   essentialTools?: Array<string>
   onEvent?: (event: EventEnvelope) => void

@@ -106,6 +106,225 @@ function modelAdapter(model) {
     }, 'the model function')
 }
 
+// ---- LangChain, duck-typed. `@langchain/core` is never required: the message
+// classes and the zod converter are imported lazily when present, and plain
+// objects LangChain coerces (`{ type: 'ai', ... }`) are used when it is absent.
+
+/** A LangChain chat model: has `bindTools` and `invoke`. */
+function isLangChainModel(value) {
+  return !!value && typeof value === 'object' && typeof value.invoke === 'function' && typeof value.bindTools === 'function'
+}
+
+/** A LangChain tool: `name`, `schema`, `invoke`, and no `handler`. */
+function isLangChainTool(value) {
+  return (
+    !!value &&
+    typeof value === 'object' &&
+    typeof value.name === 'string' &&
+    typeof value.invoke === 'function' &&
+    typeof value.handler !== 'function'
+  )
+}
+
+/** A schema that is not plain JSON Schema (zod 3 `_def`, zod 4 `_zod`, Standard Schema `~standard`). */
+function isSchemaObject(schema) {
+  return !!schema && typeof schema === 'object' && ('_def' in schema || '_zod' in schema || '~standard' in schema)
+}
+
+async function optionalImport(specifier) {
+  try {
+    return await import(specifier)
+  } catch {
+    return null
+  }
+}
+
+let messagesModule
+/** `@langchain/core/messages`, or null when it is not installed. */
+async function langChainMessages() {
+  messagesModule ??= optionalImport('@langchain/core/messages')
+  return messagesModule
+}
+
+/** Concatenated text of a LangChain/OpenAI content (string or content blocks). */
+function contentText(content) {
+  if (content === null || content === undefined) return ''
+  if (typeof content === 'string') return content
+  if (Array.isArray(content)) {
+    return content
+      .map((block) => {
+        if (typeof block === 'string') return block
+        if (block && (block.type === 'text' || block.type === 'text_delta' || block.type === 'output_text') && typeof block.text === 'string') return block.text
+        return ''
+      })
+      .join('')
+  }
+  return String(content)
+}
+
+function parseArguments(text) {
+  if (text === undefined || text === null || text === '') return {}
+  if (typeof text !== 'string') return text
+  try {
+    return JSON.parse(text)
+  } catch {
+    return { input: text }
+  }
+}
+
+/** OpenAI chat messages → LangChain messages (classes when available, else coercible plain objects). */
+function toLangChainMessages(messages, lc) {
+  const make = (cls, type, fields) => (lc?.[cls] ? new lc[cls](fields) : { type, ...fields })
+  return (messages ?? []).map((m) => {
+    const content = m.content ?? ''
+    switch (m.role) {
+      case 'system':
+        return make('SystemMessage', 'system', { content })
+      case 'assistant': {
+        const toolCalls = (m.tool_calls ?? []).map((c) => ({
+          id: c.id,
+          name: c.function?.name ?? c.name,
+          args: parseArguments(c.function?.arguments ?? c.args),
+          type: 'tool_call',
+        }))
+        return make('AIMessage', 'ai', toolCalls.length ? { content, tool_calls: toolCalls } : { content })
+      }
+      case 'tool':
+        return make('ToolMessage', 'tool', { content, tool_call_id: m.tool_call_id ?? '' })
+      default:
+        return make('HumanMessage', 'human', { content })
+    }
+  })
+}
+
+/** A LangChain AIMessage → a `chat.completion` the runtime reads (text, tool calls, usage, model id). */
+function fromLangChainMessage(message) {
+  if (!message || typeof message !== 'object') {
+    throw new Error(`the LangChain model's invoke returned ${describe(message)}, expected an AIMessage`)
+  }
+  const toolCalls = (message.tool_calls ?? []).map((c, i) => ({
+    id: c.id || `call_${i}_${Date.now().toString(36)}`,
+    type: 'function',
+    function: { name: c.name, arguments: typeof c.args === 'string' ? c.args : JSON.stringify(c.args ?? {}) },
+  }))
+  const text = contentText(message.content)
+  const assistant = { role: 'assistant', content: text === '' && toolCalls.length ? null : text }
+  if (toolCalls.length) assistant.tool_calls = toolCalls
+  const completion = { choices: [{ message: assistant, finish_reason: toolCalls.length ? 'tool_calls' : 'stop' }] }
+  const u = message.usage_metadata
+  if (u && typeof u === 'object') {
+    const usage = {
+      prompt_tokens: u.input_tokens ?? 0,
+      completion_tokens: u.output_tokens ?? 0,
+      total_tokens: u.total_tokens ?? (u.input_tokens ?? 0) + (u.output_tokens ?? 0),
+    }
+    const details = u.input_token_details ?? {}
+    if (details.cache_read !== undefined) usage.prompt_tokens_details = { cached_tokens: details.cache_read }
+    if (details.cache_creation !== undefined) usage.cache_creation_input_tokens = details.cache_creation
+    completion.usage = usage
+  }
+  const modelId = message.response_metadata?.model_name ?? message.response_metadata?.model
+  if (typeof modelId === 'string' && modelId) completion.model = modelId
+  return completion
+}
+
+/** A LangChain chat model as a model function over the chat-completions request. */
+function langChainModelFunction(chatModel) {
+  return async (request) => {
+    const lc = await langChainMessages()
+    const messages = toLangChainMessages(request.messages, lc)
+    const tools = request.tools ?? []
+    // OpenAI-format tool definitions: every LangChain provider's bindTools accepts them.
+    const runnable = tools.length ? chatModel.bindTools(tools) : chatModel
+    return fromLangChainMessage(await runnable.invoke(messages))
+  }
+}
+
+/** `model`/`modelFactory` as one model function (or null: the `ARCHMAX_*` endpoint). */
+function resolveModel(model, modelFactory, defaultModel) {
+  const asFunction = (m, what) => {
+    if (typeof m === 'function') return m
+    if (isLangChainModel(m)) return langChainModelFunction(m)
+    throw new TypeError(`${what} must be a function or a LangChain chat model (bindTools + invoke), got ${describe(m)}`)
+  }
+  if (model !== undefined && model !== null) return asFunction(model, "'model'")
+  if (modelFactory === undefined || modelFactory === null) return null
+  if (typeof modelFactory !== 'function') throw new TypeError(`'modelFactory' must be a function, got ${describe(modelFactory)}`)
+  const env = () => agentEnv()
+  const byId = new Map()
+  const forId = (id) => {
+    if (!byId.has(id)) {
+      const made = (async () => asFunction(await modelFactory('agent', env, id), "what 'modelFactory' returned"))()
+      byId.set(id, made)
+      made.catch(() => byId.delete(id)) // a failed build is retried on the next request
+    }
+    return byId.get(id)
+  }
+  // The default model is asked for with no id, once, at assembly (so a factory that throws fails createAgent).
+  const defaultId = defaultModel ?? process.env.ARCHMAX_MODEL ?? 'default'
+  return {
+    ready: forId(undefined),
+    fn: async (request) => {
+      const fn = await forId(!request.model || request.model === defaultId ? undefined : request.model)
+      return fn(request)
+    },
+  }
+}
+
+/** The lazy `AgentEnv` of `modelFactory`: throws on a missing variable. */
+function agentEnv() {
+  const need = (name) => {
+    const value = process.env[name]
+    if (!value) throw new Error(`${name} is not set`)
+    return value
+  }
+  const num = (name) => (process.env[name] === undefined || process.env[name] === '' ? undefined : Number(process.env[name]))
+  return {
+    apiBaseUrl: need('ARCHMAX_API_BASE_URL'),
+    apiKey: need('ARCHMAX_API_KEY'),
+    model: need('ARCHMAX_MODEL'),
+    temperature: num('ARCHMAX_TEMPERATURE'),
+    maxTokens: num('ARCHMAX_MAX_TOKENS'),
+  }
+}
+
+/** Tool entries as host tool definitions: LangChain tools get a JSON schema and a handler over `invoke`. */
+async function normalizeTools(tools) {
+  if (!Array.isArray(tools)) return tools
+  let toJsonSchema
+  const out = []
+  for (const [i, t] of tools.entries()) {
+    if (!isLangChainTool(t)) {
+      out.push(t)
+      continue
+    }
+    let schema = t.schema ?? { type: 'object', properties: {} }
+    if (isSchemaObject(schema)) {
+      if (toJsonSchema === undefined) {
+        toJsonSchema = (await optionalImport('@langchain/core/utils/json_schema'))?.toJsonSchema ?? null
+      }
+      if (toJsonSchema) schema = toJsonSchema(schema)
+      else if (typeof schema.toJSONSchema === 'function') schema = schema.toJSONSchema()
+      else throw new TypeError(`tools[${i}] ('${t.name}'): its schema is a zod/Standard schema and @langchain/core is not installed to convert it`)
+    }
+    out.push({
+      name: t.name,
+      description: t.description ?? '',
+      schema,
+      paths: t.paths,
+      handler: async (args) => {
+        const result = await t.invoke(args)
+        // A ToolMessage (or anything with content) answers with its text.
+        if (result && typeof result === 'object' && (result.type === 'tool' || result._getType?.() === 'tool')) {
+          return typeof result.content === 'string' ? result.content : contentText(result.content) || JSON.stringify(result.content)
+        }
+        return result
+      },
+    })
+  }
+  return out
+}
+
 function toolAdapter(tools) {
   const byName = new Map(tools.map((t) => [t.name, t]))
   return (callJson) =>
@@ -157,15 +376,18 @@ export async function createAgent(params) {
   if (typeof workflow !== 'string' || !workflow) {
     throw new TypeError("'workflow' must be a workflow slug (a plain ungoverned agent, workflow: false, is not supported yet)")
   }
-  if (model !== undefined && model !== null && typeof model !== 'function') {
-    throw new TypeError(`'model' must be a function, got ${describe(model)}`)
-  }
+  const resolved = resolveModel(model, params.modelFactory, defaultModel)
   if (onEvent !== undefined && onEvent !== null && typeof onEvent !== 'function') {
     throw new TypeError(`'onEvent' must be a function, got ${describe(onEvent)}`)
   }
-  const tools = checkTools(params.tools)
+  const tools = checkTools(await normalizeTools(params.tools))
+  let modelFn = resolved
+  if (resolved && typeof resolved === 'object') {
+    await resolved.ready
+    modelFn = resolved.fn
+  }
   const native = new NativeAgent(
-    model ? modelAdapter(model) : null,
+    modelFn ? modelAdapter(modelFn) : null,
     tools.length ? toolAdapter(tools) : null,
     onEvent ? eventAdapter(onEvent) : null,
   )

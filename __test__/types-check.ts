@@ -1,4 +1,6 @@
 // A typed consumer of the package: `npx tsc -p __test__` must pass.
+// @langchain/core's declarations name Symbol.asyncDispose (not in the es2022 lib).
+/// <reference lib="esnext.disposable" />
 import {
   SIGNATURE_TYPES,
   isSlug,
@@ -134,3 +136,53 @@ async function agentExample(): Promise<void> {
   void [reply, decided, ids, cancelled]
 }
 void agentExample
+
+// createAgent with LangChain: a chat model instance, a `tool(...)` with a zod schema, a modelFactory.
+import { BaseChatModel } from '@langchain/core/language_models/chat_models'
+import { FakeListChatModel } from '@langchain/core/utils/testing'
+import { AIMessage, type BaseMessage } from '@langchain/core/messages'
+import type { ChatResult } from '@langchain/core/outputs'
+import { tool } from '@langchain/core/tools'
+import { z } from 'zod'
+import type { AgentEnv, LangChainChatModelLike, LangChainToolLike, ModelFactory } from '@archmax-ai/harness/agent'
+
+class EchoChatModel extends BaseChatModel {
+  _llmType(): string {
+    return 'echo'
+  }
+  override bindTools(): this {
+    return this
+  }
+  async _generate(messages: BaseMessage[]): Promise<ChatResult> {
+    const message = new AIMessage(`${messages.length} messages`)
+    return { generations: [{ text: String(message.content), message }] }
+  }
+}
+
+async function langChainExample(): Promise<void> {
+  const crmLookup = tool(async ({ email }: { email: string }) => `Customer ${email}`, {
+    name: 'crm_lookup',
+    description: 'Looks a customer up by email.',
+    schema: z.object({ email: z.string() }),
+  })
+  const asTool: LangChainToolLike = crmLookup
+  const chat: LangChainChatModelLike = new EchoChatModel({})
+  const agent: Agent = await createAgent({
+    workflow: 'order-lookup',
+    workspace: { rootDir: 'examples/customer-support' },
+    model: new EchoChatModel({}),
+    tools: [crmLookup, { name: 'plain', handler: () => 'ok' }],
+  })
+  agent.dispose()
+  const factory: ModelFactory = (role, env, requested) => {
+    const settings: AgentEnv | undefined = role === 'agent' && requested === 'env' ? env() : undefined
+    void settings
+    return requested ? new FakeListChatModel({ responses: ['hi'] }) : async () => ({ role: 'assistant' as const, content: 'hi' })
+  }
+  const fromFactory: Agent = await createAgent({ workspace: { rootDir: '.' }, modelFactory: factory })
+  fromFactory.dispose()
+  // @ts-expect-error a model is a function or a chat model
+  await createAgent({ model: 42 })
+  void [asTool, chat]
+}
+void langChainExample
