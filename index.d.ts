@@ -121,6 +121,23 @@ export declare class NativeAgent {
 /** The access connection trigger `id` names (`connection:`); `undefined` when none. */
 export declare function connectionForTrigger(spec: SpecLike, id: string): string | undefined
 
+/**
+ * A decision as JS receives it (`GovernanceDecision`): built field by field, which
+ * saves about 1 µs per call over converting a JSON value.
+ */
+export interface DecisionObject {
+  /** Allowed or not. */
+  allowed: boolean
+  /** The rule that decided. */
+  rule: string
+  /** The model-facing text; present on every denial. */
+  message?: string
+  /** A denial retrying cannot fix: the turn ends. */
+  terminal: boolean
+  /** The denial is reported as a warning event. */
+  warn: boolean
+}
+
 /** One call to decide. */
 export interface GovernanceCall {
   /** The active state. */

