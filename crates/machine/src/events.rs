@@ -193,7 +193,34 @@ pub enum Event {
     },
 }
 
+/// How many characters of a tool's output a `tool-result` event carries.
+const RESULT_PREVIEW_CHARS: usize = 4096;
+
 impl Event {
+    /// The `tool-result` of a settled call: its output previewed to 4,096 characters
+    /// and its duration since `started`.
+    pub fn tool_result(
+        state: String,
+        tool: String,
+        call_id: String,
+        ok: bool,
+        started: std::time::Instant,
+        output: &str,
+        origin: Option<String>,
+    ) -> Event {
+        let preview: String = output.chars().take(RESULT_PREVIEW_CHARS).collect();
+        Event::ToolResult {
+            state,
+            tool,
+            call_id,
+            status: if ok { "ok" } else { "error" }.to_string(),
+            duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+            truncated: preview.len() < output.len(),
+            output: preview,
+            origin,
+        }
+    }
+
     /// `warn` for warnings, refusals and raises; `info` otherwise.
     pub fn level(&self) -> &'static str {
         match self {

@@ -124,21 +124,16 @@ impl ScriptTools {
         });
         let started = std::time::Instant::now();
         let result = self.run(name, args).await;
-        let output = match &result {
-            Ok(t) | Err(t) => t.chars().take(4096).collect::<String>(),
-        };
-        self.emit(Event::ToolResult {
-            state: self.state.clone(),
-            tool: name.to_string(),
+        let (Ok(output) | Err(output)) = &result;
+        self.emit(Event::tool_result(
+            self.state.clone(),
+            name.to_string(),
             call_id,
-            status: if result.is_ok() { "ok" } else { "error" }.to_string(),
-            duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
-            truncated: match &result {
-                Ok(t) | Err(t) => output.len() < t.len(),
-            },
+            result.is_ok(),
+            started,
             output,
             origin,
-        });
+        ));
         result
     }
 

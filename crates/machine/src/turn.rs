@@ -1107,24 +1107,9 @@ impl Turn<'_> {
             return Gate::Pass;
         };
         let variables = self.session.kernel_variables();
-        let tools = std::sync::Arc::new(crate::ptc::ScriptTools {
-            policy: self.h.policy.clone(),
-            origin: Origin::Lifecycle,
-            session_id: self.id.as_str().to_string(),
-            // Governed against the session's state at the last model call: the source
-            // state while a move is in its veto window, even for the target's hooks.
-            state: self.session.workflow_state.clone(),
-            variables: variables.clone(),
-            workspace: self.workspace(),
-            host: self.h.tools.clone(),
-            listed: crate::ptc::SCRIPT_FILE_TOOLS
-                .iter()
-                .map(|t| (*t).to_string())
-                .chain(self.h.tools.iter().map(|t| t.name().to_string()))
-                .collect(),
-            events: self.h.emitter.clone(),
-            calls: Default::default(),
-        });
+        // Governed against the session's state at the last model call: the source
+        // state while a move is in its veto window, even for the target's hooks.
+        let tools = self.script_tools(Origin::Lifecycle, variables.clone(), self.workspace());
         for (index, hook) in spec.hooks().iter().enumerate() {
             let input = HookInput {
                 state: state.to_string(),
@@ -1396,17 +1381,15 @@ impl Turn<'_> {
             Some(pointer) => pointer,
             None => text,
         };
-        let preview: String = text.chars().take(4096).collect();
-        self.emit(Event::ToolResult {
+        self.emit(Event::tool_result(
             state,
-            tool: name,
-            call_id: call.id.clone(),
-            status: if is_error { "error" } else { "ok" }.to_string(),
-            duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
-            truncated: preview.len() < text.len(),
-            output: preview,
-            origin: None,
-        });
+            name,
+            call.id.clone(),
+            !is_error,
+            started,
+            &text,
+            None,
+        ));
         (text, is_error)
     }
 
@@ -1463,7 +1446,6 @@ impl Turn<'_> {
             text,
             is_error: true,
         };
-        let state = self.session.workflow_state.clone();
         let variables = self.session.kernel_variables();
         let workspace = self.workspace();
         let (path, code, script_args) = if name == "archmax_eval" {
@@ -1510,28 +1492,7 @@ impl Turn<'_> {
                 Err(e) => return error(format!("Error: the sandbox could not start: {e}")),
             },
         };
-        let listed = self
-            .h
-            .policy
-            .surface(&state)
-            .into_iter()
-            .filter(|t| {
-                crate::ptc::SCRIPT_FILE_TOOLS.contains(&t.as_str())
-                    || self.h.tools.iter().any(|h| h.name() == t)
-            })
-            .collect();
-        let bridge = std::sync::Arc::new(crate::ptc::ScriptTools {
-            policy: self.h.policy.clone(),
-            origin: Origin::Script,
-            session_id: self.id.as_str().to_string(),
-            state,
-            variables,
-            workspace,
-            host: self.h.tools.clone(),
-            listed,
-            events: self.h.emitter.clone(),
-            calls: Default::default(),
-        });
+        let bridge = self.script_tools(Origin::Script, variables, workspace);
         let run = match path {
             None => sandbox.eval(&code, Value::Null, bridge).await,
             Some(p) => sandbox.run_file(&p, &code, script_args, bridge).await,
@@ -1540,6 +1501,41 @@ impl Turn<'_> {
             text: run.text,
             is_error: run.is_error,
         }
+    }
+
+    /// The `tools.*` of a script run by `origin`, bound to this session and its current
+    /// state. A hook lists every tool a script may call; model code lists the ones the
+    /// state discloses.
+    fn script_tools(
+        &self,
+        origin: Origin,
+        variables: archmax_kernel::Variables,
+        workspace: Option<crate::files::Workspace>,
+    ) -> std::sync::Arc<crate::ptc::ScriptTools> {
+        let state = self.session.workflow_state.clone();
+        let callable = crate::ptc::SCRIPT_FILE_TOOLS
+            .iter()
+            .map(|t| (*t).to_string())
+            .chain(self.h.tools.iter().map(|t| t.name().to_string()));
+        let listed = match origin {
+            Origin::Lifecycle => callable.collect(),
+            _ => {
+                let disclosed = self.h.policy.surface(&state);
+                callable.filter(|t| disclosed.contains(t)).collect()
+            }
+        };
+        std::sync::Arc::new(crate::ptc::ScriptTools {
+            policy: self.h.policy.clone(),
+            origin,
+            session_id: self.id.as_str().to_string(),
+            state,
+            variables,
+            workspace,
+            host: self.h.tools.clone(),
+            listed,
+            events: self.h.emitter.clone(),
+            calls: Default::default(),
+        })
     }
 
     fn workspace(&self) -> Option<crate::files::Workspace> {
