@@ -12,38 +12,13 @@ fn the_example_workflows_validate_without_findings() {
 }
 
 mod hooks {
-    use archmax_machine::{Harness, Outcome, OutcomeKind, SendInput};
+    use archmax_machine::{Harness, OutcomeKind};
     use archmax_tests::scripted::{Reply, ScriptedServer};
-    use archmax_tests::{TempWorkspace, example_root};
+    use archmax_tests::{TempWorkspace, example_root, tool_results};
     use serde_json::{Value, json};
-
-    fn results(request: &Value) -> Vec<String> {
-        request["messages"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter(|m| m["role"] == "tool")
-            .filter_map(|m| m["content"].as_str().map(str::to_string))
-            .collect()
-    }
 
     fn harness(ws: &TempWorkspace, server: &ScriptedServer) -> Harness {
         archmax_tests::harness(ws.root(), "order-lookup", &server.url(), "m", |_| {})
-    }
-
-    fn run(h: &Harness, id: &str, message: &str) -> Outcome {
-        tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .expect("runtime")
-            .block_on(h.send(
-                id,
-                SendInput {
-                    message: message.into(),
-                    ..SendInput::default()
-                },
-            ))
-            .expect("turn")
     }
 
     fn decision(decision: &str, amount: f64) -> Value {
@@ -93,14 +68,14 @@ mod hooks {
         ])
         .expect("server");
         let h = harness(&ws, &server);
-        let out = run(&h, "refund-1", "I want my money back for KK-2046.");
+        let out = archmax_tests::send(&h, "refund-1", "I want my money back for KK-2046.");
         let requests = server.requests();
-        let veto = results(&requests[2]).pop().unwrap_or_default();
+        let veto = tool_results(&requests[2]).pop().unwrap_or_default();
         assert!(
             veto.contains("The proposed 999.00 EUR is more than the 22.00 EUR paid for KK-2046."),
             "{veto}"
         );
-        let correct = results(&requests[3]).pop().unwrap_or_default();
+        let correct = tool_results(&requests[3]).pop().unwrap_or_default();
         assert!(correct.contains("A deny needs no approval"), "{correct}");
         assert_eq!(out.kind, OutcomeKind::Completed, "{out:?}");
         assert_eq!(out.state, "closed");
@@ -134,14 +109,14 @@ mod hooks {
         ])
         .expect("server");
         let h = harness(&ws, &server);
-        let _ = run(&h, "run-1", "Refund KK-2043 please.");
+        let _ = archmax_tests::send(&h, "run-1", "Refund KK-2043 please.");
         let requests = server.requests();
-        let limit = results(&requests[2]).pop().unwrap_or_default();
+        let limit = tool_results(&requests[2]).pop().unwrap_or_default();
         assert!(limit.starts_with("→ {"), "{limit}");
         let value: Value = serde_json::from_str(limit.trim_start_matches("→ ")).expect("json");
         assert_eq!(value["limit"], json!(300));
         assert_eq!(value["escalate"], json!(true));
-        let refused = results(&requests[3]).pop().unwrap_or_default();
+        let refused = tool_results(&requests[3]).pop().unwrap_or_default();
         assert!(
             refused.starts_with("[workflow] BLOCKED: 'archmax_run' may only execute scripts that live in a skill bundle"),
             "{refused}"

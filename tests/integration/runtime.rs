@@ -6,8 +6,8 @@ use std::sync::{Arc, Mutex};
 use archmax_machine::model::{ModelConfig, OpenAiClient, RetryPolicy};
 use archmax_machine::store::FsStore;
 use archmax_machine::{Envelope, EventSink, Harness, HarnessOptions, OutcomeKind, SendInput};
-use archmax_tests::TempWorkspace;
 use archmax_tests::scripted::{Reply, ScriptedServer};
+use archmax_tests::{TempWorkspace, rt, tool_results};
 use serde_json::{Map, Value, json};
 
 const SPEC: &str = r#"
@@ -84,13 +84,6 @@ fn workspace() -> TempWorkspace {
         // Run state lives in the session folder: the agent's `orders/…` is there.
         ("sessions/s-1/orders/KK-1.json", "{\"status\": \"shipped\"}"),
     ])
-}
-
-fn rt() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("runtime")
 }
 
 #[test]
@@ -455,24 +448,7 @@ fn spec_ws(spec: &str) -> TempWorkspace {
 }
 
 fn send(h: &Harness, id: &str) -> archmax_machine::Outcome {
-    rt().block_on(h.send(
-        id,
-        SendInput {
-            message: "go".into(),
-            ..SendInput::default()
-        },
-    ))
-    .expect("turn")
-}
-
-fn tool_results(request: &Value) -> Vec<String> {
-    request["messages"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|m| m["role"] == "tool")
-        .filter_map(|m| m["content"].as_str().map(str::to_string))
-        .collect()
+    archmax_tests::send(h, id, "go")
 }
 
 #[test]

@@ -5,7 +5,8 @@ use std::sync::Arc;
 
 use archmax_machine::model::{ModelConfig, OpenAiClient, RetryPolicy};
 use archmax_machine::store::FsStore;
-use archmax_machine::{Harness, HarnessOptions, NoEvents};
+use archmax_machine::{Harness, HarnessOptions, NoEvents, Outcome, SendInput};
+use serde_json::Value;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// The repository root.
@@ -103,4 +104,35 @@ pub fn harness(
     };
     customize(&mut opts);
     Harness::assemble(opts).expect("harness")
+}
+
+/// A current-thread runtime for driving a harness from a test.
+pub fn rt() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime")
+}
+
+/// Sends `message` to session `id` and waits for the outcome.
+pub fn send(h: &Harness, id: &str, message: &str) -> Outcome {
+    rt().block_on(h.send(
+        id,
+        SendInput {
+            message: message.into(),
+            ..SendInput::default()
+        },
+    ))
+    .expect("turn")
+}
+
+/// The tool results a recorded model request carried, in order.
+pub fn tool_results(request: &Value) -> Vec<String> {
+    request["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|m| m["role"] == "tool")
+        .filter_map(|m| m["content"].as_str().map(str::to_string))
+        .collect()
 }
