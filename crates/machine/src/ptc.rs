@@ -34,23 +34,23 @@ pub fn limits(spec: &archmax_spec::model::Workflow) -> archmax_sandbox::Limits {
     let settings = spec.settings.as_ref();
     let defaults = archmax_sandbox::Limits::default();
     archmax_sandbox::Limits {
-        timeout: std::time::Duration::from_millis(
-            settings.and_then(|s| s.timeout_ms).unwrap_or(15_000),
-        ),
+        timeout: settings
+            .and_then(|s| s.timeout_ms)
+            .map_or(defaults.timeout, std::time::Duration::from_millis),
         memory_bytes: settings
             .and_then(|s| s.memory_limit_bytes)
             .and_then(|b| usize::try_from(b).ok())
             .unwrap_or(defaults.memory_bytes),
-        stack_bytes: defaults.stack_bytes,
         max_tool_calls: match settings.and_then(|s| s.max_ptc_calls) {
-            None => Some(256),
-            Some(None) => None,
-            Some(Some(n)) => Some(u32::try_from(n).unwrap_or(u32::MAX)),
+            None => defaults.max_tool_calls,
+            Some(n) => n.map(|n| u32::try_from(n).unwrap_or(u32::MAX)),
         },
+        // The workflow default (4,000) is smaller than the sandbox's own.
         max_result_chars: settings
             .and_then(|s| s.max_result_chars)
             .and_then(|n| usize::try_from(n).ok())
             .unwrap_or(4_000),
+        ..defaults
     }
 }
 
