@@ -1279,3 +1279,33 @@ fn the_sandbox_limits_come_from_the_workflow_settings() {
         "InternalError: interrupted (time limit of 300 ms reached)"
     );
 }
+
+#[test]
+fn a_hook_runs_under_the_workflow_sandbox_limits() {
+    let ws = TempWorkspace::new(&[
+        (
+            "workflows/orders/workflow.yaml",
+            "settings: { timeoutMs: 300 }\nstates:\n  draft:\n    triggers: { manual: }\n    after: { script: hooks/spin.js }\n    on_error: failed\n    transitions: [{ to: done, description: Finished. }]\n  done:\n    instructions: Say so.\n  failed:\n    instructions: Explain.\n",
+        ),
+        ("workflows/orders/hooks/spin.js", "for (;;) {}\n"),
+    ]);
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(vec![(
+            "c1",
+            "archmax_advance",
+            json!({ "to": "done", "reason": "ready" }),
+        )]),
+        Reply::text("Sorry."),
+    ])
+    .expect("server");
+    let h = harness_with(&ws, &server, "m", |_| {});
+    let out = send(&h, "t-h");
+    assert_eq!(out.state, "failed", "a hook that overruns fails closed");
+    let results = tool_results(&server.requests()[1]);
+    assert!(
+        results.iter().any(|r| r.contains(
+            "hook 'hooks/spin.js' failed: InternalError: interrupted (time limit of 300 ms reached)"
+        )),
+        "{results:?}"
+    );
+}

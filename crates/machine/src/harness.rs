@@ -245,6 +245,7 @@ impl Harness {
             opts.model.clone(),
             opts.default_model.clone(),
             opts.root.join("workflows").join(&opts.workflow),
+            crate::ptc::limits(&loaded.spec),
         ));
         let emitter = Emitter::new(opts.events);
         for w in &loaded.warnings {

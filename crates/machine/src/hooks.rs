@@ -92,21 +92,25 @@ pub struct ModelGrader {
     workflow_dir: PathBuf,
     /// Numbers grader dispatches (`bridge-<n>`).
     dispatches: std::sync::atomic::AtomicU64,
+    /// The workflow's sandbox limits (`settings`), for script hooks.
+    limits: archmax_sandbox::Limits,
 }
 
 impl ModelGrader {
     /// Grades with `model`; a rubric without its own `model` uses `default_model`;
-    /// scripts are read from `workflow_dir`.
+    /// scripts are read from `workflow_dir` and run under `limits`.
     pub fn new(
         model: std::sync::Arc<dyn Model>,
         default_model: impl Into<String>,
         workflow_dir: impl Into<PathBuf>,
+        limits: archmax_sandbox::Limits,
     ) -> Self {
         ModelGrader {
             model,
             default_model: default_model.into(),
             workflow_dir: workflow_dir.into(),
             dispatches: std::sync::atomic::AtomicU64::new(0),
+            limits,
         }
     }
 
@@ -123,8 +127,7 @@ impl ModelGrader {
                 ));
             }
         };
-        let sandbox = match archmax_sandbox::Sandbox::new(archmax_sandbox::Limits::default()).await
-        {
+        let sandbox = match archmax_sandbox::Sandbox::new(self.limits.clone()).await {
             Ok(s) => s,
             Err(e) => return Verdict::Error(format!("the sandbox could not start: {e}")),
         };
