@@ -1,3 +1,5 @@
-// The package entry: the generated binding (index.js) and the hand-written agent API (agent.js).
+// The package entry: the generated binding (index.js), the hand-written agent API (agent.js) and
+// the root subset of the transcript readers (the same bindings as `@archmax-ai/harness/messages`).
 export * from './index.js'
 export * from './agent.js'
+export { contentToString, isAiMessage, isRuntimeNote, lastAgentText, runtimeNoteKind } from './messages.js'

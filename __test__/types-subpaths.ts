@@ -1,0 +1,91 @@
+// A typed consumer of `@archmax-ai/harness/messages` and `@archmax-ai/harness/sandbox`
+// (checked by `npx tsc -p __test__`, strict).
+import {
+  contentToString,
+  isAiMessage,
+  isHumanMessage,
+  isRuntimeNote,
+  lastAgentText,
+  lastTurn,
+  messageTypeOf,
+  messagesSince,
+  opensTurn,
+  runtimeNoteKind,
+  type RuntimeNoteKind,
+} from '@archmax-ai/harness/messages'
+import { lastAgentText as rootLastAgentText, type RuntimeNoteKind as RootNoteKind } from '@archmax-ai/harness'
+import {
+  correct,
+  defineHook,
+  ok,
+  veto,
+  type HookArgs,
+  type HookFn,
+  type HookInput,
+  type HookMessage,
+  type HookResult,
+  type HookVerdict,
+  type SandboxTools,
+  type TrailStep,
+} from '@archmax-ai/harness/sandbox'
+
+// --- messages ---
+type Line = { role: string; content: string }
+const transcript: Line[] = [
+  { role: 'user', content: 'hi' },
+  { role: 'assistant', content: 'hello' },
+]
+const reply: string = lastAgentText(transcript)
+const same: typeof lastAgentText = rootLastAgentText
+const since: Line[] = messagesSince(transcript, 1)
+const turn: Line[] = lastTurn(transcript)
+const kind: RuntimeNoteKind | null = runtimeNoteKind(transcript[0])
+const rootKind: RootNoteKind = 'budget'
+const flags: boolean[] = [isAiMessage(since[0]), isHumanMessage(turn[0]), isRuntimeNote({}), opensTurn(null)]
+const text: string = contentToString([{ type: 'text', text: 'a' }]) + messageTypeOf(transcript[1])
+function describe(k: RuntimeNoteKind): string {
+  switch (k) {
+    case 'decision':
+    case 'event':
+    case 'error':
+    case 'after':
+    case 'sub-workflow':
+    case 'opening':
+    case 'budget':
+      return k
+  }
+}
+// @ts-expect-error: not a note kind
+const badKind: RuntimeNoteKind = 'gossip'
+
+// --- sandbox ---
+const gate = defineHook(async (input: HookInput) => {
+  if (input.phase === 'before') return ok()
+  const notes: HookMessage[] = input.messages.filter((m) => m.role === 'runtime' && m.note === 'after')
+  const calls = input.messages.flatMap((m) => m.toolCalls ?? []).map((c) => c.name)
+  const file: string = await input.tools.readFile({ file_path: 'scratchpad/refund.json', limit: 2000 })
+  const listing: string = await input.tools.ls()
+  const host: string = await input.tools.crmLookup({ email: 'a@b.test' })
+  if (file.startsWith('Error:')) return correct(`write the file first (${notes.length} notes, ${calls.length} calls, ${listing}, ${host})`)
+  return input.to === 'closed' ? veto('not closed') : true
+})
+const fn: HookFn = gate
+const plain: HookFn = defineHook(({ variables, from, to, reason, trigger }) => (variables.ok ? undefined : { verdict: 'veto', reason: `${from}→${to} ${reason ?? ''} ${trigger ?? ''}` }))
+const verdicts: HookVerdict[] = [ok(), veto(), correct('x'), { verdict: 'ok' }]
+const results: HookResult[] = [true, false, undefined, null, ok('fine')]
+const vetoReason: 'veto' = veto('x').verdict
+const args: HookArgs = { state: 's', phase: 'after', variables: {}, messages: [{ role: 'user', text: 'hi' }] }
+const step: TrailStep = { to: 'review', kind: 'agent', ts: 0 }
+declare const tools: SandboxTools
+void tools.grep({ pattern: 'KK-', glob: '*.json' })
+void tools.copyFile({ source: 'a', destination: 'b', overwrite: true })
+// @ts-expect-error: read_file needs a path
+void tools.readFile({ limit: 1 })
+// @ts-expect-error: not a verdict word
+const badVerdict: HookVerdict = { verdict: 'maybe' }
+// @ts-expect-error: a hook cannot answer a string
+const badHook: HookFn = () => 'ok'
+// @ts-expect-error: phase is before or after
+const badArgs: HookArgs = { state: 's', phase: 'during', variables: {}, messages: [] }
+
+export { reply, same, kind, rootKind, flags, text, describe, badKind, fn, plain, verdicts, results, vetoReason, args, step, badVerdict, badHook, badArgs }

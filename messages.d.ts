@@ -1,0 +1,34 @@
+// Types of `@archmax-ai/harness/messages` (messages.js): duck-typed transcript readers.
+
+/**
+ * The kind of a runtime note. `budget` is this runtime's addition (the model-call budget warning);
+ * `sub-workflow` and `opening` are not written by this runtime yet.
+ */
+export type RuntimeNoteKind = 'decision' | 'event' | 'error' | 'after' | 'sub-workflow' | 'opening' | 'budget'
+
+/**
+ * `_getType()`, else `getType()`, else (a serialized LangChain message) the type named by the
+ * last `id` segment, else `type`, else `role`, else `""`.
+ */
+export declare function messageTypeOf(message: unknown): string
+/** Type `ai` or `assistant`. */
+export declare function isAiMessage(message: unknown): boolean
+/** Type `human` or `user`. */
+export declare function isHumanMessage(message: unknown): boolean
+/**
+ * The note kind from `additional_kwargs.archmax.note`, `kwargs.additional_kwargs.archmax.note`
+ * or a top-level `archmax.note`; `null` when absent or unknown.
+ */
+export declare function runtimeNoteKind(message: unknown): RuntimeNoteKind | null
+/** `runtimeNoteKind(message) !== null`. */
+export declare function isRuntimeNote(message: unknown): boolean
+/** A string as is; the concatenated `text` of a part array's text parts; `""` otherwise. */
+export declare function contentToString(content: unknown): string
+/** The trimmed text of the last agent message with non-blank text, notes skipped; `""` if none. */
+export declare function lastAgentText(messages: readonly unknown[]): string
+/** A person's message or a runtime note. */
+export declare function opensTurn(message: unknown): boolean
+/** The messages from `floor(max(0, cursor))` on. */
+export declare function messagesSince<T>(messages: readonly T[], cursor: number): T[]
+/** From the first message of the last unbroken run of turn openers to the end. */
+export declare function lastTurn<T>(messages: readonly T[]): T[]
