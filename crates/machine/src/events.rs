@@ -5,14 +5,16 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde::Serialize;
 use serde_json::Value;
+use ts_rs::TS;
 
 /// One lifecycle event (the payload; see [`Envelope`]).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
 #[serde(
     tag = "type",
     rename_all = "kebab-case",
     rename_all_fields = "camelCase"
 )]
+#[ts(export, optional_fields, rename = "LifecycleEvent")]
 #[non_exhaustive]
 pub enum Event {
     /// Something the host should know.
@@ -61,11 +63,13 @@ pub enum Event {
         #[serde(skip_serializing_if = "Option::is_none")]
         call_id: Option<String>,
         #[serde(skip_serializing_if = "Option::is_none")]
+        #[ts(optional, type = "unknown")]
         args: Option<Value>,
         #[serde(skip_serializing_if = "Option::is_none")]
         detail: Option<String>,
         /// `script` (model code) or `lifecycle` (a hook); absent for the agent's own calls.
         #[serde(skip_serializing_if = "Option::is_none")]
+        #[ts(optional, type = r#""script" | "lifecycle""#)]
         origin: Option<String>,
     },
     /// A tool call settled.
@@ -73,12 +77,14 @@ pub enum Event {
         state: String,
         tool: String,
         call_id: String,
+        #[ts(type = r#""ok" | "error""#)]
         status: String,
         duration_ms: u64,
         output: String,
         truncated: bool,
         /// `script` (model code) or `lifecycle` (a hook); absent for the agent's own calls.
         #[serde(skip_serializing_if = "Option::is_none")]
+        #[ts(optional, type = r#""script" | "lifecycle""#)]
         origin: Option<String>,
     },
     /// The kernel refused a call.
@@ -89,9 +95,11 @@ pub enum Event {
         #[serde(skip_serializing_if = "Option::is_none")]
         call_id: Option<String>,
         #[serde(skip_serializing_if = "Option::is_none")]
+        #[ts(optional, type = "unknown")]
         args: Option<Value>,
         /// `script` (model code) or `lifecycle` (a hook); absent for the agent's own calls.
         #[serde(skip_serializing_if = "Option::is_none")]
+        #[ts(optional, type = r#""script" | "lifecycle""#)]
         origin: Option<String>,
     },
     /// Variables were written (names only, never values).
@@ -115,6 +123,7 @@ pub enum Event {
     Parked {
         state: String,
         session_id: String,
+        #[ts(type = r#""decision" | "input""#)]
         awaiting: String,
         #[serde(skip_serializing_if = "Option::is_none")]
         reason: Option<String>,
@@ -140,6 +149,7 @@ pub enum Event {
     ParkMessage {
         state: String,
         session_id: String,
+        #[ts(type = r#""inbound" | "outbound""#)]
         direction: String,
         text: String,
     },
@@ -148,14 +158,17 @@ pub enum Event {
     /// A hook is about to run.
     HookStart {
         state: String,
+        #[ts(type = r#""before" | "after""#)]
         phase: String,
         label: String,
     },
     /// A hook answered with a verdict.
     HookVerdict {
         state: String,
+        #[ts(type = r#""before" | "after""#)]
         phase: String,
         label: String,
+        #[ts(type = r#""ok" | "correct" | "veto""#)]
         verdict: String,
         reason: String,
     },
@@ -170,12 +183,14 @@ pub enum Event {
         state: String,
         name: String,
         dispatch_id: String,
+        #[ts(type = r#""ok" | "error""#)]
         status: String,
         duration_ms: u64,
     },
     /// A hook's verdict (or its failure) refused the move.
     HookRejected {
         state: String,
+        #[ts(type = r#""before" | "after""#)]
         phase: String,
         reason: String,
     },
@@ -239,13 +254,15 @@ impl Event {
 }
 
 /// An event with its envelope.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
 #[serde(rename_all = "camelCase")]
+#[ts(export, optional_fields, rename = "EventEnvelope")]
 pub struct Envelope {
     /// The payload.
     #[serde(flatten)]
     pub event: Event,
     /// `info`, `warn` or `error`.
+    #[ts(type = r#""info" | "warn" | "error""#)]
     pub level: &'static str,
     /// Epoch milliseconds.
     pub ts: u64,

@@ -26,7 +26,7 @@ mod turn;
 
 pub use events::{Emitter, Envelope, Event, EventSink, NoEvents};
 pub use harness::{Harness, HarnessOptions, RunError, SessionSource, mint_session_id};
-pub use outcome::{Outcome, OutcomeKind};
+pub use outcome::{Outcome, OutcomeKind, SessionExit, VariableEntry};
 pub use state::{SessionState, Status};
 pub use tools::{HostTool, ToolContext};
 pub use turn::{DEFAULT_MAX_MODEL_CALLS, SendInput, step_limit};

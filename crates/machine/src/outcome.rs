@@ -1,13 +1,18 @@
 //! What a turn hands back to the host.
 
-use serde::Serialize;
-use serde_json::{Map, Value, json};
+use std::collections::BTreeMap;
 
-use crate::state::{SessionState, Status, TrailStep, Usage};
+use serde::ser::SerializeMap;
+use serde::{Serialize, Serializer};
+use serde_json::{Map, Value};
+use ts_rs::TS;
+
+use crate::state::{Exit, Park, SessionState, Status, TrailStep, Usage, Variable};
 
 /// How a turn ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
 #[serde(rename_all = "lowercase")]
+#[ts(export)]
 pub enum OutcomeKind {
     /// The turn finished normally.
     Completed,
@@ -19,17 +24,82 @@ pub enum OutcomeKind {
     Failed,
 }
 
+/// One run variable as hosts see it.
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[ts(export)]
+pub struct VariableEntry {
+    /// The value.
+    #[ts(type = "unknown")]
+    pub value: Value,
+    /// True when the host (or the agent, with `lock: true`) locked it.
+    pub locked: bool,
+}
+
+impl VariableEntry {
+    /// The host's view of a stored variable.
+    pub fn of(v: &Variable) -> Self {
+        VariableEntry {
+            value: v.value.clone(),
+            locked: v.locked(),
+        }
+    }
+}
+
+/// A session's variables as hosts see them, by name.
+pub fn variable_entries(s: &SessionState) -> BTreeMap<String, VariableEntry> {
+    s.variables
+        .iter()
+        .map(|(k, v)| (k.clone(), VariableEntry::of(v)))
+        .collect()
+}
+
+/// How a session ended: `{ success: true }`, or `{ success: false, code, reason }`
+/// for a raise or a thrown turn.
+#[derive(Debug, Clone, PartialEq, Eq, TS)]
+#[ts(
+    export,
+    type = "{ success: true } | { success: false, code: string, reason: string }"
+)]
+pub enum SessionExit {
+    /// The turn finished normally.
+    Success,
+    /// The agent raised, or the turn threw.
+    Failure(Exit),
+}
+
+impl Serialize for SessionExit {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            SessionExit::Success => {
+                let mut map = serializer.serialize_map(Some(1))?;
+                map.serialize_entry("success", &true)?;
+                map.end()
+            }
+            SessionExit::Failure(exit) => {
+                let mut map = serializer.serialize_map(Some(3))?;
+                map.serialize_entry("success", &false)?;
+                map.serialize_entry("code", &exit.code)?;
+                map.serialize_entry("reason", &exit.reason)?;
+                map.end()
+            }
+        }
+    }
+}
+
 /// The result of a turn.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
 #[serde(rename_all = "camelCase")]
+#[ts(export, optional_fields)]
 pub struct Outcome {
     /// How it ended.
     pub kind: OutcomeKind,
     /// `turn`, `decide`, `reply` or `deliver`.
+    #[ts(type = r#""turn" | "decide" | "reply" | "deliver""#)]
     pub disposition: &'static str,
     /// The session.
     pub session_id: String,
     /// The session's status.
+    #[ts(as = "Status")]
     pub status: &'static str,
     /// The current state.
     pub state: String,
@@ -40,17 +110,20 @@ pub struct Outcome {
     pub rejected: Option<String>,
     /// `{ success: true }` when completed; the failure record when failed.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(as = "Option<SessionExit>")]
     pub exit: Option<Value>,
     /// The audit trail.
     pub audit_trail: Vec<TrailStep>,
-    /// name → { value, locked }.
+    /// name → { value, locked } (see [`VariableEntry`]).
+    #[ts(as = "BTreeMap<String, VariableEntry>")]
     pub variables: Map<String, Value>,
     /// `decision` or `input`, when parked.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional, type = r#""decision" | "input""#)]
     pub parked_channel: Option<&'static str>,
     /// The park record, when parked.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub pending: Option<crate::state::Park>,
+    pub pending: Option<Park>,
     /// Cumulative usage; absent when every counter is 0.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub usage: Option<Usage>,
@@ -82,11 +155,8 @@ impl Outcome {
             _ => OutcomeKind::Completed,
         };
         let exit = match kind {
-            OutcomeKind::Completed => Some(json!({ "success": true })),
-            OutcomeKind::Failed => s
-                .exit
-                .as_ref()
-                .map(|e| json!({ "success": false, "code": e.code, "reason": e.reason })),
+            OutcomeKind::Completed => Some(SessionExit::Success),
+            OutcomeKind::Failed => s.exit.clone().map(SessionExit::Failure),
             _ => None,
         };
         Outcome {
@@ -94,31 +164,58 @@ impl Outcome {
             disposition: "turn",
             session_id: session_id.to_string(),
             status: s.status.as_str(),
-            state: match &s.park {
-                Some(
-                    crate::state::Park::Decision { state, .. }
-                    | crate::state::Park::Input { state, .. },
-                ) => state.clone(),
-                None => s.workflow_state.clone(),
-            },
+            state: s
+                .park
+                .as_ref()
+                .map_or_else(|| s.workflow_state.clone(), |p| p.state().to_string()),
             reply: last_agent_text(messages),
             rejected: s
                 .rejected
                 .clone()
                 .filter(|r| !r.trim().is_empty() && s.status == Status::Rejected),
-            exit,
+            exit: exit.and_then(|e| serde_json::to_value(e).ok()),
             audit_trail: s.trail.clone(),
-            variables: s
-                .variables
-                .iter()
-                .map(|(k, v)| (k.clone(), json!({ "value": v.value, "locked": v.locked() })))
+            variables: variable_entries(s)
+                .into_iter()
+                .filter_map(|(k, v)| Some((k, serde_json::to_value(v).ok()?)))
                 .collect(),
             usage: (!s.usage.is_empty()).then_some(s.usage),
-            parked_channel: s.park.as_ref().map(|p| match p {
-                crate::state::Park::Decision { .. } => "decision",
-                crate::state::Park::Input { .. } => "input",
-            }),
+            parked_channel: s.park.as_ref().map(Park::channel),
             pending: s.park.clone(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::state::{LockedBy, Variable};
+
+    #[test]
+    fn the_outcome_json_keeps_its_field_order() {
+        let mut s = SessionState {
+            workflow_state: "work".into(),
+            status: Status::Failed,
+            exit: Some(Exit {
+                code: "no-invoice".into(),
+                reason: "nothing to bill".into(),
+            }),
+            ..SessionState::default()
+        };
+        s.variables.insert(
+            "trigger".into(),
+            Variable {
+                value: "manual".into(),
+                locked_by: Some(LockedBy::Host),
+            },
+        );
+        let failed = serde_json::to_string(&Outcome::from_session("s", &s, &[])).unwrap();
+        assert_eq!(
+            failed,
+            r#"{"kind":"failed","disposition":"turn","sessionId":"s","status":"failed","state":"work","reply":"","exit":{"success":false,"code":"no-invoice","reason":"nothing to bill"},"auditTrail":[],"variables":{"trigger":{"value":"manual","locked":true}}}"#
+        );
+        s.status = Status::Completed;
+        let completed = serde_json::to_value(Outcome::from_session("s", &s, &[])).unwrap();
+        assert_eq!(completed["exit"], serde_json::json!({ "success": true }));
     }
 }

@@ -5,10 +5,12 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use ts_rs::TS;
 
 /// Where a session stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default, TS)]
 #[serde(rename_all = "snake_case")]
+#[ts(export, rename = "WorkflowStatus")]
 pub enum Status {
     /// A turn is in progress.
     #[default]
@@ -71,11 +73,13 @@ impl Variable {
 }
 
 /// One step of the audit trail.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[ts(export, optional_fields)]
 pub struct TrailStep {
     /// The state entered.
     pub to: String,
     /// `trigger`, `agent`, `human`, `sub-workflow`, `reset` or `on_error`.
+    #[ts(type = r#""trigger" | "agent" | "human" | "sub-workflow" | "reset" | "on_error""#)]
     pub kind: String,
     /// Why.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -85,8 +89,9 @@ pub struct TrailStep {
 }
 
 /// Token counts, cumulative per session.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default, TS)]
 #[serde(rename_all = "camelCase")]
+#[ts(export, optional_fields, rename = "UsageSummary")]
 pub struct Usage {
     /// Input tokens (cache counts are a breakdown of it).
     pub input_tokens: u64,
@@ -121,7 +126,8 @@ pub struct Exit {
 }
 
 /// A transition as a person deciding a human state sees it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[ts(export, optional_fields)]
 pub struct DecisionOption {
     /// The target state.
     pub to: String,
@@ -130,16 +136,18 @@ pub struct DecisionOption {
     pub description: Option<String>,
     /// `approve`, `reject`, `refine` or `none`.
     #[serde(rename = "type", default, skip_serializing_if = "Option::is_none")]
+    #[ts(as = "Option<archmax_spec::model::TransitionType>")]
     pub kind: Option<String>,
 }
 
-/// Where a parked session waits (the parks issue fills these in).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// Where a parked session waits: the pending decision or the pending input.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 #[serde(
     tag = "channel",
     rename_all = "lowercase",
     rename_all_fields = "camelCase"
 )]
+#[ts(export, optional_fields, rename = "ParkRecord")]
 pub enum Park {
     /// A person decides a human state.
     Decision {
@@ -154,6 +162,7 @@ pub enum Park {
         transitions: Vec<DecisionOption>,
         /// Declared then attached evidence paths.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        #[ts(as = "Option<Vec<String>>", optional)]
         evidence: Vec<String>,
         /// ISO-8601 UTC.
         created_at: String,
@@ -173,6 +182,23 @@ pub enum Park {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         resume_at: Option<String>,
     },
+}
+
+impl Park {
+    /// `decision` or `input`.
+    pub fn channel(&self) -> &'static str {
+        match self {
+            Park::Decision { .. } => "decision",
+            Park::Input { .. } => "input",
+        }
+    }
+
+    /// The parked state.
+    pub fn state(&self) -> &str {
+        match self {
+            Park::Decision { state, .. } | Park::Input { state, .. } => state,
+        }
+    }
 }
 
 /// Everything the runtime knows about a session between steps.
