@@ -6,4 +6,5 @@ mod fuzz;
 mod model_client;
 mod runtime;
 mod scripted_server;
+mod sessions;
 mod workspace;

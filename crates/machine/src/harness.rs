@@ -95,11 +95,34 @@ pub enum RunError {
     /// A mount collides with a run area or would serve the authoring plane.
     #[error("{0}")]
     MountCollision(String),
+    /// The configured store cannot do what was asked (seeding without a session folder).
+    #[error("The configured {kind} session store does not support '{capability}'. {hint}")]
+    StoreCapability {
+        /// What store is configured (`in-memory`).
+        kind: &'static str,
+        /// The operation it lacks (`seed`).
+        capability: &'static str,
+        /// What to configure instead.
+        hint: &'static str,
+    },
+    /// A seeded file path is not an agent-visible session file (a plain `Error` in the original).
+    #[error("{0}")]
+    SeedPath(String),
     /// A seeded variable has a bad name.
     #[error(
         "'{0}' is not a valid variable name (seeded). Use lowercase letters, digits and underscores, starting with a letter (e.g. 'from_email')."
     )]
     InvalidVariableName(String),
+}
+
+impl From<crate::store::StoreError> for RunError {
+    /// A busy session is [`RunError::Busy`]; anything else a store failure.
+    fn from(e: crate::store::StoreError) -> Self {
+        match e {
+            crate::store::StoreError::Busy { .. } => RunError::Busy(e.to_string()),
+            other => RunError::Store(other.to_string()),
+        }
+    }
 }
 
 impl RunError {
@@ -122,6 +145,8 @@ impl RunError {
             RunError::ReservedToolName(_) => "ReservedToolNameError",
             RunError::ToolPaths(_) => "ToolPathsError",
             RunError::Store(_) => "SessionStoreError",
+            RunError::StoreCapability { .. } => "SessionStoreCapabilityError",
+            RunError::SeedPath(_) => "Error",
             RunError::MountCollision(_) => "MountCollisionError",
             RunError::InvalidVariableName(_) => "InvalidVariableNameError",
         }
@@ -494,16 +519,18 @@ impl Harness {
         ))
     }
 
+    /// Validates a session id under the runtime rules (session areas and mount names
+    /// reserved): [`RunError::SessionId`] when refused.
+    pub(crate) fn parse_session_id(&self, id: &str) -> Result<crate::store::SessionId, RunError> {
+        let rules = crate::store::IdRules::with_mounts(self.mounts.iter().map(|m| m.name.clone()));
+        crate::store::SessionId::parse_with(id, &rules)
+            .map_err(|e| RunError::SessionId(e.to_string()))
+    }
+
     /// Reads a session's state without taking the writer lease.
     pub fn session_state(&self, id: &str) -> Result<Option<crate::state::SessionState>, RunError> {
-        let rules = crate::store::IdRules::with_mounts(self.mounts.iter().map(|m| m.name.clone()));
-        let id = crate::store::SessionId::parse_with(id, &rules)
-            .map_err(|e| RunError::SessionId(e.to_string()))?;
-        let Some(v) = self
-            .store
-            .load_state(&id)
-            .map_err(|e| RunError::Store(e.to_string()))?
-        else {
+        let id = self.parse_session_id(id)?;
+        let Some(v) = self.store.load_state(&id)? else {
             return Ok(None);
         };
         serde_json::from_value(v).map(Some).map_err(|e| {
@@ -516,8 +543,6 @@ impl Harness {
 
     /// Every session folder of the store, in directory order.
     pub fn session_ids(&self) -> Result<Vec<String>, RunError> {
-        self.store
-            .list()
-            .map_err(|e| RunError::Store(e.to_string()))
+        Ok(self.store.list()?)
     }
 }

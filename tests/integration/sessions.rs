@@ -1,0 +1,326 @@
+//! `agent.sessions` on the Rust side: summaries, transcripts, deletion and seeding,
+//! against real session folders and a scripted model.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use archmax_machine::store::MemStore;
+use archmax_machine::{Classification, Harness, SessionExit, Status};
+use archmax_tests::scripted::{Reply, ScriptedServer};
+use archmax_tests::{TempWorkspace, harness, send};
+use serde_json::{Map, Value, json};
+
+const SPEC: &str = r#"
+states:
+  work:
+    triggers: { manual: }
+    instructions: Do the work.
+    transitions:
+      - { to: review, description: Ready for review. }
+  review:
+    type: human
+    title: Review
+    instructions: Approve or not.
+    transitions:
+      - { to: done, description: Approve., type: approve }
+  done:
+    instructions: Close.
+"#;
+
+fn workspace() -> TempWorkspace {
+    TempWorkspace::new(&[("workflows/jobs/workflow.yaml", SPEC)])
+}
+
+fn jobs(ws: &TempWorkspace, server: &ScriptedServer) -> Harness {
+    harness(ws.root(), "jobs", &server.url(), "m", |_| {})
+}
+
+fn session_dir(ws: &TempWorkspace, id: &str) -> std::path::PathBuf {
+    ws.root().join("sessions").join(id)
+}
+
+fn files(entries: Value) -> Map<String, Value> {
+    entries.as_object().cloned().unwrap_or_default()
+}
+
+#[test]
+fn summaries_describe_completed_parked_and_failed_sessions() {
+    let ws = workspace();
+    let server = ScriptedServer::start(vec![
+        // done-1: completes, with usage
+        Reply::text("All done.").with_usage(json!({ "prompt_tokens": 12, "completion_tokens": 3 })),
+        // decide-1: parks at the human state
+        Reply::tool_calls(vec![(
+            "c1",
+            "archmax_advance",
+            json!({ "to": "review", "reason": "ready" }),
+        )]),
+        Reply::text("Sent for review."),
+        // wait-1: parks for input
+        Reply::tool_calls(vec![(
+            "c2",
+            "archmax_wait",
+            json!({ "reason": "the invoice", "until": "2h" }),
+        )]),
+        Reply::text("Waiting for the invoice."),
+        // fail-1: raises
+        Reply::tool_calls(vec![(
+            "c3",
+            "archmax_raise",
+            json!({ "code": "no-invoice", "reason": "nothing to bill" }),
+        )]),
+        // fail-1~work:jobs:1: a child id completes
+        Reply::text("Child done."),
+    ])
+    .expect("server");
+    let h = jobs(&ws, &server);
+    for id in [
+        "done-1",
+        "decide-1",
+        "wait-1",
+        "fail-1",
+        "fail-1~work:jobs:1",
+    ] {
+        send(&h, id, "go");
+    }
+
+    let done = h.session_summary("done-1").expect("ok").expect("present");
+    assert_eq!(done.status, Status::Completed);
+    assert_eq!(done.classification, Classification::Finished);
+    assert_eq!(done.workflow_state.as_deref(), Some("work"));
+    assert!(done.spec_hash.as_deref().is_some_and(|h| !h.is_empty()));
+    assert_eq!((done.state.as_deref(), done.exit.as_ref()), (None, None));
+    let usage = done.usage.expect("usage reported");
+    assert_eq!((usage.input_tokens, usage.output_tokens), (12, 3));
+    let vars = done.variables.expect("the trigger is a variable");
+    assert_eq!(vars["trigger"].value, "manual");
+    assert!(vars["trigger"].locked);
+    assert_eq!(done.parent_session_id, None);
+
+    let decide = serde_json::to_value(h.session_summary("decide-1").expect("ok")).expect("json");
+    assert_eq!(decide["status"], "awaiting_decision");
+    assert_eq!(decide["classification"], "open");
+    assert_eq!(decide["state"], "review");
+    assert_eq!(decide["workflowState"], "review");
+    for absent in ["waitReason", "resumeAt", "exit", "usage", "parentSessionId"] {
+        assert!(decide.get(absent).is_none(), "{absent} in {decide}");
+    }
+
+    let wait = h.session_summary("wait-1").expect("ok").expect("present");
+    assert_eq!(wait.status, Status::AwaitingInput);
+    assert_eq!(wait.classification, Classification::Open);
+    assert_eq!(wait.state.as_deref(), Some("work"));
+    assert_eq!(wait.wait_reason.as_deref(), Some("the invoice"));
+    assert!(wait.resume_at.as_deref().is_some_and(|t| t.ends_with('Z')));
+
+    let failed = h.session_summary("fail-1").expect("ok").expect("present");
+    assert_eq!(failed.classification, Classification::Finished);
+    assert_eq!(
+        serde_json::to_value(&failed.exit).expect("json"),
+        json!({ "success": false, "code": "no-invoice", "reason": "nothing to bill" })
+    );
+    assert!(matches!(failed.exit, Some(SessionExit::Failure(_))));
+
+    let child = h
+        .session_summary("fail-1~work:jobs:1")
+        .expect("ok")
+        .expect("present");
+    assert_eq!(child.parent_session_id.as_deref(), Some("fail-1"));
+
+    assert_eq!(h.session_summary("never-ran").expect("ok"), None);
+    let err = h.session_summary("scratchpad/x").expect_err("reserved");
+    assert_eq!(err.code(), "SessionStoreIdError");
+
+    let mut listed: Vec<String> = h
+        .session_summaries()
+        .expect("list")
+        .into_iter()
+        .map(|s| s.session_id)
+        .collect();
+    listed.sort();
+    assert_eq!(
+        listed,
+        [
+            "decide-1",
+            "done-1",
+            "fail-1",
+            "fail-1~work:jobs:1",
+            "wait-1"
+        ]
+    );
+}
+
+#[test]
+fn messages_and_message_count_read_the_committed_transcript() {
+    let ws = workspace();
+    let server = ScriptedServer::start(vec![
+        Reply::text("First answer."),
+        Reply::text("Second answer."),
+    ])
+    .expect("server");
+    let h = jobs(&ws, &server);
+    assert_eq!(h.message_count("m-1").expect("count"), 0);
+    assert!(h.session_messages("m-1").expect("messages").is_empty());
+
+    send(&h, "m-1", "hello");
+    let first = h.message_count("m-1").expect("count");
+    let messages = h.session_messages("m-1").expect("messages");
+    assert_eq!(messages.len(), first);
+    assert!(messages.iter().any(|m| m["content"] == "hello"));
+    assert_eq!(
+        messages.last().map(|m| (&m["role"], &m["content"])),
+        Some((&json!("assistant"), &json!("First answer.")))
+    );
+
+    send(&h, "m-1", "again");
+    let second = h.message_count("m-1").expect("count");
+    assert!(second > first, "{second} > {first}");
+    assert_eq!(
+        h.session_messages("m-1").expect("messages")[..first],
+        messages[..],
+        "a later turn appends"
+    );
+}
+
+#[test]
+fn delete_removes_a_session_and_its_children_only() {
+    let ws = workspace();
+    let server = ScriptedServer::start(vec![
+        Reply::text("a"),
+        Reply::text("b"),
+        Reply::text("c"),
+        Reply::text("d"),
+    ])
+    .expect("server");
+    let h = jobs(&ws, &server);
+    for id in ["d-1", "d-1~work:jobs:1", "d-10", "d-1~x"] {
+        send(&h, id, "go");
+    }
+    assert!(h.delete_session("d-1").expect("delete"));
+    assert!(!session_dir(&ws, "d-1").exists());
+    assert!(
+        !session_dir(&ws, "d-1~work:jobs:1").exists(),
+        "child removed"
+    );
+    assert!(session_dir(&ws, "d-10").exists(), "a sibling id stays");
+    assert!(session_dir(&ws, "d-1~x").exists(), "not a child id");
+    assert_eq!(h.session_summary("d-1").expect("ok"), None);
+
+    assert!(!h.delete_session("d-1").expect("absent"));
+    assert!(!session_dir(&ws, "d-1").exists(), "no folder left behind");
+    let err = h.delete_session("_specs").expect_err("reserved");
+    assert_eq!(err.code(), "SessionStoreIdError");
+}
+
+/// Waits until `path` exists (the turn took its lease), at most a few seconds.
+fn wait_for(path: &Path) {
+    for _ in 0..300 {
+        if path.exists() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    panic!("{} never appeared", path.display());
+}
+
+#[test]
+fn delete_is_refused_while_a_turn_holds_the_session() {
+    let ws = workspace();
+    let server = ScriptedServer::start(vec![
+        Reply::text("slow answer").after(Duration::from_millis(800)),
+    ])
+    .expect("server");
+    let h = jobs(&ws, &server);
+    std::thread::scope(|scope| {
+        let turn = scope.spawn(|| send(&h, "busy-1", "go"));
+        wait_for(&session_dir(&ws, "busy-1").join("turn.lock"));
+        let err = h.delete_session("busy-1").expect_err("busy");
+        assert_eq!(err.code(), "SessionNotResumableError");
+        assert!(
+            err.to_string()
+                .starts_with("Session 'busy-1' has a turn in progress"),
+            "{err}"
+        );
+        let out = turn.join().expect("turn thread");
+        assert_eq!(out.reply, "slow answer");
+    });
+    assert!(session_dir(&ws, "busy-1").join("state.json").exists());
+    assert!(h.delete_session("busy-1").expect("free now"));
+}
+
+#[test]
+fn seed_writes_agent_visible_files() {
+    let ws = workspace();
+    let server = ScriptedServer::start(Vec::new()).expect("server");
+    let h = jobs(&ws, &server);
+    h.seed_session(
+        "s-1",
+        &files(json!({
+            "trigger.json": { "from": "a@b.c", "n": [1, 2] },
+            "scratchpad/notes.md": "# Notes\nverbatim",
+            "inbox/mail.txt": "hi",
+        })),
+    )
+    .expect("seed");
+    let read = |p: &str| std::fs::read_to_string(session_dir(&ws, "s-1").join(p)).expect(p);
+    assert_eq!(
+        read("trigger.json"),
+        "{\n  \"from\": \"a@b.c\",\n  \"n\": [\n    1,\n    2\n  ]\n}\n"
+    );
+    assert_eq!(read("scratchpad/notes.md"), "# Notes\nverbatim");
+    assert_eq!(read("inbox/mail.txt"), "hi");
+    h.seed_session("s-1", &files(json!({ "inbox/mail.txt": "again" })))
+        .expect("overwrite");
+    assert_eq!(read("inbox/mail.txt"), "again");
+}
+
+#[test]
+fn seed_refuses_paths_outside_the_session_files_before_writing_any() {
+    let ws = workspace();
+    let server = ScriptedServer::start(Vec::new()).expect("server");
+    let h = jobs(&ws, &server);
+    let refused = |path: &str| {
+        let err = h
+            .seed_session("s-2", &files(json!({ "ok.txt": "x", path: "y" })))
+            .expect_err(path);
+        assert_eq!(err.code(), "Error", "{path}");
+        assert!(
+            !session_dir(&ws, "s-2").join("ok.txt").exists(),
+            "nothing written when {path} is refused"
+        );
+        err.to_string()
+    };
+    assert_eq!(
+        refused("checkpoints/x.json"),
+        "Cannot seed \"checkpoints/x.json\": it resolves to the 'run-internal' zone. Seedable paths are agent-visible session files (e.g. 'trigger.json', 'scratchpad/…')."
+    );
+    assert!(refused("large_tool_results/x").contains("the 'run-offload' zone"));
+    assert!(refused("skills/x.md").contains("the 'authored' zone"));
+    assert!(refused("../x").contains("the 'escapes' zone"));
+    assert!(refused("").contains("the 'root' zone"));
+    assert!(refused("/etc/passwd").contains("it is an absolute path"));
+    assert!(refused("a/../b").contains("'..' segments are not allowed"));
+
+    let err = h
+        .seed_session("checkpoints", &files(json!({ "ok.txt": "x" })))
+        .expect_err("bad id");
+    assert_eq!(err.code(), "SessionStoreIdError");
+}
+
+#[test]
+fn seed_needs_a_store_with_session_folders() {
+    let ws = workspace();
+    let server = ScriptedServer::start(Vec::new()).expect("server");
+    let h = harness(ws.root(), "jobs", &server.url(), "m", |o| {
+        o.store = Arc::new(MemStore::new());
+    });
+    let err = h
+        .seed_session("s-3", &files(json!({ "trigger.json": {} })))
+        .expect_err("no folder");
+    assert_eq!(err.code(), "SessionStoreCapabilityError");
+    assert_eq!(
+        err.to_string(),
+        "The configured in-memory session store does not support 'seed'. Seeding writes files into the session folder and needs a filesystem session store."
+    );
+}
