@@ -1,5 +1,32 @@
-// Types of `createAgent` (agent.js). Hand-written: the Outcome and event shapes
-// are the runtime's serde output (camelCase).
+// Types of `createAgent` (agent.js). Hand-written, except the shapes the runtime
+// serializes (outcomes, events, park records, session summaries): those are its ts-rs
+// output in types/, so they cannot drift from what serde writes.
+import type { EventEnvelope } from './types/EventEnvelope.js'
+import type { Outcome } from './types/Outcome.js'
+import type { ParkRecord } from './types/ParkRecord.js'
+import type { SessionSummary } from './types/SessionSummary.js'
+import type { VariableEntry } from './types/VariableEntry.js'
+
+export type { Classification } from './types/Classification.js'
+export type { DecisionOption } from './types/DecisionOption.js'
+export type { EventEnvelope } from './types/EventEnvelope.js'
+export type { LifecycleEvent } from './types/LifecycleEvent.js'
+export type { Outcome } from './types/Outcome.js'
+export type { OutcomeKind } from './types/OutcomeKind.js'
+export type { ParkRecord } from './types/ParkRecord.js'
+export type { SessionExit } from './types/SessionExit.js'
+export type { SessionSummary } from './types/SessionSummary.js'
+export type { TrailStep } from './types/TrailStep.js'
+export type { UsageSummary } from './types/UsageSummary.js'
+export type { VariableEntry } from './types/VariableEntry.js'
+export type { WorkflowStatus } from './types/WorkflowStatus.js'
+
+/** A session parked at a human state: what the person decides. */
+export type PendingDecision = Extract<ParkRecord, { channel: 'decision' }>
+/** A session parked for an outside event: what it waits for. */
+export type PendingInput = Extract<ParkRecord, { channel: 'input' }>
+/** A session's variables by name. */
+export type VariableStore = Record<string, VariableEntry>
 
 /** One OpenAI chat-completions message. */
 export type ChatMessage = {
@@ -97,18 +124,6 @@ export type HostToolDefinition = {
   handler: (args: Record<string, unknown>, ctx: ToolCallContext) => unknown | Promise<unknown>
 }
 
-/** One event of the typed stream. */
-export type EventEnvelope = {
-  type: string
-  level: 'info' | 'warn' | 'error'
-  /** Epoch milliseconds. */
-  ts: number
-  /** Strictly increasing per agent. */
-  seq: number
-  sessionId?: string
-  [field: string]: unknown
-}
-
 /** How one mount is served. */
 export type MountSpec = { readOnly?: boolean; governed?: boolean }
 
@@ -137,26 +152,6 @@ export type CreateAgentParams = {
   variables?: Record<string, unknown>
 }
 
-/** One step of the audit trail. */
-export type TrailStep = { to: string; kind: string; reason?: string; ts: number; [key: string]: unknown }
-
-/** What a turn ended with. */
-export type Outcome = {
-  kind: string
-  disposition: string
-  sessionId: string
-  status: string
-  state: string
-  reply: string
-  rejected?: string
-  exit?: { success: boolean; code?: string; message?: string; [key: string]: unknown }
-  auditTrail: Array<TrailStep>
-  variables: Record<string, { value: unknown; locked?: boolean }>
-  parkedChannel?: string
-  pending?: Record<string, unknown>
-  [key: string]: unknown
-}
-
 export type SendInput = { message?: string; trigger?: string; variables?: Record<string, unknown> }
 export type Decision = { to: string; comment?: string }
 export type Delivery = { trigger: string; variables?: Record<string, unknown>; message?: string }
@@ -174,10 +169,26 @@ export interface WorkflowOperations {
 }
 
 export interface SessionOperations {
-  /** Every session id of the store. */
-  list(): Promise<Array<string>>
-  /** A session's persisted state, or null. */
-  get(sessionId: string): Promise<Record<string, unknown> | null>
+  /** Every session of the store with a readable checkpoint (child sessions as their own entries). */
+  list(): Promise<Array<SessionSummary>>
+  /** A session's summary; null when it has not run. Throws `SessionStoreIdError` for a bad id. */
+  get(sessionId: string): Promise<SessionSummary | null>
+  /** The committed transcript (OpenAI chat messages, runtime notes included); [] when none. */
+  messages(sessionId: string): Promise<Array<unknown>>
+  /** How many messages the committed transcript holds; 0 when none. */
+  messageCount(sessionId: string): Promise<number>
+  /**
+   * Deletes the session and its child sessions; true when something was removed. Throws
+   * `SessionNotResumableError` while a turn holds the session.
+   */
+  delete(sessionId: string): Promise<boolean>
+  /**
+   * Writes files into the session folder (strings verbatim, other values as pretty JSON).
+   * Every path must be an agent-visible session file (`trigger.json`, `scratchpad/…`); a
+   * refused path throws a plain `Error` and nothing is written. Needs a filesystem store
+   * (`SessionStoreCapabilityError`).
+   */
+  seed(sessionId: string, files: Record<string, unknown>): Promise<void>
 }
 
 export interface Agent {

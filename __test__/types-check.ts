@@ -81,6 +81,7 @@ import {
   type ModelAnswer,
   type Outcome,
   type EventEnvelope,
+  type SessionSummary,
 } from '@archmax-ai/harness'
 import { createAgent as createAgentFromAgent, type HostToolDefinition } from '@archmax-ai/harness/agent'
 
@@ -110,7 +111,7 @@ async function agentExample(): Promise<void> {
   const decided: Outcome = await agent.workflow.decide(outcome.sessionId, { to: 'closed', comment: 'no' })
   await agent.workflow.reply('s1', 'hello')
   await agent.workflow.deliver('s1', { trigger: 'email-received', variables: {} })
-  const ids: string[] = await agent.sessions.list()
+  const ids: string[] = (await agent.sessions.list()).map((s: SessionSummary) => s.sessionId)
   const start: string = agent.workflow.resolveTrigger({ id: 'manual' }).startState
   void start
   const configured: Agent = await createAgent({
@@ -186,3 +187,74 @@ async function langChainExample(): Promise<void> {
   void [asTool, chat]
 }
 void langChainExample
+
+// The runtime's serialized shapes (ts-rs): an outcome by kind, an event by type, a summary.
+import type { OutcomeKind, PendingDecision, SessionExit, VariableStore, WorkflowStatus } from '@archmax-ai/harness/agent'
+
+function describeOutcome(outcome: Outcome): string {
+  const kind: OutcomeKind = outcome.kind
+  const variables: VariableStore = outcome.variables
+  const locked: boolean = variables['trigger']?.locked ?? false
+  switch (kind) {
+    case 'parked': {
+      const pending = outcome.pending
+      if (pending?.channel === 'decision') {
+        const decision: PendingDecision = pending
+        const targets: string[] = decision.transitions.map((t) => `${t.to}:${t.type ?? 'none'}`)
+        return `${decision.seq} ${decision.createdAt} ${targets.join(',')}`
+      }
+      // @ts-expect-error a pending input has no transitions
+      void pending?.transitions
+      return pending ? `${pending.reason} ${pending.resumeAt ?? ''}` : ''
+    }
+    case 'failed': {
+      const exit: SessionExit | undefined = outcome.exit
+      return exit && !exit.success ? `${exit.code}: ${exit.reason}` : ''
+    }
+    case 'rejected':
+      return outcome.rejected ?? ''
+    case 'completed':
+      return `${outcome.reply} ${outcome.usage?.inputTokens ?? 0} ${outcome.auditTrail.map((s) => s.kind).join('>')} ${locked}`
+    default: {
+      const never: never = kind
+      return never
+    }
+  }
+}
+
+function describeEvent(event: EventEnvelope): string {
+  const level: 'info' | 'warn' | 'error' = event.level
+  switch (event.type) {
+    case 'tool-result':
+      return `${level} ${event.tool} ${event.status} ${event.durationMs}ms ${event.truncated}`
+    case 'parked':
+      return `${event.sessionId} ${event.awaiting} ${event.resumeAt ?? ''}`
+    case 'model-usage':
+      return `${event.inputTokens}/${event.outputTokens} ${event.costUsd ?? ''}`
+    case 'advance':
+      // @ts-expect-error an advance carries no tool
+      return `${event.from} -> ${event.to} ${event.tool}`
+    default:
+      return event.type
+  }
+}
+
+async function sessionsExample(agent: Agent): Promise<void> {
+  const summary: SessionSummary | null = await agent.sessions.get('s1')
+  if (summary) {
+    const status: WorkflowStatus = summary.status
+    const finished: boolean = summary.classification === 'finished'
+    const code: string | undefined = summary.exit && !summary.exit.success ? summary.exit.code : undefined
+    const parent: string | undefined = summary.parentSessionId
+    const cost: number | undefined = summary.usage?.costUsd
+    void [status, finished, code, parent, cost, summary.waitReason, summary.variables?.['trigger']?.value]
+  }
+  const messages: unknown[] = await agent.sessions.messages('s1')
+  const cursor: number = await agent.sessions.messageCount('s1')
+  const removed: boolean = await agent.sessions.delete('s1')
+  const seeded: void = await agent.sessions.seed('s1', { 'trigger.json': { from: 'a@b.c' }, 'scratchpad/notes.md': 'hi' })
+  // @ts-expect-error seed takes a path → content record
+  await agent.sessions.seed('s1', ['trigger.json'])
+  void [messages, cursor, removed, seeded]
+}
+export { describeOutcome, describeEvent, sessionsExample }
