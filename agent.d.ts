@@ -229,6 +229,7 @@ export declare class InvalidVariableNameError extends HarnessError {
 export declare class MountCollisionError extends HarnessError {}
 export declare class SessionStoreIdError extends HarnessError {}
 export declare class SessionStoreError extends HarnessError {}
+export declare class SessionStoreCapabilityError extends HarnessError {}
 export declare class SessionNotParkedError extends HarnessError {
   sessionId: string
 }

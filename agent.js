@@ -24,6 +24,7 @@ const CLASS_NAMES = [
   'MountCollisionError',
   'SessionStoreIdError',
   'SessionStoreError',
+  'SessionStoreCapabilityError',
   'SessionNotParkedError',
   'InvalidDecisionTargetError',
   'EmptyMessageError',
@@ -51,6 +52,7 @@ export const {
   MountCollisionError,
   SessionStoreIdError,
   SessionStoreError,
+  SessionStoreCapabilityError,
   SessionNotParkedError,
   InvalidDecisionTargetError,
   EmptyMessageError,
@@ -98,12 +100,47 @@ async function settle(fn, label, convert = (v) => v) {
   }
 }
 
+/** Freezes a message received from Rust (it is shared by the requests of later calls). */
+function freeze(value) {
+  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
+    for (const key of Object.keys(value)) freeze(value[key])
+    Object.freeze(value)
+  }
+  return value
+}
+
+const RESYNC = JSON.stringify({ ok: false, resync: true, error: 'the request delta did not apply' })
+
+/**
+ * The model function behind the native side's request deltas: keeps the conversations
+ * (channels) Rust sends deltas against and hands `model` each whole request
+ * `{ model, messages, tools?, temperature?, max_tokens?, parallel_tool_calls? }`.
+ * Messages are frozen: they are shared with the requests of later calls.
+ */
 function modelAdapter(model) {
-  return (requestJson) =>
-    settle(() => {
-      const request = JSON.parse(requestJson)
-      return model(request)
-    }, 'the model function')
+  const channels = new Map()
+  return (deltaJson) => {
+    let request
+    let d
+    try {
+      d = JSON.parse(deltaJson)
+      for (const id of d.drop ?? []) channels.delete(id)
+      let ch = channels.get(d.ch)
+      if (!ch) channels.set(d.ch, (ch = { messages: [], tools: undefined }))
+      if (d.keep > ch.messages.length) throw new Error('keep')
+      ch.messages.length = d.keep
+      if (d.first) ch.messages[0] = freeze(d.first)
+      for (const m of d.append) ch.messages.push(freeze(m))
+      if (ch.messages.length !== d.len) throw new Error('len')
+      if (d.tools) ch.tools = d.tools.length ? freeze(d.tools) : undefined
+      request = { ...d.head, messages: ch.messages.slice() }
+      if (ch.tools) request.tools = ch.tools
+    } catch {
+      if (d) channels.delete(d.ch)
+      return Promise.resolve(RESYNC)
+    }
+    return settle(() => model(request), 'the model function')
+  }
 }
 
 // ---- LangChain, duck-typed. `@langchain/core` is never required: the message
@@ -456,11 +493,27 @@ export async function createAgent(params) {
     sessions: {
       async list() {
         live()
-        return unwrap(native.sessionIds())
+        return unwrap(await native.sessionList())
       },
       async get(sessionId) {
         live()
-        return unwrap(native.sessionState(sessionId))
+        return unwrap(await native.sessionGet(sessionId))
+      },
+      async messages(sessionId) {
+        live()
+        return unwrap(await native.sessionMessages(sessionId))
+      },
+      async messageCount(sessionId) {
+        live()
+        return unwrap(await native.sessionMessageCount(sessionId))
+      },
+      async delete(sessionId) {
+        live()
+        return unwrap(await native.sessionDelete(sessionId))
+      },
+      async seed(sessionId, files) {
+        live()
+        unwrap(await native.sessionSeed(sessionId, files))
       },
     },
     cancel(sessionId) {

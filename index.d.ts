@@ -107,10 +107,18 @@ export declare class NativeAgent {
   startState(trigger: string): NativeResult
   /** Cancels a session's turn in flight; false when none runs here. */
   cancel(sessionId: string): boolean
-  /** Every session id of the store. */
-  sessionIds(): NativeResult
-  /** One session's state (`null` when there is none). */
-  sessionState(sessionId: string): NativeResult
+  /** Every session's summary (`agent.sessions.list`). */
+  sessionList(): Promise<NativeResult>
+  /** One session's summary, `null` when it has not run (`agent.sessions.get`). */
+  sessionGet(sessionId: string): Promise<NativeResult>
+  /** One session's committed transcript (`agent.sessions.messages`). */
+  sessionMessages(sessionId: string): Promise<NativeResult>
+  /** How many messages a session's transcript holds (`agent.sessions.messageCount`). */
+  sessionMessageCount(sessionId: string): Promise<NativeResult>
+  /** Deletes a session and its child sessions; whether anything was removed. */
+  sessionDelete(sessionId: string): Promise<NativeResult>
+  /** Writes files into a session's folder (`agent.sessions.seed`). */
+  sessionSeed(sessionId: string, files: Record<string, unknown>): Promise<NativeResult>
   /**
    * Cancels every turn in flight, then releases the JS callbacks and the
    * harness; idempotent. Calls in flight resolve (`turn-cancelled`).

@@ -2,7 +2,7 @@
 import { test } from 'node:test'
 import { spawnSync } from 'node:child_process'
 import assert from 'node:assert/strict'
-import { cpSync, mkdtempSync } from 'node:fs'
+import { cpSync, existsSync, mkdtempSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
@@ -12,6 +12,7 @@ import {
   InvalidDecisionTargetError,
   ReservedToolNameError,
   SessionNotParkedError,
+  SessionStoreIdError,
   WorkflowLoadError,
 } from '@archmax-ai/harness'
 import { createAgent as createAgentFromSubpath } from '@archmax-ai/harness/agent'
@@ -110,10 +111,17 @@ test('the README example: a JS model works the example workflow end to end', asy
       assert.equal(typeof e.ts, 'number')
     }
     assert.ok(events.some((e) => e.type === 'state-enter' && e.state === 'general-question'))
-    assert.deepEqual(await agent.sessions.list(), ['s-readme'])
-    const state = await agent.sessions.get('s-readme')
-    assert.equal(state.workflowState ?? state.workflow_state, 'general-question')
+    const [summary] = await agent.sessions.list()
+    assert.deepEqual(
+      { id: summary.sessionId, status: summary.status, classification: summary.classification, at: summary.workflowState },
+      { id: 's-readme', status: 'completed', classification: 'finished', at: 'general-question' },
+    )
+    assert.deepEqual(await agent.sessions.get('s-readme'), summary)
     assert.equal(await agent.sessions.get('s-none'), null)
+    // The outcome carries the transcript; the store holds the same messages.
+    assert.deepEqual(await agent.sessions.messages('s-readme'), outcome.messages)
+    assert.equal(await agent.sessions.messageCount('s-readme'), outcome.messages.length)
+    assert.equal(outcome.messages.at(-1).content, 'Yes, we ship to Austria.')
   } finally {
     agent.dispose()
   }
@@ -383,7 +391,7 @@ test('a minted session waits for an event (deliver), then parks for a decision a
     assert.equal(replied.disposition, 'reply')
     assert.equal(replied.status, 'awaiting_decision')
     assert.equal(replied.reply, 'Tomorrow.')
-    assert.deepEqual(await agent.sessions.list(), [id])
+    assert.deepEqual((await agent.sessions.list()).map((s) => [s.sessionId, s.status, s.state]), [[id, 'awaiting_decision', 'review']])
   } finally {
     agent.dispose()
   }
@@ -442,6 +450,37 @@ test('a tool handler answering garbage reaches the model as an error; one that n
     assert.equal(agent.cancel('k1'), true)
     const outcome = await pending
     assert.equal(outcome.exit.code, 'turn-cancelled')
+  } finally {
+    agent.dispose()
+  }
+})
+
+test('sessions: seed files the agent then reads, delete removes the session, bad ids and zones are refused', async () => {
+  const { model, requests } = scripted([
+    { role: 'assistant', content: null, tool_calls: [call('read_file', { file_path: 'trigger.json' })] },
+    say('Read it.'),
+  ])
+  const root = workspace({ 'workflows/desk/workflow.yaml': TOOLS_SPEC })
+  const agent = await createAgent({ workflow: 'desk', workspace: { rootDir: root }, model })
+  try {
+    await agent.sessions.seed('s-seed', { 'trigger.json': { from: 'a@b.c' }, 'scratchpad/note.md': 'hello' })
+    assert.equal(readFileSync(join(root, 'sessions/s-seed/scratchpad/note.md'), 'utf8'), 'hello')
+    await assert.rejects(agent.sessions.seed('s-seed', { 'ok.md': 'x', 'checkpoints/x.json': 'no' }), (e) => {
+      assert.equal(e.constructor, Error)
+      assert.match(e.message, /^Cannot seed "checkpoints\/x\.json": it resolves to the '[a-z-]+' zone\./)
+      return true
+    })
+    assert.equal(existsSync(join(root, 'sessions/s-seed/ok.md')), false, 'nothing written when one path is refused')
+    const out = await agent.workflow.send('s-seed', { message: 'Read the trigger.' })
+    assert.equal(out.reply, 'Read it.')
+    assert.match(requests[1].messages.at(-1).content, /a@b\.c/)
+    await assert.rejects(agent.sessions.get('../x'), (e) => e instanceof SessionStoreIdError && e.code === 'SessionStoreIdError')
+    assert.equal(await agent.sessions.delete('s-seed'), true)
+    assert.equal(existsSync(join(root, 'sessions/s-seed')), false)
+    assert.equal(await agent.sessions.delete('s-seed'), false)
+    assert.deepEqual(await agent.sessions.list(), [])
+    assert.equal(await agent.sessions.messageCount('s-seed'), 0)
+    assert.deepEqual(await agent.sessions.messages('s-seed'), [])
   } finally {
     agent.dispose()
   }

@@ -62,4 +62,8 @@ pending?: ParkRecord,
 /**
  * Cumulative usage; absent when every counter is 0.
  */
-usage?: UsageSummary, };
+usage?: UsageSummary, 
+/**
+ * The session's whole transcript (OpenAI chat messages; runtime notes carry `archmax`).
+ */
+messages: Array<Record<string, unknown>>, };

@@ -127,9 +127,24 @@ pub struct Outcome {
     /// Cumulative usage; absent when every counter is 0.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub usage: Option<Usage>,
+    /// The session's whole transcript (OpenAI chat messages; runtime notes carry `archmax`).
+    #[ts(type = "Array<Record<string, unknown>>")]
+    pub messages: Vec<Value>,
 }
 
-/// The last text the agent said, skipping runtime notes.
+/// The text of a message content: a string, or the concatenated `text` of its parts.
+pub fn content_text(content: &Value) -> String {
+    match content {
+        Value::String(s) => s.clone(),
+        Value::Array(parts) => parts
+            .iter()
+            .filter_map(|p| p.get("text").and_then(Value::as_str))
+            .collect(),
+        _ => String::new(),
+    }
+}
+
+/// The last text the agent said, skipping runtime notes, trimmed ("" if none).
 pub fn last_agent_text(messages: &[Value]) -> String {
     messages
         .iter()
@@ -137,10 +152,10 @@ pub fn last_agent_text(messages: &[Value]) -> String {
         .filter(|m| {
             m.get("role").and_then(Value::as_str) == Some("assistant") && m.get("archmax").is_none()
         })
-        .filter_map(|m| m.get("content").and_then(Value::as_str))
-        .find(|t| !t.trim().is_empty())
+        .filter_map(|m| m.get("content").map(content_text))
+        .map(|t| t.trim().to_string())
+        .find(|t| !t.is_empty())
         .unwrap_or_default()
-        .to_string()
 }
 
 impl Outcome {
@@ -182,6 +197,7 @@ impl Outcome {
             usage: (!s.usage.is_empty()).then_some(s.usage),
             parked_channel: s.park.as_ref().map(Park::channel),
             pending: s.park.clone(),
+            messages: messages.to_vec(),
         }
     }
 }
@@ -212,10 +228,21 @@ mod tests {
         let failed = serde_json::to_string(&Outcome::from_session("s", &s, &[])).unwrap();
         assert_eq!(
             failed,
-            r#"{"kind":"failed","disposition":"turn","sessionId":"s","status":"failed","state":"work","reply":"","exit":{"success":false,"code":"no-invoice","reason":"nothing to bill"},"auditTrail":[],"variables":{"trigger":{"value":"manual","locked":true}}}"#
+            r#"{"kind":"failed","disposition":"turn","sessionId":"s","status":"failed","state":"work","reply":"","exit":{"success":false,"code":"no-invoice","reason":"nothing to bill"},"auditTrail":[],"variables":{"trigger":{"value":"manual","locked":true}},"messages":[]}"#
         );
         s.status = Status::Completed;
         let completed = serde_json::to_value(Outcome::from_session("s", &s, &[])).unwrap();
         assert_eq!(completed["exit"], serde_json::json!({ "success": true }));
+    }
+
+    #[test]
+    fn the_reply_is_the_last_agent_text_trimmed_skipping_notes_and_reading_parts() {
+        let messages = vec![
+            serde_json::json!({ "role": "assistant", "content": [{ "type": "text", "text": "  Part " }, { "type": "text", "text": "one. " }] }),
+            serde_json::json!({ "role": "assistant", "content": "", "archmax": { "note": "decision" } }),
+            serde_json::json!({ "role": "assistant", "content": "   " }),
+        ];
+        assert_eq!(last_agent_text(&messages), "Part one.");
+        assert_eq!(last_agent_text(&messages[1..]), "");
     }
 }

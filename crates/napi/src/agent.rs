@@ -13,6 +13,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, RwLock};
 
+use archmax_machine::model::delta::Channels;
 use archmax_machine::model::{
     ChatRequest, ChatResponse, Model, ModelConfig, ModelError, ModelFuture, OpenAiClient,
 };
@@ -45,7 +46,7 @@ fn take<T>(slot: &Slot<T>) -> Option<Arc<T>> {
 const JS_MODEL_URL: &str = "js:model";
 
 /// Calls a JS async callback with `input`; the `{ ok, value | error }` envelope it answered.
-async fn call_js(
+async fn call_js_envelope(
     f: Arc<AsyncJsFn>,
     input: String,
     what: &str,
@@ -57,17 +58,30 @@ async fn call_js(
     let text = promise
         .await
         .map_err(|e| format!("the {what} failed: {}", e.reason))?;
-    let envelope: Value = serde_json::from_str(&text)
-        .map_err(|e| format!("the {what} answered unreadable JSON: {e}"))?;
-    if envelope.get("ok").and_then(Value::as_bool) == Some(true) {
-        Ok(envelope.get("value").cloned().unwrap_or(Value::Null))
-    } else {
-        Err(envelope
+    serde_json::from_str(&text).map_err(|e| format!("the {what} answered unreadable JSON: {e}"))
+}
+
+/// The value of an envelope, or its error.
+fn open_envelope(envelope: Value) -> std::result::Result<Value, String> {
+    match envelope {
+        Value::Object(mut m) if m.get("ok").and_then(Value::as_bool) == Some(true) => {
+            Ok(m.remove("value").unwrap_or(Value::Null))
+        }
+        other => Err(other
             .get("error")
             .and_then(Value::as_str)
             .unwrap_or("unknown error")
-            .to_string())
+            .to_string()),
     }
+}
+
+/// Calls a JS async callback with `input`; the value it answered, or its error.
+async fn call_js(
+    f: Arc<AsyncJsFn>,
+    input: String,
+    what: &str,
+) -> std::result::Result<Value, String> {
+    open_envelope(call_js_envelope(f, input, what).await?)
 }
 
 fn kind(v: &Value) -> &'static str {
@@ -125,42 +139,73 @@ pub(crate) fn read_model_answer(value: &Value) -> std::result::Result<ChatRespon
     ChatResponse::from_value(&json!({ "choices": [{ "message": value }] }))
 }
 
-/// The model: a JS function.
+/// The model: a JS function. Requests cross as deltas over channels the JS side
+/// keeps (`archmax_machine::model::delta`), so a call costs the new messages, not the
+/// whole transcript; `agent.js` rebuilds the whole request for the function.
 struct JsModel {
     f: Slot<AsyncJsFn>,
+    channels: Mutex<Channels>,
+}
+
+impl JsModel {
+    /// One call: the delta for `req` on a channel, the envelope answered, the channel released
+    /// (forgotten unless the call succeeded). `Ok(None)`: the JS side refused the delta.
+    async fn call(
+        &self,
+        f: Arc<AsyncJsFn>,
+        req: &ChatRequest,
+    ) -> std::result::Result<Option<Value>, String> {
+        let (ch, text) = {
+            let mut channels = self
+                .channels
+                .lock()
+                .map_err(|_| "the channel table is poisoned".to_string())?;
+            let delta = channels.begin(req);
+            let ch = delta.ch;
+            let text = serde_json::to_string(&delta);
+            if text.is_err() {
+                channels.end(ch, false);
+            }
+            (ch, text.map_err(|e| e.to_string())?)
+        };
+        let answer = call_js_envelope(f, text, "model function").await;
+        let ok = matches!(&answer, Ok(v) if v.get("ok").and_then(Value::as_bool) == Some(true));
+        if let Ok(mut channels) = self.channels.lock() {
+            channels.end(ch, ok);
+        }
+        let envelope = answer?;
+        if envelope.get("resync").and_then(Value::as_bool) == Some(true) {
+            return Ok(None);
+        }
+        open_envelope(envelope).map(Some)
+    }
 }
 
 impl Model for JsModel {
     fn complete<'a>(&'a self, req: &'a ChatRequest) -> ModelFuture<'a> {
         let f = take(&self.f);
-        let model = req.model.clone();
-        let body = serde_json::to_string(req);
         Box::pin(async move {
-            let decode = |message: String| ModelError::Decode {
+            let model = req.model.clone();
+            let transport = |message: String| ModelError::Transport {
                 url: JS_MODEL_URL.to_string(),
                 model: model.clone(),
                 message,
             };
             let Some(f) = f else {
-                return Err(ModelError::Transport {
-                    url: JS_MODEL_URL.to_string(),
-                    model: model.clone(),
-                    message: "the agent was disposed".to_string(),
-                });
+                return Err(transport("the agent was disposed".to_string()));
             };
-            let body = body.map_err(|e| ModelError::InvalidRequest {
+            // A refused delta is retried once, on another channel.
+            let value = match self.call(Arc::clone(&f), req).await.map_err(transport)? {
+                Some(value) => value,
+                None => self.call(f, req).await.map_err(transport)?.ok_or_else(|| {
+                    transport("the model adapter refused the request twice".to_string())
+                })?,
+            };
+            read_model_answer(&value).map_err(|message| ModelError::Decode {
                 url: JS_MODEL_URL.to_string(),
                 model: model.clone(),
-                message: e.to_string(),
-            })?;
-            let value = call_js(f, body, "model function")
-                .await
-                .map_err(|message| ModelError::Transport {
-                    url: JS_MODEL_URL.to_string(),
-                    model: model.clone(),
-                    message,
-                })?;
-            read_model_answer(&value).map_err(decode)
+                message,
+            })
         })
     }
 }
@@ -420,6 +465,7 @@ impl NativeAgent {
             (
                 Arc::new(JsModel {
                     f: Arc::clone(&self.model),
+                    channels: Mutex::new(Channels::new()),
                 }),
                 default,
             )
@@ -704,13 +750,7 @@ impl NativeAgent {
     /// The start state of `trigger`: `{ ok: true, value: startState }`, or `UnknownTriggerError`.
     #[napi(catch_unwind, ts_return_type = "NativeResult")]
     pub fn start_state(&self, trigger: String) -> Value {
-        match self.harness() {
-            Ok(h) => match h.start_state(&trigger) {
-                Ok(state) => json!({ "ok": true, "value": state }),
-                Err(e) => error_dto(&e),
-            },
-            Err(e) => e,
-        }
+        self.answer(|h| h.start_state(&trigger))
     }
 
     /// Cancels a session's turn in flight; false when none runs here.
@@ -721,26 +761,64 @@ impl NativeAgent {
             .unwrap_or(false)
     }
 
-    /// Every session id of the store.
-    #[napi(catch_unwind, ts_return_type = "NativeResult")]
-    pub fn session_ids(&self) -> Value {
-        match self.harness() {
-            Ok(h) => match h.session_ids() {
-                Ok(ids) => json!({ "ok": true, "value": ids }),
-                Err(e) => error_dto(&e),
-            },
-            Err(e) => e,
-        }
+    /// Every session's summary (`agent.sessions.list`).
+    #[napi(ts_return_type = "Promise<NativeResult>")]
+    pub async fn session_list(&self) -> Value {
+        self.answer(|h| h.session_summaries())
     }
 
-    /// One session's state (`null` when there is none).
-    #[napi(catch_unwind, ts_return_type = "NativeResult")]
-    pub fn session_state(&self, session_id: String) -> Value {
+    /// One session's summary, `null` when it has not run (`agent.sessions.get`).
+    #[napi(ts_return_type = "Promise<NativeResult>")]
+    pub async fn session_get(&self, session_id: String) -> Value {
+        self.answer(|h| h.session_summary(&session_id))
+    }
+
+    /// One session's committed transcript (`agent.sessions.messages`).
+    #[napi(ts_return_type = "Promise<NativeResult>")]
+    pub async fn session_messages(&self, session_id: String) -> Value {
+        self.answer(|h| h.session_messages(&session_id))
+    }
+
+    /// How many messages a session's transcript holds (`agent.sessions.messageCount`).
+    #[napi(ts_return_type = "Promise<NativeResult>")]
+    pub async fn session_message_count(&self, session_id: String) -> Value {
+        self.answer(|h| h.message_count(&session_id))
+    }
+
+    /// Deletes a session and its child sessions; whether anything was removed.
+    #[napi(ts_return_type = "Promise<NativeResult>")]
+    pub async fn session_delete(&self, session_id: String) -> Value {
+        self.answer(|h| h.delete_session(&session_id))
+    }
+
+    /// Writes files into a session's folder (`agent.sessions.seed`).
+    #[napi(ts_return_type = "Promise<NativeResult>")]
+    pub async fn session_seed(
+        &self,
+        session_id: String,
+        #[napi(ts_arg_type = "Record<string, unknown>")] files: Value,
+    ) -> Value {
+        let Value::Object(files) = files else {
+            return plain_error(
+                "TypeError",
+                format!(
+                    "'files' must be an object of path → content, got {}",
+                    kind(&files)
+                ),
+            );
+        };
+        self.answer(|h| h.seed_session(&session_id, &files))
+    }
+
+    /// `{ ok: true, value }` from a harness call, or its error as data.
+    fn answer<T: serde::Serialize>(
+        &self,
+        f: impl FnOnce(&Harness) -> std::result::Result<T, RunError>,
+    ) -> Value {
         match self.harness() {
-            Ok(h) => match h.session_state(&session_id) {
-                Ok(state) => {
-                    json!({ "ok": true, "value": serde_json::to_value(state).unwrap_or(Value::Null) })
-                }
+            Ok(h) => match f(&h).map(|v| serde_json::to_value(v)) {
+                Ok(Ok(value)) => json!({ "ok": true, "value": value }),
+                Ok(Err(e)) => plain_error("Error", format!("cannot encode the answer: {e}")),
                 Err(e) => error_dto(&e),
             },
             Err(e) => e,

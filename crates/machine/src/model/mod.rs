@@ -2,6 +2,7 @@
 
 pub mod client;
 pub mod config;
+pub mod delta;
 pub mod types;
 
 pub use client::{Model, ModelError, ModelFuture, OpenAiClient};

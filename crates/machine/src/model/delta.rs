@@ -1,0 +1,425 @@
+//! Requests as deltas, for a model on the other side of a boundary that keeps
+//! the conversations it has seen (the JS model function of the Node binding).
+//!
+//! A turn's requests grow by a few messages per call, so shipping each whole
+//! request costs time that grows with the transcript (serializing and parsing
+//! 60 KiB at step 200). Instead both sides keep *channels*: numbered copies of
+//! a conversation. Each request names a channel and says how many of its
+//! messages to keep, the system message when it changed (a state change
+//! rewrites message 0), the messages to append, and the tools only when they
+//! changed. The receiver applies that and hands its model the whole request.
+//!
+//! Correctness never rests on a guess: the kept prefix is computed by comparing
+//! messages, a channel serves one request at a time (concurrent sessions get
+//! their own), the receiver checks the resulting length, and a failed or
+//! refused call forgets the channel on both sides (the next request is whole).
+
+use serde::Serialize;
+
+use super::types::{ChatMessage, ChatRequest, ToolDef};
+
+/// How many idle channels are kept; the least recently used is dropped beyond it.
+pub const MAX_CHANNELS: usize = 64;
+
+#[derive(Debug)]
+struct Channel {
+    id: u64,
+    busy: bool,
+    used: u64,
+    messages: Vec<ChatMessage>,
+    tools: Vec<ToolDef>,
+}
+
+/// The sender's mirror of what the receiver holds.
+#[derive(Debug, Default)]
+pub struct Channels {
+    channels: Vec<Channel>,
+    next_id: u64,
+    clock: u64,
+    /// Channels forgotten here that the receiver should forget too (sent with the next delta).
+    dropped: Vec<u64>,
+}
+
+/// One request as a delta, serialized for the receiver:
+/// `{ ch, len, keep, first?, append, tools?, drop?, head: { model, temperature?, max_tokens?, parallel_tool_calls? } }`.
+///
+/// The receiver truncates channel `ch` to `keep` messages, replaces message 0 with
+/// `first` when present (only when `keep >= 1`), appends `append` (then it holds `len`
+/// messages), replaces its tools when `tools` is present, and forgets the channels in `drop`.
+#[derive(Debug, Serialize)]
+pub struct Delta<'a> {
+    /// The channel.
+    pub ch: u64,
+    /// How many messages the channel holds after this delta.
+    pub len: usize,
+    /// How many of the channel's messages to keep.
+    pub keep: usize,
+    /// The new message 0, when it changed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first: Option<&'a ChatMessage>,
+    /// The messages after the kept ones.
+    pub append: &'a [ChatMessage],
+    /// The tools, when they changed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tools: Option<&'a [ToolDef]>,
+    /// Channels the receiver should forget.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub drop: Vec<u64>,
+    /// The request without its messages and tools.
+    pub head: Head<'a>,
+}
+
+/// The fields of a request besides messages and tools.
+#[derive(Debug, Serialize)]
+pub struct Head<'a> {
+    /// The model id.
+    pub model: &'a str,
+    /// Sampling temperature.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub temperature: Option<f64>,
+    /// Max output tokens.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<u64>,
+    /// Parallel tool calls.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parallel_tool_calls: Option<bool>,
+}
+
+/// Length of the common prefix of two message lists.
+fn common_prefix(a: &[ChatMessage], b: &[ChatMessage]) -> usize {
+    a.iter().zip(b).take_while(|(x, y)| x == y).count()
+}
+
+impl Channels {
+    /// No channels.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The delta that brings a channel to `req`, and marks that channel busy until
+    /// [`Channels::end`]. Picks the idle channel `req` extends (same first user message,
+    /// the channel's last message at the same place), else opens a new one.
+    pub fn begin<'a>(&mut self, req: &'a ChatRequest) -> Delta<'a> {
+        self.clock += 1;
+        let msgs = &req.messages;
+        let extends = |c: &Channel| {
+            let n = c.messages.len();
+            !c.busy
+                && n >= 2
+                && msgs.len() >= n
+                && c.messages[n - 1] == msgs[n - 1]
+                && c.messages[1] == msgs[1]
+        };
+        let index = match self.channels.iter().position(extends) {
+            Some(i) => i,
+            None => self.open(),
+        };
+        let clock = self.clock;
+        let c = &mut self.channels[index];
+        c.busy = true;
+        c.used = clock;
+        let (keep, first) = match (c.messages.first(), msgs.first()) {
+            (Some(old), Some(new)) => {
+                let keep = 1 + common_prefix(&c.messages[1..], &msgs[1..]);
+                (keep, (old != new).then_some(new))
+            }
+            _ => (0, None),
+        };
+        c.messages.truncate(keep);
+        if let Some(first) = first {
+            c.messages[0] = first.clone();
+        }
+        let append = &msgs[keep.min(msgs.len())..];
+        c.messages.extend_from_slice(append);
+        let tools = (c.tools != req.tools).then(|| {
+            c.tools = req.tools.clone();
+            req.tools.as_slice()
+        });
+        Delta {
+            ch: c.id,
+            len: msgs.len(),
+            keep,
+            first,
+            append,
+            tools,
+            drop: std::mem::take(&mut self.dropped),
+            head: Head {
+                model: &req.model,
+                temperature: req.temperature,
+                max_tokens: req.max_tokens,
+                parallel_tool_calls: req.parallel_tool_calls,
+            },
+        }
+    }
+
+    /// The call on channel `ch` ended; `ok: false` (the call failed or the receiver
+    /// refused the delta) forgets the channel, so the next request is sent whole.
+    pub fn end(&mut self, ch: u64, ok: bool) {
+        if let Some(i) = self.channels.iter().position(|c| c.id == ch) {
+            if ok {
+                self.channels[i].busy = false;
+            } else {
+                self.channels.swap_remove(i);
+                self.dropped.push(ch);
+            }
+        }
+    }
+
+    /// Forgets every channel (the receiver is gone).
+    pub fn clear(&mut self) {
+        self.channels.clear();
+        self.dropped.clear();
+    }
+
+    /// How many channels are held.
+    pub fn len(&self) -> usize {
+        self.channels.len()
+    }
+
+    /// Whether no channel is held.
+    pub fn is_empty(&self) -> bool {
+        self.channels.is_empty()
+    }
+
+    /// Opens an empty channel, dropping the least recently used idle one beyond
+    /// [`MAX_CHANNELS`]; its index.
+    fn open(&mut self) -> usize {
+        if self.channels.len() >= MAX_CHANNELS
+            && let Some((i, _)) = self
+                .channels
+                .iter()
+                .enumerate()
+                .filter(|(_, c)| !c.busy)
+                .min_by_key(|(_, c)| c.used)
+        {
+            let gone = self.channels.swap_remove(i);
+            self.dropped.push(gone.id);
+        }
+        self.next_id += 1;
+        self.channels.push(Channel {
+            id: self.next_id,
+            busy: false,
+            used: self.clock,
+            messages: Vec::new(),
+            tools: Vec::new(),
+        });
+        self.channels.len() - 1
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+
+    use super::*;
+    use crate::model::MessageContent;
+
+    fn sys(text: &str) -> ChatMessage {
+        ChatMessage::System {
+            content: MessageContent::Text(text.to_string()),
+        }
+    }
+    fn user(text: &str) -> ChatMessage {
+        ChatMessage::User {
+            content: MessageContent::Text(text.to_string()),
+        }
+    }
+    fn said(text: &str) -> ChatMessage {
+        ChatMessage::Assistant {
+            content: Some(text.to_string()),
+            tool_calls: Vec::new(),
+        }
+    }
+    fn req(messages: Vec<ChatMessage>) -> ChatRequest {
+        ChatRequest::new("m", messages)
+    }
+
+    /// The receiver: applies deltas the way `agent.js` does; `None` on a length mismatch.
+    #[derive(Default)]
+    struct Receiver {
+        channels: std::collections::HashMap<u64, (Vec<Value>, Value)>,
+    }
+
+    impl Receiver {
+        fn apply(&mut self, delta: &Delta<'_>) -> Option<(Vec<Value>, Value)> {
+            let d: Value = serde_json::to_value(delta).ok()?;
+            for id in d["drop"].as_array().into_iter().flatten() {
+                self.channels.remove(&id.as_u64()?);
+            }
+            let ch = self.channels.entry(d["ch"].as_u64()?).or_default();
+            ch.0.truncate(d["keep"].as_u64()? as usize);
+            if let Some(first) = d.get("first") {
+                *ch.0.first_mut()? = first.clone();
+            }
+            ch.0.extend(d["append"].as_array()?.iter().cloned());
+            if let Some(tools) = d.get("tools") {
+                ch.1 = tools.clone();
+            }
+            (ch.0.len() == d["len"].as_u64()? as usize).then(|| ch.clone())
+        }
+    }
+
+    /// What the receiver hands its model equals the request sent whole.
+    fn same(got: &(Vec<Value>, Value), req: &ChatRequest) {
+        let whole = serde_json::to_value(req).unwrap_or(Value::Null);
+        assert_eq!(Value::Array(got.0.clone()), whole["messages"]);
+        let tools = if req.tools.is_empty() {
+            json!([])
+        } else {
+            whole["tools"].clone()
+        };
+        let held = if got.1.is_null() {
+            json!([])
+        } else {
+            got.1.clone()
+        };
+        assert_eq!(held, tools);
+    }
+
+    #[test]
+    fn a_growing_turn_sends_only_new_messages() {
+        let mut chans = Channels::new();
+        let mut rx = Receiver::default();
+        let mut messages = vec![sys("s"), user("hi")];
+        for step in 0..5 {
+            let r = req(messages.clone());
+            let d = chans.begin(&r);
+            if step == 0 {
+                assert_eq!((d.keep, d.append.len()), (0, 2));
+            } else {
+                assert_eq!(
+                    (d.keep, d.append.len()),
+                    (messages.len() - 1, 1),
+                    "step {step}"
+                );
+                assert!(d.tools.is_none());
+            }
+            let ch = d.ch;
+            same(&rx.apply(&d).expect("lengths agree"), &r);
+            chans.end(ch, true);
+            messages.push(said(&format!("step {step}")));
+        }
+        assert_eq!(chans.len(), 1);
+    }
+
+    #[test]
+    fn a_changed_system_message_is_replaced_in_place() {
+        let mut chans = Channels::new();
+        let mut rx = Receiver::default();
+        let first = req(vec![sys("state a"), user("hi"), said("x")]);
+        let d = chans.begin(&first);
+        let ch = d.ch;
+        rx.apply(&d);
+        chans.end(ch, true);
+        let second = req(vec![sys("state b"), user("hi"), said("x"), said("y")]);
+        let d = chans.begin(&second);
+        assert_eq!(d.ch, ch);
+        assert_eq!(d.keep, 3);
+        assert!(d.first.is_some());
+        assert_eq!(d.append.len(), 1);
+        same(&rx.apply(&d).expect("lengths agree"), &second);
+    }
+
+    #[test]
+    fn a_rewritten_middle_keeps_only_the_common_prefix() {
+        let mut chans = Channels::new();
+        let mut rx = Receiver::default();
+        let a = req(vec![sys("s"), user("hi"), said("a"), said("b"), said("c")]);
+        let d = chans.begin(&a);
+        let ch = d.ch;
+        rx.apply(&d);
+        chans.end(ch, true);
+        // Same first user message and same last message, different middle.
+        let b = req(vec![
+            sys("s"),
+            user("hi"),
+            said("A"),
+            said("b"),
+            said("c"),
+            said("d"),
+        ]);
+        let d = chans.begin(&b);
+        assert_eq!(d.keep, 2);
+        same(&rx.apply(&d).expect("lengths agree"), &b);
+    }
+
+    #[test]
+    fn concurrent_sessions_get_their_own_channels() {
+        let mut chans = Channels::new();
+        let mut rx = Receiver::default();
+        let a = req(vec![sys("s"), user("a")]);
+        let b = req(vec![sys("s"), user("a")]);
+        let da = chans.begin(&a);
+        let db = chans.begin(&b);
+        assert_ne!(da.ch, db.ch, "a busy channel is not shared");
+        let (cha, chb) = (da.ch, db.ch);
+        same(&rx.apply(&da).expect("a"), &a);
+        same(&rx.apply(&db).expect("b"), &b);
+        chans.end(cha, true);
+        chans.end(chb, true);
+        assert_eq!(chans.len(), 2);
+    }
+
+    #[test]
+    fn a_failed_call_forgets_its_channel_on_both_sides() {
+        let mut chans = Channels::new();
+        let mut rx = Receiver::default();
+        let a = req(vec![sys("s"), user("a"), said("1")]);
+        let d = chans.begin(&a);
+        let ch = d.ch;
+        rx.apply(&d);
+        chans.end(ch, false);
+        assert!(chans.is_empty());
+        let mut longer = a.clone();
+        longer.messages.push(said("2"));
+        let d = chans.begin(&longer);
+        assert_ne!(d.ch, ch);
+        assert_eq!(d.keep, 0, "sent whole");
+        assert_eq!(
+            d.drop,
+            vec![ch],
+            "the receiver is told to forget the old channel"
+        );
+        same(&rx.apply(&d).expect("lengths agree"), &longer);
+        assert!(!rx.channels.contains_key(&ch));
+    }
+
+    #[test]
+    fn tools_are_sent_when_they_change() {
+        let mut chans = Channels::new();
+        let mut rx = Receiver::default();
+        let tool = |n: &str| ToolDef::new(n, "d", json!({ "type": "object" }));
+        let mut r = req(vec![sys("s"), user("a")]).with_tools(vec![tool("x")]);
+        for (i, tools) in [vec![tool("x")], vec![tool("x")], vec![tool("y")], vec![]]
+            .into_iter()
+            .enumerate()
+        {
+            r.tools = tools;
+            r.messages.push(said(&i.to_string()));
+            let d = chans.begin(&r);
+            assert_eq!(d.tools.is_some(), i != 1, "call {i}");
+            let ch = d.ch;
+            same(&rx.apply(&d).expect("lengths agree"), &r);
+            chans.end(ch, true);
+        }
+    }
+
+    #[test]
+    fn idle_channels_are_bounded() {
+        let mut chans = Channels::new();
+        let mut dropped = Vec::new();
+        for i in 0..(MAX_CHANNELS + 10) {
+            let r = req(vec![sys("s"), user(&format!("session {i}"))]);
+            let d = chans.begin(&r);
+            dropped.extend(d.drop.iter().copied());
+            let ch = d.ch;
+            chans.end(ch, true);
+        }
+        assert_eq!(chans.len(), MAX_CHANNELS);
+        assert_eq!(
+            dropped,
+            (1..=10).collect::<Vec<u64>>(),
+            "the oldest, each reported once"
+        );
+    }
+}
