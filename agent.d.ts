@@ -4,8 +4,10 @@
 import type { EventEnvelope } from './types/EventEnvelope.js'
 import type { Outcome } from './types/Outcome.js'
 import type { ParkRecord } from './types/ParkRecord.js'
+import type { RuntimeContract } from './types/RuntimeContract.js'
 import type { SessionSummary } from './types/SessionSummary.js'
 import type { VariableEntry } from './types/VariableEntry.js'
+import type { SessionStore, HostSessionStore } from './store.js'
 
 export type { Classification } from './types/Classification.js'
 export type { DecisionOption } from './types/DecisionOption.js'
@@ -14,6 +16,8 @@ export type { LifecycleEvent } from './types/LifecycleEvent.js'
 export type { Outcome } from './types/Outcome.js'
 export type { OutcomeKind } from './types/OutcomeKind.js'
 export type { ParkRecord } from './types/ParkRecord.js'
+export type { ContractSource } from './types/ContractSource.js'
+export type { RuntimeContract } from './types/RuntimeContract.js'
 export type { SessionExit } from './types/SessionExit.js'
 export type { SessionSummary } from './types/SessionSummary.js'
 export type { TrailStep } from './types/TrailStep.js'
@@ -25,6 +29,9 @@ export type { WorkflowStatus } from './types/WorkflowStatus.js'
 export type PendingDecision = Extract<ParkRecord, { channel: 'decision' }>
 /** A session parked for an outside event: what it waits for. */
 export type PendingInput = Extract<ParkRecord, { channel: 'input' }>
+/** The original's name of the resolved runtime contract (`agent.runtimeContract`). */
+export type ResolvedRuntimeContract = RuntimeContract
+
 /** A session's variables by name. */
 export type VariableStore = Record<string, VariableEntry>
 
@@ -130,8 +137,11 @@ export type MountSpec = { readOnly?: boolean; governed?: boolean }
 export type CreateAgentParams = {
   /** The workflow slug (`workflows/<slug>/workflow.yaml`; default `order-lookup`). */
   workflow?: string
-  /** `rootDir` (default: the cwd) and the mount table (key `/dir/` or `/file`; default: zero-config). */
-  workspace?: { rootDir?: string; mounts?: Record<string, MountSpec> }
+  /**
+   * `rootDir` (default: the cwd), the mount table (key `/dir/` or `/file`; default: zero-config)
+   * and the session store (default: the filesystem at `<rootDir>/sessions`).
+   */
+  workspace?: { rootDir?: string; mounts?: Record<string, MountSpec>; sessionStore?: SessionStore | HostSessionStore }
   /** Skill source dirs, workspace-relative (default `["skills/"]`; `[]` = none). */
   skills?: Array<string>
   /** The trigger of a turn that names none (default `manual`); checked at assembly. */
@@ -192,6 +202,12 @@ export interface SessionOperations {
 }
 
 export interface Agent {
+  /**
+   * The runtime contract the spec's `runtime:` declares (`source: 'declared'`), or the
+   * defaulted `archmax-harness@1` (`source: 'defaulted'`), with the sandbox and test-case
+   * format versions it selects. Frozen.
+   */
+  readonly runtimeContract: Readonly<RuntimeContract>
   workflow: WorkflowOperations
   sessions: SessionOperations
   /** Cancels the session's turn in flight (it ends failed, `turn-cancelled`); false when none runs. */
@@ -220,16 +236,32 @@ export declare class UnknownTriggerError extends HarnessError {
   triggerId: string
   available: Array<string>
 }
-export declare class ReservedToolNameError extends HarnessError {}
+export declare class ReservedToolNameError extends HarnessError {
+  /** The offending host tool names, in the order given. */
+  names: Array<string>
+  /** `prefix`: they start with `archmax_`; `file-operation`: `copy_file`, `move_file` or `remove_file`. */
+  reservation: 'prefix' | 'file-operation'
+}
 export declare class ToolPathsError extends HarnessError {}
 export declare class InvalidVariableNameError extends HarnessError {
   variable: string
   source: string
 }
-export declare class MountCollisionError extends HarnessError {}
-export declare class SessionStoreIdError extends HarnessError {}
+export declare class MountCollisionError extends HarnessError {
+  /** The mount key, `/name/` or `/name`. */
+  key: string
+}
+export declare class SessionStoreIdError extends HarnessError {
+  /** The refused id as given; absent when a session path (not an id) was refused. */
+  sessionId?: string
+}
 export declare class SessionStoreError extends HarnessError {}
-export declare class SessionStoreCapabilityError extends HarnessError {}
+export declare class SessionStoreCapabilityError extends HarnessError {
+  /** What the configured store is (`in-memory`, …). */
+  storeKind: string
+  /** The operation it lacks (`seed`, …). */
+  capability: string
+}
 export declare class SessionNotParkedError extends HarnessError {
   sessionId: string
 }
@@ -248,9 +280,19 @@ export declare class SessionNotAwaitingInputError extends HarnessError {
 export declare class MissingDeliveryTriggerError extends HarnessError {
   sessionId: string
 }
-export declare class SessionNotResumableError extends HarnessError {}
+export declare class SessionNotResumableError extends HarnessError {
+  sessionId: string
+  /** The session's stored status, or `unknown` when it has none yet. */
+  status: string
+}
 export declare class SessionParkedError extends HarnessError {
   sessionId: string
+}
+export declare class UnsupportedRuntimeContractError extends HarnessError {
+  /** `<engine>@<version>` as the spec declares it. */
+  requested: string
+  /** `['archmax-harness@1', 'archmax-harness@2']`. */
+  supported: Array<string>
 }
 export declare class AgentDisposedError extends HarnessError {}
 export declare const errors: Record<string, typeof HarnessError>

@@ -4,6 +4,7 @@
 // lets a callback's throw cross into Rust, and raises the harness's refusals
 // as the original's error classes.
 import { NativeAgent } from './index.js'
+import { sessionStoreBinding } from './store.js'
 
 /** Base of every error `createAgent` and its agent raise: `name` and `code` are the class name. */
 export class HarnessError extends Error {
@@ -32,6 +33,7 @@ const CLASS_NAMES = [
   'MissingDeliveryTriggerError',
   'SessionNotResumableError',
   'SessionParkedError',
+  'UnsupportedRuntimeContractError',
   'AgentDisposedError',
 ]
 
@@ -60,6 +62,7 @@ export const {
   MissingDeliveryTriggerError,
   SessionNotResumableError,
   SessionParkedError,
+  UnsupportedRuntimeContractError,
   AgentDisposedError,
 } = errors
 
@@ -418,6 +421,7 @@ export async function createAgent(params) {
     throw new TypeError(`'onEvent' must be a function, got ${describe(onEvent)}`)
   }
   const tools = checkTools(await normalizeTools(params.tools))
+  const useStore = sessionStoreBinding(workspace?.sessionStore)
   let modelFn = resolved
   if (resolved && typeof resolved === 'object') {
     await resolved.ready
@@ -428,7 +432,8 @@ export async function createAgent(params) {
     tools.length ? toolAdapter(tools) : null,
     onEvent ? eventAdapter(onEvent) : null,
   )
-  unwrap(
+  if (useStore) unwrap(useStore(native))
+  const opened = unwrap(
     native.open({
       rootDir: workspace?.rootDir ?? process.cwd(),
       workflow,
@@ -452,7 +457,9 @@ export async function createAgent(params) {
   const live = () => {
     if (disposed) throw new AgentDisposedError('the agent was disposed')
   }
+  const runtimeContract = Object.freeze(opened.runtimeContract)
   return {
+    runtimeContract,
     workflow: {
       async send(sessionId, input = {}) {
         live()

@@ -91,7 +91,10 @@ export declare class Governance {
 export declare class NativeAgent {
   /** An agent whose callbacks are set; `open` assembles it. */
   constructor(model: ((requestJson: string) => Promise<string>) | null | undefined, toolHandler: ((callJson: string) => Promise<string>) | null | undefined, onEvent: ((envelopeJson: string) => void) | null | undefined)
-  /** Assembles the workflow: `{ ok: true, value: { warnings } }` or `{ ok: false, code, message }`. */
+  /**
+   * Assembles the workflow: `{ ok: true, value: { warnings, runtimeContract } }` or
+   * `{ ok: false, code, message, fields }`.
+   */
   open(options: NativeAgentOptions): NativeResult
   /** `send`: `{ message, trigger?, variables? }`; an empty id is resolved. */
   send(sessionId: string | undefined | null, input: { message?: string; trigger?: string; variables?: Record<string, unknown> }, sessionPath?: string | undefined | null): Promise<NativeResult>
@@ -124,6 +127,26 @@ export declare class NativeAgent {
    * harness; idempotent. Calls in flight resolve (`turn-cancelled`).
    */
   dispose(): void
+  /**
+   * Chooses the session store `open` assembles with (call it before `open`). A host
+   * store needs `handler`, which answers its method calls; `hostSpecs` says whether the
+   * host keeps spec snapshots (else they are kept in memory).
+   */
+  useSessionStore(store: NativeSessionStore, handler: ((callJson: string) => Promise<string>) | null | undefined, hostSpecs: boolean | null | undefined): NativeResult
+}
+
+/**
+ * A session store as JS holds it: made by `createFilesystemSessionStore`,
+ * `createMemorySessionStore`, or once per host store object. Agents given the same
+ * one share its sessions (memory) and its writer leases.
+ */
+export declare class NativeSessionStore {
+  /** The filesystem store with its sessions under `dir` (absolute, or relative to the cwd). */
+  static filesystem(dir: string): NativeSessionStore
+  /** An empty in-memory store. */
+  static memory(): NativeSessionStore
+  /** The Rust side of a host (JS object) store: its leases and fallback spec snapshots. */
+  static host(): NativeSessionStore
 }
 
 /** The access connection trigger `id` names (`connection:`); `undefined` when none. */

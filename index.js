@@ -773,9 +773,10 @@ if (
   }
 }
 
-const { Governance, NativeAgent, connectionForTrigger, isSlug, messagePathForTrigger, parseCodeDescription, parseMachineSpec, runCli, sessionIdForTrigger, SIGNATURE_TYPES, signatureForTrigger, signatureJsonSchema, signatureValueIssues, specHash, validateSpec, validateWorkflow } = nativeBinding
+const { Governance, NativeAgent, NativeSessionStore, connectionForTrigger, isSlug, messagePathForTrigger, parseCodeDescription, parseMachineSpec, runCli, sessionIdForTrigger, SIGNATURE_TYPES, signatureForTrigger, signatureJsonSchema, signatureValueIssues, specHash, validateSpec, validateWorkflow } = nativeBinding
 export { Governance }
 export { NativeAgent }
+export { NativeSessionStore }
 export { connectionForTrigger }
 export { isSlug }
 export { messagePathForTrigger }

@@ -1,4 +1,6 @@
 export * from './index.js'
 export * from './agent.js'
+export { createFilesystemSessionStore, createMemorySessionStore } from './store.js'
+export type { SessionStore, HostSessionStore, StoredSession, SessionCommit } from './store.js'
 export { contentToString, isAiMessage, isRuntimeNote, lastAgentText, runtimeNoteKind } from './messages.js'
 export type { RuntimeNoteKind } from './messages.js'

@@ -2,4 +2,5 @@
 // the root subset of the transcript readers (the same bindings as `@archmax-ai/harness/messages`).
 export * from './index.js'
 export * from './agent.js'
+export { createFilesystemSessionStore, createMemorySessionStore } from './store.js'
 export { contentToString, isAiMessage, isRuntimeNote, lastAgentText, runtimeNoteKind } from './messages.js'

@@ -258,3 +258,64 @@ async function sessionsExample(agent: Agent): Promise<void> {
   void [messages, cursor, removed, seeded]
 }
 export { describeOutcome, describeEvent, sessionsExample }
+
+// Session stores: the two factories and a host store implemented in JS (sync or async methods).
+import {
+  createFilesystemSessionStore,
+  createMemorySessionStore,
+  type HostSessionStore,
+  type SessionStore,
+  type StoredSession,
+} from '@archmax-ai/harness'
+async function sessionStoresExample(model: ModelFunctionForStores) {
+  const held = new Map<string, StoredSession>()
+  const host: HostSessionStore = {
+    load: (id) => held.get(id) ?? null,
+    commit: async (id, step) => {
+      const s = held.get(id) ?? { state: null, messages: [] }
+      s.messages.push(...step.messages)
+      s.state = step.state
+      held.set(id, s)
+    },
+    list: async () => [...held.keys()],
+    delete: (id) => held.delete(id),
+  }
+  const onDisk: SessionStore = createFilesystemSessionStore({ dir: 'var/sessions' })
+  const kind: 'filesystem' | 'memory' = createMemorySessionStore().kind
+  for (const sessionStore of [host, onDisk, createMemorySessionStore()]) {
+    const agent = await createAgent({ workspace: { rootDir: '.', sessionStore }, model })
+    agent.dispose()
+  }
+  // @ts-expect-error a host store needs commit
+  await createAgent({ workspace: { sessionStore: { load: () => null, list: () => [], delete: () => true } }, model })
+  // @ts-expect-error the filesystem store needs a dir
+  createFilesystemSessionStore({})
+  void kind
+}
+type ModelFunctionForStores = import('@archmax-ai/harness').ModelFunction
+export { sessionStoresExample }
+
+// The runtime contract and the error classes' fields.
+import {
+  ReservedToolNameError as ReservedToolNameErrorClass,
+  SessionNotResumableError as SessionNotResumableErrorClass,
+  UnsupportedRuntimeContractError as UnsupportedRuntimeContractErrorClass,
+  type ResolvedRuntimeContract,
+  type RuntimeContract,
+} from '@archmax-ai/harness'
+function contractExample(agent: Agent, e: unknown): string {
+  const contract: ResolvedRuntimeContract = agent.runtimeContract
+  const source: 'declared' | 'defaulted' = contract.source
+  const sandbox: number = contract.sandbox
+  const same: RuntimeContract = contract
+  if (e instanceof ReservedToolNameErrorClass) {
+    const reservation: 'prefix' | 'file-operation' = e.reservation
+    return `${reservation}: ${e.names.join(', ')}`
+  }
+  if (e instanceof UnsupportedRuntimeContractErrorClass) return `${e.requested} not in ${e.supported.join(', ')}`
+  if (e instanceof SessionNotResumableErrorClass) return `${e.sessionId} is ${e.status}`
+  // @ts-expect-error the contract is read-only
+  agent.runtimeContract = contract
+  return `${source} ${sandbox} ${same.testFormat}`
+}
+export { contractExample }

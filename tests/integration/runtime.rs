@@ -722,6 +722,56 @@ fn a_host_tool_that_fails_answers_the_model_and_the_turn_goes_on() {
 }
 
 #[test]
+fn the_runtime_contract_is_resolved_at_assembly() {
+    use archmax_spec::runtime_contract::ContractSource;
+    let server = ScriptedServer::start(vec![]).expect("server");
+    let state = "states:\n  work:\n    triggers: { manual: }\n";
+    let assemble = |runtime: &str| {
+        let ws = spec_ws(&format!("{runtime}{state}"));
+        let mut config = ModelConfig::new(server.url(), "k", "m");
+        config.retry.attempts = 1;
+        Harness::assemble(HarnessOptions {
+            root: ws.root().to_path_buf(),
+            workflow: "orders".into(),
+            model: Arc::new(OpenAiClient::new(config).expect("client")),
+            default_model: "m".into(),
+            store: Arc::new(FsStore::new(ws.root())),
+            events: Arc::new(Recorder::default()),
+            tools: Vec::new(),
+            essential_tools: Vec::new(),
+            mounts: None,
+            skills: vec![],
+        })
+    };
+    let v2 = assemble("runtime: { engine: archmax-harness, version: 2 }\n").expect("v2");
+    let c = v2.runtime_contract();
+    assert_eq!(
+        (c.engine.as_str(), c.version.as_str(), c.source, c.sandbox),
+        ("archmax-harness", "2", ContractSource::Declared, 2)
+    );
+    let defaulted = assemble("").expect("defaulted");
+    let c = defaulted.runtime_contract();
+    assert_eq!(
+        (
+            c.version.as_str(),
+            c.source,
+            c.sandbox,
+            c.test_format.as_str()
+        ),
+        ("1", ContractSource::Defaulted, 1, "1")
+    );
+    let err = assemble("runtime: { version: 99 }\n").expect_err("unsupported");
+    assert_eq!(err.code(), "UnsupportedRuntimeContractError");
+    assert_eq!(
+        err.to_string(),
+        "Unsupported runtime contract 'archmax-harness@99'. Supported: archmax-harness@1, archmax-harness@2."
+    );
+    // An unusable spec is a load error first, whatever it declares.
+    let err = assemble("runtime: { version: 99 }\nbogus: 1\n").expect_err("unusable");
+    assert_eq!(err.code(), "WorkflowLoadError");
+}
+
+#[test]
 fn mounts_may_not_take_run_areas_or_the_authoring_plane() {
     use archmax_spec::workspace::{MountDecl, MountKind};
     let ws = spec_ws("states:\n  work:\n    triggers: { manual: }\n");

@@ -78,14 +78,15 @@ pub(crate) fn failure(e: &RunError) -> Failure {
         RunError::WorkflowLoad(_)
         | RunError::WorkflowDisabled(_)
         | RunError::UnknownTrigger { .. }
-        | RunError::Busy(_)
+        | RunError::Busy { .. }
         | RunError::Parked(_)
         | RunError::SessionNotParked(_)
         | RunError::InvalidDecisionTarget { .. }
         | RunError::MissingDecisionTarget { .. }
         | RunError::EmptyMessage(_)
         | RunError::SessionNotAwaitingInput(_)
-        | RunError::MissingDeliveryTrigger(_) => Failure::Command(e.to_string()),
+        | RunError::MissingDeliveryTrigger(_)
+        | RunError::UnsupportedRuntimeContract(_) => Failure::Command(e.to_string()),
         _ => Failure::Crash(e.to_string()),
     }
 }

@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use archmax_kernel::{Mounts, Policy, PolicyOptions, SkillDir, ToolPaths};
 use archmax_spec::Workflow;
+use archmax_spec::runtime_contract::{RuntimeContract, is_supported, resolve_declared};
 use archmax_spec::workspace::{Files, MountDecl, load_workflow, zero_config};
 use archmax_spec::{Diagnostic, DiskFiles};
 use serde_json::Value;
@@ -29,19 +30,33 @@ pub enum RunError {
     )]
     WorkflowDisabled(String),
     /// No state declares the trigger.
-    #[error("No start state for trigger '{id}'. {declared}")]
+    #[error("No start state for trigger '{id}'. {}", declared_triggers(.available))]
     UnknownTrigger {
         /// The trigger id.
         id: String,
-        /// `Declared triggers: a, b.` or the no-trigger sentence.
-        declared: String,
+        /// The declared start-state triggers, in document order.
+        available: Vec<String>,
     },
     /// The session id breaks the id rules.
-    #[error("{0}")]
-    SessionId(String),
+    #[error(transparent)]
+    SessionId(#[from] crate::store::SessionIdError),
+    /// A caller-supplied session path is not usable (the original's unexported
+    /// `InvalidSessionPathError`; reported as `SessionStoreIdError` here).
+    #[error("the caller-supplied path '{path}' is not a usable session path: {problem}")]
+    SessionPath {
+        /// The path as given.
+        path: String,
+        /// Why it is refused.
+        problem: String,
+    },
     /// A turn is already running on the session.
-    #[error("{0}")]
-    Busy(String),
+    #[error("{}", crate::store::busy_message(.id, .status))]
+    Busy {
+        /// The session.
+        id: String,
+        /// The stored state's `status`, or `unknown`.
+        status: String,
+    },
     /// The session is parked; parks are resumed by decide/reply/deliver.
     #[error("Session '{0}' is parked; resume it with a decision, a reply or a delivery.")]
     Parked(String),
@@ -83,9 +98,14 @@ pub enum RunError {
         "A trigger id is required to deliver to session '{0}': it becomes the session's current trigger, which its hooks and guards read. Any id is accepted — a park awaits no particular one."
     )]
     MissingDeliveryTrigger(String),
-    /// A host tool takes a reserved name.
-    #[error("{0}")]
-    ReservedToolName(String),
+    /// Host tools take reserved names (all of one reservation, the prefix first).
+    #[error("{}", crate::tools::reserved_message(.names, *.reservation))]
+    ReservedToolName {
+        /// The offending tool names, in the order given.
+        names: Vec<String>,
+        /// Which reservation they break.
+        reservation: crate::tools::Reservation,
+    },
     /// A path declaration was refused.
     #[error(transparent)]
     ToolPaths(#[from] archmax_kernel::ToolPathsError),
@@ -93,8 +113,14 @@ pub enum RunError {
     #[error("{0}")]
     Store(String),
     /// A mount collides with a run area or would serve the authoring plane.
-    #[error("{0}")]
-    MountCollision(String),
+    #[error("{}", collision_message(.key, .run_area.as_deref()))]
+    MountCollision {
+        /// The mount key (`/name/` or `/name`).
+        key: String,
+        /// The run area it shadows (`scratchpad`, …); `None` when it would serve
+        /// the authoring plane (`workflows/`).
+        run_area: Option<String>,
+    },
     /// The configured store cannot do what was asked (seeding without a session folder).
     #[error("The configured {kind} session store does not support '{capability}'. {hint}")]
     StoreCapability {
@@ -113,13 +139,37 @@ pub enum RunError {
         "'{0}' is not a valid variable name (seeded). Use lowercase letters, digits and underscores, starting with a letter (e.g. 'from_email')."
     )]
     InvalidVariableName(String),
+    /// The spec declares a runtime contract this harness does not implement.
+    #[error("{}", archmax_spec::runtime_contract::unsupported_message(.0))]
+    UnsupportedRuntimeContract(RuntimeContract),
+}
+
+/// `Declared triggers: a, b.`, or the sentence for a workflow that declares none.
+fn declared_triggers(available: &[String]) -> String {
+    if available.is_empty() {
+        "The workflow declares no start-state triggers.".to_string()
+    } else {
+        format!("Declared triggers: {}.", available.join(", "))
+    }
+}
+
+/// The two forms of the mount-collision message.
+fn collision_message(key: &str, run_area: Option<&str>) -> String {
+    match run_area {
+        None => format!(
+            "Mount '{key}' would serve the authoring plane to the agent. 'workflows/' holds machine specs, grading rubrics, hook scripts, and test cases; the runtime reads them through the authoring backend, and no agent tool may address them. Configure them with the 'authoring' option instead of mounting them."
+        ),
+        Some(top) => format!(
+            "Mount '{key}' collides with the run area '{top}/', which the session store owns at the workspace root. Mount it under a different key."
+        ),
+    }
 }
 
 impl From<crate::store::StoreError> for RunError {
     /// A busy session is [`RunError::Busy`]; anything else a store failure.
     fn from(e: crate::store::StoreError) -> Self {
         match e {
-            crate::store::StoreError::Busy { .. } => RunError::Busy(e.to_string()),
+            crate::store::StoreError::Busy { id, status } => RunError::Busy { id, status },
             other => RunError::Store(other.to_string()),
         }
     }
@@ -132,8 +182,8 @@ impl RunError {
             RunError::WorkflowLoad(_) => "WorkflowLoadError",
             RunError::WorkflowDisabled(_) => "WorkflowDisabledError",
             RunError::UnknownTrigger { .. } => "UnknownTriggerError",
-            RunError::SessionId(_) => "SessionStoreIdError",
-            RunError::Busy(_) => "SessionNotResumableError",
+            RunError::SessionId(_) | RunError::SessionPath { .. } => "SessionStoreIdError",
+            RunError::Busy { .. } => "SessionNotResumableError",
             RunError::Parked(_) => "SessionParkedError",
             RunError::SessionNotParked(_) => "SessionNotParkedError",
             RunError::InvalidDecisionTarget { .. } | RunError::MissingDecisionTarget { .. } => {
@@ -142,13 +192,14 @@ impl RunError {
             RunError::EmptyMessage(_) => "EmptyMessageError",
             RunError::SessionNotAwaitingInput(_) => "SessionNotAwaitingInputError",
             RunError::MissingDeliveryTrigger(_) => "MissingDeliveryTriggerError",
-            RunError::ReservedToolName(_) => "ReservedToolNameError",
+            RunError::ReservedToolName { .. } => "ReservedToolNameError",
             RunError::ToolPaths(_) => "ToolPathsError",
             RunError::Store(_) => "SessionStoreError",
             RunError::StoreCapability { .. } => "SessionStoreCapabilityError",
             RunError::SeedPath(_) => "Error",
-            RunError::MountCollision(_) => "MountCollisionError",
+            RunError::MountCollision { .. } => "MountCollisionError",
             RunError::InvalidVariableName(_) => "InvalidVariableNameError",
+            RunError::UnsupportedRuntimeContract(_) => "UnsupportedRuntimeContractError",
         }
     }
 }
@@ -182,6 +233,7 @@ pub struct Harness {
     pub(crate) root: PathBuf,
     pub(crate) workflow: String,
     pub(crate) spec: Workflow,
+    pub(crate) contract: RuntimeContract,
     pub(crate) spec_json: Value,
     pub(crate) spec_hash: String,
     pub(crate) policy: Arc<Policy>,
@@ -222,8 +274,8 @@ impl Harness {
 
     /// Assembles `workflow` of the workspace at `root`.
     pub fn assemble(opts: HarnessOptions) -> Result<Harness, RunError> {
-        let files = DiskFiles::new(&opts.root);
-        let loaded = load_workflow(&files, &opts.workflow, &opts.skills)?;
+        // The original's order decides which refusal wins: reserved tool names,
+        // mounts, tool paths, the workflow load, then the runtime contract.
         crate::tools::check_names(&opts.tools)?;
         let mounts = opts.mounts.unwrap_or_else(zero_config);
         check_mounts(&mounts)?;
@@ -232,6 +284,12 @@ impl Harness {
             if let Some(decl) = t.paths() {
                 tool_paths.declare(t.name(), &decl)?;
             }
+        }
+        let files = DiskFiles::new(&opts.root);
+        let loaded = load_workflow(&files, &opts.workflow, &opts.skills)?;
+        let contract = resolve_declared(loaded.spec.runtime.as_ref());
+        if !is_supported(&contract) {
+            return Err(RunError::UnsupportedRuntimeContract(contract));
         }
         let policy = Policy::compile(
             &loaded.spec,
@@ -286,6 +344,7 @@ impl Harness {
             root: opts.root,
             workflow: opts.workflow,
             spec: loaded.spec,
+            contract,
             spec_json,
             spec_hash,
             policy: Arc::new(policy),
@@ -345,6 +404,11 @@ impl Harness {
         &self.spec
     }
 
+    /// The runtime contract the spec declares (or the defaulted v1), supported.
+    pub fn runtime_contract(&self) -> &RuntimeContract {
+        &self.contract
+    }
+
     /// The compiled policy.
     pub fn policy(&self) -> &Policy {
         &self.policy
@@ -366,22 +430,17 @@ impl Harness {
                 return Ok(slug.clone());
             }
         }
-        let mut ids: Vec<&str> = self
+        let mut available: Vec<String> = self
             .spec
             .states
             .values()
             .flat_map(|s| s.triggers.iter().flat_map(|t| t.keys()))
-            .map(String::as_str)
+            .cloned()
             .collect();
-        ids.dedup();
-        let declared = if ids.is_empty() {
-            "The workflow declares no start-state triggers.".to_string()
-        } else {
-            format!("Declared triggers: {}.", ids.join(", "))
-        };
+        available.dedup();
         Err(RunError::UnknownTrigger {
             id: trigger.to_string(),
-            declared,
+            available,
         })
     }
 }
@@ -411,14 +470,16 @@ fn check_mounts(mounts: &[MountDecl]) -> Result<(), RunError> {
             archmax_spec::workspace::MountKind::File => format!("/{}", m.name),
         };
         if top == "workflows" {
-            return Err(RunError::MountCollision(format!(
-                "Mount '{key}' would serve the authoring plane to the agent. 'workflows/' holds machine specs, grading rubrics, hook scripts, and test cases; the runtime reads them through the authoring backend, and no agent tool may address them. Configure them with the 'authoring' option instead of mounting them."
-            )));
+            return Err(RunError::MountCollision {
+                key,
+                run_area: None,
+            });
         }
         if RUN_AREAS.contains(&top) {
-            return Err(RunError::MountCollision(format!(
-                "Mount '{key}' collides with the run area '{top}/', which the session store owns at the workspace root. Mount it under a different key."
-            )));
+            return Err(RunError::MountCollision {
+                key,
+                run_area: Some(top.to_string()),
+            });
         }
     }
     Ok(())
@@ -482,9 +543,10 @@ impl Harness {
         let vars = Value::Object(variables.clone());
         if let Some(path) = session_path {
             if let Some(problem) = archmax_spec::grammar::session_path_problem(path) {
-                return Err(RunError::SessionId(format!(
-                    "the caller-supplied path '{path}' is not a usable session path: {problem}"
-                )));
+                return Err(RunError::SessionPath {
+                    path: path.to_string(),
+                    problem,
+                });
             }
             let segs: Vec<String> = path.trim().split('.').map(str::to_string).collect();
             return match archmax_spec::grammar::resolve_path(&vars, &segs)
@@ -523,8 +585,7 @@ impl Harness {
     /// reserved): [`RunError::SessionId`] when refused.
     pub(crate) fn parse_session_id(&self, id: &str) -> Result<crate::store::SessionId, RunError> {
         let rules = crate::store::IdRules::with_mounts(self.mounts.iter().map(|m| m.name.clone()));
-        crate::store::SessionId::parse_with(id, &rules)
-            .map_err(|e| RunError::SessionId(e.to_string()))
+        Ok(crate::store::SessionId::parse_with(id, &rules)?)
     }
 
     /// Reads a session's state without taking the writer lease.

@@ -30,5 +30,5 @@ pub use harness::{Harness, HarnessOptions, RunError, SessionSource, mint_session
 pub use outcome::{Outcome, OutcomeKind, SessionExit, VariableEntry};
 pub use sessions::{Classification, SessionSummary};
 pub use state::{SessionState, Status};
-pub use tools::{HostTool, ToolContext};
+pub use tools::{HostTool, Reservation, ToolContext};
 pub use turn::{DEFAULT_MAX_MODEL_CALLS, SendInput, step_limit};

@@ -196,7 +196,7 @@ impl Harness {
             .collect::<Result<Vec<(String, Vec<u8>)>, RunError>>()?;
         let Some(dir) = self.store.session_dir(&sid) else {
             return Err(RunError::StoreCapability {
-                kind: "in-memory",
+                kind: self.store.kind(),
                 capability: "seed",
                 hint: "Seeding writes files into the session folder and needs a filesystem session store.",
             });

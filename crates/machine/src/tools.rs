@@ -37,45 +37,140 @@ pub trait HostTool: Send + Sync {
     fn call<'a>(&'a self, args: Value, ctx: ToolContext) -> BoxFuture<'a, Result<String, String>>;
 }
 
-/// Refuses host tools that take the runtime's names.
+/// The names a host tool may not take (the original's `reservation` field).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reservation {
+    /// The `archmax_` prefix of the runtime's control tools.
+    Prefix,
+    /// The runtime's own file operations (`copy_file`, `move_file`, `remove_file`).
+    FileOperation,
+}
+
+impl Reservation {
+    /// `prefix` or `file-operation`, as the original spells it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Reservation::Prefix => "prefix",
+            Reservation::FileOperation => "file-operation",
+        }
+    }
+}
+
+/// The `ReservedToolNameError` message for `names` (singular or plural form).
+pub(crate) fn reserved_message(names: &[String], reservation: Reservation) -> String {
+    let quoted: Vec<String> = names.iter().map(|n| format!("'{n}'")).collect();
+    let quoted = quoted.join(", ");
+    let one = names.len() == 1;
+    match (reservation, one) {
+        (Reservation::Prefix, true) => format!(
+            "Host tool {quoted} uses the reserved 'archmax_' prefix, which names the runtime's own control tools. Rename it."
+        ),
+        (Reservation::Prefix, false) => format!(
+            "Host tools {quoted} use the reserved 'archmax_' prefix, which names the runtime's own control tools. Rename them."
+        ),
+        (Reservation::FileOperation, true) => format!(
+            "Host tool {quoted} takes the name of the runtime's own file operation (copy_file, move_file, remove_file), which every agent already has. Drop it, or rename it."
+        ),
+        (Reservation::FileOperation, false) => format!(
+            "Host tools {quoted} take the names of the runtime's own file operations (copy_file, move_file, remove_file), which every agent already has. Drop them, or rename them."
+        ),
+    }
+}
+
+/// Refuses host tools that take the runtime's names: the prefix is checked first.
 pub(crate) fn check_names(tools: &[Arc<dyn HostTool>]) -> Result<(), RunError> {
-    let prefixed: Vec<&str> = tools
-        .iter()
-        .map(|t| t.name())
-        .filter(|n| n.starts_with("archmax_"))
-        .collect();
-    if !prefixed.is_empty() {
-        let quoted: Vec<String> = prefixed.iter().map(|n| format!("'{n}'")).collect();
-        return Err(RunError::ReservedToolName(if prefixed.len() == 1 {
-            format!(
-                "Host tool {} uses the reserved 'archmax_' prefix, which names the runtime's own control tools. Rename it.",
-                quoted[0]
-            )
+    let reserved = |reservation: Reservation, hit: &dyn Fn(&str) -> bool| {
+        let names: Vec<String> = tools
+            .iter()
+            .map(|t| t.name())
+            .filter(|n| hit(n))
+            .map(str::to_string)
+            .collect();
+        if names.is_empty() {
+            Ok(())
         } else {
-            format!(
-                "Host tools {} use the reserved 'archmax_' prefix, which names the runtime's own control tools. Rename them.",
-                quoted.join(", ")
-            )
-        }));
+            Err(RunError::ReservedToolName { names, reservation })
+        }
+    };
+    reserved(Reservation::Prefix, &|n| n.starts_with("archmax_"))?;
+    reserved(Reservation::FileOperation, &|n| {
+        archmax_kernel::tools::FILE_OPERATIONS.contains(&n)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Named(&'static str);
+
+    impl HostTool for Named {
+        fn name(&self) -> &str {
+            self.0
+        }
+        fn description(&self) -> &str {
+            ""
+        }
+        fn schema(&self) -> Value {
+            Value::Null
+        }
+        fn call<'a>(&'a self, _: Value, _: ToolContext) -> BoxFuture<'a, Result<String, String>> {
+            Box::pin(async { Ok(String::new()) })
+        }
     }
-    let ops: Vec<&str> = tools
-        .iter()
-        .map(|t| t.name())
-        .filter(|n| archmax_kernel::tools::FILE_OPERATIONS.contains(n))
-        .collect();
-    if !ops.is_empty() {
-        let quoted: Vec<String> = ops.iter().map(|n| format!("'{n}'")).collect();
-        return Err(RunError::ReservedToolName(if ops.len() == 1 {
-            format!(
-                "Host tool {} takes the name of the runtime's own file operation (copy_file, move_file, remove_file), which every agent already has. Drop it, or rename it.",
-                quoted[0]
-            )
-        } else {
-            format!(
-                "Host tools {} take the names of the runtime's own file operations (copy_file, move_file, remove_file), which every agent already has. Drop them, or rename them.",
-                quoted.join(", ")
-            )
-        }));
+
+    fn refusal(names: &[&'static str]) -> Option<(Vec<String>, &'static str, String)> {
+        let tools: Vec<Arc<dyn HostTool>> = names
+            .iter()
+            .map(|n| Arc::new(Named(n)) as Arc<dyn HostTool>)
+            .collect();
+        match check_names(&tools) {
+            Ok(()) => None,
+            Err(e @ RunError::ReservedToolName { .. }) => {
+                let message = e.to_string();
+                let RunError::ReservedToolName { names, reservation } = e else {
+                    return None;
+                };
+                Some((names, reservation.as_str(), message))
+            }
+            Err(other) => panic!("unexpected {other:?}"),
+        }
     }
-    Ok(())
+
+    #[test]
+    fn reserved_names_carry_the_names_and_the_reservation() {
+        assert_eq!(refusal(&["crm_lookup", "ls_orders"]), None);
+        assert_eq!(
+            refusal(&["archmax_x"]),
+            Some((
+                vec!["archmax_x".to_string()],
+                "prefix",
+                "Host tool 'archmax_x' uses the reserved 'archmax_' prefix, which names the runtime's own control tools. Rename it.".to_string()
+            ))
+        );
+        assert_eq!(
+            refusal(&["archmax_a", "ok", "archmax_b"]).map(|r| (r.0, r.2)),
+            Some((
+                vec!["archmax_a".to_string(), "archmax_b".to_string()],
+                "Host tools 'archmax_a', 'archmax_b' use the reserved 'archmax_' prefix, which names the runtime's own control tools. Rename them.".to_string()
+            ))
+        );
+        assert_eq!(
+            refusal(&["copy_file"]),
+            Some((
+                vec!["copy_file".to_string()],
+                "file-operation",
+                "Host tool 'copy_file' takes the name of the runtime's own file operation (copy_file, move_file, remove_file), which every agent already has. Drop it, or rename it.".to_string()
+            ))
+        );
+        assert_eq!(
+            refusal(&["move_file", "remove_file"]).map(|r| r.2),
+            Some("Host tools 'move_file', 'remove_file' take the names of the runtime's own file operations (copy_file, move_file, remove_file), which every agent already has. Drop them, or rename them.".to_string())
+        );
+        // The prefix is checked first.
+        assert_eq!(
+            refusal(&["copy_file", "archmax_x"]).map(|r| r.1),
+            Some("prefix")
+        );
+    }
 }

@@ -136,12 +136,8 @@ impl Harness {
     /// Takes the session's writer lease and loads it into a turn.
     fn begin(&self, session_id: &str) -> Result<(crate::store::WriterLease, Turn<'_>), RunError> {
         let rules = crate::store::IdRules::with_mounts(self.mounts.iter().map(|m| m.name.clone()));
-        let id = SessionId::parse_with(session_id, &rules)
-            .map_err(|e| RunError::SessionId(e.to_string()))?;
-        let lease = self.store.acquire(&id).map_err(|e| match e {
-            crate::store::StoreError::Busy { .. } => RunError::Busy(e.to_string()),
-            other => RunError::Store(other.to_string()),
-        })?;
+        let id = SessionId::parse_with(session_id, &rules)?;
+        let lease = self.store.acquire(&id)?;
         let snapshot = self
             .store
             .load(&id)

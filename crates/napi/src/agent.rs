@@ -17,12 +17,12 @@ use archmax_machine::model::delta::Channels;
 use archmax_machine::model::{
     ChatRequest, ChatResponse, Model, ModelConfig, ModelError, ModelFuture, OpenAiClient,
 };
-use archmax_machine::store::FsStore;
 use archmax_machine::tools::BoxFuture;
 use archmax_machine::{
     Envelope, EventSink, Harness, HarnessOptions, HostTool, Outcome, RunError, SendInput,
     ToolContext,
 };
+use archmax_spec::runtime_contract::{SUPPORTED, contract_id};
 use napi::bindgen_prelude::{Promise, Result, Status};
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi_derive::napi;
@@ -31,14 +31,15 @@ use serde_json::{Map, Value, json};
 use crate::dto::{MountOptions, mount_decls};
 
 /// A JS `(json: string) => Promise<string>`, weak so it never holds Node open.
-type AsyncJsFn = ThreadsafeFunction<String, Promise<String>, String, Status, false, true>;
+pub(crate) type AsyncJsFn =
+    ThreadsafeFunction<String, Promise<String>, String, Status, false, true>;
 /// A JS `(json: string) => void` for events.
 type EventJsFn = ThreadsafeFunction<String, (), String, Status, false, true>;
 
 /// A callback slot `dispose` empties.
-type Slot<T> = Arc<RwLock<Option<Arc<T>>>>;
+pub(crate) type Slot<T> = Arc<RwLock<Option<Arc<T>>>>;
 
-fn take<T>(slot: &Slot<T>) -> Option<Arc<T>> {
+pub(crate) fn take<T>(slot: &Slot<T>) -> Option<Arc<T>> {
     slot.read().ok().and_then(|g| g.clone())
 }
 
@@ -76,7 +77,7 @@ fn open_envelope(envelope: Value) -> std::result::Result<Value, String> {
 }
 
 /// Calls a JS async callback with `input`; the value it answered, or its error.
-async fn call_js(
+pub(crate) async fn call_js(
     f: Arc<AsyncJsFn>,
     input: String,
     what: &str,
@@ -84,7 +85,7 @@ async fn call_js(
     open_envelope(call_js_envelope(f, input, what).await?)
 }
 
-fn kind(v: &Value) -> &'static str {
+pub(crate) fn kind(v: &Value) -> &'static str {
     match v {
         Value::Null => "null/undefined",
         Value::Bool(_) => "a boolean",
@@ -323,13 +324,22 @@ fn error_fields(e: &RunError) -> Value {
             "diagnostics": serde_json::to_value(&l.diagnostics).unwrap_or(Value::Null),
         }),
         RunError::WorkflowDisabled(workflow) => json!({ "workflow": workflow }),
-        RunError::UnknownTrigger { id, declared } => {
-            let available = declared
-                .strip_prefix("Declared triggers: ")
-                .map(|list| targets(list.trim_end_matches('.')))
-                .unwrap_or_default();
+        RunError::UnknownTrigger { id, available } => {
             json!({ "triggerId": id, "available": available })
         }
+        RunError::ReservedToolName { names, reservation } => {
+            json!({ "names": names, "reservation": reservation.as_str() })
+        }
+        RunError::MountCollision { key, .. } => json!({ "key": key }),
+        RunError::SessionId(e) => json!({ "sessionId": e.raw() }),
+        RunError::Busy { id, status } => json!({ "sessionId": id, "status": status }),
+        RunError::StoreCapability {
+            kind, capability, ..
+        } => json!({ "storeKind": kind, "capability": capability }),
+        RunError::UnsupportedRuntimeContract(contract) => json!({
+            "requested": contract_id(contract),
+            "supported": SUPPORTED,
+        }),
         RunError::Parked(id)
         | RunError::SessionNotParked(id)
         | RunError::EmptyMessage(id)
@@ -351,7 +361,7 @@ fn error_dto(e: &RunError) -> Value {
     json!({ "ok": false, "code": e.code(), "message": e.to_string(), "fields": error_fields(e) })
 }
 
-fn plain_error(code: &str, message: impl Into<String>) -> Value {
+pub(crate) fn plain_error(code: &str, message: impl Into<String>) -> Value {
     json!({ "ok": false, "code": code, "message": message.into() })
 }
 
@@ -385,6 +395,8 @@ pub struct NativeAgent {
     events: Slot<EventJsFn>,
     /// The sessions with a call in flight (and how many), so `dispose` can cancel them.
     running: Arc<Mutex<HashMap<String, usize>>>,
+    /// The session store `open` uses (`useSessionStore`; default: the filesystem).
+    pub(crate) store: crate::store::StoreChoice,
 }
 
 /// Marks a session busy for the life of one call.
@@ -436,10 +448,12 @@ impl NativeAgent {
             tools: Arc::new(RwLock::new(tool_handler.map(Arc::new))),
             events: Arc::new(RwLock::new(on_event.map(Arc::new))),
             running: Arc::new(Mutex::new(HashMap::new())),
+            store: crate::store::StoreChoice::new(),
         }
     }
 
-    /// Assembles the workflow: `{ ok: true, value: { warnings } }` or `{ ok: false, code, message }`.
+    /// Assembles the workflow: `{ ok: true, value: { warnings, runtimeContract } }` or
+    /// `{ ok: false, code, message, fields }`.
     #[napi(catch_unwind, ts_return_type = "NativeResult")]
     pub fn open(&self, options: NativeAgentOptions) -> Value {
         let root = PathBuf::from(&options.root_dir);
@@ -529,7 +543,7 @@ impl NativeAgent {
             }));
         }
         let assembled = Harness::assemble(HarnessOptions {
-            store: Arc::new(FsStore::new(&root)),
+            store: self.store.build(&root),
             root,
             workflow: options.workflow,
             model,
@@ -550,10 +564,12 @@ impl NativeAgent {
                     harness.set_env_prompt_cache(enabled, &ttl);
                 }
                 let warnings = serde_json::to_value(&harness.warnings).unwrap_or(Value::Null);
+                let contract =
+                    serde_json::to_value(harness.runtime_contract()).unwrap_or(Value::Null);
                 if let Ok(mut slot) = self.harness.write() {
                     *slot = Some(Arc::new(harness));
                 }
-                json!({ "ok": true, "value": { "warnings": warnings } })
+                json!({ "ok": true, "value": { "warnings": warnings, "runtimeContract": contract } })
             }
             Err(e) => error_dto(&e),
         }
@@ -847,6 +863,7 @@ impl NativeAgent {
         if let Ok(mut g) = self.events.write() {
             *g = None;
         }
+        self.store.close();
         if let Ok(mut g) = self.harness.write() {
             *g = None;
         }

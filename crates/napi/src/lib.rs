@@ -10,8 +10,10 @@ mod cli;
 mod dto;
 mod governance;
 mod spec;
+mod store;
 
 pub use agent::*;
 pub use cli::run_cli;
 pub use governance::*;
 pub use spec::*;
+pub use store::*;

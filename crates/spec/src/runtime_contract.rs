@@ -3,8 +3,10 @@
 
 use serde::Serialize;
 use serde_json::Value;
+use ts_rs::TS;
 
 use crate::jsfmt::js_number_of;
+use crate::model::RuntimeDecl;
 
 /// The engine id of this harness.
 pub const ENGINE: &str = "archmax-harness";
@@ -13,7 +15,8 @@ pub const ENGINE: &str = "archmax-harness";
 pub const SUPPORTED: [&str; 2] = ["archmax-harness@1", "archmax-harness@2"];
 
 /// Whether the contract was declared in the spec or defaulted.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
+#[ts(export)]
 #[serde(rename_all = "lowercase")]
 pub enum ContractSource {
     /// The spec's `runtime` mapping declared `engine` and/or `version`.
@@ -22,8 +25,10 @@ pub enum ContractSource {
     Defaulted,
 }
 
-/// A resolved runtime contract with its derived surfaces.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// A resolved runtime contract with its derived surfaces (the original's
+/// `ResolvedRuntimeContract`, `agent.runtimeContract`).
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[ts(export)]
 #[serde(rename_all = "camelCase")]
 pub struct RuntimeContract {
     /// The engine id (declared, or [`ENGINE`]).
@@ -46,12 +51,10 @@ fn version_text(v: &Value) -> Option<String> {
     }
 }
 
-/// Resolves the spec's `runtime` mapping (`{engine?, version?}`). Never
-/// fails: omitted, non-mapping or key-less input is the defaulted
-/// `archmax-harness@1`; with either key present the contract is declared,
-/// a missing engine meaning [`ENGINE`] and a missing version `"1"`. `null`
-/// and values of the wrong type count as absent. An unknown version still
-/// resolves, with version 1's surfaces.
+/// Resolves the spec's `runtime` mapping (`{engine?, version?}`) as parsed
+/// JSON. Never fails: omitted, non-mapping or key-less input is the defaulted
+/// `archmax-harness@1`; with either key present the contract is declared.
+/// `null` and values of the wrong type count as absent. See [`resolve`].
 pub fn resolve_contract(runtime: Option<&Value>) -> RuntimeContract {
     let map = runtime.and_then(Value::as_object);
     let engine = map
@@ -59,6 +62,25 @@ pub fn resolve_contract(runtime: Option<&Value>) -> RuntimeContract {
         .and_then(Value::as_str)
         .map(str::to_string);
     let version = map.and_then(|m| m.get("version")).and_then(version_text);
+    resolve(engine, version)
+}
+
+/// Resolves a typed spec's `runtime:` declaration, as [`resolve_contract`] does
+/// the parsed mapping.
+pub fn resolve_declared(runtime: Option<&RuntimeDecl>) -> RuntimeContract {
+    resolve(
+        runtime.and_then(|r| r.engine.clone()),
+        runtime
+            .and_then(|r| r.version.as_ref())
+            .and_then(version_text),
+    )
+}
+
+/// The contract of a declared `engine` and `version` (either may be absent): with
+/// neither it is the defaulted `archmax-harness@1`; otherwise declared, a missing
+/// engine meaning [`ENGINE`] and a missing version `"1"`. An unknown version still
+/// resolves, with version 1's surfaces.
+pub fn resolve(engine: Option<String>, version: Option<String>) -> RuntimeContract {
     let source = if engine.is_none() && version.is_none() {
         ContractSource::Defaulted
     } else {
@@ -169,6 +191,31 @@ mod tests {
         let c = resolve_contract(Some(&json!({"version": "3"})));
         assert_eq!((c.sandbox, c.test_format.as_str()), (1, "1"));
         assert!(!is_supported(&c));
+    }
+
+    #[test]
+    fn typed_declaration_resolves_like_the_mapping() {
+        let decl = |engine: Option<&str>, version: Option<Value>| RuntimeDecl {
+            engine: engine.map(str::to_string),
+            version,
+        };
+        assert_eq!(resolve_declared(None), resolve_contract(None));
+        assert_eq!(
+            resolve_declared(Some(&decl(None, None))),
+            resolve_contract(Some(&json!({})))
+        );
+        let v2 = resolve_declared(Some(&decl(None, Some(json!(2)))));
+        assert_eq!(v2, resolve_contract(Some(&json!({"version": 2}))));
+        assert_eq!(
+            (v2.source, v2.sandbox, v2.version.as_str()),
+            (ContractSource::Declared, 2, "2")
+        );
+        let legacy = resolve_declared(Some(&decl(Some("deep-agent-harness"), None)));
+        assert_eq!(contract_id(&legacy), "deep-agent-harness@1");
+        assert!(!is_supported(&legacy));
+        let v99 = resolve_declared(Some(&decl(None, Some(json!("99")))));
+        assert!(!is_supported(&v99));
+        assert_eq!((v99.sandbox, v99.test_format.as_str()), (1, "1"));
     }
 
     #[test]

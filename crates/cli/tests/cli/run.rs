@@ -260,6 +260,25 @@ fn an_unknown_trigger_names_the_declared_ones() {
 }
 
 #[test]
+fn an_unsupported_runtime_contract_is_refused_before_any_model_call() {
+    let ws = Workspace::new(&[(
+        "workflows/future/workflow.yaml",
+        "runtime: { version: 99 }\nstates:\n  a:\n    triggers: { manual: }\n",
+    )]);
+    let server = ScriptedServer::start(vec![]).expect("server");
+    let r = cli(&ws, Some(&server), &["run", "future", "hi"]);
+    assert_eq!((r.code, r.out.as_str()), (1, ""));
+    assert_eq!(
+        r.err,
+        format!(
+            "{}Error: Unsupported runtime contract 'archmax-harness@99'. Supported: archmax-harness@1, archmax-harness@2.\n",
+            ws.header("future", Some("scripted-model"))
+        )
+    );
+    assert!(server.requests().is_empty());
+}
+
+#[test]
 fn a_missing_workflow_is_a_load_error() {
     let ws = workspace();
     let server = ScriptedServer::start(vec![]).expect("server");

@@ -9,9 +9,7 @@ use std::path::PathBuf;
 #[non_exhaustive]
 pub enum StoreError {
     /// A second writer arrived while a turn holds the session (runtime §2.1, exact text).
-    #[error(
-        "Session '{id}' has a turn in progress (status '{status}'). A session has a single writer: retry once the turn parks or ends."
-    )]
+    #[error("{}", busy_message(.id, .status))]
     Busy {
         /// The session id.
         id: String,
@@ -61,12 +59,33 @@ pub enum StoreError {
         #[source]
         source: serde_json::Error,
     },
+    /// A store the host implements (a JS object) failed: its method threw, rejected, was
+    /// unreachable or answered something unreadable.
+    #[error(
+        "session store: {method}{} failed: {message}",
+        id.as_deref().map(|id| format!(" of session '{id}'")).unwrap_or_default()
+    )]
+    Host {
+        /// The store method (`load`, `commit`, `list`, …).
+        method: &'static str,
+        /// The session concerned, when the method is about one.
+        id: Option<String>,
+        /// What went wrong.
+        message: String,
+    },
     /// A spec hash that is not a plain file name (ASCII letters and digits only).
     #[error("invalid spec hash '{hash}': expected ASCII letters and digits only")]
     InvalidSpecHash {
         /// The refused hash.
         hash: String,
     },
+}
+
+/// `Session '<id>' has a turn in progress (status '<status>'). …` (runtime §2.1, exact text).
+pub fn busy_message(id: &str, status: &str) -> String {
+    format!(
+        "Session '{id}' has a turn in progress (status '{status}'). A session has a single writer: retry once the turn parks or ends."
+    )
 }
 
 impl StoreError {

@@ -30,11 +30,18 @@ pub(crate) fn unique_suffix() -> String {
     )
 }
 
-/// The sessions whose writer slot is held in this process (per store instance).
+/// The sessions whose writer slot is held in this process (per store instance). A store
+/// without a cross-process lock (in memory, a host's store) leases from one of these.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct Holders(Arc<Mutex<HashSet<String>>>);
+pub struct Holders(Arc<Mutex<HashSet<String>>>);
 
 impl Holders {
+    /// The writer slot of `id`, in process only; `None` while another lease holds it.
+    pub fn lease(&self, id: &str) -> Option<WriterLease> {
+        self.claim(id)
+            .then(|| WriterLease::new(id.to_owned(), self.clone(), None))
+    }
+
     /// Claim `id`; `false` when already held.
     pub(crate) fn claim(&self, id: &str) -> bool {
         self.0

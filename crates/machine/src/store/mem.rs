@@ -103,4 +103,8 @@ impl SessionStore for MemStore {
     fn session_dir(&self, _id: &SessionId) -> Option<PathBuf> {
         None
     }
+
+    fn kind(&self) -> &'static str {
+        "in-memory"
+    }
 }

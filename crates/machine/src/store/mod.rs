@@ -36,7 +36,7 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 
-pub use error::StoreError;
+pub use error::{StoreError, busy_message};
 pub use fs::{
     FsStore, SCRATCHPAD_DIR, SESSIONS_DIR, SPECS_DIR, STATE_FILE, STATE_TMP_FILE, TRANSCRIPT_FILE,
 };
@@ -44,7 +44,7 @@ pub use id::{
     CHILD_SEPARATOR, DEFAULT_SESSION_ID, IdRules, RESERVED_AREAS, SessionId, SessionIdError,
     SessionIdReason, is_child_identity, is_descendant, parent_of,
 };
-pub use lease::{LOCK_FILE, WriterLease};
+pub use lease::{Holders, LOCK_FILE, WriterLease};
 pub use mem::MemStore;
 
 /// A session as loaded: its last committed state and the transcript that state covers.
@@ -96,6 +96,11 @@ pub trait SessionStore: Send + Sync {
 
     /// The session's folder (`<root>/sessions/<id>` for the filesystem store; `None` in memory).
     fn session_dir(&self, id: &SessionId) -> Option<PathBuf>;
+
+    /// What the store is, for messages (`filesystem`, `in-memory`, `host`).
+    fn kind(&self) -> &'static str {
+        "filesystem"
+    }
 }
 
 /// The stored `status` of a session for a [`StoreError::Busy`] message, `unknown` if none.

@@ -1,0 +1,360 @@
+// workspace.sessionStore: a host store implemented in JS, the memory store, and the
+// filesystem store under a folder of the host's choice.
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { existsSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
+
+import {
+  createAgent,
+  createFilesystemSessionStore,
+  createMemorySessionStore,
+  SessionStoreCapabilityError,
+  SessionStoreError,
+} from '@archmax-ai/harness'
+import { workspace } from './helpers.mjs'
+
+const ONE_SPEC = `title: One
+instructions: A test workflow.
+mounts:
+  allow_always: []
+states:
+  chat:
+    triggers: { manual: }
+    instructions: Chat.
+`
+
+const PARK_SPEC = `title: Parks
+instructions: A test workflow.
+mounts:
+  allow_always: []
+states:
+  intake:
+    triggers: { manual: }
+    instructions: Route the request.
+    transitions:
+      - to: review
+  review:
+    type: human
+    instructions: A person decides.
+    transitions:
+      - to: done
+        type: approve
+        description: Approve.
+  done:
+    instructions: Say goodbye.
+`
+
+function call(name, args, id = `call_${name}`) {
+  return { id, type: 'function', function: { name, arguments: JSON.stringify(args) } }
+}
+const advance = (to, reason = 'next') => ({ role: 'assistant', content: null, tool_calls: [call('archmax_advance', { to, reason })] })
+const say = (content) => ({ role: 'assistant', content })
+
+/** A model answering from a script, recording every request. */
+function scripted(answers) {
+  const requests = []
+  const model = async (request) => {
+    requests.push(request)
+    const next = answers.shift()
+    if (next === undefined) throw new Error('the script ran out')
+    return next
+  }
+  return { model, requests }
+}
+
+/** A Map-backed host store recording its commits; `async` answers every method a tick later. */
+function mapStore({ async = false } = {}) {
+  const sessions = new Map()
+  const commits = []
+  const calls = []
+  const method = (name, fn) =>
+    async
+      ? async (...args) => {
+          calls.push(name)
+          await new Promise((resolve) => setImmediate(resolve))
+          return fn(...args)
+        }
+      : (...args) => {
+          calls.push(name)
+          return fn(...args)
+        }
+  const store = {
+    load: method('load', (id) => (sessions.has(id) ? structuredClone(sessions.get(id)) : null)),
+    commit: method('commit', (id, step) => {
+      commits.push({ id, ...step })
+      const s = sessions.get(id) ?? { state: null, messages: [] }
+      s.messages.push(...step.messages)
+      s.state = step.state
+      sessions.set(id, s)
+    }),
+    list: method('list', () => [...sessions.keys()]),
+    delete: method('delete', (id) => sessions.delete(id)),
+  }
+  return { store, sessions, commits, calls }
+}
+
+async function oneTurnIntoAHostStore({ async }) {
+  const root = workspace({ 'workflows/one/workflow.yaml': ONE_SPEC })
+  const { store, sessions, commits, calls } = mapStore({ async })
+  const { model } = scripted([say('Hello from the agent.')])
+  const agent = await createAgent({ workflow: 'one', workspace: { rootDir: root, sessionStore: store }, model })
+  try {
+    const outcome = await agent.workflow.send('s1', { message: 'Hi' })
+    assert.equal(outcome.kind, 'completed')
+    assert.equal(outcome.reply, 'Hello from the agent.')
+    // The store holds the transcript and the final state, committed step by step.
+    const held = sessions.get('s1')
+    assert.deepEqual(held.messages, outcome.messages)
+    assert.deepEqual(
+      held.messages.map((m) => [m.role, m.content]),
+      [
+        ['user', 'Hi'],
+        ['assistant', 'Hello from the agent.'],
+      ],
+    )
+    assert.equal(held.state.status, 'completed')
+    assert.equal(held.state.workflowState, 'chat')
+    assert.equal(held.state.transcriptLen, 2)
+    assert.ok(commits.length >= 2, `commits: ${commits.length}`)
+    assert.ok(commits.every((c) => c.id === 's1'))
+    assert.equal(commits[0].state.status, 'running')
+    assert.deepEqual(commits.flatMap((c) => c.messages), outcome.messages, 'each commit carries only its new messages')
+    assert.ok(calls.includes('load'))
+    // Nothing went to the filesystem store.
+    assert.equal(existsSync(join(root, 'sessions')), false)
+    assert.deepEqual(await agent.sessions.messages('s1'), outcome.messages)
+  } finally {
+    agent.dispose()
+  }
+}
+
+test('a JS store with sync methods holds the commits of a turn; nothing is written under <root>/sessions', async () => {
+  await oneTurnIntoAHostStore({ async: false })
+})
+
+test('a JS store with async methods works the same', async () => {
+  await oneTurnIntoAHostStore({ async: true })
+})
+
+test('a session parked in one agent is decided in a second agent sharing the JS store', async () => {
+  const root = workspace({ 'workflows/desk/workflow.yaml': PARK_SPEC })
+  const { store, sessions } = mapStore({ async: true })
+  const first = scripted([advance('review', 'ready'), say('A colleague will review it.')])
+  const a = await createAgent({ workflow: 'desk', workspace: { rootDir: root, sessionStore: store }, model: first.model })
+  const parked = await a.workflow.send('p1', { message: 'Approve me.' })
+  a.dispose()
+  assert.equal(parked.kind, 'parked')
+  assert.equal(parked.status, 'awaiting_decision')
+  assert.equal(sessions.get('p1').state.status, 'awaiting_decision')
+
+  const second = scripted([say('Approved, goodbye.')])
+  const b = await createAgent({ workflow: 'desk', workspace: { rootDir: root, sessionStore: store }, model: second.model })
+  try {
+    assert.deepEqual((await b.sessions.list()).map((s) => [s.sessionId, s.status]), [['p1', 'awaiting_decision']])
+    const done = await b.workflow.decide('p1', { to: 'done' })
+    assert.equal(done.kind, 'completed')
+    assert.equal(done.state, 'done')
+    assert.equal(done.reply, 'Approved, goodbye.')
+    // The second agent's model saw the first agent's conversation.
+    assert.ok(second.requests[0].messages.some((m) => m.role === 'user' && m.content === 'Approve me.'))
+    assert.equal(sessions.get('p1').state.status, 'completed')
+    assert.equal(existsSync(join(root, 'sessions')), false)
+  } finally {
+    b.dispose()
+  }
+})
+
+test('sessions.list/get/messages/delete read and delete through the JS store', async () => {
+  const root = workspace({ 'workflows/one/workflow.yaml': ONE_SPEC })
+  const { store, sessions, calls } = mapStore()
+  const { model } = scripted([say('One.'), say('Two.')])
+  const agent = await createAgent({ workflow: 'one', workspace: { rootDir: root, sessionStore: store }, model })
+  try {
+    await agent.workflow.send('a1', { message: 'First' })
+    await agent.workflow.send('a2', { message: 'Second' })
+    assert.deepEqual((await agent.sessions.list()).map((s) => s.sessionId).sort(), ['a1', 'a2'])
+    const a1 = await agent.sessions.get('a1')
+    assert.equal(a1.sessionId, 'a1')
+    assert.equal(a1.status, 'completed')
+    assert.equal(await agent.sessions.get('nope'), null)
+    assert.deepEqual((await agent.sessions.messages('a2')).map((m) => m.content), ['Second', 'Two.'])
+    assert.equal(await agent.sessions.messageCount('a2'), 2)
+    calls.length = 0
+    assert.equal(await agent.sessions.delete('a1'), true)
+    assert.ok(calls.includes('delete'))
+    assert.deepEqual([...sessions.keys()], ['a2'])
+    assert.equal(await agent.sessions.delete('a1'), false)
+    assert.deepEqual((await agent.sessions.list()).map((s) => s.sessionId), ['a2'])
+    // Seeding needs a session folder, which a host store does not have.
+    await assert.rejects(agent.sessions.seed('a2', { 'note.md': 'x' }), (e) => {
+      assert.ok(e instanceof SessionStoreCapabilityError)
+      assert.match(e.message, /^The configured host session store does not support 'seed'\./)
+      return true
+    })
+  } finally {
+    agent.dispose()
+  }
+})
+
+test('a store whose commit throws rejects the send with a SessionStoreError naming the method; Node survives', async () => {
+  const root = workspace({ 'workflows/one/workflow.yaml': ONE_SPEC })
+  const { store } = mapStore()
+  store.commit = () => {
+    throw new Error('disk full')
+  }
+  const { model } = scripted([say('Hello.')])
+  const agent = await createAgent({ workflow: 'one', workspace: { rootDir: root, sessionStore: store }, model })
+  try {
+    await assert.rejects(agent.workflow.send('c1', { message: 'Hi' }), (e) => {
+      assert.ok(e instanceof SessionStoreError, `${e.name}: ${e.message}`)
+      assert.equal(e.code, 'SessionStoreError')
+      assert.equal(e.message, "session store: commit of session 'c1' failed: store.commit threw: disk full")
+      return true
+    })
+  } finally {
+    agent.dispose()
+  }
+  // The process is fine: another agent runs a turn.
+  const ok = mapStore()
+  const again = await createAgent({ workflow: 'one', workspace: { rootDir: root, sessionStore: ok.store }, model: scripted([say('Still here.')]).model })
+  try {
+    assert.equal((await again.workflow.send('c2', { message: 'Hi' })).reply, 'Still here.')
+  } finally {
+    again.dispose()
+  }
+})
+
+test('a store answering garbage or rejecting fails the call with a SessionStoreError naming the method', async () => {
+  const root = workspace({ 'workflows/one/workflow.yaml': ONE_SPEC })
+  const cases = [
+    [{ load: () => 42 }, () => 'send', /^session store: load of session 'g1' failed: it answered a number; expected \{ state, messages \} or null$/],
+    [{ load: () => Promise.reject(new Error('offline')) }, () => 'send', /^session store: load of session 'g1' failed: store\.load threw: offline$/],
+    [{ list: () => 'x' }, () => 'list', /^session store: list failed: it answered a string; expected an array of session ids$/],
+    [{ list: () => { const o = []; o.push(o); return o } }, () => 'list', /^session store: list failed: store\.list answered a value that is not JSON/],
+  ]
+  for (const [override, op, pattern] of cases) {
+    const { store } = mapStore()
+    Object.assign(store, override)
+    const agent = await createAgent({ workflow: 'one', workspace: { rootDir: root, sessionStore: store }, model: scripted([say('x')]).model })
+    try {
+      const pending = op() === 'send' ? agent.workflow.send('g1', { message: 'Hi' }) : agent.sessions.list()
+      await assert.rejects(pending, (e) => {
+        assert.ok(e instanceof SessionStoreError, `${e.name}: ${e.message}`)
+        assert.match(e.message, pattern)
+        return true
+      })
+    } finally {
+      agent.dispose()
+    }
+  }
+})
+
+test('a store that never answers does not hang dispose; the waiting call is released', async () => {
+  const root = workspace({ 'workflows/one/workflow.yaml': ONE_SPEC })
+  const { store } = mapStore()
+  let asked
+  const asking = new Promise((resolve) => (asked = resolve))
+  store.load = () => {
+    asked()
+    return new Promise(() => {})
+  }
+  const agent = await createAgent({ workflow: 'one', workspace: { rootDir: root, sessionStore: store }, model: scripted([say('x')]).model })
+  const pending = agent.workflow.send('h1', { message: 'Hi' })
+  await asking
+  const started = Date.now()
+  agent.dispose()
+  assert.ok(Date.now() - started < 1000)
+  await assert.rejects(pending, (e) => {
+    assert.ok(e instanceof SessionStoreError, `${e.name}: ${e.message}`)
+    assert.match(e.message, /^session store: load of session 'h1' failed: the agent was disposed/)
+    return true
+  })
+})
+
+test('a bad store object is a TypeError naming what is missing', async () => {
+  const root = workspace({ 'workflows/one/workflow.yaml': ONE_SPEC })
+  const { store } = mapStore()
+  delete store.commit
+  await assert.rejects(createAgent({ workflow: 'one', workspace: { rootDir: root, sessionStore: store }, model: say }), (e) => {
+    assert.ok(e instanceof TypeError)
+    assert.match(e.message, /'workspace\.sessionStore' must have a 'commit' method/)
+    return true
+  })
+  await assert.rejects(createAgent({ workflow: 'one', workspace: { rootDir: root, sessionStore: 'memory' }, model: say }), TypeError)
+  assert.throws(() => createFilesystemSessionStore({}), TypeError)
+})
+
+test('the memory store keeps history across sends and agents, lists sessions, and cannot seed', async () => {
+  const root = workspace({ 'workflows/one/workflow.yaml': ONE_SPEC })
+  const memory = createMemorySessionStore()
+  assert.equal(memory.kind, 'memory')
+  const { model, requests } = scripted([say('First answer.'), say('Second answer.')])
+  const agent = await createAgent({ workflow: 'one', workspace: { rootDir: root, sessionStore: memory }, model })
+  try {
+    await agent.workflow.send('m1', { message: 'One' })
+    const second = await agent.workflow.send('m1', { message: 'Two' })
+    assert.equal(second.reply, 'Second answer.')
+    const contents = requests[1].messages.filter((m) => m.role !== 'system').map((m) => m.content)
+    assert.deepEqual(contents.slice(0, 3), ['One', 'First answer.', 'Two'])
+    assert.deepEqual((await agent.sessions.list()).map((s) => s.sessionId), ['m1'])
+    assert.equal(await agent.sessions.messageCount('m1'), 4)
+    await assert.rejects(agent.sessions.seed('m1', { 'scratchpad/a.md': 'x' }), (e) => {
+      assert.ok(e instanceof SessionStoreCapabilityError)
+      assert.equal(e.code, 'SessionStoreCapabilityError')
+      assert.match(e.message, /^The configured in-memory session store does not support 'seed'\./)
+      return true
+    })
+    assert.equal(existsSync(join(root, 'sessions')), false)
+  } finally {
+    agent.dispose()
+  }
+  // A second agent given the same store sees the session; a fresh store does not.
+  const other = await createAgent({ workflow: 'one', workspace: { rootDir: root, sessionStore: memory }, model: say })
+  const fresh = await createAgent({ workflow: 'one', workspace: { rootDir: root, sessionStore: createMemorySessionStore() }, model: say })
+  try {
+    assert.equal(await other.sessions.messageCount('m1'), 4)
+    assert.deepEqual(await fresh.sessions.list(), [])
+  } finally {
+    other.dispose()
+    fresh.dispose()
+  }
+})
+
+test('without a session folder, the session file tools answer the model with a refusal', async () => {
+  const root = workspace({ 'workflows/one/workflow.yaml': ONE_SPEC })
+  const { model, requests } = scripted([
+    { role: 'assistant', content: null, tool_calls: [call('write_file', { file_path: 'scratchpad/a.md', content: 'x' }, 'w1')] },
+    say('Could not write.'),
+  ])
+  const agent = await createAgent({ workflow: 'one', workspace: { rootDir: root, sessionStore: createMemorySessionStore() }, model })
+  try {
+    const outcome = await agent.workflow.send('f1', { message: 'Write a note.' })
+    assert.equal(outcome.reply, 'Could not write.')
+    const answer = requests[1].messages.find((m) => m.role === 'tool' && m.tool_call_id === 'w1')
+    assert.equal(answer.content, "Error: 'write_file' needs a filesystem session store.")
+    assert.equal(existsSync(join(root, 'sessions')), false)
+  } finally {
+    agent.dispose()
+  }
+})
+
+test('createFilesystemSessionStore({ dir }) keeps sessions under dir', async () => {
+  const root = workspace({ 'workflows/one/workflow.yaml': ONE_SPEC })
+  const dir = join(workspace({}), 'elsewhere')
+  const fsStore = createFilesystemSessionStore({ dir })
+  assert.deepEqual({ kind: fsStore.kind, dir: fsStore.dir }, { kind: 'filesystem', dir })
+  const { model } = scripted([say('Filed.')])
+  const agent = await createAgent({ workflow: 'one', workspace: { rootDir: root, sessionStore: fsStore }, model })
+  try {
+    await agent.workflow.send('d1', { message: 'Hi' })
+    const state = JSON.parse(readFileSync(join(dir, 'd1', 'state.json'), 'utf8'))
+    assert.equal(state.state.status, 'completed')
+    assert.equal(existsSync(join(root, 'sessions')), false)
+    await agent.sessions.seed('d1', { 'scratchpad/n.md': 'seeded' })
+    assert.equal(readFileSync(join(dir, 'd1', 'scratchpad', 'n.md'), 'utf8'), 'seeded')
+    assert.deepEqual((await agent.sessions.list()).map((s) => s.sessionId), ['d1'])
+  } finally {
+    agent.dispose()
+  }
+})

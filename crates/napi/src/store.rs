@@ -1,0 +1,414 @@
+//! Session stores chosen from JS (`workspace.sessionStore`): the filesystem store under a
+//! folder of the host's choice, the in-memory store, or a store object the host implements
+//! in JS ([`JsStore`]).
+//!
+//! ```js
+//! const store = createMemorySessionStore()            // NativeSessionStore.memory()
+//! native.useSessionStore(store[NATIVE], null, false)  // before native.open(…)
+//! ```
+//!
+//! A host store's methods cross as one weak threadsafe function taking JSON text
+//! (`{ method, id?, … }`) and answering an `{ ok, value | error }` envelope (`store.js` wraps
+//! the object so nothing it does throws into Rust). The `SessionStore` trait is synchronous
+//! and called from tokio workers during a turn, so a call blocks its worker
+//! (`block_in_place`) until the JS answer arrives. It is never made on the JS main thread:
+//! the answer needs that thread, so waiting there would deadlock; such a call fails with a
+//! store error instead. `dispose` releases every waiting call.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
+use std::thread::ThreadId;
+
+use archmax_machine::store::{
+    FsStore, Holders, MemStore, SessionId, SessionStore, Snapshot, Step, StoreError, WriterLease,
+    is_descendant,
+};
+use napi_derive::napi;
+use serde_json::{Value, json};
+use tokio::runtime::{Handle, RuntimeFlavor};
+use tokio::sync::watch;
+
+use crate::agent::{AsyncJsFn, NativeAgent, Slot, call_js, kind, take};
+
+/// What a host store reads as in error texts.
+const HOST_KIND: &str = "host";
+
+/// A session store as JS holds it: made by `createFilesystemSessionStore`,
+/// `createMemorySessionStore`, or once per host store object. Agents given the same
+/// one share its sessions (memory) and its writer leases.
+#[napi]
+pub struct NativeSessionStore {
+    backing: Backing,
+}
+
+#[derive(Clone)]
+enum Backing {
+    Filesystem(PathBuf),
+    Memory(Arc<MemStore>),
+    Host(Arc<HostShared>),
+}
+
+/// What the agents sharing a host store share on the Rust side.
+#[derive(Default)]
+struct HostShared {
+    /// Writer leases, in process (a host store has no lock of its own).
+    holders: Holders,
+    /// Spec snapshots, when the host store keeps none (`writeSpec`/`readSpec` absent).
+    specs: Mutex<HashMap<String, Value>>,
+}
+
+#[napi]
+impl NativeSessionStore {
+    /// The filesystem store with its sessions under `dir` (absolute, or relative to the cwd).
+    #[napi(factory)]
+    pub fn filesystem(dir: String) -> Self {
+        let dir = PathBuf::from(dir);
+        let dir = if dir.is_absolute() {
+            dir
+        } else {
+            std::env::current_dir()
+                .map(|cwd| cwd.join(&dir))
+                .unwrap_or(dir)
+        };
+        NativeSessionStore {
+            backing: Backing::Filesystem(dir),
+        }
+    }
+
+    /// An empty in-memory store.
+    #[napi(factory)]
+    pub fn memory() -> Self {
+        NativeSessionStore {
+            backing: Backing::Memory(Arc::new(MemStore::new())),
+        }
+    }
+
+    /// The Rust side of a host (JS object) store: its leases and fallback spec snapshots.
+    #[napi(factory)]
+    pub fn host() -> Self {
+        NativeSessionStore {
+            backing: Backing::Host(Arc::default()),
+        }
+    }
+}
+
+/// The session store an agent assembles with, and what `dispose` must release.
+pub(crate) struct StoreChoice {
+    chosen: Mutex<Option<Chosen>>,
+    gate: Arc<Gate>,
+}
+
+enum Chosen {
+    Filesystem(PathBuf),
+    Memory(Arc<MemStore>),
+    Host {
+        shared: Arc<HostShared>,
+        f: Slot<AsyncJsFn>,
+        specs: bool,
+    },
+}
+
+/// Where a host store may be waited on: never on the JS main thread, and not after dispose.
+struct Gate {
+    main: ThreadId,
+    closed: watch::Sender<bool>,
+}
+
+impl StoreChoice {
+    /// The default (the filesystem store at `<root>/sessions`); records the calling thread,
+    /// the JS main thread, as the one a host store must never block.
+    pub(crate) fn new() -> Self {
+        StoreChoice {
+            chosen: Mutex::new(None),
+            gate: Arc::new(Gate {
+                main: std::thread::current().id(),
+                closed: watch::Sender::new(false),
+            }),
+        }
+    }
+
+    fn chosen(&self) -> std::sync::MutexGuard<'_, Option<Chosen>> {
+        self.chosen.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The store to assemble with; the workspace's `<root>/sessions` unless one was chosen.
+    pub(crate) fn build(&self, root: &Path) -> Arc<dyn SessionStore> {
+        match &*self.chosen() {
+            None => Arc::new(FsStore::new(root)),
+            Some(Chosen::Filesystem(dir)) => Arc::new(FsStore::with_sessions_dir(dir)),
+            Some(Chosen::Memory(store)) => Arc::clone(store) as Arc<dyn SessionStore>,
+            Some(Chosen::Host { shared, f, specs }) => Arc::new(JsStore {
+                f: Arc::clone(f),
+                gate: Arc::clone(&self.gate),
+                shared: Arc::clone(shared),
+                specs: *specs,
+            }),
+        }
+    }
+
+    /// Releases the host store's callback and every call waiting for it.
+    pub(crate) fn close(&self) {
+        self.gate.closed.send_replace(true);
+        if let Some(Chosen::Host { f, .. }) = &*self.chosen()
+            && let Ok(mut g) = f.write()
+        {
+            *g = None;
+        }
+    }
+}
+
+#[napi]
+impl NativeAgent {
+    /// Chooses the session store `open` assembles with (call it before `open`). A host
+    /// store needs `handler`, which answers its method calls; `hostSpecs` says whether the
+    /// host keeps spec snapshots (else they are kept in memory).
+    #[napi(
+        catch_unwind,
+        ts_args_type = "store: NativeSessionStore, handler: ((callJson: string) => Promise<string>) | null | undefined, hostSpecs: boolean | null | undefined",
+        ts_return_type = "NativeResult"
+    )]
+    pub fn use_session_store(
+        &self,
+        store: &NativeSessionStore,
+        handler: Option<AsyncJsFn>,
+        host_specs: Option<bool>,
+    ) -> Value {
+        let chosen = match (&store.backing, handler) {
+            (Backing::Filesystem(dir), _) => Chosen::Filesystem(dir.clone()),
+            (Backing::Memory(m), _) => Chosen::Memory(Arc::clone(m)),
+            (Backing::Host(shared), Some(f)) => Chosen::Host {
+                shared: Arc::clone(shared),
+                f: Arc::new(RwLock::new(Some(Arc::new(f)))),
+                specs: host_specs.unwrap_or(false),
+            },
+            (Backing::Host(_), None) => {
+                return crate::agent::plain_error(
+                    "TypeError",
+                    "a host session store needs its method handler",
+                );
+            }
+        };
+        *self.store.chosen() = Some(chosen);
+        json!({ "ok": true, "value": null })
+    }
+}
+
+/// A session store implemented by a JS object (`store.js` documents its methods).
+struct JsStore {
+    f: Slot<AsyncJsFn>,
+    gate: Arc<Gate>,
+    shared: Arc<HostShared>,
+    /// Whether the host keeps spec snapshots.
+    specs: bool,
+}
+
+impl JsStore {
+    /// Calls the host's `method` with `args` (its `id`, if any, names the session in errors)
+    /// and waits for its answer.
+    fn call(
+        &self,
+        method: &'static str,
+        id: Option<&SessionId>,
+        mut args: serde_json::Map<String, Value>,
+    ) -> Result<Value, StoreError> {
+        let fail = |message: String| StoreError::Host {
+            method,
+            id: id.map(|id| id.as_str().to_owned()),
+            message,
+        };
+        if std::thread::current().id() == self.gate.main {
+            return Err(fail(
+                "called on the JS main thread, where waiting for the store's answer would deadlock"
+                    .to_string(),
+            ));
+        }
+        let f = take(&self.f).ok_or_else(|| fail("the agent was disposed".to_string()))?;
+        args.insert("method".to_string(), Value::from(method));
+        if let Some(id) = id {
+            args.insert("id".to_string(), Value::from(id.as_str()));
+        }
+        let input = Value::Object(args).to_string();
+        let mut closed = self.gate.closed.subscribe();
+        let answer = async move {
+            tokio::select! {
+                answer = call_js(f, input, "session store") => answer,
+                _ = closed.wait_for(|closed| *closed) => {
+                    Err("the agent was disposed while waiting for the store's answer".to_string())
+                }
+            }
+        };
+        wait(answer).map_err(fail)
+    }
+
+    fn spec_call(
+        &self,
+        method: &'static str,
+        args: serde_json::Map<String, Value>,
+    ) -> Result<Value, StoreError> {
+        self.call(method, None, args)
+    }
+}
+
+/// Blocks this thread until `answer` settles: on a tokio worker through `block_in_place`,
+/// elsewhere on napi's runtime.
+fn wait<T>(answer: impl Future<Output = Result<T, String>>) -> Result<T, String> {
+    match Handle::try_current() {
+        Ok(h) if h.runtime_flavor() == RuntimeFlavor::CurrentThread => Err(
+            "called on a single-threaded tokio runtime, which cannot wait for the store's answer"
+                .to_string(),
+        ),
+        Ok(h) => tokio::task::block_in_place(|| h.block_on(answer)),
+        Err(_) => napi::bindgen_prelude::block_on(answer),
+    }
+}
+
+fn args(pairs: impl IntoIterator<Item = (&'static str, Value)>) -> serde_json::Map<String, Value> {
+    pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
+}
+
+/// Spec hashes name snapshots: ASCII letters and digits only, non-empty (as the other stores).
+fn check_hash(hash: &str) -> Result<(), StoreError> {
+    if !hash.is_empty() && hash.bytes().all(|b| b.is_ascii_alphanumeric()) {
+        Ok(())
+    } else {
+        Err(StoreError::InvalidSpecHash {
+            hash: hash.to_owned(),
+        })
+    }
+}
+
+impl SessionStore for JsStore {
+    fn load(&self, id: &SessionId) -> Result<Option<Snapshot>, StoreError> {
+        let answer = self.call("load", Some(id), args([]))?;
+        let bad = |what: String| StoreError::Host {
+            method: "load",
+            id: Some(id.as_str().to_owned()),
+            message: format!("it answered {what}; expected {{ state, messages }} or null"),
+        };
+        match answer {
+            Value::Null => Ok(None),
+            Value::Object(mut m) => {
+                let state = m.remove("state").unwrap_or(Value::Null);
+                if state.is_null() {
+                    return Ok(None);
+                }
+                match m.remove("messages") {
+                    None | Some(Value::Null) => Ok(Some(Snapshot {
+                        state,
+                        messages: Vec::new(),
+                    })),
+                    Some(Value::Array(messages)) => Ok(Some(Snapshot { state, messages })),
+                    Some(other) => Err(bad(format!("'messages' as {}", kind(&other)))),
+                }
+            }
+            other => Err(bad(kind(&other).to_string())),
+        }
+    }
+
+    fn load_state(&self, id: &SessionId) -> Result<Option<Value>, StoreError> {
+        let state = self.call("loadState", Some(id), args([]))?;
+        Ok((!state.is_null()).then_some(state))
+    }
+
+    fn commit(&self, id: &SessionId, step: Step<'_>) -> Result<(), StoreError> {
+        self.call(
+            "commit",
+            Some(id),
+            args([
+                ("messages", Value::from(step.new_messages.to_vec())),
+                ("state", step.state.clone()),
+            ]),
+        )
+        .map(drop)
+    }
+
+    fn list(&self) -> Result<Vec<String>, StoreError> {
+        let bad = |what: &str| StoreError::Host {
+            method: "list",
+            id: None,
+            message: format!("it answered {what}; expected an array of session ids"),
+        };
+        match self.call("list", None, args([]))? {
+            Value::Array(ids) => ids
+                .into_iter()
+                .map(|id| match id {
+                    Value::String(id) => Ok(id),
+                    other => Err(bad(&format!("an array holding {}", kind(&other)))),
+                })
+                .collect(),
+            other => Err(bad(kind(&other))),
+        }
+    }
+
+    fn delete(&self, id: &SessionId) -> Result<(), StoreError> {
+        self.call("delete", Some(id), args([]))?;
+        // Child sessions (`<id>~…`) go with their parent, as in the other stores.
+        for other in self.list()? {
+            if is_descendant(id.as_str(), &other)
+                && let Ok(child) = SessionId::parse(&other)
+            {
+                self.call("delete", Some(&child), args([]))?;
+            }
+        }
+        Ok(())
+    }
+
+    fn acquire(&self, id: &SessionId) -> Result<WriterLease, StoreError> {
+        self.shared.holders.lease(id.as_str()).ok_or_else(|| {
+            let status = self
+                .load_state(id)
+                .ok()
+                .flatten()
+                .and_then(|s| s.get("status").and_then(Value::as_str).map(str::to_owned))
+                .unwrap_or_else(|| "unknown".to_owned());
+            StoreError::Busy {
+                id: id.as_str().to_owned(),
+                status,
+            }
+        })
+    }
+
+    fn write_spec_snapshot(&self, hash: &str, spec: &Value) -> Result<(), StoreError> {
+        check_hash(hash)?;
+        if self.specs {
+            return self
+                .spec_call(
+                    "writeSpec",
+                    args([("hash", Value::from(hash)), ("spec", spec.clone())]),
+                )
+                .map(drop);
+        }
+        self.shared
+            .specs
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .entry(hash.to_owned())
+            .or_insert_with(|| spec.clone());
+        Ok(())
+    }
+
+    fn read_spec_snapshot(&self, hash: &str) -> Result<Option<Value>, StoreError> {
+        check_hash(hash)?;
+        if self.specs {
+            let spec = self.spec_call("readSpec", args([("hash", Value::from(hash))]))?;
+            return Ok((!spec.is_null()).then_some(spec));
+        }
+        Ok(self
+            .shared
+            .specs
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(hash)
+            .cloned())
+    }
+
+    fn session_dir(&self, _id: &SessionId) -> Option<PathBuf> {
+        None
+    }
+
+    fn kind(&self) -> &'static str {
+        HOST_KIND
+    }
+}

@@ -1,0 +1,51 @@
+// Session stores for `createAgent({ workspace: { sessionStore } })`. Hand-written.
+
+/** A store made by `createFilesystemSessionStore` or `createMemorySessionStore`. */
+export interface SessionStore {
+  readonly kind: 'filesystem' | 'memory'
+  /** The sessions folder of a filesystem store (absolute). */
+  readonly dir?: string
+}
+
+/** A session as a host store holds it: the last committed state and the whole transcript. */
+export interface StoredSession {
+  /** The runtime's state of the last committed step (opaque to the store; keep it as given). */
+  state: unknown
+  /** Every message committed so far, in order (OpenAI chat messages). */
+  messages: Array<unknown>
+}
+
+/** One committed step: the messages it added (append them) and the whole new state (replace it). */
+export interface SessionCommit {
+  messages: Array<unknown>
+  state: unknown
+}
+
+/**
+ * A session store implemented by the host (this port's own interface; the original takes a
+ * Deep Agents file backend, which is not ported). Each method may answer a value or a Promise.
+ * A method that throws, rejects or answers something unreadable fails the call it served with a
+ * `SessionStoreError` naming the method. The agent calls it from the runtime's threads while
+ * the JS thread is free; it never blocks the JS thread.
+ */
+export interface HostSessionStore {
+  /** The session as last committed, or `null`/`undefined` when it has none. */
+  load(sessionId: string): StoredSession | null | undefined | Promise<StoredSession | null | undefined>
+  /** Append `step.messages` to the session's transcript, then replace its state with `step.state`. */
+  commit(sessionId: string, step: SessionCommit): unknown
+  /** Every session id held (child sessions `<id>~…` included). */
+  list(): Array<string> | Promise<Array<string>>
+  /** Remove the session (its child sessions are deleted by further `delete` calls). */
+  delete(sessionId: string): unknown
+  /** The state only (default: `load(id)?.state`). */
+  loadState?(sessionId: string): unknown
+  /** Keep the spec snapshot `hash` if absent (with `readSpec`; without both, snapshots stay in memory). */
+  writeSpec?(hash: string, spec: unknown): unknown
+  /** The spec snapshot `hash`, or `null`/`undefined`. */
+  readSpec?(hash: string): unknown
+}
+
+/** Sessions as folders under `dir` instead of `<rootDir>/sessions`. */
+export declare function createFilesystemSessionStore(options: { dir: string }): SessionStore
+/** Sessions in this process's memory, shared by every agent given this store. Cannot seed. */
+export declare function createMemorySessionStore(): SessionStore

@@ -1,0 +1,137 @@
+// Session stores for `createAgent({ workspace: { sessionStore } })`. Hand-written.
+// The filesystem and memory stores live in Rust; a host store is any object with the
+// methods below, adapted here so nothing it does (throw, reject, answer garbage) can
+// throw into Rust: every call answers an `{ ok, value | error }` envelope.
+import { resolve } from 'node:path'
+import { NativeSessionStore } from './index.js'
+
+/** The Rust store behind a store made by the factories below. */
+const NATIVE = Symbol('archmax.sessionStore')
+
+/** The Rust side (leases, fallback spec snapshots) of each host store object, shared by its agents. */
+const hostSides = new WeakMap()
+
+/**
+ * Sessions as folders under `dir` (`<dir>/<id>/transcript.jsonl`, `state.json`, `scratchpad/`, …),
+ * instead of `<rootDir>/sessions`.
+ * @param {{ dir: string }} options
+ */
+export function createFilesystemSessionStore(options) {
+  const dir = options?.dir
+  if (typeof dir !== 'string' || !dir) {
+    throw new TypeError(`createFilesystemSessionStore needs { dir: string }, got ${describe(dir)}`)
+  }
+  const abs = resolve(dir)
+  return Object.freeze({ kind: 'filesystem', dir: abs, [NATIVE]: NativeSessionStore.filesystem(abs) })
+}
+
+/** Sessions in this process's memory, shared by every agent given this store; nothing durable. */
+export function createMemorySessionStore() {
+  return Object.freeze({ kind: 'memory', [NATIVE]: NativeSessionStore.memory() })
+}
+
+function describe(value) {
+  if (value === null) return 'null'
+  if (Array.isArray(value)) return 'an array'
+  return typeof value === 'object' ? 'an object' : `${typeof value} ${String(value).slice(0, 40)}`
+}
+
+function errorText(e) {
+  if (e instanceof Error) return e.message || e.name
+  return `a non-Error value (${describe(e)})`
+}
+
+const REQUIRED = ['load', 'commit', 'list', 'delete']
+const OPTIONAL = ['loadState', 'writeSpec', 'readSpec']
+
+/** Checks a host store object; a `TypeError` naming what is missing. */
+function checkHostStore(store) {
+  if (!store || typeof store !== 'object') {
+    throw new TypeError(`'workspace.sessionStore' must be a session store, got ${describe(store)}`)
+  }
+  for (const m of REQUIRED) {
+    if (typeof store[m] !== 'function') {
+      throw new TypeError(`'workspace.sessionStore' must have a '${m}' method (a host store has load, commit, list and delete)`)
+    }
+  }
+  for (const m of OPTIONAL) {
+    if (store[m] !== undefined && typeof store[m] !== 'function') {
+      throw new TypeError(`'workspace.sessionStore.${m}' must be a function when given, got ${describe(store[m])}`)
+    }
+  }
+  const hasSpecs = typeof store.writeSpec === 'function' || typeof store.readSpec === 'function'
+  if (hasSpecs && (typeof store.writeSpec !== 'function' || typeof store.readSpec !== 'function')) {
+    throw new TypeError("'workspace.sessionStore' must have both 'writeSpec' and 'readSpec', or neither")
+  }
+  return hasSpecs
+}
+
+/** Runs one store method; the envelope JSON the native side reads. Never throws. */
+async function answer(method, fn) {
+  let value
+  try {
+    value = await fn()
+  } catch (e) {
+    return JSON.stringify({ ok: false, error: `store.${method} threw: ${errorText(e)}` })
+  }
+  try {
+    return JSON.stringify({ ok: true, value: value === undefined ? null : value })
+  } catch (e) {
+    return JSON.stringify({ ok: false, error: `store.${method} answered a value that is not JSON: ${errorText(e)}` })
+  }
+}
+
+/** The native side's `{ method, id?, … }` calls dispatched to the host store's methods. */
+function hostHandler(store) {
+  return (callJson) => {
+    let call
+    try {
+      call = JSON.parse(callJson)
+    } catch {
+      return Promise.resolve(JSON.stringify({ ok: false, error: 'unreadable store call' }))
+    }
+    const { method, id } = call
+    return answer(method, async () => {
+      switch (method) {
+        case 'load':
+          return store.load(id)
+        case 'loadState': {
+          if (typeof store.loadState === 'function') return store.loadState(id)
+          const loaded = await store.load(id)
+          return loaded === null || loaded === undefined ? null : loaded.state
+        }
+        case 'commit':
+          await store.commit(id, { messages: call.messages, state: call.state })
+          return null
+        case 'list':
+          return store.list()
+        case 'delete':
+          return store.delete(id)
+        case 'writeSpec':
+          await store.writeSpec(call.hash, call.spec)
+          return null
+        case 'readSpec':
+          return store.readSpec(call.hash)
+        default:
+          throw new Error(`unknown store method '${method}'`)
+      }
+    })
+  }
+}
+
+/**
+ * Chooses `native`'s session store from the `workspace.sessionStore` option (before `open`);
+ * nothing for `undefined`/`null` (the default, `<rootDir>/sessions`). Throws `TypeError` on a bad store.
+ * @param {*} sessionStore
+ * @returns {((native: import('./index.js').NativeAgent) => object) | null} the step that applies it
+ */
+export function sessionStoreBinding(sessionStore) {
+  if (sessionStore === undefined || sessionStore === null) return null
+  const made = sessionStore?.[NATIVE]
+  if (made) return (native) => native.useSessionStore(made, null, false)
+  const hasSpecs = checkHostStore(sessionStore)
+  let side = hostSides.get(sessionStore)
+  if (!side) hostSides.set(sessionStore, (side = NativeSessionStore.host()))
+  const handler = hostHandler(sessionStore)
+  return (native) => native.useSessionStore(side, handler, hasSpecs)
+}
