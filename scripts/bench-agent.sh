@@ -17,8 +17,9 @@
 #      run, output hidden) for the same four decisions in Rust;
 #   5. one table: per step (the median time between two model calls) and per model
 #      call (the whole turn / 201 calls), Rust, JS, JS − Rust (the boundary) and JS/Rust;
-#      the size of the request at calls 10 and 200 and what serializing (Rust) and
-#      parsing (JS) it costs, the part of the boundary that grows with the transcript.
+#      the size of the whole request at calls 10 and 200 and what serializing (Rust) and
+#      parsing (JS) it would cost: what the request deltas (crates/machine/src/model/delta.rs)
+#      avoid, since only the new messages cross.
 # Floor: the JS boundary (JS − Rust, median time per step) adds under 50 µs per model
 # call. Exits non-zero when it does not. ROUNDS (default 7) sets rounds per side.
 set -euo pipefail
@@ -78,7 +79,7 @@ table(rows);
 if (rust.request_bytes && js.parse_us) {
   const parts = rust.probe_calls.map((c, k) =>
     `call ${c}: ${(rust.request_bytes[k] / 1024).toFixed(0)} KiB, serde_json::to_string ${rust.serialize_us[k].toFixed(1)} µs + JSON.parse ${js.parse_us[k].toFixed(1)} µs`);
-  console.log(`the request across the boundary (JSON text): ${parts.join("; ")}`);
+  console.log(`shipping the whole request as JSON text would cost (avoided: requests cross as deltas): ${parts.join("; ")}`);
 }
 const boundary = gapJ - gapR;
 const ok = boundary < FLOOR_US;

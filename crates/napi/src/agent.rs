@@ -10,8 +10,13 @@
 //! message }`) and `agent.js` raises them as the original's error classes.
 
 use std::collections::HashMap;
+use std::future::Future;
 use std::path::PathBuf;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
+use std::task::{Context, Poll, Waker};
+use std::time::{Duration, Instant};
 
 use archmax_machine::model::delta::Channels;
 use archmax_machine::model::{
@@ -47,19 +52,81 @@ pub(crate) fn take<T>(slot: &Slot<T>) -> Option<Arc<T>> {
 const JS_MODEL_URL: &str = "js:model";
 
 /// Calls a JS async callback with `input`; the `{ ok, value | error }` envelope it answered.
+/// With a [`Spin`], the answer is first awaited by polling in a loop (see there).
 async fn call_js_envelope(
     f: Arc<AsyncJsFn>,
     input: String,
     what: &str,
+    spin: Option<&Spin>,
 ) -> std::result::Result<Value, String> {
-    let promise = f
-        .call_async_catch(input)
-        .await
-        .map_err(|e| format!("the {what} threw: {}", e.reason))?;
-    let text = promise
-        .await
-        .map_err(|e| format!("the {what} failed: {}", e.reason))?;
+    let started = Instant::now();
+    let budget = spin.map_or(Duration::ZERO, Spin::budget);
+    let mut call = Box::pin(f.call_async_catch(input));
+    let promise = match poll_for(&mut call, budget, started) {
+        Some(answer) => answer,
+        None => call.await,
+    }
+    .map_err(|e| format!("the {what} threw: {}", e.reason))?;
+    let mut promise = promise;
+    let text = match poll_for(&mut promise, budget, started) {
+        Some(answer) => answer,
+        None => promise.await,
+    }
+    .map_err(|e| format!("the {what} failed: {}", e.reason))?;
+    if let Some(spin) = spin {
+        spin.record(started.elapsed());
+    }
     serde_json::from_str(&text).map_err(|e| format!("the {what} answered unreadable JSON: {e}"))
+}
+
+/// Busy-polling before parking, for a callback that usually answers within microseconds
+/// (a JS model function answering from memory, as in tests and benchmarks). A parked tokio
+/// worker costs a futex wake-up, and on a virtual machine often a halted vCPU's, per answer;
+/// polling for up to [`Spin::LIMIT`] takes an answer that is already there at once. It adapts:
+/// after a call slower than the limit (a model behind the network) calls park at once, until
+/// one answers within the limit again.
+struct Spin {
+    fast: AtomicBool,
+}
+
+impl Spin {
+    /// The longest a call is polled before its task parks.
+    const LIMIT: Duration = Duration::from_micros(250);
+
+    fn new() -> Self {
+        Spin {
+            fast: AtomicBool::new(true),
+        }
+    }
+
+    fn budget(&self) -> Duration {
+        if self.fast.load(Ordering::Relaxed) {
+            Self::LIMIT
+        } else {
+            Duration::ZERO
+        }
+    }
+
+    fn record(&self, took: Duration) {
+        self.fast.store(took <= Self::LIMIT, Ordering::Relaxed);
+    }
+}
+
+/// Polls `f` in a loop until `started + budget`; its output if it finished by then.
+fn poll_for<F: Future + Unpin>(f: &mut F, budget: Duration, started: Instant) -> Option<F::Output> {
+    if budget.is_zero() {
+        return None;
+    }
+    let mut cx = Context::from_waker(Waker::noop());
+    loop {
+        if let Poll::Ready(v) = Pin::new(&mut *f).poll(&mut cx) {
+            return Some(v);
+        }
+        if started.elapsed() > budget {
+            return None;
+        }
+        std::hint::spin_loop();
+    }
 }
 
 /// The value of an envelope, or its error.
@@ -82,7 +149,7 @@ pub(crate) async fn call_js(
     input: String,
     what: &str,
 ) -> std::result::Result<Value, String> {
-    open_envelope(call_js_envelope(f, input, what).await?)
+    open_envelope(call_js_envelope(f, input, what, None).await?)
 }
 
 pub(crate) fn kind(v: &Value) -> &'static str {
@@ -146,6 +213,7 @@ pub(crate) fn read_model_answer(value: &Value) -> std::result::Result<ChatRespon
 struct JsModel {
     f: Slot<AsyncJsFn>,
     channels: Mutex<Channels>,
+    spin: Spin,
 }
 
 impl JsModel {
@@ -169,7 +237,7 @@ impl JsModel {
             }
             (ch, text.map_err(|e| e.to_string())?)
         };
-        let answer = call_js_envelope(f, text, "model function").await;
+        let answer = call_js_envelope(f, text, "model function", Some(&self.spin)).await;
         let ok = matches!(&answer, Ok(v) if v.get("ok").and_then(Value::as_bool) == Some(true));
         if let Ok(mut channels) = self.channels.lock() {
             channels.end(ch, ok);
@@ -218,7 +286,10 @@ struct JsEvents {
 
 impl EventSink for JsEvents {
     fn emit(&self, event: &Envelope) {
-        if let (Some(f), Ok(text)) = (take(&self.f), serde_json::to_string(event)) {
+        // Serialized only when someone listens.
+        if let Some(f) = take(&self.f)
+            && let Ok(text) = serde_json::to_string(event)
+        {
             let _ = f.call(text, ThreadsafeFunctionCallMode::NonBlocking);
         }
     }
@@ -480,6 +551,7 @@ impl NativeAgent {
                 Arc::new(JsModel {
                     f: Arc::clone(&self.model),
                     channels: Mutex::new(Channels::new()),
+                    spin: Spin::new(),
                 }),
                 default,
             )
