@@ -43,6 +43,9 @@ pub enum Event {
     /// The agent raised: the session failed.
     Raised {
         state: String,
+        /// Written once, as the envelope's `sessionId` (see [`Emitter::emit`]).
+        #[serde(skip)]
+        #[ts(skip)]
         session_id: String,
         code: String,
         reason: String,
@@ -122,6 +125,9 @@ pub enum Event {
     /// The session parked.
     Parked {
         state: String,
+        /// Written once, as the envelope's `sessionId` (see [`Emitter::emit`]).
+        #[serde(skip)]
+        #[ts(skip)]
         session_id: String,
         #[ts(type = r#""decision" | "input""#)]
         awaiting: String,
@@ -136,6 +142,9 @@ pub enum Event {
     Decided {
         state: String,
         to: String,
+        /// Written once, as the envelope's `sessionId` (see [`Emitter::emit`]).
+        #[serde(skip)]
+        #[ts(skip)]
         session_id: String,
     },
     /// An event was delivered to a parked session.
@@ -143,11 +152,17 @@ pub enum Event {
         state: String,
         trigger: String,
         to: String,
+        /// Written once, as the envelope's `sessionId` (see [`Emitter::emit`]).
+        #[serde(skip)]
+        #[ts(skip)]
         session_id: String,
     },
     /// A message to or from a parked session.
     ParkMessage {
         state: String,
+        /// Written once, as the envelope's `sessionId` (see [`Emitter::emit`]).
+        #[serde(skip)]
+        #[ts(skip)]
         session_id: String,
         #[ts(type = r#""inbound" | "outbound""#)]
         direction: String,
@@ -212,6 +227,18 @@ pub enum Event {
 const RESULT_PREVIEW_CHARS: usize = 4096;
 
 impl Event {
+    /// The session a payload names itself, if it does.
+    pub fn own_session(&self) -> Option<&str> {
+        match self {
+            Event::Raised { session_id, .. }
+            | Event::Parked { session_id, .. }
+            | Event::Decided { session_id, .. }
+            | Event::Delivered { session_id, .. }
+            | Event::ParkMessage { session_id, .. } => Some(session_id),
+            _ => None,
+        }
+    }
+
     /// The `tool-result` of a settled call: its output previewed to 4,096 characters
     /// and its duration since `started`.
     pub fn tool_result(
@@ -303,16 +330,18 @@ impl Emitter {
         }
     }
 
-    /// Emits one event for `session`.
+    /// Emits one event for `session`. An event that names its own session (`parked`,
+    /// `raised`, …) is stamped with that one, so the JSON holds one `sessionId`.
     pub fn emit(&self, session: Option<&str>, event: Event) {
         let seq = self.seq.fetch_add(1, Ordering::SeqCst) + 1;
         let level = event.level();
+        let session_id = event.own_session().or(session).map(str::to_string);
         self.sink.emit(&Envelope {
             event,
             level,
             ts: crate::clock::now_ms(),
             seq,
-            session_id: session.map(str::to_string),
+            session_id,
         });
     }
 }
@@ -320,5 +349,43 @@ impl Emitter {
 impl std::fmt::Debug for Emitter {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Emitter").finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use super::*;
+
+    #[derive(Default)]
+    struct Keep(Mutex<Vec<String>>);
+
+    impl EventSink for Keep {
+        fn emit(&self, event: &Envelope) {
+            if let (Ok(mut v), Ok(text)) = (self.0.lock(), serde_json::to_string(event)) {
+                v.push(text);
+            }
+        }
+    }
+
+    #[test]
+    fn an_event_naming_its_session_writes_session_id_once_and_that_one_wins() {
+        let keep = Arc::new(Keep::default());
+        let emitter = Emitter::new(keep.clone());
+        emitter.emit(
+            Some("bound"),
+            Event::Decided {
+                state: "review".into(),
+                to: "done".into(),
+                session_id: "own".into(),
+            },
+        );
+        emitter.emit(Some("bound"), Event::StateEnter { state: "a".into() });
+        let lines = keep.0.lock().map(|v| v.clone()).unwrap_or_default();
+        assert_eq!(lines.len(), 2);
+        assert_eq!(lines[0].matches("\"sessionId\"").count(), 1, "{}", lines[0]);
+        assert!(lines[0].contains("\"sessionId\":\"own\""), "{}", lines[0]);
+        assert!(lines[1].contains("\"sessionId\":\"bound\""), "{}", lines[1]);
     }
 }
