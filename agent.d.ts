@@ -163,7 +163,8 @@ export type CreateAgentParams = {
 }
 
 export type SendInput = { message?: string; trigger?: string; variables?: Record<string, unknown> }
-export type Decision = { to: string; comment?: string }
+/** The original's `{ target, comment? }`; `{ to }` is accepted as an alias of `target`. */
+export type Decision = ({ target: string; to?: never } | { to: string; target?: never }) & { comment?: string }
 export type Delivery = { trigger: string; variables?: Record<string, unknown>; message?: string }
 export type ResolvedSession = { sessionId: string; source: 'explicit' | 'path' | 'minted'; unresolvedPath?: string | null }
 

@@ -474,8 +474,9 @@ export async function createAgent(params) {
       },
       async decide(sessionId, decision) {
         live()
-        const { to, comment } = typeof decision === 'string' ? { to: decision } : (decision ?? {})
-        return unwrap(await native.decide(sessionId, to ?? '', comment ?? null))
+        // `{ target }` as in the original; `{ to }` (the spec's word for an edge) and a bare string too.
+        const { target, to, comment } = typeof decision === 'string' ? { target: decision } : (decision ?? {})
+        return unwrap(await native.decide(sessionId, target ?? to ?? '', comment ?? null))
       },
       async reply(sessionId, message) {
         live()

@@ -200,7 +200,7 @@ test('a human state parks the session and a decision from JS resumes it', async 
       assert.deepEqual(e.validTargets, ['done', 'lookup'])
       return true
     })
-    const done = await agent.workflow.decide('p1', { to: 'done', comment: 'Fine by me.' })
+    const done = await agent.workflow.decide('p1', { target: 'done', comment: 'Fine by me.' })
     assert.equal(done.kind, 'completed')
     assert.equal(done.state, 'done')
     assert.equal(done.reply, 'Goodbye, your request is approved.')

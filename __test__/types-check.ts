@@ -109,6 +109,10 @@ async function agentExample(): Promise<void> {
   const outcome: Outcome = await agent.workflow.send('s1', { message: 'Hi', variables: { tier: 'gold' } })
   const reply: string = outcome.reply
   const decided: Outcome = await agent.workflow.decide(outcome.sessionId, { to: 'closed', comment: 'no' })
+  const decidedByTarget: Outcome = await agent.workflow.decide(outcome.sessionId, { target: 'closed' })
+  // @ts-expect-error: target and to are one field under two names, not both
+  await agent.workflow.decide(outcome.sessionId, { target: 'closed', to: 'closed' })
+  void decidedByTarget
   await agent.workflow.reply('s1', 'hello')
   await agent.workflow.deliver('s1', { trigger: 'email-received', variables: {} })
   const ids: string[] = (await agent.sessions.list()).map((s: SessionSummary) => s.sessionId)
