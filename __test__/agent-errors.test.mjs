@@ -27,25 +27,11 @@ import {
   WorkflowDisabledError,
   WorkflowLoadError,
 } from '@archmax-ai/harness'
-import { BROKEN_SPEC, workspace } from './helpers.mjs'
+import { BROKEN_SPEC, advance, call, say, scripted, workspace } from './helpers.mjs'
 
 const SUPPORTED = ['archmax-harness@1', 'archmax-harness@2']
 
-function call(name, args, id = `call_${name}`) {
-  return { id, type: 'function', function: { name, arguments: JSON.stringify(args) } }
-}
-const advance = (to) => ({ role: 'assistant', content: null, tool_calls: [call('archmax_advance', { to, reason: 'next' })] })
 const wait = (reason) => ({ role: 'assistant', content: null, tool_calls: [call('archmax_wait', { reason })] })
-const say = (content) => ({ role: 'assistant', content })
-
-/** A model answering from a script. */
-function scripted(answers) {
-  return async () => {
-    const next = answers.shift()
-    if (next === undefined) throw new Error('the script ran out')
-    return next
-  }
-}
 
 const DESK_SPEC = `title: Desk
 instructions: A test workflow.
@@ -242,7 +228,7 @@ test('SessionStoreIdError: an id that escapes the store, at send and at sessions
 })
 
 test('the resume errors: SessionNotParked, InvalidDecisionTarget, EmptyMessage, SessionNotAwaitingInput, MissingDeliveryTrigger', async () => {
-  const agent = await deskAgent({ model: scripted([advance('review'), say('A colleague decides.'), wait('the invoice'), say('Waiting.')]) })
+  const agent = await deskAgent({ model: scripted([advance('review'), say('A colleague decides.'), wait('the invoice'), say('Waiting.')]).model })
   try {
     await assert.rejects(
       agent.workflow.decide('never-ran', { to: 'done' }),

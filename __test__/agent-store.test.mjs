@@ -12,7 +12,7 @@ import {
   SessionStoreCapabilityError,
   SessionStoreError,
 } from '@archmax-ai/harness'
-import { workspace } from './helpers.mjs'
+import { advance, call, say, scripted, workspace } from './helpers.mjs'
 
 const ONE_SPEC = `title: One
 instructions: A test workflow.
@@ -44,24 +44,6 @@ states:
   done:
     instructions: Say goodbye.
 `
-
-function call(name, args, id = `call_${name}`) {
-  return { id, type: 'function', function: { name, arguments: JSON.stringify(args) } }
-}
-const advance = (to, reason = 'next') => ({ role: 'assistant', content: null, tool_calls: [call('archmax_advance', { to, reason })] })
-const say = (content) => ({ role: 'assistant', content })
-
-/** A model answering from a script, recording every request. */
-function scripted(answers) {
-  const requests = []
-  const model = async (request) => {
-    requests.push(request)
-    const next = answers.shift()
-    if (next === undefined) throw new Error('the script ran out')
-    return next
-  }
-  return { model, requests }
-}
 
 /** A Map-backed host store recording its commits; `async` answers every method a tick later. */
 function mapStore({ async = false } = {}) {

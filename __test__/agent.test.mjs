@@ -14,31 +14,13 @@ import {
   SessionStoreIdError,
 } from '@archmax-ai/harness'
 import { createAgent as createAgentFromSubpath } from '@archmax-ai/harness/agent'
-import { EXAMPLE, ROOT, workspace } from './helpers.mjs'
+import { EXAMPLE, ROOT, advance, call, say, scripted, workspace } from './helpers.mjs'
 
 /** A copy of the example workspace (sessions are written into it). */
 function exampleCopy() {
   const dir = mkdtempSync(join(tmpdir(), 'archmax-agent-'))
   cpSync(EXAMPLE, dir, { recursive: true })
   return dir
-}
-
-function call(name, args, id = `call_${name}`) {
-  return { id, type: 'function', function: { name, arguments: JSON.stringify(args) } }
-}
-const advance = (to, reason = 'next') => ({ role: 'assistant', content: null, tool_calls: [call('archmax_advance', { to, reason })] })
-const say = (content) => ({ role: 'assistant', content })
-
-/** A model answering from a script, recording every request. */
-function scripted(answers) {
-  const requests = []
-  const model = async (request) => {
-    requests.push(request)
-    const next = answers.shift()
-    if (next === undefined) throw new Error('the script ran out')
-    return typeof next === 'function' ? next(request) : next
-  }
-  return { model, requests }
 }
 
 const TOOLS_SPEC = `title: Tools and parks

@@ -30,3 +30,24 @@ states:
     transitions:
       - to: nowhere
 `
+
+/** An OpenAI tool call of `name` with `args`. */
+export function call(name, args, id = `call_${name}`) {
+  return { id, type: 'function', function: { name, arguments: JSON.stringify(args) } }
+}
+/** An assistant message calling `archmax_advance`. */
+export const advance = (to, reason = 'next') => ({ role: 'assistant', content: null, tool_calls: [call('archmax_advance', { to, reason })] })
+/** An assistant message saying `content`. */
+export const say = (content) => ({ role: 'assistant', content })
+
+/** A model answering from a script (an answer may be a function of the request), recording every request. */
+export function scripted(answers) {
+  const requests = []
+  const model = async (request) => {
+    requests.push(request)
+    const next = answers.shift()
+    if (next === undefined) throw new Error('the script ran out')
+    return typeof next === 'function' ? next(request) : next
+  }
+  return { model, requests }
+}
