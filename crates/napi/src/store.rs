@@ -43,7 +43,6 @@ pub struct NativeSessionStore {
     backing: Backing,
 }
 
-#[derive(Clone)]
 enum Backing {
     Filesystem(PathBuf),
     Memory(Arc<MemStore>),
