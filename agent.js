@@ -394,6 +394,41 @@ function eventAdapter(onEvent) {
   }
 }
 
+/**
+ * Drives one native turn (`NativeTurn`, crates/napi/src/pump.rs) on this thread: polls it,
+ * passes its events to `onEvent` in order, hands each call it makes to its function and its
+ * answer back, and polls again; `woken()` resolves when something else (a timer, a
+ * cancellation, a worker) needs a poll. Resolves with the turn's `{ ok, ... }` answer.
+ */
+async function drive(turn, handlers) {
+  let kick = null
+  let woke = null
+  const wake = () => kick?.()
+  for (;;) {
+    const { done, events, calls } = turn.poll()
+    for (const e of events) handlers.event(e)
+    if (done !== undefined && done !== null) return done
+    for (const { id, kind, json } of calls) {
+      const fn = handlers[kind]
+      const answer = fn ? fn(json) : Promise.resolve(NO_HANDLER)
+      answer.then((envelope) => {
+        turn.answer(id, envelope)
+        wake()
+      })
+    }
+    woke ??= turn.woken().then(() => {
+      woke = null
+      wake()
+    })
+    await new Promise((resolve) => {
+      kick = resolve
+    })
+    kick = null
+  }
+}
+
+const NO_HANDLER = JSON.stringify({ ok: false, error: 'no JS function answers this call' })
+
 function checkTools(tools) {
   if (tools === undefined || tools === null) return []
   if (!Array.isArray(tools)) throw new TypeError(`'tools' must be an array, got ${describe(tools)}`)
@@ -427,11 +462,13 @@ export async function createAgent(params) {
     await resolved.ready
     modelFn = resolved.fn
   }
-  const native = new NativeAgent(
-    modelFn ? modelAdapter(modelFn) : null,
-    tools.length ? toolAdapter(tools) : null,
-    onEvent ? eventAdapter(onEvent) : null,
-  )
+  const handlers = {
+    model: modelFn ? modelAdapter(modelFn) : null,
+    tool: tools.length ? toolAdapter(tools) : null,
+    event: onEvent ? eventAdapter(onEvent) : () => {},
+  }
+  const native = new NativeAgent(handlers.model, handlers.tool, onEvent ? handlers.event : null)
+  const run = (turn) => drive(turn, handlers).then(unwrap)
   if (useStore) unwrap(useStore(native))
   const opened = unwrap(
     native.open({
@@ -464,8 +501,8 @@ export async function createAgent(params) {
       async send(sessionId, input = {}) {
         live()
         const vars = { ...seeds, ...(input.variables ?? {}) }
-        return unwrap(
-          await native.send(
+        return run(
+          native.send(
             sessionId ?? null,
             { message: input.message ?? '', trigger: input.trigger ?? defaultTrigger, variables: vars },
             sessionPath ?? null,
@@ -476,17 +513,15 @@ export async function createAgent(params) {
         live()
         // `{ target }` as in the original; `{ to }` (the spec's word for an edge) and a bare string too.
         const { target, to, comment } = typeof decision === 'string' ? { target: decision } : (decision ?? {})
-        return unwrap(await native.decide(sessionId, target ?? to ?? '', comment ?? null))
+        return run(native.decide(sessionId, target ?? to ?? '', comment ?? null))
       },
       async reply(sessionId, message) {
         live()
-        return unwrap(await native.reply(sessionId, typeof message === 'string' ? message : (message?.message ?? '')))
+        return run(native.reply(sessionId, typeof message === 'string' ? message : (message?.message ?? '')))
       },
       async deliver(sessionId, delivery = {}) {
         live()
-        return unwrap(
-          await native.deliver(sessionId, delivery.trigger ?? '', delivery.variables ?? null, delivery.message ?? null),
-        )
+        return run(native.deliver(sessionId, delivery.trigger ?? '', delivery.variables ?? null, delivery.message ?? null))
       },
       resolveSession({ sessionId, trigger = defaultTrigger, variables, sessionPath: path = sessionPath } = {}) {
         live()

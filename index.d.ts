@@ -97,13 +97,13 @@ export declare class NativeAgent {
    */
   open(options: NativeAgentOptions): NativeResult
   /** `send`: `{ message, trigger?, variables? }`; an empty id is resolved. */
-  send(sessionId: string | undefined | null, input: { message?: string; trigger?: string; variables?: Record<string, unknown> }, sessionPath?: string | undefined | null): Promise<NativeResult>
+  send(sessionId: string | undefined | null, input: { message?: string; trigger?: string; variables?: Record<string, unknown> }, sessionPath?: string | undefined | null): NativeTurn
   /** `decide`: moves a session parked at a human state to `to`. */
-  decide(sessionId: string, to: string, comment?: string | undefined | null): Promise<NativeResult>
+  decide(sessionId: string, to: string, comment?: string | undefined | null): NativeTurn
   /** `reply`: one reply-only message to a session parked at a human state. */
-  reply(sessionId: string, message: string): Promise<NativeResult>
+  reply(sessionId: string, message: string): NativeTurn
   /** `deliver`: an event to a session parked awaiting input. */
-  deliver(sessionId: string, trigger: string, variables?: Record<string, unknown> | null | undefined, message?: string | undefined | null): Promise<NativeResult>
+  deliver(sessionId: string, trigger: string, variables?: Record<string, unknown> | null | undefined, message?: string | undefined | null): NativeTurn
   /** The session a firing belongs to: `{ ok: true, value: { sessionId, source } }`. */
   resolveSession(sessionId: string | null | undefined, trigger: string, variables: Record<string, unknown> | null | undefined, sessionPath: string | null | undefined): NativeResult
   /** The start state of `trigger`: `{ ok: true, value: startState }`, or `UnknownTriggerError`. */
@@ -147,6 +147,22 @@ export declare class NativeSessionStore {
   static memory(): NativeSessionStore
   /** The Rust side of a host (JS object) store: its leases and fallback spec snapshots. */
   static host(): NativeSessionStore
+}
+
+/** One harness call in flight. `agent.js` drives it; use `createAgent`, not this class. */
+export declare class NativeTurn {
+  /** Runs the turn until it waits; what it emitted and wants, or its answer. */
+  poll(): NativePoll
+  /**
+   * Gives call `id` its answer (the `{ ok, value | error }` envelope text); false when
+   * the turn no longer waits for it.
+   */
+  answer(id: number, envelope: string): boolean
+  /**
+   * Resolves when the turn should be polled again after waiting on something other than
+   * its JS calls (a timer, a cancellation, a worker), or once it has ended.
+   */
+  woken(): Promise<void>
 }
 
 /** The access connection trigger `id` names (`connection:`); `undefined` when none. */
@@ -261,6 +277,26 @@ export interface NativeAgentOptions {
   skills?: Array<string>
   /** The host's mount table, keyed like `validateWorkflow`'s (default: zero-config). */
   mounts?: Record<string, MountOptions>
+}
+
+/** A call the turn waits on. */
+export interface NativeCall {
+  /** What `answer` takes back. */
+  id: number
+  /** `model` or `tool`. */
+  kind: string
+  /** The request (JSON text), as the callback of the worker path receives it. */
+  json: string
+}
+
+/** What one `poll()` found. */
+export interface NativePoll {
+  /** The turn's answer once it has ended: `{ ok, value | code, message }`. */
+  done?: NativeResult | undefined
+  /** The events emitted since the last poll (envelope JSON), in order. */
+  events: Array<string>
+  /** The calls to answer: `kind` is `model` (a request delta) or `tool`. */
+  calls: Array<NativeCall>
 }
 
 /** One host tool as `agent.js` passes it (the handler stays in JS). */

@@ -773,10 +773,11 @@ if (
   }
 }
 
-const { Governance, NativeAgent, NativeSessionStore, connectionForTrigger, isSlug, messagePathForTrigger, parseCodeDescription, parseMachineSpec, runCli, sessionIdForTrigger, SIGNATURE_TYPES, signatureForTrigger, signatureJsonSchema, signatureValueIssues, specHash, validateSpec, validateWorkflow } = nativeBinding
+const { Governance, NativeAgent, NativeSessionStore, NativeTurn, connectionForTrigger, isSlug, messagePathForTrigger, parseCodeDescription, parseMachineSpec, runCli, sessionIdForTrigger, SIGNATURE_TYPES, signatureForTrigger, signatureJsonSchema, signatureValueIssues, specHash, validateSpec, validateWorkflow } = nativeBinding
 export { Governance }
 export { NativeAgent }
 export { NativeSessionStore }
+export { NativeTurn }
 export { connectionForTrigger }
 export { isSlug }
 export { messagePathForTrigger }

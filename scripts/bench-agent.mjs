@@ -25,7 +25,7 @@ import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { createAgent, Governance } from '../main.js'
+import { createAgent, createMemorySessionStore, Governance } from '../main.js'
 
 const repo = join(dirname(fileURLToPath(import.meta.url)), '..')
 const fixture = process.argv[2]
@@ -61,7 +61,8 @@ async function runOnce() {
       leave.push(performance.now())
       return reply
     }
-    const agent = await createAgent({ workflow: 'bench', workspace: { rootDir: root }, model, defaultModel: 'bench' })
+    const sessionStore = process.env.BENCH_AGENT_STORE === 'memory' ? createMemorySessionStore() : undefined
+    const agent = await createAgent({ workflow: 'bench', workspace: { rootDir: root, sessionStore }, model, defaultModel: 'bench' })
     try {
       const t = performance.now()
       const out = await agent.workflow.send('bench', { message: 'go' })

@@ -27,10 +27,14 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use archmax_machine::model::{ChatRequest, ChatResponse, Model, ModelError, ModelFuture};
-use archmax_machine::store::FsStore;
+use archmax_machine::store::{FsStore, MemStore, SessionStore};
 use archmax_machine::{Harness, HarnessOptions, NoEvents, SendInput};
 use archmax_tests::TempWorkspace;
 use serde_json::{Value, json};
+
+/// The allocator the addon uses, so the comparison is of the same harness.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 const STEPS: usize = 200;
 
@@ -115,6 +119,11 @@ impl Model for Scripted {
     }
 }
 
+/// `BENCH_AGENT_STORE=memory`: the in-memory store instead of the filesystem one.
+fn memory_store() -> bool {
+    std::env::var("BENCH_AGENT_STORE").is_ok_and(|s| s == "memory")
+}
+
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
     v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
@@ -142,7 +151,11 @@ fn run_once(replies: &[ChatResponse], rt: &tokio::runtime::Runtime) -> Round {
             workflow: "bench".into(),
             model: model.clone(),
             default_model: "bench".into(),
-            store: Arc::new(FsStore::new(ws.root())),
+            store: if memory_store() {
+                Arc::new(MemStore::new()) as Arc<dyn SessionStore>
+            } else {
+                Arc::new(FsStore::new(ws.root()))
+            },
             events: Arc::new(NoEvents),
             tools: Vec::new(),
             essential_tools: Vec::new(),

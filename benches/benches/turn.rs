@@ -107,6 +107,10 @@ fn run_once() -> Vec<f64> {
         .collect()
 }
 
+/// The allocator the addon uses, so the comparison is of the same harness.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() {
     let rounds = 3;
     let mut per_step: Vec<Vec<f64>> = vec![Vec::new(); STEPS];

@@ -1,6 +1,10 @@
 //! The `archmax` binary for cargo users; npm users get the same CLI through
 //! the addon's `runCli`.
 
+/// As the addon: mimalloc (docs/decisions.md).
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> std::process::ExitCode {
     let args: Vec<String> = std::env::args_os()
         .skip(1)

@@ -124,7 +124,12 @@ struct Turn<'h> {
     /// The `agent` sandbox of `archmax_eval`/`archmax_run`: built at the first call,
     /// shared by the turn's calls, dropped with the turn.
     sandbox: Option<std::sync::Arc<archmax_sandbox::Sandbox>>,
+    /// The lineage of this turn's model requests (`ChatRequest::lineage`), unique per turn.
+    lineage: u64,
 }
+
+/// The next turn's lineage.
+static NEXT_LINEAGE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
 impl Drop for Turn<'_> {
     fn drop(&mut self) {
@@ -176,6 +181,7 @@ impl Harness {
             disposition: "turn",
             cancel,
             sandbox: None,
+            lineage: NEXT_LINEAGE.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
         };
         Ok((lease, turn))
     }
@@ -939,7 +945,10 @@ impl Turn<'_> {
             Some(slot) => *slot = system,
             None => messages.push(system),
         }
-        ChatRequest::new(self.model_for(), messages).with_tools(tools)
+        let mut req = ChatRequest::new(self.model_for(), messages).with_tools(tools);
+        // `chat` only grows after message 0 while this turn lives (see `push`).
+        req.lineage = Some(self.lineage);
+        req
     }
 
     fn record_usage(&mut self, r: &ChatResponse) {

@@ -28,12 +28,13 @@ use archmax_machine::{
     ToolContext,
 };
 use archmax_spec::runtime_contract::{SUPPORTED, contract_id};
-use napi::bindgen_prelude::{Promise, Result, Status};
+use napi::bindgen_prelude::{Promise, Status};
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi_derive::napi;
 use serde_json::{Map, Value, json};
 
 use crate::dto::{MountOptions, mount_decls};
+use crate::pump::NativeTurn;
 
 /// A JS `(json: string) => Promise<string>`, weak so it never holds Node open.
 pub(crate) type AsyncJsFn =
@@ -52,13 +53,24 @@ pub(crate) fn take<T>(slot: &Slot<T>) -> Option<Arc<T>> {
 const JS_MODEL_URL: &str = "js:model";
 
 /// Calls a JS async callback with `input`; the `{ ok, value | error }` envelope it answered.
-/// With a [`Spin`], the answer is first awaited by polling in a loop (see there).
+/// While a turn is polled on this thread (`crate::pump`), the call goes to its drive loop as
+/// a call of `kind`; otherwise through `f`. With a [`Spin`], the answer of `f` is first
+/// awaited by polling in a loop (see there).
 async fn call_js_envelope(
     f: Arc<AsyncJsFn>,
     input: String,
+    kind: &'static str,
     what: &str,
     spin: Option<&Spin>,
 ) -> std::result::Result<Value, String> {
+    if let Some(pump) = crate::pump::active() {
+        let text = pump
+            .call(kind, input)
+            .await
+            .map_err(|e| format!("the {what} failed: {e}"))?;
+        return serde_json::from_str(&text)
+            .map_err(|e| format!("the {what} answered unreadable JSON: {e}"));
+    }
     let started = Instant::now();
     let budget = spin.map_or(Duration::ZERO, Spin::budget);
     let mut call = Box::pin(f.call_async_catch(input));
@@ -143,13 +155,15 @@ fn open_envelope(envelope: Value) -> std::result::Result<Value, String> {
     }
 }
 
-/// Calls a JS async callback with `input`; the value it answered, or its error.
+/// Calls a JS async callback with `input` (a call of `kind` for a drive loop); the value it
+/// answered, or its error.
 pub(crate) async fn call_js(
     f: Arc<AsyncJsFn>,
     input: String,
+    kind: &'static str,
     what: &str,
 ) -> std::result::Result<Value, String> {
-    open_envelope(call_js_envelope(f, input, what, None).await?)
+    open_envelope(call_js_envelope(f, input, kind, what, None).await?)
 }
 
 pub(crate) fn kind(v: &Value) -> &'static str {
@@ -237,7 +251,7 @@ impl JsModel {
             }
             (ch, text.map_err(|e| e.to_string())?)
         };
-        let answer = call_js_envelope(f, text, "model function", Some(&self.spin)).await;
+        let answer = call_js_envelope(f, text, "model", "model function", Some(&self.spin)).await;
         let ok = matches!(&answer, Ok(v) if v.get("ok").and_then(Value::as_bool) == Some(true));
         if let Ok(mut channels) = self.channels.lock() {
             channels.end(ch, ok);
@@ -286,11 +300,16 @@ struct JsEvents {
 
 impl EventSink for JsEvents {
     fn emit(&self, event: &Envelope) {
-        // Serialized only when someone listens.
+        // Serialized only when someone listens; to the drive loop polling this thread, if any.
         if let Some(f) = take(&self.f)
             && let Ok(text) = serde_json::to_string(event)
         {
-            let _ = f.call(text, ThreadsafeFunctionCallMode::NonBlocking);
+            match crate::pump::active() {
+                Some(pump) => pump.event(text),
+                None => {
+                    let _ = f.call(text, ThreadsafeFunctionCallMode::NonBlocking);
+                }
+            }
         }
     }
 }
@@ -332,7 +351,7 @@ impl HostTool for JsTool {
         .to_string();
         Box::pin(async move {
             let f = f.ok_or_else(|| "the agent was disposed".to_string())?;
-            match call_js(f, input, "tool handler").await? {
+            match call_js(f, input, "tool", "tool handler").await? {
                 Value::String(text) => Ok(text),
                 other => Err(format!(
                     "the tool handler answered {}; expected text",
@@ -655,21 +674,37 @@ impl NativeAgent {
             .ok_or_else(|| plain_error("AgentDisposedError", "the agent was disposed"))
     }
 
-    /// Waits until every event emitted so far has reached `onEvent`.
-    async fn flush(&self) {
-        if let Some(f) = take(&self.events) {
-            let _ = f.call_async(String::new()).await;
+    /// The turn of one harness call: polled on the JS main thread, or, with a host session
+    /// store (called synchronously, so never from the main thread), run on a tokio worker
+    /// and its events flushed to `onEvent` before it ends.
+    fn turn<F>(&self, session_id: &str, call: F) -> NativeTurn
+    where
+        F: Future<Output = std::result::Result<Outcome, RunError>> + Send + 'static,
+    {
+        let busy = Running::new(&self.running, session_id);
+        if self.store.is_host() {
+            let events = take(&self.events);
+            NativeTurn::spawned(Box::pin(async move {
+                let result = call.await;
+                drop(busy);
+                // Every event emitted so far reaches `onEvent` before the answer does.
+                if let Some(f) = events {
+                    let _ = f.call_async(String::new()).await;
+                }
+                outcome_dto(result)
+            }))
+        } else {
+            NativeTurn::inline(Box::pin(async move {
+                let result = call.await;
+                drop(busy);
+                outcome_dto(result)
+            }))
         }
     }
 
-    async fn finish(&self, result: std::result::Result<Outcome, RunError>) -> Value {
-        self.flush().await;
-        outcome_dto(result)
-    }
-
     /// `send`: `{ message, trigger?, variables? }`; an empty id is resolved.
-    #[napi(ts_return_type = "Promise<NativeResult>")]
-    pub async fn send(
+    #[napi(catch_unwind)]
+    pub fn send(
         &self,
         session_id: Option<String>,
         #[napi(
@@ -677,10 +712,10 @@ impl NativeAgent {
         )]
         input: Value,
         session_path: Option<String>,
-    ) -> Result<Value> {
+    ) -> NativeTurn {
         let h = match self.harness() {
             Ok(h) => h,
-            Err(e) => return Ok(e),
+            Err(e) => return NativeTurn::ended(e),
         };
         let message = input
             .get("message")
@@ -695,7 +730,7 @@ impl NativeAgent {
             None | Some(Value::Null) => Map::new(),
             Some(Value::Object(m)) => m.clone(),
             Some(other) => {
-                return Ok(plain_error(
+                return NativeTurn::ended(plain_error(
                     "TypeError",
                     format!("'variables' must be an object, got {}", kind(other)),
                 ));
@@ -714,58 +749,42 @@ impl NativeAgent {
                 session_path.as_deref(),
             ) {
                 Ok((id, _)) => id,
-                Err(e) => return Ok(error_dto(&e)),
+                Err(e) => return NativeTurn::ended(error_dto(&e)),
             },
         };
-        let busy = Running::new(&self.running, &id);
-        let result = h
-            .send(
-                &id,
-                SendInput {
-                    message,
-                    trigger,
-                    variables,
-                },
-            )
-            .await;
-        drop(busy);
-        Ok(self.finish(result).await)
+        let input = SendInput {
+            message,
+            trigger,
+            variables,
+        };
+        self.turn(&id.clone(), async move { h.send(&id, input).await })
     }
 
     /// `decide`: moves a session parked at a human state to `to`.
-    #[napi(ts_return_type = "Promise<NativeResult>")]
-    pub async fn decide(
-        &self,
-        session_id: String,
-        to: String,
-        comment: Option<String>,
-    ) -> Result<Value> {
-        let h = match self.harness() {
-            Ok(h) => h,
-            Err(e) => return Ok(e),
-        };
-        let busy = Running::new(&self.running, &session_id);
-        let result = h.decide(&session_id, &to, comment.as_deref()).await;
-        drop(busy);
-        Ok(self.finish(result).await)
+    #[napi(catch_unwind)]
+    pub fn decide(&self, session_id: String, to: String, comment: Option<String>) -> NativeTurn {
+        match self.harness() {
+            Ok(h) => self.turn(&session_id.clone(), async move {
+                h.decide(&session_id, &to, comment.as_deref()).await
+            }),
+            Err(e) => NativeTurn::ended(e),
+        }
     }
 
     /// `reply`: one reply-only message to a session parked at a human state.
-    #[napi(ts_return_type = "Promise<NativeResult>")]
-    pub async fn reply(&self, session_id: String, message: String) -> Result<Value> {
-        let h = match self.harness() {
-            Ok(h) => h,
-            Err(e) => return Ok(e),
-        };
-        let busy = Running::new(&self.running, &session_id);
-        let result = h.reply(&session_id, &message).await;
-        drop(busy);
-        Ok(self.finish(result).await)
+    #[napi(catch_unwind)]
+    pub fn reply(&self, session_id: String, message: String) -> NativeTurn {
+        match self.harness() {
+            Ok(h) => self.turn(&session_id.clone(), async move {
+                h.reply(&session_id, &message).await
+            }),
+            Err(e) => NativeTurn::ended(e),
+        }
     }
 
     /// `deliver`: an event to a session parked awaiting input.
-    #[napi(ts_return_type = "Promise<NativeResult>")]
-    pub async fn deliver(
+    #[napi(catch_unwind)]
+    pub fn deliver(
         &self,
         session_id: String,
         trigger: String,
@@ -773,27 +792,25 @@ impl NativeAgent {
             Value,
         >,
         message: Option<String>,
-    ) -> Result<Value> {
+    ) -> NativeTurn {
         let h = match self.harness() {
             Ok(h) => h,
-            Err(e) => return Ok(e),
+            Err(e) => return NativeTurn::ended(e),
         };
         let variables = match variables {
             None | Some(Value::Null) => Map::new(),
             Some(Value::Object(m)) => m,
             Some(other) => {
-                return Ok(plain_error(
+                return NativeTurn::ended(plain_error(
                     "TypeError",
                     format!("'variables' must be an object, got {}", kind(&other)),
                 ));
             }
         };
-        let busy = Running::new(&self.running, &session_id);
-        let result = h
-            .deliver(&session_id, &trigger, variables, message.as_deref())
-            .await;
-        drop(busy);
-        Ok(self.finish(result).await)
+        self.turn(&session_id.clone(), async move {
+            h.deliver(&session_id, &trigger, variables, message.as_deref())
+                .await
+        })
     }
 
     /// The session a firing belongs to: `{ ok: true, value: { sessionId, source } }`.

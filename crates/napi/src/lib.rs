@@ -9,11 +9,18 @@ mod agent;
 mod cli;
 mod dto;
 mod governance;
+mod pump;
 mod spec;
 mod store;
 
 pub use agent::*;
 pub use cli::run_cli;
 pub use governance::*;
+pub use pump::*;
 pub use spec::*;
 pub use store::*;
+
+/// mimalloc, not the system allocator: on Node's main thread glibc's malloc shares its arena
+/// with V8 and roughly doubled the harness's time per step (docs/decisions.md).
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;

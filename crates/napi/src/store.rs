@@ -147,6 +147,11 @@ impl StoreChoice {
         }
     }
 
+    /// Whether the chosen store is a JS object (whose calls block a worker thread).
+    pub(crate) fn is_host(&self) -> bool {
+        matches!(&*self.chosen(), Some(Chosen::Host { .. }))
+    }
+
     /// Releases the host store's callback and every call waiting for it.
     pub(crate) fn close(&self) {
         self.gate.closed.send_replace(true);
@@ -232,7 +237,7 @@ impl JsStore {
         let mut closed = self.gate.closed.subscribe();
         let answer = async move {
             tokio::select! {
-                answer = call_js(f, input, "session store") => answer,
+                answer = call_js(f, input, "store", "session store") => answer,
                 _ = closed.wait_for(|closed| *closed) => {
                     Err("the agent was disposed while waiting for the store's answer".to_string())
                 }

@@ -28,6 +28,8 @@ struct Channel {
     used: u64,
     messages: Vec<ChatMessage>,
     tools: Vec<ToolDef>,
+    /// The lineage of the request it last served.
+    lineage: Option<u64>,
 }
 
 /// The sender's mirror of what the receiver holds.
@@ -102,13 +104,18 @@ impl Channels {
     pub fn begin<'a>(&mut self, req: &'a ChatRequest) -> Delta<'a> {
         self.clock += 1;
         let msgs = &req.messages;
+        // Same lineage: `msgs` extends the channel's messages after message 0, by the
+        // sender's promise (checked in debug builds), so they are not compared.
+        let same_lineage = |c: &Channel| {
+            req.lineage.is_some() && c.lineage == req.lineage && msgs.len() >= c.messages.len()
+        };
         let extends = |c: &Channel| {
             let n = c.messages.len();
             !c.busy
                 && n >= 2
                 && msgs.len() >= n
-                && c.messages[n - 1] == msgs[n - 1]
-                && c.messages[1] == msgs[1]
+                && (same_lineage(c)
+                    || (c.messages[n - 1] == msgs[n - 1] && c.messages[1] == msgs[1]))
         };
         let index = match self.channels.iter().position(extends) {
             Some(i) => i,
@@ -120,11 +127,21 @@ impl Channels {
         c.used = clock;
         let (keep, first) = match (c.messages.first(), msgs.first()) {
             (Some(old), Some(new)) => {
-                let keep = 1 + common_prefix(&c.messages[1..], &msgs[1..]);
+                let keep = if same_lineage(c) {
+                    debug_assert_eq!(
+                        common_prefix(&c.messages[1..], &msgs[1..]) + 1,
+                        c.messages.len(),
+                        "a request broke its lineage's promise"
+                    );
+                    c.messages.len()
+                } else {
+                    1 + common_prefix(&c.messages[1..], &msgs[1..])
+                };
                 (keep, (old != new).then_some(new))
             }
             _ => (0, None),
         };
+        c.lineage = req.lineage;
         c.messages.truncate(keep);
         if let Some(first) = first {
             c.messages[0] = first.clone();
@@ -202,6 +219,7 @@ impl Channels {
             used: self.clock,
             messages: Vec::new(),
             tools: Vec::new(),
+            lineage: None,
         });
         self.channels.len() - 1
     }
@@ -300,6 +318,41 @@ mod tests {
             messages.push(said(&format!("step {step}")));
         }
         assert_eq!(chans.len(), 1);
+    }
+
+    #[test]
+    fn a_request_of_the_same_lineage_keeps_the_whole_channel_and_another_is_compared() {
+        let mut chans = Channels::new();
+        let mut rx = Receiver::default();
+        let lineage = |messages: Vec<ChatMessage>, l: Option<u64>| {
+            let mut r = req(messages);
+            r.lineage = l;
+            r
+        };
+        let first = lineage(vec![sys("a"), user("hi"), said("one")], Some(7));
+        let d = chans.begin(&first);
+        let ch = d.ch;
+        rx.apply(&d);
+        chans.end(ch, true);
+        // Same lineage, grown by one and with a new system message: kept whole, no compare.
+        let second = lineage(
+            vec![sys("b"), user("hi"), said("one"), said("two")],
+            Some(7),
+        );
+        let d = chans.begin(&second);
+        assert_eq!((d.ch, d.keep, d.append.len()), (ch, 3, 1));
+        assert!(d.first.is_some());
+        same(&rx.apply(&d).expect("lengths agree"), &second);
+        chans.end(ch, true);
+        // Another lineage that rewrote message 2 reuses the channel by comparing: keeps 2.
+        let third = lineage(
+            vec![sys("b"), user("hi"), said("ONE"), said("two")],
+            Some(8),
+        );
+        let d = chans.begin(&third);
+        assert_eq!((d.ch, d.keep, d.append.len()), (ch, 2, 2));
+        same(&rx.apply(&d).expect("lengths agree"), &third);
+        chans.end(ch, true);
     }
 
     #[test]

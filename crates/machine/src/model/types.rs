@@ -336,6 +336,11 @@ pub struct ChatRequest {
     /// Whether the model may make several tool calls in one answer; omitted when `None`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parallel_tool_calls: Option<bool>,
+    /// Never sent. Requests with the same lineage come from one conversation that only
+    /// grows: each one's messages after message 0 begin with all of the previous one's.
+    /// A model that keeps conversations ([`super::delta`]) then skips comparing them.
+    #[serde(skip)]
+    pub lineage: Option<u64>,
 }
 
 impl ChatRequest {
@@ -348,6 +353,7 @@ impl ChatRequest {
             temperature: None,
             max_tokens: None,
             parallel_tool_calls: None,
+            lineage: None,
         }
     }
 

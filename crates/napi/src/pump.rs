@@ -1,0 +1,277 @@
+//! `NativeTurn`: one harness call (`send`, `decide`, `reply`, `deliver`) driven from the JS
+//! main thread.
+//!
+//! A JS model function answers on the JS main thread. Driving the turn on a tokio worker
+//! costs two thread hand-offs per model call (the request to the main thread, the answer
+//! back), and waking Node's sleeping main thread alone costs tens of microseconds. So the
+//! turn's future is polled *on the main thread* instead, by `agent.js`'s drive loop:
+//!
+//! - `poll()` polls the future (inside napi's tokio runtime context, so timers and I/O work)
+//!   until it waits; it returns the events it emitted, the JS calls it wants answered (model
+//!   requests, host tool calls) and, at the end, the outcome;
+//! - the loop hands each call to its JS function and gives the answer back with
+//!   `answer(id, envelope)`, then polls again: no thread is woken at all;
+//! - anything else the turn waits for (a timeout, a cancellation, I/O) wakes it from another
+//!   thread; `woken()` is the promise that tells the loop to poll again.
+//!
+//! The JS-facing callbacks (`agent.rs`) take this path when [`active`] names a pump on the
+//! calling thread, i.e. while `poll()` runs. A turn whose session store is a JS object runs
+//! on a tokio worker instead (that store is called synchronously, and waiting for JS on the
+//! main thread would deadlock); its `poll()` only reports the end.
+
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::task::{Context, Poll, Wake, Waker};
+
+use napi_derive::napi;
+use serde_json::Value;
+use tokio::sync::{Notify, oneshot};
+
+/// A turn's whole work; its output is the `{ ok, value | code, message }` answer.
+pub(crate) type TurnFuture = Pin<Box<dyn Future<Output = Value> + Send>>;
+
+thread_local! {
+    /// The pump polling on this thread, while `poll()` runs.
+    static ACTIVE: RefCell<Option<Arc<Pump>>> = const { RefCell::new(None) };
+    /// True while this thread polls or answers a turn: a wake-up from here needs no
+    /// message, since the drive loop polls again anyway.
+    static DRIVING: Cell<bool> = const { Cell::new(false) };
+}
+
+/// The pump polling on this thread, if any.
+pub(crate) fn active() -> Option<Arc<Pump>> {
+    ACTIVE.with(|a| a.borrow().clone())
+}
+
+/// Sets `DRIVING` (and `ACTIVE`) for its lifetime.
+struct Driving {
+    previous: Option<Arc<Pump>>,
+}
+
+impl Driving {
+    fn enter(pump: Option<Arc<Pump>>) -> Driving {
+        DRIVING.with(|d| d.set(true));
+        let previous = match pump {
+            Some(p) => ACTIVE.with(|a| a.borrow_mut().replace(p)),
+            None => active(),
+        };
+        Driving { previous }
+    }
+}
+
+impl Drop for Driving {
+    fn drop(&mut self) {
+        let previous = self.previous.take();
+        ACTIVE.with(|a| *a.borrow_mut() = previous);
+        DRIVING.with(|d| d.set(false));
+    }
+}
+
+/// A call the turn wants a JS function to answer.
+struct Call {
+    id: u32,
+    kind: &'static str,
+    json: String,
+}
+
+#[derive(Default)]
+struct Outbox {
+    next: u32,
+    calls: Vec<Call>,
+    events: Vec<String>,
+    waiting: HashMap<u32, oneshot::Sender<String>>,
+}
+
+/// What the turn shares with its wakers and its JS calls.
+pub(crate) struct Pump {
+    out: Mutex<Outbox>,
+    woken: AtomicBool,
+    notify: Notify,
+}
+
+impl Pump {
+    fn outbox(&self) -> std::sync::MutexGuard<'_, Outbox> {
+        self.out.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Queues a call for the drive loop; its answer (the `{ ok, … }` envelope text).
+    pub(crate) async fn call(&self, kind: &'static str, json: String) -> Result<String, String> {
+        let rx = {
+            let mut out = self.outbox();
+            out.next = out.next.wrapping_add(1);
+            let id = out.next;
+            let (tx, rx) = oneshot::channel();
+            out.waiting.insert(id, tx);
+            out.calls.push(Call { id, kind, json });
+            rx
+        };
+        rx.await
+            .map_err(|_| "the turn ended before the call was answered".to_string())
+    }
+
+    /// Queues an event (its envelope's JSON) for the drive loop, in order.
+    pub(crate) fn event(&self, json: String) {
+        self.outbox().events.push(json);
+    }
+}
+
+impl Wake for Pump {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.woken.store(true, Ordering::Release);
+        if !DRIVING.with(Cell::get) {
+            self.notify.notify_one();
+        }
+    }
+}
+
+enum Work {
+    /// Polled by `poll()` on the JS main thread.
+    Inline(TurnFuture),
+    /// Running on a tokio worker; its answer lands here.
+    Spawned(Arc<Mutex<Option<Value>>>),
+    Done,
+}
+
+/// One harness call in flight. `agent.js` drives it; use `createAgent`, not this class.
+#[napi]
+pub struct NativeTurn {
+    pump: Arc<Pump>,
+    work: Mutex<Work>,
+}
+
+/// What one `poll()` found.
+#[napi(object)]
+pub struct NativePoll {
+    /// The turn's answer once it has ended: `{ ok, value | code, message }`.
+    #[napi(ts_type = "NativeResult | undefined")]
+    pub done: Option<Value>,
+    /// The events emitted since the last poll (envelope JSON), in order.
+    pub events: Vec<String>,
+    /// The calls to answer: `kind` is `model` (a request delta) or `tool`.
+    pub calls: Vec<NativeCall>,
+}
+
+/// A call the turn waits on.
+#[napi(object)]
+pub struct NativeCall {
+    /// What `answer` takes back.
+    pub id: u32,
+    /// `model` or `tool`.
+    pub kind: String,
+    /// The request (JSON text), as the callback of the worker path receives it.
+    pub json: String,
+}
+
+impl NativeTurn {
+    fn new(work: Work) -> NativeTurn {
+        NativeTurn {
+            pump: Arc::new(Pump {
+                out: Mutex::default(),
+                woken: AtomicBool::new(false),
+                notify: Notify::new(),
+            }),
+            work: Mutex::new(work),
+        }
+    }
+
+    /// A turn polled on the JS main thread.
+    pub(crate) fn inline(fut: TurnFuture) -> NativeTurn {
+        NativeTurn::new(Work::Inline(fut))
+    }
+
+    /// A turn run on a tokio worker; `poll()` reports its end.
+    pub(crate) fn spawned(fut: TurnFuture) -> NativeTurn {
+        let slot = Arc::new(Mutex::new(None));
+        let turn = NativeTurn::new(Work::Spawned(Arc::clone(&slot)));
+        let pump = Arc::clone(&turn.pump);
+        napi::bindgen_prelude::spawn(async move {
+            let answer = fut.await;
+            *slot.lock().unwrap_or_else(PoisonError::into_inner) = Some(answer);
+            pump.notify.notify_one();
+        });
+        turn
+    }
+
+    /// A turn that has already ended with `answer`.
+    pub(crate) fn ended(answer: Value) -> NativeTurn {
+        NativeTurn::new(Work::Spawned(Arc::new(Mutex::new(Some(answer)))))
+    }
+}
+
+#[napi]
+impl NativeTurn {
+    /// Runs the turn until it waits; what it emitted and wants, or its answer.
+    #[napi(catch_unwind)]
+    pub fn poll(&self) -> NativePoll {
+        let mut work = self.work.lock().unwrap_or_else(PoisonError::into_inner);
+        let done = match &mut *work {
+            Work::Inline(fut) => {
+                let _driving = Driving::enter(Some(Arc::clone(&self.pump)));
+                let waker = Waker::from(Arc::clone(&self.pump));
+                let mut cx = Context::from_waker(&waker);
+                napi::bindgen_prelude::within_runtime_if_available(|| {
+                    loop {
+                        self.pump.woken.store(false, Ordering::Release);
+                        if let Poll::Ready(answer) = fut.as_mut().poll(&mut cx) {
+                            break Some(answer);
+                        }
+                        let out = self.pump.outbox();
+                        if !out.calls.is_empty() || !out.events.is_empty() {
+                            break None;
+                        }
+                        drop(out);
+                        if !self.pump.woken.load(Ordering::Acquire) {
+                            break None;
+                        }
+                    }
+                })
+            }
+            Work::Spawned(slot) => slot.lock().unwrap_or_else(PoisonError::into_inner).take(),
+            Work::Done => None,
+        };
+        if done.is_some() {
+            // Drops the future here, on this thread, and releases the loop's `woken()`.
+            *work = Work::Done;
+            self.pump.notify.notify_one();
+        }
+        drop(work);
+        let mut out = self.pump.outbox();
+        NativePoll {
+            done,
+            events: std::mem::take(&mut out.events),
+            calls: out
+                .calls
+                .drain(..)
+                .map(|c| NativeCall {
+                    id: c.id,
+                    kind: c.kind.to_string(),
+                    json: c.json,
+                })
+                .collect(),
+        }
+    }
+
+    /// Gives call `id` its answer (the `{ ok, value | error }` envelope text); false when
+    /// the turn no longer waits for it.
+    #[napi(catch_unwind)]
+    pub fn answer(&self, id: u32, envelope: String) -> bool {
+        let _driving = Driving::enter(None);
+        let tx = self.pump.outbox().waiting.remove(&id);
+        tx.is_some_and(|tx| tx.send(envelope).is_ok())
+    }
+
+    /// Resolves when the turn should be polled again after waiting on something other than
+    /// its JS calls (a timer, a cancellation, a worker), or once it has ended.
+    #[napi]
+    pub async fn woken(&self) {
+        self.pump.notify.notified().await;
+    }
+}
