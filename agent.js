@@ -105,10 +105,10 @@ async function settle(fn, label, convert = (v) => v) {
 
 /** Freezes a message received from Rust (it is shared by the requests of later calls). */
 function freeze(value) {
-  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
-    for (const key of Object.keys(value)) freeze(value[key])
-    Object.freeze(value)
-  }
+  if (typeof value !== 'object' || value === null || Object.isFrozen(value)) return value
+  Object.freeze(value)
+  if (Array.isArray(value)) for (let i = 0; i < value.length; i++) freeze(value[i])
+  else for (const key in value) freeze(value[key])
   return value
 }
 
@@ -131,7 +131,8 @@ function modelAdapter(model) {
       let ch = channels.get(d.ch)
       if (!ch) channels.set(d.ch, (ch = { messages: [], tools: undefined }))
       if (d.keep > ch.messages.length) throw new Error('keep')
-      ch.messages.length = d.keep
+      // Assigning `length` unconditionally costs a slow path even when nothing is dropped.
+      if (d.keep < ch.messages.length) ch.messages.length = d.keep
       if (d.first) ch.messages[0] = freeze(d.first)
       for (const m of d.append) ch.messages.push(freeze(m))
       if (ch.messages.length !== d.len) throw new Error('len')
