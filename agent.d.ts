@@ -4,8 +4,10 @@
 import type { EventEnvelope } from './types/EventEnvelope.js'
 import type { Outcome } from './types/Outcome.js'
 import type { ParkRecord } from './types/ParkRecord.js'
+import type { ResolvedSession } from './types/ResolvedSession.js'
 import type { RuntimeContract } from './types/RuntimeContract.js'
 import type { SessionSummary } from './types/SessionSummary.js'
+import type { UsageSummary } from './types/UsageSummary.js'
 import type { VariableEntry } from './types/VariableEntry.js'
 import type { SessionStore, HostSessionStore } from './store.js'
 
@@ -17,7 +19,9 @@ export type { Outcome } from './types/Outcome.js'
 export type { OutcomeKind } from './types/OutcomeKind.js'
 export type { ParkRecord } from './types/ParkRecord.js'
 export type { ContractSource } from './types/ContractSource.js'
+export type { ResolvedSession } from './types/ResolvedSession.js'
 export type { RuntimeContract } from './types/RuntimeContract.js'
+export type { SessionDisposition } from './types/SessionDisposition.js'
 export type { SessionExit } from './types/SessionExit.js'
 export type { SessionSummary } from './types/SessionSummary.js'
 export type { TrailStep } from './types/TrailStep.js'
@@ -134,6 +138,22 @@ export type HostToolDefinition = {
 /** How one mount is served. */
 export type MountSpec = { readOnly?: boolean; governed?: boolean }
 
+/** How a tool uses a path argument. */
+export type PathAccess = 'read' | 'list' | 'search' | 'write' | 'remove' | 'execute'
+/** Path arguments by tool name: `{ tool: { argument: access } }`. */
+export type ToolPaths = Record<string, Record<string, PathAccess>>
+
+/** Provider prompt caching of the stable prompt prefix (default on, `5m`). */
+export type PromptCacheOptions = { enabled?: boolean; ttl?: '5m' | '1h' | (string & {}) }
+
+/** Prices in USD per 1M tokens; an omitted rate contributes nothing (cache rates default to `input`). */
+export type ModelPricing = { input?: number; output?: number; cacheRead?: number; cacheWrite?: number }
+/** Prices by model id: the exact id, else the longest key contained in it, else `default`. */
+export type PricingTable = Record<string, ModelPricing>
+
+/** A trigger as the original spells it, or its id. */
+export type TriggerRef = { id: string } | string
+
 export type CreateAgentParams = {
   /** The workflow slug (`workflows/<slug>/workflow.yaml`; default `order-lookup`). */
   workflow?: string
@@ -158,15 +178,22 @@ export type CreateAgentParams = {
   /** Host tools permitted and disclosed in every state. */
   essentialTools?: Array<string>
   onEvent?: (event: EventEnvelope) => void
-  /** Seeds (locked variables) of every `send`. */
+  /** Seeds (locked variables) of every `send`; a bad name rejects assembly (`InvalidVariableNameError`). */
   variables?: Record<string, unknown>
+  /** Path arguments of host tools, replacing each tool's own `paths` (`ToolPathsError` at assembly). */
+  toolPaths?: ToolPaths
+  /** Outranks the spec's `settings.prompt_cache`, which outranks `ARCHMAX_PROMPT_CACHE(_TTL)`. */
+  promptCache?: PromptCacheOptions
+  /** Makes `costUsd` appear on `model-usage` events and in usage; absent: `ARCHMAX_PRICE_*`. */
+  pricing?: PricingTable
 }
 
-export type SendInput = { message?: string; trigger?: string; variables?: Record<string, unknown> }
+export type SendInput = { message?: string; trigger?: TriggerRef; variables?: Record<string, unknown>; sessionPath?: string }
 /** The original's `{ target, comment? }`; `{ to }` is accepted as an alias of `target`. */
 export type Decision = ({ target: string; to?: never } | { to: string; target?: never }) & { comment?: string }
-export type Delivery = { trigger: string; variables?: Record<string, unknown>; message?: string }
-export type ResolvedSession = { sessionId: string; source: 'explicit' | 'path' | 'minted'; unresolvedPath?: string | null }
+export type Delivery = { trigger: TriggerRef; variables?: Record<string, unknown>; message?: string }
+/** What `resolveSession` is given: the firing's trigger and variables, and an id or a path to find it by. */
+export type ResolveSessionInput = { trigger?: TriggerRef; variables?: Record<string, unknown>; sessionId?: string; sessionPath?: string }
 
 export interface WorkflowOperations {
   /** A message (or firing) to a session; a null id is resolved (declared `session:` path, else minted). */
@@ -174,7 +201,13 @@ export interface WorkflowOperations {
   decide(sessionId: string, decision: Decision | string): Promise<Outcome>
   reply(sessionId: string, message: string): Promise<Outcome>
   deliver(sessionId: string, delivery: Delivery): Promise<Outcome>
-  resolveSession(input?: { sessionId?: string; trigger?: string; variables?: Record<string, unknown>; sessionPath?: string }): ResolvedSession
+  /**
+   * How a firing would land, running nothing: a `turn` (with its `startState`), a `reply`
+   * (parked at a human state) or a `resume` (parked for an event), with the parked `state`.
+   * `native` is true when the id was minted. Rejects `SessionNotResumableError` while a turn
+   * runs on the session.
+   */
+  resolveSession(input?: ResolveSessionInput): Promise<ResolvedSession>
   /** The trigger's start state (default: the agent's trigger); throws `UnknownTriggerError`. */
   resolveTrigger(trigger?: { id: string }): { id: string; startState: string }
 }
@@ -213,9 +246,27 @@ export interface Agent {
   sessions: SessionOperations
   /** Cancels the session's turn in flight (it ends failed, `turn-cancelled`); false when none runs. */
   cancel(sessionId: string): boolean
-  /** Releases the JS callbacks; later calls throw `AgentDisposedError`. Idempotent. */
-  dispose(): void
+  /**
+   * With an id: releases what the agent keeps for that session and its child sessions between
+   * turns (the JS model's conversation copies); the agent stays usable. Idempotent, never throws.
+   * Without: releases the JS callbacks; later calls throw `AgentDisposedError`. Idempotent.
+   */
+  dispose(sessionId?: string): void
 }
+
+/** Usage and cost folded from the event stream, per session. */
+export interface UsageTracker {
+  /** Pass as `onEvent`; forwards every event to the tracker's own `onEvent`. */
+  handler: (event: EventEnvelope) => void
+  /** One session's totals, or every session's summed (cost only if some session had it). */
+  totals(sessionId?: string): UsageSummary
+  /** Totals by session id (events without one under `__unscoped__`). */
+  bySession(): Map<string, UsageSummary>
+  /** Forgets one session's totals, or all. */
+  reset(sessionId?: string): void
+}
+
+export declare function createUsageTracker(options?: { onEvent?: (event: EventEnvelope) => void }): UsageTracker
 
 export declare function createAgent(params: CreateAgentParams): Promise<Agent>
 

@@ -66,10 +66,20 @@ export const {
   AgentDisposedError,
 } = errors
 
+// Raised but not exported, as in the original: a firing for a session that never ran,
+// naming a trigger no state declares.
+const internalErrors = {
+  UnknownSessionTriggerError: class UnknownSessionTriggerError extends HarnessError {
+    constructor(message) {
+      super(message, 'UnknownSessionTriggerError')
+    }
+  },
+}
+
 /** Unwraps a native `{ ok, value | code, message }` answer, raising its error class. */
 function unwrap(result) {
   if (result.ok) return result.value
-  const Cls = errors[result.code]
+  const Cls = errors[result.code] ?? internalErrors[result.code]
   if (Cls) throw Object.assign(new Cls(result.message), result.fields ?? {})
   if (result.code === 'TypeError') throw new TypeError(result.message)
   throw new Error(result.message)
@@ -122,7 +132,7 @@ const RESYNC = JSON.stringify({ ok: false, resync: true, error: 'the request del
  */
 function modelAdapter(model) {
   const channels = new Map()
-  return (deltaJson) => {
+  const adapter = (deltaJson) => {
     let request
     let d
     try {
@@ -145,6 +155,11 @@ function modelAdapter(model) {
     }
     return settle(() => model(request), 'the model function')
   }
+  /** Forgets channels the native side released (`agent.dispose(sessionId)`). */
+  adapter.forget = (ids) => {
+    for (const id of ids) channels.delete(id)
+  }
+  return adapter
 }
 
 // ---- LangChain, duck-typed. `@langchain/core` is never required: the message
@@ -440,6 +455,31 @@ function checkTools(tools) {
   return tools
 }
 
+/** A trigger given as `{ id }` (the original's shape) or as its id; `undefined` when absent. */
+function triggerId(trigger) {
+  if (trigger === undefined || trigger === null) return undefined
+  if (typeof trigger === 'string') return trigger
+  if (typeof trigger === 'object' && typeof trigger.id === 'string') return trigger.id
+  throw new TypeError(`a trigger must be { id: string } or a string, got ${describe(trigger)}`)
+}
+
+function checkPromptCache(promptCache) {
+  if (promptCache === undefined || promptCache === null) return undefined
+  if (typeof promptCache !== 'object' || Array.isArray(promptCache)) {
+    throw new TypeError(`'promptCache' must be { enabled?, ttl? }, got ${describe(promptCache)}`)
+  }
+  const { enabled, ttl } = promptCache
+  if (enabled !== undefined && typeof enabled !== 'boolean') throw new TypeError(`'promptCache.enabled' must be a boolean, got ${describe(enabled)}`)
+  if (ttl !== undefined && typeof ttl !== 'string') throw new TypeError(`'promptCache.ttl' must be a string, got ${describe(ttl)}`)
+  return { enabled, ttl }
+}
+
+function checkRecord(value, name) {
+  if (value === undefined || value === null) return undefined
+  if (typeof value !== 'object' || Array.isArray(value)) throw new TypeError(`'${name}' must be an object, got ${describe(value)}`)
+  return value
+}
+
 /**
  * Assembles a workflow of a workspace into an agent.
  * @param {import('./agent.d.ts').CreateAgentParams} params
@@ -471,8 +511,14 @@ export async function createAgent(params) {
   const native = new NativeAgent(handlers.model, handlers.tool, onEvent ? handlers.event : null)
   const run = (turn) => drive(turn, handlers).then(unwrap)
   if (useStore) unwrap(useStore(native))
+  const defaultTrigger = triggerId(params.trigger) ?? 'manual'
   const opened = unwrap(
     native.open({
+      trigger: params.trigger === undefined || params.trigger === null ? undefined : defaultTrigger,
+      variables: checkRecord(variables, 'variables'),
+      toolPaths: checkRecord(params.toolPaths, 'toolPaths'),
+      promptCache: checkPromptCache(params.promptCache),
+      pricing: checkRecord(params.pricing, 'pricing'),
       rootDir: workspace?.rootDir ?? process.cwd(),
       workflow,
       defaultModel: defaultModel ?? undefined,
@@ -488,9 +534,6 @@ export async function createAgent(params) {
     }),
   )
   const seeds = variables ?? {}
-  const defaultTrigger = params.trigger?.id ?? 'manual'
-  // The default trigger must start somewhere (UnknownTriggerError at assembly).
-  if (params.trigger) unwrap(native.startState(defaultTrigger))
   let disposed = false
   const live = () => {
     if (disposed) throw new AgentDisposedError('the agent was disposed')
@@ -505,8 +548,8 @@ export async function createAgent(params) {
         return run(
           native.send(
             sessionId ?? null,
-            { message: input.message ?? '', trigger: input.trigger ?? defaultTrigger, variables: vars },
-            sessionPath ?? null,
+            { message: input.message ?? '', trigger: triggerId(input.trigger) ?? defaultTrigger, variables: vars },
+            input.sessionPath ?? sessionPath ?? null,
           ),
         )
       },
@@ -522,11 +565,13 @@ export async function createAgent(params) {
       },
       async deliver(sessionId, delivery = {}) {
         live()
-        return run(native.deliver(sessionId, delivery.trigger ?? '', delivery.variables ?? null, delivery.message ?? null))
+        return run(native.deliver(sessionId, triggerId(delivery.trigger) ?? '', delivery.variables ?? null, delivery.message ?? null))
       },
-      resolveSession({ sessionId, trigger = defaultTrigger, variables, sessionPath: path = sessionPath } = {}) {
+      async resolveSession({ sessionId, trigger, variables, sessionPath: path } = {}) {
         live()
-        return unwrap(native.resolveSession(sessionId ?? null, trigger, variables ?? null, path ?? null))
+        const id = triggerId(trigger) ?? defaultTrigger
+        const vars = { ...seeds, ...(variables ?? {}) }
+        return unwrap(await native.resolveSession(sessionId ?? null, id, vars, path ?? sessionPath ?? null))
       },
       resolveTrigger(t) {
         live()
@@ -564,10 +609,81 @@ export async function createAgent(params) {
       if (disposed) return false
       return native.cancel(sessionId)
     },
-    dispose() {
+    dispose(sessionId) {
+      if (sessionId !== undefined) {
+        // One session's resources (and its child sessions'): the agent stays usable.
+        if (disposed || typeof sessionId !== 'string') return
+        const released = native.disposeSession(sessionId)
+        handlers.model?.forget(released)
+        return
+      }
       if (disposed) return
       disposed = true
       native.dispose()
+    },
+  }
+}
+
+// ---- Usage: folded from the event stream (pure JS, no native call).
+
+const UNSCOPED = '__unscoped__'
+
+function zeroUsage() {
+  return { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheCreationTokens: 0 }
+}
+
+/** Two summaries added; `costUsd` is present only when one side has it (6 decimals). */
+function addSummaries(a, b) {
+  const sum = {
+    inputTokens: a.inputTokens + b.inputTokens,
+    outputTokens: a.outputTokens + b.outputTokens,
+    cacheReadTokens: a.cacheReadTokens + b.cacheReadTokens,
+    cacheCreationTokens: a.cacheCreationTokens + b.cacheCreationTokens,
+  }
+  if (a.costUsd !== undefined || b.costUsd !== undefined) {
+    sum.costUsd = Math.round(((a.costUsd ?? 0) + (b.costUsd ?? 0)) * 1e6) / 1e6
+  }
+  return sum
+}
+
+/**
+ * A usage tracker: pass `handler` as `onEvent`; it folds every `model-usage` event per
+ * session (events without one under `"__unscoped__"`) and forwards every event to
+ * `onEvent`, when given.
+ * @param {{ onEvent?: (event: object) => void }} [options]
+ */
+export function createUsageTracker(options = {}) {
+  const onEvent = options?.onEvent
+  if (onEvent !== undefined && onEvent !== null && typeof onEvent !== 'function') {
+    throw new TypeError(`'onEvent' must be a function, got ${describe(onEvent)}`)
+  }
+  const sessions = new Map()
+  const count = (n) => (typeof n === 'number' && Number.isFinite(n) ? n : 0)
+  return {
+    handler(event) {
+      if (event && event.type === 'model-usage') {
+        const key = event.sessionId ?? UNSCOPED
+        const call = {
+          inputTokens: count(event.inputTokens),
+          outputTokens: count(event.outputTokens),
+          cacheReadTokens: count(event.cacheReadTokens),
+          cacheCreationTokens: count(event.cacheCreationTokens),
+        }
+        if (typeof event.costUsd === 'number') call.costUsd = event.costUsd
+        sessions.set(key, addSummaries(sessions.get(key) ?? zeroUsage(), call))
+      }
+      onEvent?.(event)
+    },
+    totals(sessionId) {
+      if (sessionId !== undefined) return { ...(sessions.get(sessionId) ?? zeroUsage()) }
+      return [...sessions.values()].reduce(addSummaries, zeroUsage())
+    },
+    bySession() {
+      return new Map([...sessions].map(([id, s]) => [id, { ...s }]))
+    },
+    reset(sessionId) {
+      if (sessionId === undefined) sessions.clear()
+      else sessions.delete(sessionId)
     },
   }
 }

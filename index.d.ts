@@ -104,8 +104,11 @@ export declare class NativeAgent {
   reply(sessionId: string, message: string): NativeTurn
   /** `deliver`: an event to a session parked awaiting input. */
   deliver(sessionId: string, trigger: string, variables?: Record<string, unknown> | null | undefined, message?: string | undefined | null): NativeTurn
-  /** The session a firing belongs to: `{ ok: true, value: { sessionId, source } }`. */
-  resolveSession(sessionId: string | null | undefined, trigger: string, variables: Record<string, unknown> | null | undefined, sessionPath: string | null | undefined): NativeResult
+  /**
+   * How a firing lands on its session (`agent.workflow.resolveSession`):
+   * `{ ok: true, value: ResolvedSession }`. Reads the session store, so it is async.
+   */
+  resolveSession(sessionId: string | null | undefined, trigger: string | null | undefined, variables: Record<string, unknown> | null | undefined, sessionPath: string | null | undefined): Promise<NativeResult>
   /** The start state of `trigger`: `{ ok: true, value: startState }`, or `UnknownTriggerError`. */
   startState(trigger: string): NativeResult
   /** Cancels a session's turn in flight; false when none runs here. */
@@ -122,6 +125,12 @@ export declare class NativeAgent {
   sessionDelete(sessionId: string): Promise<NativeResult>
   /** Writes files into a session's folder (`agent.sessions.seed`). */
   sessionSeed(sessionId: string, files: Record<string, unknown>): Promise<NativeResult>
+  /**
+   * Releases what this agent keeps for `session_id` and its child sessions between
+   * turns: the idle request channels (conversation copies) of the JS model. Returns their
+   * ids, for `agent.js` to forget its side. Idempotent; never fails.
+   */
+  disposeSession(sessionId: string): Array<number>
   /**
    * Cancels every turn in flight, then releases the JS callbacks and the
    * harness; idempotent. Calls in flight resolve (`turn-cancelled`).
@@ -277,6 +286,19 @@ export interface NativeAgentOptions {
   skills?: Array<string>
   /** The host's mount table, keyed like `validateWorkflow`'s (default: zero-config). */
   mounts?: Record<string, MountOptions>
+  /** `toolPaths`: `{ tool: { arg: access } }`, replacing each tool's own `paths`. */
+  toolPaths?: Record<string, Record<string, string>>
+  /** The default trigger, checked at assembly (`UnknownTriggerError`). */
+  trigger?: string
+  /** Host seeds, checked at assembly (`InvalidVariableNameError`). */
+  variables?: Record<string, unknown>
+  /** `promptCache`: outranks the spec's `settings.prompt_cache` and the env. */
+  promptCache?: NativePromptCacheOptions
+  /**
+   * `pricing`: `{ modelIdOrDefault: { input?, output?, cacheRead?, cacheWrite? } }` (USD per
+   * 1M tokens). Absent: `ARCHMAX_PRICE_*`, else no cost.
+   */
+  pricing?: Record<string, { input?: number; output?: number; cacheRead?: number; cacheWrite?: number }>
 }
 
 /** A call the turn waits on. */
@@ -297,6 +319,14 @@ export interface NativePoll {
   events: Array<string>
   /** The calls to answer: `kind` is `model` (a request delta) or `tool`. */
   calls: Array<NativeCall>
+}
+
+/** `createAgent({ promptCache })`: each field given outranks the spec and the env. */
+export interface NativePromptCacheOptions {
+  /** Mark the stable prompt prefix for provider caching. */
+  enabled?: boolean
+  /** `5m` or `1h`; anything else falls back to `5m`. */
+  ttl?: string
 }
 
 /** One host tool as `agent.js` passes it (the handler stays in JS). */

@@ -179,20 +179,38 @@ test('ToolPathsError: a built-in name, an empty declaration, an unknown access',
   )
 })
 
-test('InvalidVariableNameError: a seeded variable name that is not snake_case', async () => {
-  const message = "'FromEmail' is not a valid variable name (seeded). Use lowercase letters, digits and underscores, starting with a letter (e.g. 'from_email')."
-  const agent = await deskAgent({ variables: { FromEmail: 'a@b.c' } })
-  try {
-    await assert.rejects(agent.workflow.send('v-1', { message: 'Hi' }), harnessError(InvalidVariableNameError, message, { variable: 'FromEmail', source: 'seeded' }))
-  } finally {
-    agent.dispose()
-  }
+test('InvalidVariableNameError: seeds at assembly (createAgent rejects), turn and delivered variables at send', async () => {
+  const seeded = "'FromEmail' is not a valid variable name (seeded). Use lowercase letters, digits and underscores, starting with a letter (e.g. 'from_email')."
+  let modelCalls = 0
+  await assert.rejects(
+    deskAgent({ variables: { from_email: 'a@b.c', FromEmail: 'a@b.c' }, model: () => (modelCalls++, say('x')) }),
+    harnessError(InvalidVariableNameError, seeded, { variable: 'FromEmail', source: 'seeded' }),
+  )
+  assert.equal(modelCalls, 0)
+  // The trigger is checked before the seeds (§2.2 step 11).
+  await assert.rejects(deskAgent({ trigger: { id: 'fax' }, variables: { FromEmail: 1 } }), (e) => e instanceof UnknownTriggerError)
   const plain = await deskAgent()
   try {
     await assert.rejects(
       plain.workflow.send('v-2', { message: 'Hi', variables: { FromEmail: 'a@b.c' } }),
-      harnessError(InvalidVariableNameError, message, { variable: 'FromEmail', source: 'seeded' }),
+      harnessError(InvalidVariableNameError, seeded, { variable: 'FromEmail', source: 'seeded' }),
     )
+    // Delivered variables name the session they were delivered to, as in the original.
+    const { model } = scripted([wait('the courier')])
+    const waiting = await deskAgent({ model })
+    try {
+      assert.equal((await waiting.workflow.send('v-3', { message: 'Hi' })).parkedChannel, 'input')
+      await assert.rejects(
+        waiting.workflow.deliver('v-3', { trigger: { id: 'courier' }, variables: { 'Bad-Name': 1 } }),
+        harnessError(
+          InvalidVariableNameError,
+          "'Bad-Name' is not a valid variable name (delivered to session 'v-3'). Use lowercase letters, digits and underscores, starting with a letter (e.g. 'from_email').",
+          { variable: 'Bad-Name', source: "delivered to session 'v-3'" },
+        ),
+      )
+    } finally {
+      waiting.dispose()
+    }
   } finally {
     plain.dispose()
   }
@@ -282,6 +300,53 @@ test('the resume errors: SessionNotParked, InvalidDecisionTarget, EmptyMessage, 
         { sessionId: 'w-1' },
       ),
     )
+  } finally {
+    agent.dispose()
+  }
+})
+
+test('EmptyMessageError: a blank send opening a turn, before any model call; a blank send to a decision park too', async () => {
+  const empty = (id) =>
+    harnessError(
+      EmptyMessageError,
+      `A message is required to reply to session '${id}': there is nothing to answer, and a parked session is not moved by an empty turn.`,
+      { sessionId: id },
+    )
+  const { model, requests } = scripted([advance('review'), say('Handed to a person.'), say('Noted.')])
+  const events = []
+  const agent = await deskAgent({ model, onEvent: (e) => events.push(e) })
+  try {
+    for (const message of ['', '   ', '\n\t ']) {
+      await assert.rejects(agent.workflow.send('e-1', { message }), empty('e-1'))
+    }
+    await assert.rejects(agent.workflow.send('e-1', {}), empty('e-1'))
+    assert.equal(requests.length, 0)
+    assert.equal(events.length, 0, 'nothing ran')
+    assert.equal(await agent.sessions.get('e-1'), null, 'no session was started')
+    // A message with text around it is sent trimmed.
+    const parked = await agent.workflow.send('e-1', { message: '  Please review.  ' })
+    assert.equal(parked.parkedChannel, 'decision')
+    assert.equal(requests[0].messages.at(-1).content, 'Please review.')
+    // On a session parked at a human state a send is a reply: blank is refused the same way.
+    await assert.rejects(agent.workflow.send('e-1', { message: ' ' }), empty('e-1'))
+  } finally {
+    agent.dispose()
+  }
+})
+
+test('UnknownSessionTriggerError (not exported): a send naming an undeclared trigger for a session that never ran', async () => {
+  const agent = await deskAgent()
+  try {
+    const refused = (e) =>
+      harnessError(
+        // The class is not exported; it is still a HarnessError with its name and code.
+        e.constructor,
+        "No state declares trigger 'fax', and no parked session is awaiting it, so there is nowhere for this firing to go. Declare it under the 'triggers:' of the state a run should start in, or deliver the firing to a session parked on it — naming the session, or a 'sessionPath' to find it by.",
+        { trigger: 'fax' },
+      )(e) && e.name === 'UnknownSessionTriggerError'
+    await assert.rejects(agent.workflow.send('u-1', { message: 'Hi', trigger: { id: 'fax' } }), refused)
+    await assert.rejects(agent.workflow.send(null, { message: 'Hi', trigger: 'fax' }), refused)
+    await assert.rejects(agent.workflow.resolveSession({ trigger: { id: 'fax' } }), refused)
   } finally {
     agent.dispose()
   }

@@ -268,7 +268,7 @@ test('harness errors are Error classes with a stable code', async () => {
   await assert.rejects(agent.workflow.reply('never-ran', 'hi'), (e) => e.code === 'SessionNotParkedError')
   await assert.rejects(agent.workflow.deliver('never-ran', { trigger: 'x' }), (e) => e.code === 'SessionNotAwaitingInputError')
   await assert.rejects(agent.workflow.send('../escape', { message: 'x' }), (e) => e.code === 'SessionStoreIdError')
-  const resolved = agent.workflow.resolveSession({ trigger: 'email-received', variables: { message: { thread_id: 'th-1' } } })
+  const resolved = await agent.workflow.resolveSession({ trigger: { id: 'email-received' }, variables: { message: { thread_id: 'th-1' } } })
   assert.equal(resolved.sessionId, 'th-1')
   agent.dispose()
   agent.dispose()
@@ -383,7 +383,7 @@ test('assembly options: default trigger (checked), resolveTrigger, sessionPath, 
     assert.deepEqual(agent.workflow.resolveTrigger({ id: 'manual' }), { id: 'manual', startState: 'classify' })
     assert.throws(() => agent.workflow.resolveTrigger({ id: 'fax' }), (e) => e.code === 'UnknownTriggerError')
     const email = { thread_id: 'thread-9', from: 'a@b.test', subject: 'Hi', body: 'Where is KK-2043?' }
-    assert.equal(agent.workflow.resolveSession({ variables: { message: email } }).sessionId, 'thread-9')
+    assert.equal((await agent.workflow.resolveSession({ variables: { message: email } })).sessionId, 'thread-9')
     const outcome = await agent.workflow.send(null, { message: 'Where is KK-2043?', variables: { message: email } })
     assert.equal(outcome.sessionId, 'thread-9')
     assert.equal(outcome.variables.trigger.value, 'email-received')

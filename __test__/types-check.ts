@@ -323,3 +323,46 @@ function contractExample(agent: Agent, e: unknown): string {
   return `${source} ${sandbox} ${same.testFormat}`
 }
 export { contractExample }
+
+// resolveSession, dispose(sessionId), toolPaths/promptCache/pricing, createUsageTracker.
+import {
+  createUsageTracker,
+  type PricingTable,
+  type ResolvedSession,
+  type SessionDisposition,
+  type ToolPaths,
+  type UsageSummary,
+  type UsageTracker,
+} from '@archmax-ai/harness'
+async function issue7Example(model: ModelFunctionForStores): Promise<string> {
+  const tracker: UsageTracker = createUsageTracker({ onEvent: (e) => void e.seq })
+  const toolPaths: ToolPaths = { crm_lookup: { file: 'read' } }
+  const pricing: PricingTable = { default: { input: 3, output: 15 }, claude: { cacheRead: 0.3 } }
+  const agent = await createAgent({
+    model,
+    toolPaths,
+    pricing,
+    promptCache: { enabled: true, ttl: '1h' },
+    variables: { from_email: 'a@b.c' },
+    onEvent: tracker.handler,
+  })
+  const resolved: ResolvedSession = await agent.workflow.resolveSession({ trigger: { id: 'manual' }, variables: {} })
+  const disposition: SessionDisposition = resolved.disposition
+  const native: boolean = resolved.native
+  const start: string | undefined = resolved.startState
+  await agent.workflow.send(resolved.sessionId, { message: 'Hi', trigger: { id: 'manual' } })
+  agent.dispose(resolved.sessionId)
+  agent.dispose()
+  const total: UsageSummary = tracker.totals()
+  const cost: number | undefined = tracker.totals(resolved.sessionId).costUsd
+  const bySession: Map<string, UsageSummary> = tracker.bySession()
+  tracker.reset()
+  // @ts-expect-error an unknown access
+  const bad: ToolPaths = { crm_lookup: { file: 'steal' } }
+  // @ts-expect-error resolveSession is a Promise
+  const sync: ResolvedSession = agent.workflow.resolveSession()
+  void bad
+  void sync
+  return `${disposition} ${native} ${start} ${total.inputTokens} ${cost} ${bySession.size}`
+}
+export { issue7Example }

@@ -78,6 +78,7 @@ pub(crate) fn failure(e: &RunError) -> Failure {
         RunError::WorkflowLoad(_)
         | RunError::WorkflowDisabled(_)
         | RunError::UnknownTrigger { .. }
+        | RunError::UnknownSessionTrigger(_)
         | RunError::Busy { .. }
         | RunError::Parked(_)
         | RunError::SessionNotParked(_)

@@ -131,6 +131,8 @@ pub(crate) fn connect(
     };
     let default_model = config.model.clone();
     let cache = (config.prompt_cache, config.prompt_cache_ttl.as_str());
+    // The harness prices each call itself (so a session's usage carries `costUsd`).
+    let pricing = config.pricing.map(|_| config.pricing_table());
     let client = OpenAiClient::new(config).map_err(|e| Failure::Crash(e.to_string()))?;
     let sink = Arc::new(ChannelSink(tx));
     let assembled = assemble(root, workflow, Arc::new(client), default_model, sink);
@@ -138,5 +140,6 @@ pub(crate) fn connect(
     live.drain(cli);
     let mut harness = assembled?;
     harness.set_env_prompt_cache(cache.0, cache.1);
+    harness.set_pricing(pricing);
     Ok((harness, live))
 }

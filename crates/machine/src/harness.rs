@@ -134,11 +134,22 @@ pub enum RunError {
     /// A seeded file path is not an agent-visible session file (a plain `Error` in the original).
     #[error("{0}")]
     SeedPath(String),
-    /// A seeded variable has a bad name.
+    /// A seeded or delivered variable has a bad name.
     #[error(
-        "'{0}' is not a valid variable name (seeded). Use lowercase letters, digits and underscores, starting with a letter (e.g. 'from_email')."
+        "'{name}' is not a valid variable name ({origin}). Use lowercase letters, digits and underscores, starting with a letter (e.g. 'from_email')."
     )]
-    InvalidVariableName(String),
+    InvalidVariableName {
+        /// The name as given.
+        name: String,
+        /// Where it came from: `seeded`, or `delivered to session '<id>'`.
+        origin: String,
+    },
+    /// A firing for a session that has not run names a trigger no state declares
+    /// (the original's unexported `UnknownSessionTriggerError`).
+    #[error(
+        "No state declares trigger '{0}', and no parked session is awaiting it, so there is nowhere for this firing to go. Declare it under the 'triggers:' of the state a run should start in, or deliver the firing to a session parked on it — naming the session, or a 'sessionPath' to find it by."
+    )]
+    UnknownSessionTrigger(String),
     /// The spec declares a runtime contract this harness does not implement.
     #[error("{}", archmax_spec::runtime_contract::unsupported_message(.0))]
     UnsupportedRuntimeContract(RuntimeContract),
@@ -198,7 +209,8 @@ impl RunError {
             RunError::StoreCapability { .. } => "SessionStoreCapabilityError",
             RunError::SeedPath(_) => "Error",
             RunError::MountCollision { .. } => "MountCollisionError",
-            RunError::InvalidVariableName(_) => "InvalidVariableNameError",
+            RunError::InvalidVariableName { .. } => "InvalidVariableNameError",
+            RunError::UnknownSessionTrigger(_) => "UnknownSessionTriggerError",
             RunError::UnsupportedRuntimeContract(_) => "UnsupportedRuntimeContractError",
         }
     }
@@ -228,6 +240,18 @@ pub struct HarnessOptions {
     pub skills: Vec<String>,
 }
 
+/// Path declarations by tool name, each `{ arg: access }` in order.
+pub type ToolPathDecls = Vec<(String, Vec<(String, String)>)>;
+
+/// What a host may add to [`HarnessOptions`] (the Node binding's `createAgent` options).
+#[derive(Debug, Clone, Default)]
+pub struct AssemblyExtras {
+    /// Path declarations by tool name (`toolPaths`), each `{ arg: access }` in order. One
+    /// replaces the tool's own [`HostTool::paths`]; a built-in name, an empty declaration or
+    /// an unknown access refuses assembly (`ToolPathsError`).
+    pub tool_paths: ToolPathDecls,
+}
+
 /// One workflow, assembled.
 pub struct Harness {
     pub(crate) root: PathBuf,
@@ -255,6 +279,10 @@ pub struct Harness {
     pub(crate) hooks: Arc<dyn crate::hooks::HookRunner>,
     /// The cancel switches of the turns in flight.
     pub(crate) cancels: crate::cancel::Registry,
+    /// The host's `promptCache` option (`enabled`, `ttl`); it outranks the spec and the env.
+    pub(crate) prompt_cache_option: (Option<bool>, Option<String>),
+    /// Token prices; `None` means cost is never reported.
+    pub(crate) pricing: Option<crate::model::PricingTable>,
 }
 
 impl std::fmt::Debug for Harness {
@@ -274,6 +302,14 @@ impl Harness {
 
     /// Assembles `workflow` of the workspace at `root`.
     pub fn assemble(opts: HarnessOptions) -> Result<Harness, RunError> {
+        Self::assemble_with(opts, AssemblyExtras::default())
+    }
+
+    /// Assembles `workflow` of the workspace at `root` with a host's extras.
+    pub fn assemble_with(
+        opts: HarnessOptions,
+        extras: AssemblyExtras,
+    ) -> Result<Harness, RunError> {
         // The original's order decides which refusal wins: reserved tool names,
         // mounts, tool paths, the workflow load, then the runtime contract.
         crate::tools::check_names(&opts.tools)?;
@@ -281,9 +317,13 @@ impl Harness {
         check_mounts(&mounts)?;
         let mut tool_paths = ToolPaths::new();
         for t in &opts.tools {
-            if let Some(decl) = t.paths() {
+            let overridden = extras.tool_paths.iter().any(|(name, _)| name == t.name());
+            if let Some(decl) = t.paths().filter(|_| !overridden) {
                 tool_paths.declare(t.name(), &decl)?;
             }
+        }
+        for (name, decl) in &extras.tool_paths {
+            tool_paths.declare(name, decl)?;
         }
         let files = DiskFiles::new(&opts.root);
         let loaded = load_workflow(&files, &opts.workflow, &opts.skills)?;
@@ -360,7 +400,27 @@ impl Harness {
             env_prompt_cache: (true, "5m".to_string()),
             hooks: grader,
             cancels: crate::cancel::Registry::default(),
+            prompt_cache_option: (None, None),
+            pricing: None,
         })
+    }
+
+    /// Sets the host's `promptCache` option: each given field outranks the spec's
+    /// `settings.prompt_cache` and the environment.
+    pub fn set_prompt_cache_option(&mut self, enabled: Option<bool>, ttl: Option<String>) {
+        self.prompt_cache_option = (enabled, ttl);
+    }
+
+    /// Sets the token prices that make `costUsd` appear on `model-usage` events and in a
+    /// session's usage (`None`: cost is omitted, never guessed).
+    pub fn set_pricing(&mut self, pricing: Option<crate::model::PricingTable>) {
+        self.pricing = pricing;
+    }
+
+    /// Refuses host seeds whose names are not variable names (`InvalidVariableNameError`,
+    /// source `seeded`).
+    pub fn check_seeds(&self, seeds: &serde_json::Map<String, Value>) -> Result<(), RunError> {
+        check_variable_names(seeds, "seeded")
     }
 
     /// Sets the runner of lifecycle hooks.
@@ -373,20 +433,24 @@ impl Harness {
         self.env_prompt_cache = (enabled, ttl.to_string());
     }
 
-    /// Whether to mark the static prefix for caching, and the TTL.
-    pub fn prompt_cache(&self) -> (bool, &str) {
+    /// Whether to mark the static prefix for caching, and the TTL. Each field comes from
+    /// the host option, else the spec's `settings.prompt_cache`, else the environment; a
+    /// TTL other than `5m`/`1h` falls back to `5m`.
+    pub fn prompt_cache(&self) -> (bool, &'static str) {
         let spec = self
             .spec
             .settings
             .as_ref()
             .and_then(|s| s.prompt_cache.as_ref());
-        let enabled = spec
-            .and_then(|p| p.enabled)
+        let (option_enabled, option_ttl) = &self.prompt_cache_option;
+        let enabled = option_enabled
+            .or_else(|| spec.and_then(|p| p.enabled))
             .unwrap_or(self.env_prompt_cache.0);
-        let ttl = spec
-            .and_then(|p| p.ttl.as_deref())
+        let ttl = option_ttl
+            .as_deref()
+            .or_else(|| spec.and_then(|p| p.ttl.as_deref()))
             .unwrap_or(&self.env_prompt_cache.1);
-        (enabled, ttl)
+        (enabled, crate::model::CacheTtl::parse(ttl).as_str())
     }
 
     /// The workspace root.
@@ -460,6 +524,24 @@ const RUN_AREAS: [&str; 6] = [
     "large_tool_results",
     "conversation_history",
 ];
+
+/// Refuses the first name of `variables` that is not a variable name; `origin` says where
+/// they came from (`seeded`, `delivered to session '<id>'`).
+pub(crate) fn check_variable_names(
+    variables: &serde_json::Map<String, Value>,
+    origin: &str,
+) -> Result<(), RunError> {
+    match variables
+        .keys()
+        .find(|name| !archmax_spec::grammar::is_variable_name(name))
+    {
+        Some(name) => Err(RunError::InvalidVariableName {
+            name: name.clone(),
+            origin: origin.to_string(),
+        }),
+        None => Ok(()),
+    }
+}
 
 /// Refuses mounts that would shadow a run area or serve the authoring plane.
 fn check_mounts(mounts: &[MountDecl]) -> Result<(), RunError> {
@@ -537,11 +619,28 @@ impl Harness {
         variables: &serde_json::Map<String, Value>,
         session_path: Option<&str>,
     ) -> Result<(String, SessionSource), RunError> {
+        let explicit = explicit.map(str::trim).filter(|s| !s.is_empty());
+        let session_path = session_path.filter(|p| !p.trim().is_empty());
+        if explicit.is_none() && session_path.is_none() {
+            self.start_state(trigger)?;
+        }
+        self.derive_session_id(explicit, trigger, variables, session_path)
+    }
+
+    /// [`Harness::resolve_session`] without refusing an undeclared trigger (its firing
+    /// then gets a minted id).
+    pub(crate) fn derive_session_id(
+        &self,
+        explicit: Option<&str>,
+        trigger: &str,
+        variables: &serde_json::Map<String, Value>,
+        session_path: Option<&str>,
+    ) -> Result<(String, SessionSource), RunError> {
         if let Some(id) = explicit.map(str::trim).filter(|s| !s.is_empty()) {
             return Ok((id.to_string(), SessionSource::Explicit));
         }
         let vars = Value::Object(variables.clone());
-        if let Some(path) = session_path {
+        if let Some(path) = session_path.filter(|p| !p.trim().is_empty()) {
             if let Some(problem) = archmax_spec::grammar::session_path_problem(path) {
                 return Err(RunError::SessionPath {
                     path: path.to_string(),
@@ -561,7 +660,6 @@ impl Harness {
                 )),
             };
         }
-        self.start_state(trigger)?;
         if let Some(id) =
             archmax_spec::signature::session_id_for_trigger(&self.spec_json, trigger, &vars)
         {

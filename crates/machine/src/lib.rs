@@ -17,6 +17,7 @@ pub mod outcome;
 pub mod park;
 pub mod prompt;
 pub mod ptc;
+pub mod resolve;
 pub mod sessions;
 pub mod state;
 pub mod store;
@@ -26,8 +27,12 @@ pub mod tools;
 mod turn;
 
 pub use events::{Emitter, Envelope, Event, EventSink, NoEvents};
-pub use harness::{Harness, HarnessOptions, RunError, SessionSource, mint_session_id};
+pub use harness::{
+    AssemblyExtras, Harness, HarnessOptions, RunError, SessionSource, ToolPathDecls,
+    mint_session_id,
+};
 pub use outcome::{Outcome, OutcomeKind, SessionExit, VariableEntry};
+pub use resolve::{Disposition, Firing, ResolvedSession};
 pub use sessions::{Classification, SessionSummary};
 pub use state::{SessionState, Status};
 pub use tools::{HostTool, Reservation, ToolContext};

@@ -213,14 +213,17 @@ impl Harness {
             .trigger
             .clone()
             .unwrap_or_else(|| "manual".to_string());
+        if turn.session.workflow_state.is_empty() && self.start_state(&trigger).is_err() {
+            // A session that never ran has nowhere to start (the original's resolution refusal).
+            return Err(RunError::UnknownSessionTrigger(trigger));
+        }
         if self.spec.disabled == Some(true) {
             return Err(RunError::WorkflowDisabled(self.workflow.clone()));
         }
-        for name in input.variables.keys() {
-            if !archmax_spec::grammar::is_variable_name(name) {
-                return Err(RunError::InvalidVariableName(name.clone()));
-            }
+        if input.message.trim().is_empty() {
+            return Err(RunError::EmptyMessage(turn.id.as_str().to_string()));
         }
+        crate::harness::check_variable_names(&input.variables, "seeded")?;
         let start = self.start_state(&trigger)?;
         turn.open(&trigger, &start, &input)?;
         let out = turn.run().await;
@@ -351,11 +354,7 @@ impl Harness {
         if trigger.is_empty() {
             return Err(RunError::MissingDeliveryTrigger(id));
         }
-        for name in variables.keys() {
-            if !archmax_spec::grammar::is_variable_name(name) {
-                return Err(RunError::InvalidVariableName(name.clone()));
-            }
-        }
+        crate::harness::check_variable_names(&variables, &format!("delivered to session '{id}'"))?;
         turn.disposition = "deliver";
         turn.resume_common();
         turn.emit(Event::Delivered {
@@ -618,7 +617,7 @@ impl Turn<'_> {
             return self.commit();
         }
         self.emit(Event::StateEnter { state: here });
-        self.push(json!({ "role": "user", "content": input.message }));
+        self.push(json!({ "role": "user", "content": input.message.trim() }));
         self.commit()
     }
 
@@ -948,24 +947,36 @@ impl Turn<'_> {
         let mut req = ChatRequest::new(self.model_for(), messages).with_tools(tools);
         // `chat` only grows after message 0 while this turn lives (see `push`).
         req.lineage = Some(self.lineage);
+        req.session = Some(self.id.as_str().to_string());
         req
     }
 
     fn record_usage(&mut self, r: &ChatResponse) {
         let Some(u) = &r.usage else { return };
+        // The model id of the response, else the one requested, picks the price.
+        let model = r.model.clone().unwrap_or_else(|| self.model_for());
+        let cost_usd = self
+            .h
+            .pricing
+            .as_ref()
+            .and_then(|table| table.cost_usd(&model, u));
         let total = &mut self.session.usage;
         total.input_tokens += u.input_tokens;
         total.output_tokens += u.output_tokens;
         total.cache_read_tokens += u.cache_read_tokens;
         total.cache_creation_tokens += u.cache_creation_tokens;
+        if let Some(cost) = cost_usd {
+            let sum = total.cost_usd.unwrap_or(0.0) + cost;
+            total.cost_usd = Some((sum * 1e6).round() / 1e6);
+        }
         self.emit(Event::ModelUsage {
             state: self.session.workflow_state.clone(),
             input_tokens: u.input_tokens,
             output_tokens: u.output_tokens,
             cache_read_tokens: u.cache_read_tokens,
             cache_creation_tokens: u.cache_creation_tokens,
-            model: r.model.clone().or_else(|| Some(self.model_for())),
-            cost_usd: None,
+            model: Some(model),
+            cost_usd,
         });
     }
 

@@ -24,8 +24,8 @@ use archmax_machine::model::{
 };
 use archmax_machine::tools::BoxFuture;
 use archmax_machine::{
-    Envelope, EventSink, Harness, HarnessOptions, HostTool, Outcome, RunError, SendInput,
-    ToolContext,
+    AssemblyExtras, Envelope, EventSink, Firing, Harness, HarnessOptions, HostTool, Outcome,
+    RunError, SendInput, ToolContext,
 };
 use archmax_spec::runtime_contract::{SUPPORTED, contract_id};
 use napi::bindgen_prelude::{Promise, Status};
@@ -33,7 +33,7 @@ use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi_derive::napi;
 use serde_json::{Map, Value, json};
 
-use crate::dto::{MountOptions, mount_decls};
+use crate::dto::{MountOptions, PromptCacheOptions, mount_decls, pricing_table, tool_paths};
 use crate::pump::NativeTurn;
 
 /// A JS `(json: string) => Promise<string>`, weak so it never holds Node open.
@@ -395,6 +395,23 @@ pub struct NativeAgentOptions {
     pub skills: Option<Vec<String>>,
     /// The host's mount table, keyed like `validateWorkflow`'s (default: zero-config).
     pub mounts: Option<HashMap<String, MountOptions>>,
+    /// `toolPaths`: `{ tool: { arg: access } }`, replacing each tool's own `paths`.
+    #[napi(ts_type = "Record<string, Record<string, string>>")]
+    pub tool_paths: Option<Value>,
+    /// The default trigger, checked at assembly (`UnknownTriggerError`).
+    pub trigger: Option<String>,
+    /// Host seeds, checked at assembly (`InvalidVariableNameError`).
+    #[napi(ts_type = "Record<string, unknown>")]
+    pub variables: Option<Value>,
+    /// `promptCache`: outranks the spec's `settings.prompt_cache` and the env.
+    #[napi(ts_type = "NativePromptCacheOptions")]
+    pub prompt_cache: Option<PromptCacheOptions>,
+    /// `pricing`: `{ modelIdOrDefault: { input?, output?, cacheRead?, cacheWrite? } }` (USD per
+    /// 1M tokens). Absent: `ARCHMAX_PRICE_*`, else no cost.
+    #[napi(
+        ts_type = "Record<string, { input?: number; output?: number; cacheRead?: number; cacheWrite?: number }>"
+    )]
+    pub pricing: Option<Value>,
 }
 
 /// The original's constructor fields of an error class, where the error carries them.
@@ -441,7 +458,10 @@ fn error_fields(e: &RunError) -> Value {
         RunError::MissingDecisionTarget { id, valid } => {
             json!({ "sessionId": id, "validTargets": targets(valid) })
         }
-        RunError::InvalidVariableName(name) => json!({ "variable": name, "source": "seeded" }),
+        RunError::InvalidVariableName { name, origin } => {
+            json!({ "variable": name, "source": origin })
+        }
+        RunError::UnknownSessionTrigger(trigger) => json!({ "trigger": trigger }),
         _ => json!({}),
     }
 }
@@ -487,6 +507,8 @@ pub struct NativeAgent {
     running: Arc<Mutex<HashMap<String, usize>>>,
     /// The session store `open` uses (`useSessionStore`; default: the filesystem).
     pub(crate) store: crate::store::StoreChoice,
+    /// The JS model, when there is one: `disposeSession` releases its conversation copies.
+    js_model: RwLock<Option<Arc<JsModel>>>,
 }
 
 /// Marks a session busy for the life of one call.
@@ -539,6 +561,7 @@ impl NativeAgent {
             events: Arc::new(RwLock::new(on_event.map(Arc::new))),
             running: Arc::new(Mutex::new(HashMap::new())),
             store: crate::store::StoreChoice::new(),
+            js_model: RwLock::new(None),
         }
     }
 
@@ -558,7 +581,6 @@ impl NativeAgent {
             }
         };
         let lookup = env_lookup(&root);
-        let mut cache = None;
         let (model, default_model): (Arc<dyn Model>, String) = if take(&self.model).is_some() {
             let default = options
                 .default_model
@@ -566,14 +588,15 @@ impl NativeAgent {
                 .or_else(|| lookup("ARCHMAX_MODEL").map(|m| m.trim().to_string()))
                 .filter(|m| !m.is_empty())
                 .unwrap_or_else(|| "default".to_string());
-            (
-                Arc::new(JsModel {
-                    f: Arc::clone(&self.model),
-                    channels: Mutex::new(Channels::new()),
-                    spin: Spin::new(),
-                }),
-                default,
-            )
+            let js = Arc::new(JsModel {
+                f: Arc::clone(&self.model),
+                channels: Mutex::new(Channels::new()),
+                spin: Spin::new(),
+            });
+            if let Ok(mut slot) = self.js_model.write() {
+                *slot = Some(Arc::clone(&js));
+            }
+            (js, default)
         } else {
             let config = match ModelConfig::from_env(&lookup) {
                 Ok(c) => c,
@@ -583,10 +606,6 @@ impl NativeAgent {
                 .default_model
                 .clone()
                 .unwrap_or_else(|| config.model.clone());
-            cache = Some((
-                config.prompt_cache,
-                config.prompt_cache_ttl.as_str().to_string(),
-            ));
             match OpenAiClient::new(config) {
                 Ok(client) => (Arc::new(client), default),
                 Err(e) => return plain_error("Error", e.to_string()),
@@ -633,27 +652,76 @@ impl NativeAgent {
                 f: Arc::clone(&self.tools),
             }));
         }
-        let assembled = Harness::assemble(HarnessOptions {
-            store: self.store.build(&root),
-            root,
-            workflow: options.workflow,
-            model,
-            default_model,
-            events: Arc::new(JsEvents {
-                f: Arc::clone(&self.events),
-            }),
-            tools,
-            essential_tools: options.essential_tools.unwrap_or_default(),
-            mounts: options.mounts.map(mount_decls),
-            skills: options
-                .skills
-                .unwrap_or_else(|| vec!["skills/".to_string()]),
+        let extras = match options.tool_paths.as_ref().map(tool_paths).transpose() {
+            Ok(paths) => AssemblyExtras {
+                tool_paths: paths.unwrap_or_default(),
+            },
+            Err(message) => return plain_error("TypeError", message),
+        };
+        // Pricing: the option, else `ARCHMAX_PRICE_*` (refused when not a number).
+        let pricing = match options.pricing.as_ref() {
+            Some(v) if !v.is_null() => match pricing_table(v) {
+                Ok(table) => Some(table),
+                Err(message) => return plain_error("TypeError", message),
+            },
+            _ => match archmax_machine::model::Pricing::from_env(&lookup) {
+                Ok(p) => p.map(|p| archmax_machine::model::PricingTable {
+                    entries: vec![(
+                        archmax_machine::model::PricingTable::DEFAULT_KEY.to_string(),
+                        p,
+                    )],
+                }),
+                Err(e) => return plain_error("Error", e.to_string()),
+            },
+        };
+        let env_cache = match archmax_machine::model::prompt_cache_from_env(&lookup) {
+            Ok(c) => c,
+            Err(e) => return plain_error("Error", e.to_string()),
+        };
+        let seeds = match options.variables {
+            None | Some(Value::Null) => Map::new(),
+            Some(Value::Object(m)) => m,
+            Some(other) => {
+                return plain_error(
+                    "TypeError",
+                    format!("'variables' must be an object, got {}", kind(&other)),
+                );
+            }
+        };
+        let assembled = Harness::assemble_with(
+            HarnessOptions {
+                store: self.store.build(&root),
+                root,
+                workflow: options.workflow,
+                model,
+                default_model,
+                events: Arc::new(JsEvents {
+                    f: Arc::clone(&self.events),
+                }),
+                tools,
+                essential_tools: options.essential_tools.unwrap_or_default(),
+                mounts: options.mounts.map(mount_decls),
+                skills: options
+                    .skills
+                    .unwrap_or_else(|| vec!["skills/".to_string()]),
+            },
+            extras,
+        )
+        .and_then(|mut harness| {
+            // Assembly's last refusals, in the original's order: the default trigger, the seeds.
+            if let Some(trigger) = &options.trigger {
+                harness.start_state(trigger)?;
+            }
+            harness.check_seeds(&seeds)?;
+            harness.set_env_prompt_cache(env_cache.0, env_cache.1.as_str());
+            if let Some(p) = &options.prompt_cache {
+                harness.set_prompt_cache_option(p.enabled, p.ttl.clone());
+            }
+            harness.set_pricing(pricing);
+            Ok(harness)
         });
         match assembled {
-            Ok(mut harness) => {
-                if let Some((enabled, ttl)) = cache {
-                    harness.set_env_prompt_cache(enabled, &ttl);
-                }
+            Ok(harness) => {
                 let warnings = serde_json::to_value(&harness.warnings).unwrap_or(Value::Null);
                 let contract =
                     serde_json::to_value(harness.runtime_contract()).unwrap_or(Value::Null);
@@ -742,13 +810,13 @@ impl NativeAgent {
             .filter(|s| !s.is_empty())
         {
             Some(id) => id.to_string(),
-            None => match h.resolve_session(
-                None,
-                trigger.as_deref().unwrap_or("manual"),
-                &variables,
-                session_path.as_deref(),
-            ) {
-                Ok((id, _)) => id,
+            None => match h.resolve_firing(&Firing {
+                trigger: trigger.as_deref(),
+                variables: variables.clone(),
+                session_id: None,
+                session_path: session_path.as_deref(),
+            }) {
+                Ok(resolved) => resolved.session_id,
                 Err(e) => return NativeTurn::ended(error_dto(&e)),
             },
         };
@@ -813,43 +881,37 @@ impl NativeAgent {
         })
     }
 
-    /// The session a firing belongs to: `{ ok: true, value: { sessionId, source } }`.
+    /// How a firing lands on its session (`agent.workflow.resolveSession`):
+    /// `{ ok: true, value: ResolvedSession }`. Reads the session store, so it is async.
     #[napi(
-        catch_unwind,
-        ts_args_type = "sessionId: string | null | undefined, trigger: string, variables: Record<string, unknown> | null | undefined, sessionPath: string | null | undefined",
-        ts_return_type = "NativeResult"
+        ts_args_type = "sessionId: string | null | undefined, trigger: string | null | undefined, variables: Record<string, unknown> | null | undefined, sessionPath: string | null | undefined",
+        ts_return_type = "Promise<NativeResult>"
     )]
-    pub fn resolve_session(
+    pub async fn resolve_session(
         &self,
         session_id: Option<String>,
-        trigger: String,
+        trigger: Option<String>,
         variables: Option<Value>,
         session_path: Option<String>,
     ) -> Value {
-        let h = match self.harness() {
-            Ok(h) => h,
-            Err(e) => return e,
-        };
-        let vars = match variables {
+        let variables = match variables {
+            None | Some(Value::Null) => Map::new(),
             Some(Value::Object(m)) => m,
-            _ => Map::new(),
-        };
-        match h.resolve_session(
-            session_id.as_deref(),
-            &trigger,
-            &vars,
-            session_path.as_deref(),
-        ) {
-            Ok((id, source)) => {
-                let (source, unresolved) = match source {
-                    archmax_machine::SessionSource::Explicit => ("explicit", None),
-                    archmax_machine::SessionSource::Path => ("path", None),
-                    archmax_machine::SessionSource::Minted { unresolved } => ("minted", unresolved),
-                };
-                json!({ "ok": true, "value": { "sessionId": id, "source": source, "unresolvedPath": unresolved } })
+            Some(other) => {
+                return plain_error(
+                    "TypeError",
+                    format!("'variables' must be an object, got {}", kind(&other)),
+                );
             }
-            Err(e) => error_dto(&e),
-        }
+        };
+        self.answer(|h| {
+            h.resolve_firing(&Firing {
+                trigger: trigger.as_deref(),
+                variables,
+                session_id: session_id.as_deref(),
+                session_path: session_path.as_deref(),
+            })
+        })
     }
 
     /// The start state of `trigger`: `{ ok: true, value: startState }`, or `UnknownTriggerError`.
@@ -930,6 +992,24 @@ impl NativeAgent {
         }
     }
 
+    /// Releases what this agent keeps for `session_id` and its child sessions between
+    /// turns: the idle request channels (conversation copies) of the JS model. Returns their
+    /// ids, for `agent.js` to forget its side. Idempotent; never fails.
+    #[napi(catch_unwind)]
+    pub fn dispose_session(&self, session_id: String) -> Vec<u32> {
+        let Some(js) = self.js_model.read().ok().and_then(|g| g.clone()) else {
+            return Vec::new();
+        };
+        let Ok(mut channels) = js.channels.lock() else {
+            return Vec::new();
+        };
+        channels
+            .forget_session(&session_id)
+            .into_iter()
+            .filter_map(|id| u32::try_from(id).ok())
+            .collect()
+    }
+
     /// Cancels every turn in flight, then releases the JS callbacks and the
     /// harness; idempotent. Calls in flight resolve (`turn-cancelled`).
     #[napi(catch_unwind)]
@@ -954,6 +1034,9 @@ impl NativeAgent {
         }
         self.store.close();
         if let Ok(mut g) = self.harness.write() {
+            *g = None;
+        }
+        if let Ok(mut g) = self.js_model.write() {
             *g = None;
         }
     }

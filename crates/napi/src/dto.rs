@@ -2,8 +2,11 @@
 
 use std::collections::HashMap;
 
+use archmax_machine::ToolPathDecls;
+use archmax_machine::model::{Pricing, PricingTable};
 use archmax_spec::workspace::{MountDecl, MountKind};
 use napi_derive::napi;
+use serde_json::Value;
 
 /// Options of `validateWorkflow`.
 #[napi(object)]
@@ -49,4 +52,76 @@ pub fn mount_decls(mounts: HashMap<String, MountOptions>) -> Vec<MountDecl> {
         .collect();
     decls.sort_by(|a, b| a.name.cmp(&b.name));
     decls
+}
+
+/// `createAgent({ promptCache })`: each field given outranks the spec and the env.
+#[napi(object, js_name = "NativePromptCacheOptions")]
+pub struct PromptCacheOptions {
+    /// Mark the stable prompt prefix for provider caching.
+    pub enabled: Option<bool>,
+    /// `5m` or `1h`; anything else falls back to `5m`.
+    pub ttl: Option<String>,
+}
+
+/// `toolPaths` (`{ tool: { arg: access } }`) as declarations in order. The kernel judges
+/// them at assembly; here only the shape is read: a declaration that is not an object
+/// counts as empty, and an access that is not a string is kept as its JSON text.
+pub fn tool_paths(value: &Value) -> Result<ToolPathDecls, String> {
+    let Value::Object(tools) = value else {
+        return Err("'toolPaths' must be an object of tool name → { argument: access }".into());
+    };
+    Ok(tools
+        .iter()
+        .map(|(tool, decl)| {
+            let args = match decl {
+                Value::Object(args) => args
+                    .iter()
+                    .map(|(arg, access)| {
+                        let access = match access {
+                            Value::String(a) => a.clone(),
+                            other => other.to_string(),
+                        };
+                        (arg.clone(), access)
+                    })
+                    .collect(),
+                _ => Vec::new(),
+            };
+            (tool.clone(), args)
+        })
+        .collect())
+}
+
+/// `pricing` (`{ modelIdOrDefault: { input?, output?, cacheRead?, cacheWrite? } }`, USD per
+/// 1M tokens) as a table; a rate that is not a finite number is refused.
+pub fn pricing_table(value: &Value) -> Result<PricingTable, String> {
+    let Value::Object(models) = value else {
+        return Err("'pricing' must be an object of model id → { input?, output?, cacheRead?, cacheWrite? }".into());
+    };
+    let mut entries = Vec::with_capacity(models.len());
+    for (model, rates) in models {
+        let Value::Object(rates) = rates else {
+            return Err(format!("'pricing.{model}' must be an object"));
+        };
+        let rate = |key: &str| -> Result<Option<f64>, String> {
+            match rates.get(key) {
+                None | Some(Value::Null) => Ok(None),
+                Some(Value::Number(n)) => n
+                    .as_f64()
+                    .filter(|r| r.is_finite())
+                    .map(Some)
+                    .ok_or_else(|| format!("'pricing.{model}.{key}' must be a finite number")),
+                Some(_) => Err(format!("'pricing.{model}.{key}' must be a number")),
+            }
+        };
+        entries.push((
+            model.clone(),
+            Pricing {
+                input: rate("input")?,
+                output: rate("output")?,
+                cache_read: rate("cacheRead")?,
+                cache_write: rate("cacheWrite")?,
+            },
+        ));
+    }
+    Ok(PricingTable { entries })
 }

@@ -515,3 +515,52 @@ fn events_are_rendered_while_the_turn_runs() {
     assert_eq!(seen_at("✔ answer\n"), Some(3));
     assert!(String::from_utf8_lossy(&io.sink).contains("\n✔ answer\n"));
 }
+
+#[test]
+fn a_blank_prompt_is_a_usage_error_before_anything_runs() {
+    // The runtime refuses a blank message on a fresh turn (EmptyMessageError); the CLI
+    // never gets there: a prompt of only whitespace counts as absent.
+    let ws = workspace();
+    let server = ScriptedServer::start(vec![]).expect("server");
+    let r = cli(&ws, Some(&server), &["run", "orders", "  ", "\t"]);
+    assert_eq!((r.code, r.out.as_str()), (2, ""));
+    assert_eq!(
+        r.err,
+        "Error: a prompt is required (try: archmax run --help)\n"
+    );
+    assert!(!ws.root().join("sessions").join("_specs").exists());
+}
+
+#[test]
+fn an_undeclared_trigger_on_a_named_session_that_never_ran_is_refused() {
+    let ws = workspace();
+    let server = ScriptedServer::start(vec![]).expect("server");
+    let r = cli(
+        &ws,
+        Some(&server),
+        &[
+            "run",
+            "orders",
+            "hi",
+            "--session",
+            "s-new",
+            "--trigger",
+            "nope",
+        ],
+    );
+    assert_eq!((r.code, r.out.as_str()), (1, ""));
+    assert_eq!(
+        r.err,
+        format!(
+            "{}Error: No state declares trigger 'nope', and no parked session is awaiting it, so there is nowhere for this firing to go. Declare it under the 'triggers:' of the state a run should start in, or deliver the firing to a session parked on it — naming the session, or a 'sessionPath' to find it by.\n",
+            ws.header("orders", Some("scripted-model"))
+        )
+    );
+    assert!(
+        !ws.root()
+            .join("sessions")
+            .join("s-new")
+            .join("state.json")
+            .exists()
+    );
+}

@@ -138,6 +138,27 @@ pub struct Pricing {
 }
 
 impl Pricing {
+    /// The `default` price entry of `ARCHMAX_PRICE_INPUT`, `_OUTPUT`, `_CACHE_READ` and
+    /// `_CACHE_WRITE` (read through `lookup`), `None` when none is set; a value that is not a
+    /// number is refused. An empty or whitespace-only value counts as unset.
+    pub fn from_env(
+        lookup: impl Fn(&str) -> Option<String>,
+    ) -> Result<Option<Pricing>, ConfigError> {
+        let number = |name: &str| {
+            lookup(name)
+                .filter(|raw| !raw.trim().is_empty())
+                .map(|raw| parse_number(name, &raw))
+                .transpose()
+        };
+        let prices = Pricing {
+            input: number(ENV_PRICE_INPUT)?,
+            output: number(ENV_PRICE_OUTPUT)?,
+            cache_read: number(ENV_PRICE_CACHE_READ)?,
+            cache_write: number(ENV_PRICE_CACHE_WRITE)?,
+        };
+        Ok((prices != Pricing::default()).then_some(prices))
+    }
+
     /// The cost of `usage` in USD, rounded to 6 decimals; `None` when both `input` and
     /// `output` are unset (cost is never guessed).
     ///
@@ -303,17 +324,8 @@ impl ModelConfig {
             Some(raw) => Some(parse_count(ENV_MAX_TOKENS, &raw)?),
         };
         let streaming = boolean(ENV_STREAMING)?.unwrap_or(true);
-        let prompt_cache = boolean(ENV_PROMPT_CACHE)?.unwrap_or(true);
-        let prompt_cache_ttl = optional(ENV_PROMPT_CACHE_TTL)
-            .map(|raw| CacheTtl::parse(&raw))
-            .unwrap_or_default();
-        let prices = Pricing {
-            input: number(ENV_PRICE_INPUT)?,
-            output: number(ENV_PRICE_OUTPUT)?,
-            cache_read: number(ENV_PRICE_CACHE_READ)?,
-            cache_write: number(ENV_PRICE_CACHE_WRITE)?,
-        };
-        let pricing = (prices != Pricing::default()).then_some(prices);
+        let (prompt_cache, prompt_cache_ttl) = prompt_cache_from_env(&lookup)?;
+        let pricing = Pricing::from_env(&lookup)?;
         Ok(ModelConfig {
             base_url,
             api_key,
@@ -337,6 +349,22 @@ impl ModelConfig {
                 .unwrap_or_default(),
         }
     }
+}
+
+/// `ARCHMAX_PROMPT_CACHE` (a boolean, default on) and `ARCHMAX_PROMPT_CACHE_TTL` (`5m` or `1h`;
+/// anything else falls back to `5m`), read through `lookup`.
+pub fn prompt_cache_from_env(
+    lookup: impl Fn(&str) -> Option<String>,
+) -> Result<(bool, CacheTtl), ConfigError> {
+    let optional = |name: &str| lookup(name).filter(|raw| !raw.trim().is_empty());
+    let enabled = optional(ENV_PROMPT_CACHE)
+        .map(|raw| parse_bool(ENV_PROMPT_CACHE, &raw))
+        .transpose()?
+        .unwrap_or(true);
+    let ttl = optional(ENV_PROMPT_CACHE_TTL)
+        .map(|raw| CacheTtl::parse(&raw))
+        .unwrap_or_default();
+    Ok((enabled, ttl))
 }
 
 /// A finite decimal number (trimmed); `NaN`/infinities are rejected.

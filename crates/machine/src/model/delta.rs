@@ -30,6 +30,8 @@ struct Channel {
     tools: Vec<ToolDef>,
     /// The lineage of the request it last served.
     lineage: Option<u64>,
+    /// The session of the request it last served.
+    session: Option<String>,
 }
 
 /// The sender's mirror of what the receiver holds.
@@ -142,6 +144,7 @@ impl Channels {
             _ => (0, None),
         };
         c.lineage = req.lineage;
+        c.session.clone_from(&req.session);
         c.messages.truncate(keep);
         if let Some(first) = first {
             c.messages[0] = first.clone();
@@ -182,6 +185,27 @@ impl Channels {
         }
     }
 
+    /// Forgets the idle channels whose last request served `session` or one of its child
+    /// sessions (`<session>~…`): that session's conversation copies. Returns their ids, which
+    /// the receiver should forget too. A busy channel is left to its call.
+    pub fn forget_session(&mut self, session: &str) -> Vec<u64> {
+        let child = format!("{session}~");
+        let of_session = |c: &Channel| {
+            !c.busy
+                && c.session
+                    .as_deref()
+                    .is_some_and(|s| s == session || s.starts_with(&child))
+        };
+        let ids: Vec<u64> = self
+            .channels
+            .iter()
+            .filter(|c| of_session(c))
+            .map(|c| c.id)
+            .collect();
+        self.channels.retain(|c| !ids.contains(&c.id));
+        ids
+    }
+
     /// Forgets every channel (the receiver is gone).
     pub fn clear(&mut self) {
         self.channels.clear();
@@ -220,6 +244,7 @@ impl Channels {
             messages: Vec::new(),
             tools: Vec::new(),
             lineage: None,
+            session: None,
         });
         self.channels.len() - 1
     }
@@ -318,6 +343,32 @@ mod tests {
             messages.push(said(&format!("step {step}")));
         }
         assert_eq!(chans.len(), 1);
+    }
+
+    #[test]
+    fn forgetting_a_session_drops_its_idle_channels_and_its_childrens_only() {
+        let mut channels = Channels::new();
+        let mut ids = Vec::new();
+        for (session, text) in [
+            ("s1", "a"),
+            ("s1~x:child:1", "b"),
+            ("s10", "c"),
+            ("s2", "d"),
+        ] {
+            let mut r = req(vec![sys("p"), user(text)]);
+            r.session = Some(session.to_string());
+            let ch = channels.begin(&r).ch;
+            channels.end(ch, true);
+            ids.push(ch);
+        }
+        let mut busy = req(vec![sys("p"), user("e")]);
+        busy.session = Some("s1".to_string());
+        let busy_ch = channels.begin(&busy).ch;
+        assert_eq!(channels.forget_session("s1"), vec![ids[0], ids[1]]);
+        assert_eq!(channels.len(), 3, "s10, s2 and the busy channel stay");
+        assert!(channels.forget_session("s1").is_empty(), "idempotent");
+        channels.end(busy_ch, true);
+        assert_eq!(channels.forget_session("s1"), vec![busy_ch]);
     }
 
     #[test]

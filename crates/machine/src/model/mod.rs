@@ -6,7 +6,9 @@ pub mod delta;
 pub mod types;
 
 pub use client::{Model, ModelError, ModelFuture, OpenAiClient};
-pub use config::{CacheTtl, ConfigError, ModelConfig, Pricing, PricingTable, RetryPolicy};
+pub use config::{
+    CacheTtl, ConfigError, ModelConfig, Pricing, PricingTable, RetryPolicy, prompt_cache_from_env,
+};
 pub use types::{
     AssistantMessage, CacheControl, ChatMessage, ChatRequest, ChatResponse, ContentPart,
     MessageContent, ToolCall, ToolDef, Usage,

@@ -341,6 +341,10 @@ pub struct ChatRequest {
     /// A model that keeps conversations ([`super::delta`]) then skips comparing them.
     #[serde(skip)]
     pub lineage: Option<u64>,
+    /// Never sent. The session the request serves, so a model that keeps conversations
+    /// can release that session's ([`super::delta::Channels::forget_session`]).
+    #[serde(skip)]
+    pub session: Option<String>,
 }
 
 impl ChatRequest {
@@ -354,6 +358,7 @@ impl ChatRequest {
             max_tokens: None,
             parallel_tool_calls: None,
             lineage: None,
+            session: None,
         }
     }
 
