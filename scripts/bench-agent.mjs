@@ -2,23 +2,24 @@
 // (200 tool-call steps, then a text answer) driven through `createAgent` by a JS
 // model function that returns the next scripted assistant message at once.
 // Same workflow, same replies (read from the fixture the Rust bench wrote), same
-// store (the filesystem store, createAgent's default), a fresh workspace per round.
+// store (BENCH_AGENT_STORE=memory: createMemorySessionStore; else the filesystem
+// store, createAgent's default), a fresh workspace per round.
 //
 // Measured per round, as on the Rust side:
 // - gap: from the model function returning to its next call (the harness's work
 //   per step plus both crossings of the JS boundary: the answer's JSON envelope,
-//   the request's serialization, the threadsafe call, JSON.parse), median over
-//   the 200 steps;
+//   the drive loop's answer and poll, the request delta's serialization and
+//   JSON.parse), median over the 200 steps;
 // - wall: the whole `send` divided by the model calls (201).
 //
-// With --governance, also `Governance.decide` from JS on the example workflow: the
-// four calls of `benches/benches/kernel.rs`, median ns per call.
+// With --governance-only, instead of the turn: `Governance.decide` from JS on the
+// example workflow, the four calls of `benches/benches/kernel.rs`, median ns per call.
 //
 // Prints a human line per round and, last, one JSON line:
 // { steps, calls, rounds, gap_us, wall_us, gap_early_us, gap_late_us, probe_calls,
 //   request_bytes, parse_us, governance? } (the probes: the size of the requests of
 // calls 10 and 200 as JSON, and the time JSON.parse takes on them).
-// Usage: node scripts/bench-agent.mjs <fixture-dir> [--governance]   (ROUNDS=7)
+// Usage: node scripts/bench-agent.mjs <fixture-dir> [--governance-only]   (ROUNDS=7)
 // The addon is whatever `index.js` loads: set NAPI_RS_NATIVE_LIBRARY_PATH to
 // measure a release build (scripts/bench-agent.sh does).
 import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
@@ -30,7 +31,7 @@ import { createAgent, createMemorySessionStore, Governance } from '../main.js'
 const repo = join(dirname(fileURLToPath(import.meta.url)), '..')
 const fixture = process.argv[2]
 if (!fixture || fixture.startsWith('--')) {
-  console.error('usage: node scripts/bench-agent.mjs <fixture-dir> [--governance]')
+  console.error('usage: node scripts/bench-agent.mjs <fixture-dir> [--governance-only]')
   console.error('  (the fixture is written by BENCH_AGENT_FIXTURE=<dir> cargo bench -p archmax-bench --bench agent)')
   process.exit(2)
 }
@@ -88,13 +89,14 @@ async function runOnce() {
   }
 }
 
-await runOnce() // warm-up (JIT, first load)
+const governanceOnly = process.argv.includes('--governance-only')
+if (!governanceOnly) await runOnce() // warm-up (JIT, first load)
 const gapUs = []
 const wallUs = []
 const perStep = Array.from({ length: steps }, () => [])
 const parseUs = PROBES.map(() => [])
 let requestBytes = []
-for (let r = 0; r < rounds; r++) {
+for (let r = 0; r < (governanceOnly ? 0 : rounds); r++) {
   const { gaps, wall, probes } = await runOnce()
   probes.forEach((p, k) => parseUs[k].push(p.parseUs))
   requestBytes = probes.map((p) => p.bytes)
@@ -106,7 +108,7 @@ for (let r = 0; r < rounds; r++) {
 }
 const step = (i) => median(perStep[i])
 const range = (a, b) => Array.from({ length: b - a }, (_, k) => a + k)
-const out = {
+const out = governanceOnly ? {} : {
   steps,
   calls: script.length,
   rounds,
@@ -119,7 +121,7 @@ const out = {
   parse_us: parseUs.map(median),
 }
 
-if (process.argv.includes('--governance')) {
+if (governanceOnly) {
   // The four calls of benches/benches/kernel.rs, through the addon's Governance.
   const gov = Governance.fromWorkspace({ rootDir: join(repo, 'examples/customer-support'), workflow: 'order-lookup' })
   const cases = [

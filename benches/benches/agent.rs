@@ -1,8 +1,9 @@
 //! The Rust half of `scripts/bench-agent.sh`: a turn of 200 tool-call steps
 //! driven by an in-process scripted model (no HTTP, no JS), with the
-//! filesystem store. `scripts/bench-agent.mjs` drives the same turn (same
-//! workflow, same replies, same store) through `createAgent` with a JS model
-//! function; the difference per model call is the cost of the JS boundary.
+//! filesystem store (`BENCH_AGENT_STORE=memory`: the in-memory one).
+//! `scripts/bench-agent.mjs` drives the same turn (same workflow, same replies,
+//! same store) through `createAgent` with a JS model function; the difference
+//! per model call is the cost of the JS boundary.
 //!
 //! The script: step `i` (0-based) calls `archmax_get_variables` when `i` is
 //! even and writes `scratchpad/step-<i>.md` when odd; reply 201 answers
