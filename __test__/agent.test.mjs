@@ -110,7 +110,7 @@ test('the README example: a JS model works the example workflow end to end', asy
 test('event order: seq strictly increasing, every event before the outcome', async () => {
   const { model } = scripted([advance('general-question'), say('Hello.'), advance('order-question'), say('Shipped.')])
   const events = []
-  const agent = await createAgent({ workflow: 'order-lookup', workspace: { rootDir: exampleCopy() }, model, onEvent: (e) => events.push(e) })
+  const agent = await createAgent({ workflow: 'order-lookup', workspace: { rootDir: exampleCopy() }, model, onEvent: (e) => events.push(e), sessionPath: 'triggers.-1.conversationId' })
   try {
     await agent.workflow.send('s-a', { message: 'Hi' })
     const seen = events.length
@@ -118,6 +118,16 @@ test('event order: seq strictly increasing, every event before the outcome', asy
     assert.ok(events.length > seen)
     for (let i = 1; i < events.length; i++) assert.ok(events[i].seq > events[i - 1].seq, `seq ${events[i - 1].seq} then ${events[i].seq}`)
     assert.ok(events.every((e) => e.sessionId === undefined || e.sessionId === 's-a' || e.sessionId === 's-b'))
+    // A send that resolves its id emits the warning of a session path that does not resolve
+    // first, in order with the turn's events.
+    const before = events.length
+    const out = await agent.workflow.send(undefined, { message: 'Hi', variables: {} })
+    const later = events.slice(before)
+    const warning = later.findIndex((e) => e.type === 'warning' && e.scope === 'session')
+    assert.equal(warning, 0, `the session warning comes first: ${later.map((e) => e.type).join(', ')}`)
+    assert.ok(later.length > 1)
+    for (let i = 1; i < events.length; i++) assert.ok(events[i].seq > events[i - 1].seq, `seq ${events[i - 1].seq} then ${events[i].seq}`)
+    assert.match(out.sessionId ?? later.at(-1).sessionId, /^session-/)
   } finally {
     agent.dispose()
   }

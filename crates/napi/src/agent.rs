@@ -742,32 +742,41 @@ impl NativeAgent {
             .ok_or_else(|| plain_error("AgentDisposedError", "the agent was disposed"))
     }
 
-    /// The turn of one harness call: polled on the JS main thread, or, with a host session
-    /// store (called synchronously, so never from the main thread), run on a tokio worker
-    /// and its events flushed to `onEvent` before it ends.
-    fn turn<F>(&self, session_id: &str, call: F) -> NativeTurn
+    /// The turn of one harness call. With a JS model function it is polled on the JS main
+    /// thread (`crate::pump`: no thread hand-off per model call). Otherwise it runs on a tokio
+    /// worker, as it must with a host session store (called synchronously, so never from the
+    /// main thread) and as is better with the `ARCHMAX_*` endpoint (nothing to hand to JS but
+    /// tool calls, and the main thread stays free); its events then reach `onEvent` before
+    /// its answer does.
+    fn turn<F>(&self, call: F) -> NativeTurn
     where
         F: Future<Output = std::result::Result<Outcome, RunError>> + Send + 'static,
     {
-        let busy = Running::new(&self.running, session_id);
-        if self.store.is_host() {
-            let events = take(&self.events);
-            NativeTurn::spawned(Box::pin(async move {
-                let result = call.await;
-                drop(busy);
-                // Every event emitted so far reaches `onEvent` before the answer does.
-                if let Some(f) = events {
-                    let _ = f.call_async(String::new()).await;
-                }
-                outcome_dto(result)
-            }))
-        } else {
-            NativeTurn::inline(Box::pin(async move {
-                let result = call.await;
-                drop(busy);
-                outcome_dto(result)
-            }))
+        if take(&self.model).is_some() && !self.store.is_host() {
+            return NativeTurn::inline(Box::pin(async move { outcome_dto(call.await) }));
         }
+        let events = take(&self.events);
+        NativeTurn::spawned(Box::pin(async move {
+            let result = call.await;
+            if let Some(f) = events {
+                let _ = f.call_async(String::new()).await;
+            }
+            outcome_dto(result)
+        }))
+    }
+
+    /// [`Self::turn`] for a call on `session_id`, which is busy (for `dispose`) while it runs.
+    fn session_turn<F>(&self, session_id: String, call: impl FnOnce(String) -> F) -> NativeTurn
+    where
+        F: Future<Output = std::result::Result<Outcome, RunError>> + Send + 'static,
+    {
+        let busy = Running::new(&self.running, &session_id);
+        let call = call(session_id);
+        self.turn(async move {
+            let result = call.await;
+            drop(busy);
+            result
+        })
     }
 
     /// `send`: `{ message, trigger?, variables? }`; an empty id is resolved.
@@ -804,36 +813,42 @@ impl NativeAgent {
                 ));
             }
         };
-        let id = match session_id
+        let explicit = session_id
             .as_deref()
             .map(str::trim)
             .filter(|s| !s.is_empty())
-        {
-            Some(id) => id.to_string(),
-            None => match h.resolve_firing(&Firing {
-                trigger: trigger.as_deref(),
-                variables: variables.clone(),
-                session_id: None,
-                session_path: session_path.as_deref(),
-            }) {
-                Ok(resolved) => resolved.session_id,
-                Err(e) => return NativeTurn::ended(error_dto(&e)),
-            },
-        };
+            .map(str::to_string);
         let input = SendInput {
             message,
             trigger,
             variables,
         };
-        self.turn(&id.clone(), async move { h.send(&id, input).await })
+        if let Some(id) = explicit {
+            return self.session_turn(id, |id| async move { h.send(&id, input).await });
+        }
+        // The id is resolved inside the turn, so a warning it emits (a session path that
+        // does not resolve) reaches `onEvent` in order with the turn's own events.
+        let running = Arc::clone(&self.running);
+        self.turn(async move {
+            let id = h
+                .resolve_firing(&Firing {
+                    trigger: input.trigger.as_deref(),
+                    variables: input.variables.clone(),
+                    session_id: None,
+                    session_path: session_path.as_deref(),
+                })?
+                .session_id;
+            let _busy = Running::new(&running, &id);
+            h.send(&id, input).await
+        })
     }
 
     /// `decide`: moves a session parked at a human state to `to`.
     #[napi(catch_unwind)]
     pub fn decide(&self, session_id: String, to: String, comment: Option<String>) -> NativeTurn {
         match self.harness() {
-            Ok(h) => self.turn(&session_id.clone(), async move {
-                h.decide(&session_id, &to, comment.as_deref()).await
+            Ok(h) => self.session_turn(session_id, |id| async move {
+                h.decide(&id, &to, comment.as_deref()).await
             }),
             Err(e) => NativeTurn::ended(e),
         }
@@ -843,9 +858,9 @@ impl NativeAgent {
     #[napi(catch_unwind)]
     pub fn reply(&self, session_id: String, message: String) -> NativeTurn {
         match self.harness() {
-            Ok(h) => self.turn(&session_id.clone(), async move {
-                h.reply(&session_id, &message).await
-            }),
+            Ok(h) => {
+                self.session_turn(session_id, |id| async move { h.reply(&id, &message).await })
+            }
             Err(e) => NativeTurn::ended(e),
         }
     }
@@ -875,8 +890,8 @@ impl NativeAgent {
                 ));
             }
         };
-        self.turn(&session_id.clone(), async move {
-            h.deliver(&session_id, &trigger, variables, message.as_deref())
+        self.session_turn(session_id, |id| async move {
+            h.deliver(&id, &trigger, variables, message.as_deref())
                 .await
         })
     }
