@@ -78,6 +78,29 @@ test("toolPaths governs a host tool's argument as a path, replacing the tool's o
   assert.match(governed.blocked[0].reason, /'fetch_doc' on 'AGENTS.md' targets a read-only mount/)
 })
 
+test('a declared path argument that leaves the workspace never reaches the host tool', async () => {
+  const seen = []
+  const { model, requests } = scripted([
+    { role: 'assistant', content: null, tool_calls: [call('fetch_doc', { file: '../outside.txt' }, 'c1'), call('fetch_doc', { file: 'notes/../inside.txt' }, 'c2')] },
+    say('done'),
+  ])
+  const agent = await deskAgent({
+    model,
+    essentialTools: ['fetch_doc'],
+    tools: [{ name: 'fetch_doc', schema: { type: 'object', properties: { file: { type: 'string' } } }, paths: { file: 'read' }, handler: (args) => (seen.push(args.file), 'contents') }],
+  })
+  try {
+    await agent.workflow.send('esc-1', { message: 'Read them.' })
+  } finally {
+    agent.dispose()
+  }
+  // The escaping one is refused with the file tools' router text; the other runs as written.
+  assert.deepEqual(seen, ['notes/../inside.txt'])
+  const results = requests.at(-1).messages.filter((m) => m.role === 'tool')
+  assert.equal(results.find((m) => m.tool_call_id === 'c1').content, 'Error: Path "../outside.txt" resolves outside the workspace root; workspace paths may not traverse above it.')
+  assert.equal(results.find((m) => m.tool_call_id === 'c2').content, 'contents')
+})
+
 test('pricing: costUsd on model-usage events and in the Outcome usage (exact, longest key, default); none without pricing', async () => {
   const usage = { prompt_tokens: 1000, completion_tokens: 200, prompt_tokens_details: { cached_tokens: 400 } }
   const run = async (options, answers) => {

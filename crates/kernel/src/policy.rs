@@ -349,6 +349,11 @@ impl Policy {
         self.index.get(name).and_then(|&i| self.states.get(i))
     }
 
+    /// The path arguments of every tool (built-in and host), as compiled.
+    pub fn tool_paths(&self) -> &ToolPaths {
+        &self.tool_paths
+    }
+
     /// The state slugs, in declaration order.
     pub fn states(&self) -> Vec<&str> {
         self.states.iter().map(|s| s.name.as_str()).collect()

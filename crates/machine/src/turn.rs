@@ -1784,6 +1784,18 @@ impl Turn<'_> {
             },
             _ => match self.h.tools.iter().find(|t| t.name() == name).cloned() {
                 Some(tool) => {
+                    // The kernel allows a declared path that leaves the workspace (as the
+                    // original's does); the file tools' router refuses it, and so do we
+                    // before a host tool sees it.
+                    if let Some(escaping) = self.escaping_path(name, args) {
+                        return ControlResult {
+                            text: format!(
+                                "Error: {}",
+                                crate::files::route::escape_error(&escaping)
+                            ),
+                            is_error: true,
+                        };
+                    }
                     let ctx = ToolContext {
                         session_id: self.id.as_str().to_string(),
                         state,
@@ -1819,6 +1831,17 @@ impl Turn<'_> {
                 },
             },
         }
+    }
+
+    /// The first declared path argument of host tool `name` in `args` that resolves outside
+    /// the workspace root, as written.
+    fn escaping_path(&self, name: &str, args: &Value) -> Option<String> {
+        let decl = self.h.policy.tool_paths().of(name)?;
+        let paths = archmax_kernel::paths::call_paths(decl, args).ok()?;
+        paths
+            .into_iter()
+            .find(|p| p.canonical.escapes)
+            .map(|p| p.raw)
     }
 
     /// `archmax_wait({ reason, until? })`: park in place until an event is delivered.
