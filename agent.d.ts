@@ -69,8 +69,10 @@ export type ModelAnswer =
   | { role?: 'assistant'; content: string | null; tool_calls?: Array<ChatToolCall> }
   | { choices: Array<{ message: { role?: string; content: string | null; tool_calls?: Array<ChatToolCall> }; finish_reason?: string }>; usage?: Record<string, number>; model?: string }
 
+/** Who a request is for: the agent's turn, or a rubric hook's grader. */
+export type ModelCallInfo = { role: 'agent' | 'rubric' }
 /** A model: the harness's chat-completions calls, answered by JS. */
-export type ModelFunction = (request: ModelRequest) => ModelAnswer | Promise<ModelAnswer>
+export type ModelFunction = (request: ModelRequest, info: ModelCallInfo) => ModelAnswer | Promise<ModelAnswer>
 
 /**
  * A LangChain chat model, duck-typed: `BaseChatModel` and every provider (`ChatOpenAI`,
@@ -110,8 +112,10 @@ export type AgentEnv = {
 export type AgentModel = ModelFunction | LangChainChatModelLike
 
 /**
- * Builds the agent model: called with `role` `agent` and no id once at assembly (the default model),
- * then once per distinct declared model id a request names (memoised). `model` beats it.
+ * Builds the models: with `role` `agent` and no id once at assembly (the default model), then
+ * once per distinct role and declared model id a request names (memoised). `rubric` builds the
+ * grader of a rubric hook (`requested`: the rubric's `model`, or undefined for the default);
+ * `judge` arrives with the cases engine. `model` beats it for `agent`.
  */
 export type ModelFactory = (
   role: 'agent' | 'judge' | 'rubric',
@@ -155,8 +159,14 @@ export type PricingTable = Record<string, ModelPricing>
 export type TriggerRef = { id: string } | string
 
 export type CreateAgentParams = {
-  /** The workflow slug (`workflows/<slug>/workflow.yaml`; default `order-lookup`). */
-  workflow?: string
+  /**
+   * The workflow slug (`workflows/<slug>/workflow.yaml`), which must load. `false`: a plain,
+   * ungoverned agent (no spec is read). Omitted: `order-lookup` is looked for; it governs when
+   * present (and refuses assembly when invalid), a plain agent is assembled when it is missing.
+   */
+  workflow?: string | false
+  /** A prompt layer right after the workspace's `AGENTS.md` (both kinds of agent). */
+  systemPrompt?: string
   /**
    * `rootDir` (default: the cwd), the mount table (key `/dir/` or `/file`; default: zero-config)
    * and the session store (default: the filesystem at `<rootDir>/sessions`).
@@ -186,7 +196,31 @@ export type CreateAgentParams = {
   promptCache?: PromptCacheOptions
   /** Makes `costUsd` appear on `model-usage` events and in usage; absent: `ARCHMAX_PRICE_*`. */
   pricing?: PricingTable
+  /**
+   * Host governance rules, asked in order for every tool call after the workflow's denials;
+   * the first that does not abstain ends the chain. They can only tighten: a `block`
+   * refuses the call, an `allow` leaves it to the workflow's own grants.
+   */
+  policyRules?: Array<GovernanceRule>
 }
+
+/** A tool call a host rule is asked about. */
+export type ProposedToolCall = {
+  kind: 'tool-call'
+  state: string
+  tool: string
+  args: Record<string, unknown>
+  /** `agent` (the model), `script` (its `archmax_eval`/`archmax_run` code) or `lifecycle` (a hook). */
+  origin: 'agent' | 'script' | 'lifecycle'
+  /** The run is parked and only talks. */
+  replyOnly: boolean
+}
+/** What a host rule may read besides the call. */
+export type RuleApi = { variables: Record<string, unknown> }
+/** A rule's opinion; `reason` is what the model reads on a block. */
+export type Verdict = { decision: 'allow' | 'block'; ruleId: string; reason?: string; warn?: boolean; terminal?: boolean }
+/** A host rule: a verdict, or null to abstain. Synchronous, like the kernel. */
+export type GovernanceRule = (action: ProposedToolCall, api: RuleApi) => Verdict | null | undefined
 
 export type SendInput = { message?: string; trigger?: TriggerRef; variables?: Record<string, unknown>; sessionPath?: string }
 /** The original's `{ target, comment? }`; `{ to }` is accepted as an alias of `target`. */
@@ -235,14 +269,59 @@ export interface SessionOperations {
   seed(sessionId: string, files: Record<string, unknown>): Promise<void>
 }
 
+/** A message of an `invoke` input: `{ role, content }` (LangChain's `human`/`ai` roles and messages are read too), a `[role, content]` pair, or a string (a user message). */
+export type InvokeMessage =
+  | { role: 'user' | 'human' | 'assistant' | 'ai' | 'system'; content: string | Array<{ type: string; text?: string; [key: string]: unknown }> }
+  | { type: 'human' | 'ai' | 'system'; content: string | Array<{ type: string; text?: string; [key: string]: unknown }> }
+  | [role: string, content: string]
+  | string
+
+/** What `invoke` takes: messages to append (the last user message opens the turn); a governed agent also reads `trigger` and `variables` (seeds, locked). */
+export type InvokeInput = { messages: Array<InvokeMessage>; trigger?: TriggerRef; variables?: Record<string, unknown> }
+
+/** The part of a LangGraph `RunnableConfig` `invoke` reads: the session is `thread_id`, else `__default__`. */
+export type InvokeConfig = { configurable?: { thread_id?: string; [key: string]: unknown }; [key: string]: unknown }
+
+/**
+ * What `invoke` resolves to: the session's whole transcript and its status (a failed turn,
+ * `turn-error`/`turn-cancelled`/`recursion-limit`, resolves with `exit`); a governed agent's
+ * result also carries the workflow channels of the original's graph state.
+ */
+export type InvokeResult = {
+  messages: Array<ChatMessage & Record<string, unknown>>
+  status: import('./types/WorkflowStatus.js').WorkflowStatus
+  exit?: { success: false; code: string; reason: string }
+  usage?: UsageSummary
+  /** Governed only: the state the session stands in. */
+  workflowState?: string
+  /** Governed only. */
+  variables?: VariableStore
+  /** Governed only. */
+  auditTrail?: Array<import('./types/TrailStep.js').TrailStep>
+  /** Governed only: the park record when parked at a human state. */
+  pendingDecision?: PendingDecision
+  /** Governed only: the park record when parked for an event. */
+  pendingInput?: PendingInput
+  /** Governed only: why governance ended the turn. */
+  rejected?: string
+}
+
 export interface Agent {
   /**
    * The runtime contract the spec's `runtime:` declares (`source: 'declared'`), or the
    * defaulted `archmax-harness@1` (`source: 'defaulted'`), with the sandbox and test-case
-   * format versions it selects. Frozen.
+   * format versions it selects (a plain agent: the defaulted one). Frozen.
    */
   readonly runtimeContract: Readonly<RuntimeContract>
-  workflow: WorkflowOperations
+  /** The workflow operations; `undefined` on a plain (ungoverned) agent. */
+  workflow: WorkflowOperations | undefined
+  /**
+   * One turn on `config.configurable.thread_id` (else `__default__`; a bad id rejects
+   * `SessionStoreIdError` before anything runs): the messages are appended and the last user
+   * message opens the turn (`EmptyMessageError` when there is none). On a governed agent it is
+   * the turn `send` runs, except that a fresh turn of a disabled workflow settles `rejected`.
+   */
+  invoke(input: InvokeInput, config?: InvokeConfig): Promise<InvokeResult>
   sessions: SessionOperations
   /** Cancels the session's turn in flight (it ends failed, `turn-cancelled`); false when none runs. */
   cancel(sessionId: string): boolean
@@ -268,7 +347,18 @@ export interface UsageTracker {
 
 export declare function createUsageTracker(options?: { onEvent?: (event: EventEnvelope) => void }): UsageTracker
 
-export declare function createAgent(params: CreateAgentParams): Promise<Agent>
+/** An agent a workflow governs. */
+export interface GovernedAgent extends Agent {
+  workflow: WorkflowOperations
+}
+/** A plain, ungoverned agent: file tools, skills and host tools, no workflow. */
+export interface PlainAgent extends Agent {
+  workflow: undefined
+}
+
+export declare function createAgent(params: CreateAgentParams & { workflow: string }): Promise<GovernedAgent>
+export declare function createAgent(params: CreateAgentParams & { workflow: false }): Promise<PlainAgent>
+export declare function createAgent(params?: CreateAgentParams): Promise<Agent>
 
 export declare class HarnessError extends Error {
   constructor(message: string, code?: string)

@@ -3,7 +3,7 @@
 // text with its callbacks; this module adapts plain JS functions to it, never
 // lets a callback's throw cross into Rust, and raises the harness's refusals
 // as the original's error classes.
-import { NativeAgent } from './index.js'
+import { NativeAgent, readEnv } from './index.js'
 import { sessionStoreBinding } from './store.js'
 
 /** Base of every error `createAgent` and its agent raise: `name` and `code` are the class name. */
@@ -134,6 +134,7 @@ function modelAdapter(model) {
   const channels = new Map()
   const adapter = (deltaJson) => {
     let request
+    let info
     let d
     try {
       d = JSON.parse(deltaJson)
@@ -147,13 +148,15 @@ function modelAdapter(model) {
       for (const m of d.append) ch.messages.push(freeze(m))
       if (ch.messages.length !== d.len) throw new Error('len')
       if (d.tools) ch.tools = d.tools.length ? freeze(d.tools) : undefined
-      request = { ...d.head, messages: ch.messages.slice() }
+      const { role = 'agent', ...head } = d.head
+      request = { ...head, messages: ch.messages.slice() }
       if (ch.tools) request.tools = ch.tools
+      info = { role }
     } catch {
       if (d) channels.delete(d.ch)
       return Promise.resolve(RESYNC)
     }
-    return settle(() => model(request), 'the model function')
+    return settle(() => model(request, info), 'the model function')
   }
   /** Forgets channels the native side released (`agent.dispose(sessionId)`). */
   adapter.forget = (ids) => {
@@ -296,45 +299,60 @@ function langChainModelFunction(chatModel) {
   }
 }
 
-/** `model`/`modelFactory` as one model function (or null: the `ARCHMAX_*` endpoint). */
-function resolveModel(model, modelFactory, defaultModel) {
+/**
+ * `model`/`modelFactory` as one model function `(request, { role }) => answer` (or null: the
+ * `ARCHMAX_*` endpoint). `model` answers the agent; the factory builds one model per role
+ * (`agent`, `rubric`) and declared id, memoised; a rubric without a factory is graded by
+ * the agent's model.
+ */
+function resolveModel(model, modelFactory, defaultModel, rootDir) {
   const asFunction = (m, what) => {
     if (typeof m === 'function') return m
     if (isLangChainModel(m)) return langChainModelFunction(m)
     throw new TypeError(`${what} must be a function or a LangChain chat model (bindTools + invoke), got ${describe(m)}`)
   }
-  if (model !== undefined && model !== null) return asFunction(model, "'model'")
-  if (modelFactory === undefined || modelFactory === null) return null
+  const direct = model !== undefined && model !== null ? asFunction(model, "'model'") : null
+  if (modelFactory === undefined || modelFactory === null) return direct
   if (typeof modelFactory !== 'function') throw new TypeError(`'modelFactory' must be a function, got ${describe(modelFactory)}`)
-  const env = () => agentEnv()
-  const byId = new Map()
-  const forId = (id) => {
-    if (!byId.has(id)) {
-      const made = (async () => asFunction(await modelFactory('agent', env, id), "what 'modelFactory' returned"))()
-      byId.set(id, made)
-      made.catch(() => byId.delete(id)) // a failed build is retried on the next request
+  const env = () => agentEnv(rootDir)
+  const built = new Map()
+  const build = (role, id) => {
+    const key = `${role} ${id ?? ''}`
+    if (!built.has(key)) {
+      const made = (async () => asFunction(await modelFactory(role, env, id), "what 'modelFactory' returned"))()
+      built.set(key, made)
+      made.catch(() => built.delete(key)) // a failed build is retried on the next request
     }
-    return byId.get(id)
+    return built.get(key)
   }
   // The default model is asked for with no id, once, at assembly (so a factory that throws fails createAgent).
   const defaultId = defaultModel ?? process.env.ARCHMAX_MODEL ?? 'default'
+  const idOf = (request) => (!request.model || request.model === defaultId ? undefined : request.model)
   return {
-    ready: forId(undefined),
-    fn: async (request) => {
-      const fn = await forId(!request.model || request.model === defaultId ? undefined : request.model)
-      return fn(request)
+    ready: direct ? Promise.resolve(direct) : build('agent', undefined),
+    fn: async (request, info) => {
+      const role = info?.role === 'rubric' ? 'rubric' : 'agent'
+      if (role === 'agent' && direct) return direct(request, info)
+      const fn = await build(role, idOf(request))
+      return fn(request, info)
     },
   }
 }
 
-/** The lazy `AgentEnv` of `modelFactory`: throws on a missing variable. */
-function agentEnv() {
+const ENV_NAMES = ['ARCHMAX_API_BASE_URL', 'ARCHMAX_API_KEY', 'ARCHMAX_MODEL', 'ARCHMAX_TEMPERATURE', 'ARCHMAX_MAX_TOKENS']
+
+/**
+ * The lazy `AgentEnv` of `modelFactory`, read when called: the environment, then `.env` in
+ * the cwd and in `rootDir` (as the agent itself reads them). Throws on a missing variable.
+ */
+function agentEnv(rootDir) {
+  const values = readEnv(rootDir, ENV_NAMES)
   const need = (name) => {
-    const value = process.env[name]
+    const value = values[name]
     if (!value) throw new Error(`${name} is not set`)
     return value
   }
-  const num = (name) => (process.env[name] === undefined || process.env[name] === '' ? undefined : Number(process.env[name]))
+  const num = (name) => (values[name] === undefined || values[name] === '' ? undefined : Number(values[name]))
   return {
     apiBaseUrl: need('ARCHMAX_API_BASE_URL'),
     apiKey: need('ARCHMAX_API_KEY'),
@@ -474,6 +492,85 @@ function checkPromptCache(promptCache) {
   return { enabled, ttl }
 }
 
+/**
+ * `policyRules` folded into the one function the native side calls for every tool call:
+ * `(actionJson) => verdictJson | ""`. Rules run in order on `(action, api)`; the first that
+ * does not abstain (null/undefined) ends the chain. A `block` refuses the call; an `allow`
+ * only stops the chain, since a host rule can tighten what the workflow allows, never widen
+ * it. A rule that throws or answers something else refuses the call (fail closed).
+ */
+function policyAdapter(rules) {
+  const refuse = (tool, reason) => JSON.stringify({ ruleId: 'policy.error', reason: `[workflow] BLOCKED: '${tool}' was refused: ${reason}` })
+  return (actionJson) => {
+    const { variables, ...action } = JSON.parse(actionJson)
+    const api = { variables: variables ?? {} }
+    for (let i = 0; i < rules.length; i++) {
+      let verdict
+      try {
+        verdict = rules[i](action, api)
+      } catch (e) {
+        return refuse(action.tool, `policyRules[${i}] threw: ${errorText(e)}`)
+      }
+      if (verdict === null || verdict === undefined) continue
+      if (typeof verdict !== 'object' || (verdict.decision !== 'allow' && verdict.decision !== 'block')) {
+        return refuse(action.tool, `policyRules[${i}] returned ${describe(verdict)}; expected { decision: 'allow' | 'block', ruleId, reason? } or null`)
+      }
+      if (verdict.decision === 'allow') return ''
+      const ruleId = typeof verdict.ruleId === 'string' && verdict.ruleId.trim() ? verdict.ruleId : `policyRules[${i}]`
+      return JSON.stringify({ ruleId, reason: typeof verdict.reason === 'string' ? verdict.reason : undefined, warn: verdict.warn, terminal: verdict.terminal === true })
+    }
+    return ''
+  }
+}
+
+function checkPolicyRules(rules) {
+  if (rules === undefined || rules === null) return []
+  if (!Array.isArray(rules)) throw new TypeError(`'policyRules' must be an array of functions, got ${describe(rules)}`)
+  for (const [i, r] of rules.entries()) {
+    if (typeof r !== 'function') throw new TypeError(`policyRules[${i}] must be a function (action, api) => Verdict | null, got ${describe(r)}`)
+  }
+  return rules
+}
+
+/** `workflow`: a slug, `false` (a plain agent), or absent (`undefined`: the default is looked for). */
+function checkWorkflow(workflow) {
+  if (workflow === undefined || workflow === null || workflow === false) return workflow ?? undefined
+  if (typeof workflow !== 'string' || !workflow.trim()) {
+    throw new TypeError(`'workflow' must be a workflow slug or false (a plain agent), got ${describe(workflow)}`)
+  }
+  return workflow
+}
+
+/** One `invoke` input message as `{ role, content }`: a `{ role | type, content }` object, a LangChain message, a `[role, content]` pair or a string (a user message). */
+function invokeMessage(m, i) {
+  if (typeof m === 'string') return { role: 'user', content: m }
+  if (Array.isArray(m) && m.length === 2 && typeof m[0] === 'string') return { role: m[0], content: m[1] }
+  if (m && typeof m === 'object') {
+    const role = m.role ?? (typeof m._getType === 'function' ? m._getType() : typeof m.getType === 'function' ? m.getType() : m.type)
+    if (typeof role === 'string') return { role, content: m.content ?? '' }
+  }
+  throw new TypeError(`invoke: messages[${i}] must be { role, content }, got ${describe(m)}`)
+}
+
+/**
+ * What `invoke` resolves to: the session's whole transcript, with the session channels the
+ * original's graph state carries (a plain agent: its status, and its exit when a turn failed).
+ */
+function invokeResult(outcome, plain) {
+  const result = { messages: outcome.messages, status: outcome.status }
+  if (!plain) {
+    result.workflowState = outcome.state
+    result.variables = outcome.variables
+    result.auditTrail = outcome.auditTrail
+    if (outcome.pending?.channel === 'decision') result.pendingDecision = outcome.pending
+    if (outcome.pending?.channel === 'input') result.pendingInput = outcome.pending
+    if (outcome.rejected !== undefined) result.rejected = outcome.rejected
+  }
+  if (outcome.exit && outcome.exit.success === false) result.exit = outcome.exit
+  if (outcome.usage) result.usage = outcome.usage
+  return result
+}
+
 function checkRecord(value, name) {
   if (value === undefined || value === null) return undefined
   if (typeof value !== 'object' || Array.isArray(value)) throw new TypeError(`'${name}' must be an object, got ${describe(value)}`)
@@ -485,14 +582,15 @@ function checkRecord(value, name) {
  * @param {import('./agent.d.ts').CreateAgentParams} params
  * @returns {Promise<import('./agent.d.ts').Agent>}
  */
-export async function createAgent(params) {
+export async function createAgent(params = {}) {
   if (!params || typeof params !== 'object') throw new TypeError('createAgent needs an options object')
   const { workspace, model, onEvent, variables, essentialTools, defaultModel, skills, sessionPath } = params
-  const workflow = params.workflow ?? 'order-lookup'
-  if (typeof workflow !== 'string' || !workflow) {
-    throw new TypeError("'workflow' must be a workflow slug (a plain ungoverned agent, workflow: false, is not supported yet)")
+  const workflow = checkWorkflow(params.workflow)
+  const systemPrompt = params.systemPrompt ?? undefined
+  if (systemPrompt !== undefined && typeof systemPrompt !== 'string') {
+    throw new TypeError(`'systemPrompt' must be a string, got ${describe(systemPrompt)}`)
   }
-  const resolved = resolveModel(model, params.modelFactory, defaultModel)
+  const resolved = resolveModel(model, params.modelFactory, defaultModel, workspace?.rootDir ?? process.cwd())
   if (onEvent !== undefined && onEvent !== null && typeof onEvent !== 'function') {
     throw new TypeError(`'onEvent' must be a function, got ${describe(onEvent)}`)
   }
@@ -511,6 +609,11 @@ export async function createAgent(params) {
   const native = new NativeAgent(handlers.model, handlers.tool, onEvent ? handlers.event : null)
   const run = (turn) => drive(turn, handlers).then(unwrap)
   if (useStore) unwrap(useStore(native))
+  const policyRules = checkPolicyRules(params.policyRules)
+  if (policyRules.length) {
+    const policy = policyAdapter(policyRules)
+    unwrap(native.usePolicy(policy, policy))
+  }
   const defaultTrigger = triggerId(params.trigger) ?? 'manual'
   const opened = unwrap(
     native.open({
@@ -520,7 +623,10 @@ export async function createAgent(params) {
       promptCache: checkPromptCache(params.promptCache),
       pricing: checkRecord(params.pricing, 'pricing'),
       rootDir: workspace?.rootDir ?? process.cwd(),
-      workflow,
+      // A slug must load; omitted, the default is looked for (absent: a plain agent); false: plain.
+      workflow: typeof workflow === 'string' ? workflow : undefined,
+      ungoverned: workflow === false,
+      systemPrompt,
       defaultModel: defaultModel ?? undefined,
       essentialTools: essentialTools ?? undefined,
       skills: skills ?? undefined,
@@ -539,45 +645,64 @@ export async function createAgent(params) {
     if (disposed) throw new AgentDisposedError('the agent was disposed')
   }
   const runtimeContract = Object.freeze(opened.runtimeContract)
+  const plain = opened.plain === true
+  const workflowOperations = plain
+    ? undefined
+    : {
+        async send(sessionId, input = {}) {
+          live()
+          const vars = { ...seeds, ...(input.variables ?? {}) }
+          return run(
+            native.send(
+              sessionId ?? null,
+              { message: input.message ?? '', trigger: triggerId(input.trigger) ?? defaultTrigger, variables: vars },
+              input.sessionPath ?? sessionPath ?? null,
+            ),
+          )
+        },
+        async decide(sessionId, decision) {
+          live()
+          // `{ target }` as in the original; `{ to }` (the spec's word for an edge) and a bare string too.
+          const { target, to, comment } = typeof decision === 'string' ? { target: decision } : (decision ?? {})
+          return run(native.decide(sessionId, target ?? to ?? '', comment ?? null))
+        },
+        async reply(sessionId, message) {
+          live()
+          return run(native.reply(sessionId, typeof message === 'string' ? message : (message?.message ?? '')))
+        },
+        async deliver(sessionId, delivery = {}) {
+          live()
+          return run(native.deliver(sessionId, triggerId(delivery.trigger) ?? '', delivery.variables ?? null, delivery.message ?? null))
+        },
+        async resolveSession({ sessionId, trigger, variables, sessionPath: path } = {}) {
+          live()
+          const id = triggerId(trigger) ?? defaultTrigger
+          const vars = { ...seeds, ...(variables ?? {}) }
+          return unwrap(await native.resolveSession(sessionId ?? null, id, vars, path ?? sessionPath ?? null))
+        },
+        resolveTrigger(t) {
+          live()
+          const id = t?.id ?? defaultTrigger
+          return { id, startState: unwrap(native.startState(id)) }
+        },
+      }
   return {
     runtimeContract,
-    workflow: {
-      async send(sessionId, input = {}) {
-        live()
-        const vars = { ...seeds, ...(input.variables ?? {}) }
-        return run(
-          native.send(
-            sessionId ?? null,
-            { message: input.message ?? '', trigger: triggerId(input.trigger) ?? defaultTrigger, variables: vars },
-            input.sessionPath ?? sessionPath ?? null,
-          ),
-        )
-      },
-      async decide(sessionId, decision) {
-        live()
-        // `{ target }` as in the original; `{ to }` (the spec's word for an edge) and a bare string too.
-        const { target, to, comment } = typeof decision === 'string' ? { target: decision } : (decision ?? {})
-        return run(native.decide(sessionId, target ?? to ?? '', comment ?? null))
-      },
-      async reply(sessionId, message) {
-        live()
-        return run(native.reply(sessionId, typeof message === 'string' ? message : (message?.message ?? '')))
-      },
-      async deliver(sessionId, delivery = {}) {
-        live()
-        return run(native.deliver(sessionId, triggerId(delivery.trigger) ?? '', delivery.variables ?? null, delivery.message ?? null))
-      },
-      async resolveSession({ sessionId, trigger, variables, sessionPath: path } = {}) {
-        live()
-        const id = triggerId(trigger) ?? defaultTrigger
-        const vars = { ...seeds, ...(variables ?? {}) }
-        return unwrap(await native.resolveSession(sessionId ?? null, id, vars, path ?? sessionPath ?? null))
-      },
-      resolveTrigger(t) {
-        live()
-        const id = t?.id ?? defaultTrigger
-        return { id, startState: unwrap(native.startState(id)) }
-      },
+    workflow: workflowOperations,
+    async invoke(input, config) {
+      live()
+      if (!input || typeof input !== 'object' || !Array.isArray(input.messages)) {
+        throw new TypeError(`invoke's input must be { messages: [{ role, content }...] }, got ${describe(input)}`)
+      }
+      const messages = input.messages.map(invokeMessage)
+      const threadId = config?.configurable?.thread_id
+      const nativeInput = { messages }
+      if (!plain) {
+        nativeInput.trigger = triggerId(input.trigger) ?? defaultTrigger
+        nativeInput.variables = { ...seeds, ...(checkRecord(input.variables, 'variables') ?? {}) }
+      }
+      const outcome = await run(native.invoke(typeof threadId === 'string' && threadId ? threadId : null, nativeInput))
+      return invokeResult(outcome, plain)
     },
     sessions: {
       async list() {

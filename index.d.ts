@@ -98,6 +98,11 @@ export declare class NativeAgent {
   open(options: NativeAgentOptions): NativeResult
   /** `send`: `{ message, trigger?, variables? }`; an empty id is resolved. */
   send(sessionId: string | undefined | null, input: { message?: string; trigger?: string; variables?: Record<string, unknown> }, sessionPath?: string | undefined | null): NativeTurn
+  /**
+   * `invoke`: `{ messages, trigger?, variables? }` on `sessionId` (`thread_id`), else on
+   * `__default__`. The messages are appended; the last user message opens the turn.
+   */
+  invoke(sessionId: string | undefined | null, input: { messages: Array<{ role: string; content: unknown }>; trigger?: string; variables?: Record<string, unknown> }): NativeTurn
   /** `decide`: moves a session parked at a human state to `to`. */
   decide(sessionId: string, to: string, comment?: string | undefined | null): NativeTurn
   /** `reply`: one reply-only message to a session parked at a human state. */
@@ -136,6 +141,12 @@ export declare class NativeAgent {
    * harness; idempotent. Calls in flight resolve (`turn-cancelled`).
    */
   dispose(): void
+  /**
+   * Sets the host's governance rules (call it before `open`): `rules` is the one
+   * function `agent.js` folds them into, passed twice (called directly, and from
+   * worker threads).
+   */
+  usePolicy(rules: (actionJson: string) => string, queued: (actionJson: string) => string): NativeResult
   /**
    * Chooses the session store `open` assembles with (call it before `open`). A host
    * store needs `handler`, which answers its method calls; `hostSpecs` says whether the
@@ -271,8 +282,15 @@ export interface MountOptions {
 export interface NativeAgentOptions {
   /** Workspace root. */
   rootDir: string
-  /** Workflow slug. */
-  workflow: string
+  /**
+   * Workflow slug; absent: the default workflow (`order-lookup`) is looked for, and a
+   * plain agent is assembled when it is missing.
+   */
+  workflow?: string
+  /** `workflow: false`: no workflow is read; a plain agent. */
+  ungoverned?: boolean
+  /** `systemPrompt`: a prompt layer right after the workspace's `AGENTS.md`. */
+  systemPrompt?: string
   /**
    * Default model id (the JS model's requests carry it; `settings.model` and
    * `state.model` win). Default: `ARCHMAX_MODEL`, else `default`.
@@ -346,6 +364,13 @@ export declare function parseCodeDescription(source: string): { description: str
 
 /** Parses a `workflow.yaml` text: the typed spec when it loads, else the issues. */
 export declare function parseMachineSpec(yamlText: string): ParseMachineSpecResult
+
+/**
+ * The `names` that are set, as an agent rooted at `rootDir` reads its settings: the
+ * environment first, then `.env` in the current directory and in `rootDir` (what
+ * `modelFactory`'s `env()` returns).
+ */
+export declare function readEnv(rootDir: string, names: Array<string>): Record<string, string>
 
 /**
  * Runs the `archmax` CLI with `args` (the arguments after the program name),

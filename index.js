@@ -773,7 +773,7 @@ if (
   }
 }
 
-const { Governance, NativeAgent, NativeSessionStore, NativeTurn, connectionForTrigger, isSlug, messagePathForTrigger, parseCodeDescription, parseMachineSpec, runCli, sessionIdForTrigger, SIGNATURE_TYPES, signatureForTrigger, signatureJsonSchema, signatureValueIssues, specHash, validateSpec, validateWorkflow } = nativeBinding
+const { Governance, NativeAgent, NativeSessionStore, NativeTurn, connectionForTrigger, isSlug, messagePathForTrigger, parseCodeDescription, parseMachineSpec, readEnv, runCli, sessionIdForTrigger, SIGNATURE_TYPES, signatureForTrigger, signatureJsonSchema, signatureValueIssues, specHash, validateSpec, validateWorkflow } = nativeBinding
 export { Governance }
 export { NativeAgent }
 export { NativeSessionStore }
@@ -783,6 +783,7 @@ export { isSlug }
 export { messagePathForTrigger }
 export { parseCodeDescription }
 export { parseMachineSpec }
+export { readEnv }
 export { runCli }
 export { sessionIdForTrigger }
 export { SIGNATURE_TYPES }

@@ -77,6 +77,9 @@ import {
   HarnessError,
   WorkflowLoadError,
   type Agent,
+  type GovernedAgent,
+  type PlainAgent,
+  type InvokeResult,
   type ModelRequest,
   type ModelAnswer,
   type Outcome,
@@ -93,7 +96,7 @@ async function agentExample(): Promise<void> {
     paths: { file: 'read' },
     handler: async (args, ctx) => ({ email: args['email'], state: ctx.state }),
   }
-  const agent: Agent = await createAgent({
+  const agent: GovernedAgent = await createAgent({
     workflow: 'order-lookup',
     workspace: { rootDir: 'examples/customer-support' },
     model: async (request: ModelRequest): Promise<ModelAnswer> => ({
@@ -118,6 +121,20 @@ async function agentExample(): Promise<void> {
   const ids: string[] = (await agent.sessions.list()).map((s: SessionSummary) => s.sessionId)
   const start: string = agent.workflow.resolveTrigger({ id: 'manual' }).startState
   void start
+  // invoke, on both kinds of agent; a plain agent has no workflow operations.
+  const invoked: InvokeResult = await agent.invoke({ messages: [{ role: 'user', content: 'Hi' }] }, { configurable: { thread_id: 's2' } })
+  const state: string | undefined = invoked.workflowState
+  void state
+  const plain: PlainAgent = await createAgent({ workflow: false, systemPrompt: 'Be brief.', workspace: { rootDir: '.' } })
+  const none: undefined = plain.workflow
+  void none
+  await plain.invoke({ messages: ['Hi', ['ai', 'Hello'], { type: 'human', content: 'Again' }] })
+  // @ts-expect-error a plain agent has no workflow operations
+  await plain.workflow.send('s1', { message: 'Hi' })
+  const either: Agent = await createAgent()
+  // @ts-expect-error an agent assembled without a named workflow may be plain
+  await either.workflow.send('s1', { message: 'Hi' })
+  plain.dispose()
   const configured: Agent = await createAgent({
     workspace: { rootDir: '.', mounts: { '/catalogs/': { readOnly: true, governed: true } } },
     skills: [],
@@ -339,6 +356,7 @@ async function issue7Example(model: ModelFunctionForStores): Promise<string> {
   const toolPaths: ToolPaths = { crm_lookup: { file: 'read' } }
   const pricing: PricingTable = { default: { input: 3, output: 15 }, claude: { cacheRead: 0.3 } }
   const agent = await createAgent({
+    workflow: 'order-lookup',
     model,
     toolPaths,
     pricing,

@@ -250,12 +250,61 @@ pub struct AssemblyExtras {
     /// replaces the tool's own [`HostTool::paths`]; a built-in name, an empty declaration or
     /// an unknown access refuses assembly (`ToolPathsError`).
     pub tool_paths: ToolPathDecls,
+    /// The host's governance rules (`policyRules`), consulted in order after the workflow's
+    /// denials (see [`archmax_kernel::CustomRule`]).
+    pub policy_rules: HostRules,
+    /// Which workflow governs the agent (default: the named one, which must load).
+    pub governance: Governance,
+    /// The host's `systemPrompt`: a prompt layer right after the workspace's `AGENTS.md`.
+    pub system_prompt: Option<String>,
+}
+
+/// The workflow an agent assembled without a named one looks for.
+pub const DEFAULT_WORKFLOW: &str = "order-lookup";
+
+/// Which workflow governs an assembled agent (the original's `workflow` option).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Governance {
+    /// [`HarnessOptions::workflow`] governs; missing or invalid refuses assembly
+    /// (`WorkflowLoadError`: `no workflow.yaml found`, `no valid machine spec`).
+    #[default]
+    Required,
+    /// The workflow is looked for (the original's omitted `workflow`, which looks for the
+    /// default slug): present governs, invalid refuses assembly, missing assembles a plain agent.
+    IfPresent,
+    /// No workflow is read (`workflow: false`): a plain agent (see `crate::plain`).
+    Plain,
+}
+
+/// The host's governance rules, shared.
+#[derive(Clone, Default)]
+pub struct HostRules(pub Vec<Arc<dyn archmax_kernel::CustomRule>>);
+
+impl std::fmt::Debug for HostRules {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "HostRules({} rules)", self.0.len())
+    }
+}
+
+/// One shared host rule as the kernel holds its rules.
+struct SharedRule(Arc<dyn archmax_kernel::CustomRule>);
+
+impl archmax_kernel::CustomRule for SharedRule {
+    fn check(
+        &self,
+        call: &archmax_kernel::ToolCall<'_>,
+        ctx: &archmax_kernel::CallContext<'_>,
+    ) -> Option<archmax_kernel::Decision> {
+        self.0.check(call, ctx)
+    }
 }
 
 /// One workflow, assembled.
 pub struct Harness {
     pub(crate) root: PathBuf,
     pub(crate) workflow: String,
+    /// No workflow governs: `spec` is the plain agent's synthesized one (`crate::plain`).
+    pub(crate) plain: bool,
     pub(crate) spec: Workflow,
     pub(crate) contract: RuntimeContract,
     pub(crate) spec_json: Value,
@@ -326,7 +375,29 @@ impl Harness {
             tool_paths.declare(name, decl)?;
         }
         let files = DiskFiles::new(&opts.root);
-        let loaded = load_workflow(&files, &opts.workflow, &opts.skills)?;
+        let loaded = match extras.governance {
+            Governance::Plain => None,
+            Governance::IfPresent
+                if files
+                    .read(&archmax_spec::workspace::spec_file(&opts.workflow))
+                    .is_none() =>
+            {
+                None
+            }
+            Governance::Required | Governance::IfPresent => {
+                Some(load_workflow(&files, &opts.workflow, &opts.skills)?)
+            }
+        };
+        let plain = loaded.is_none();
+        let loaded = match loaded {
+            Some(loaded) => loaded,
+            None => crate::plain::loaded(&files, &opts.skills, &mounts, &opts.tools)?,
+        };
+        let mut extras = extras;
+        if plain {
+            // The original's plain agent has no kernel for host rules to join.
+            extras.policy_rules = HostRules::default();
+        }
         let contract = resolve_declared(loaded.spec.runtime.as_ref());
         if !is_supported(&contract) {
             return Err(RunError::UnsupportedRuntimeContract(contract));
@@ -338,21 +409,34 @@ impl Harness {
                 skills: loaded.skills.iter().map(SkillDir::from_bundle).collect(),
                 tool_paths,
                 essential_tools: opts.essential_tools.clone(),
-                custom_rules: Vec::new(),
+                custom_rules: extras
+                    .policy_rules
+                    .0
+                    .iter()
+                    .map(|r| {
+                        Box::new(SharedRule(Arc::clone(r))) as Box<dyn archmax_kernel::CustomRule>
+                    })
+                    .collect(),
             },
         )
         .map_err(|e| RunError::Store(e.to_string()))?;
         let spec_json = serde_json::to_value(&loaded.spec).unwrap_or(Value::Null);
         let spec_hash = archmax_spec::hash::spec_hash(&spec_json);
         let persona = files.read("AGENTS.md");
-        let prose = files.read(&format!("workflows/{}/WORKFLOW.md", opts.workflow));
         let zones = crate::prompt::zones_section(&mounts);
-        let static_prompt = crate::prompt::static_prefix(
-            persona.as_deref(),
-            &zones,
-            &loaded.spec,
-            prose.as_deref(),
-        );
+        let extra = extras.system_prompt.as_deref();
+        let static_prompt = if plain {
+            crate::plain::system_prompt(persona.as_deref(), extra, &zones, &loaded.skills)
+        } else {
+            let prose = files.read(&format!("workflows/{}/WORKFLOW.md", opts.workflow));
+            crate::prompt::static_prefix(
+                persona.as_deref(),
+                extra,
+                &zones,
+                &loaded.spec,
+                prose.as_deref(),
+            )
+        };
         let skills = loaded
             .skills
             .iter()
@@ -382,7 +466,8 @@ impl Harness {
         }
         Ok(Harness {
             root: opts.root,
-            workflow: opts.workflow,
+            workflow: if plain { String::new() } else { opts.workflow },
+            plain,
             spec: loaded.spec,
             contract,
             spec_json,
@@ -458,9 +543,15 @@ impl Harness {
         &self.root
     }
 
-    /// The workflow slug.
+    /// The workflow slug (`""` for a plain agent).
     pub fn workflow(&self) -> &str {
         &self.workflow
+    }
+
+    /// True when no workflow governs this agent (`createAgent({ workflow: false })`, or the
+    /// default workflow looked for and absent): see `crate::plain`.
+    pub fn is_plain(&self) -> bool {
+        self.plain
     }
 
     /// The typed spec.

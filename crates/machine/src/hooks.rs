@@ -301,7 +301,11 @@ impl HookRunner for ModelGrader {
             let started = std::time::Instant::now();
             let answer = self
                 .model
-                .complete(&ChatRequest::new(model, messages))
+                .complete(&{
+                    let mut req = ChatRequest::new(model, messages);
+                    req.role = crate::model::ModelRole::Rubric;
+                    req
+                })
                 .await;
             emit(crate::events::Event::RubricResult {
                 state: input.state.clone(),

@@ -12,9 +12,11 @@ pub mod events;
 pub mod files;
 mod harness;
 pub mod hooks;
+mod invoke;
 pub mod model;
 pub mod outcome;
 pub mod park;
+pub mod plain;
 pub mod prompt;
 pub mod ptc;
 pub mod resolve;
@@ -28,9 +30,10 @@ mod turn;
 
 pub use events::{Emitter, Envelope, Event, EventSink, NoEvents};
 pub use harness::{
-    AssemblyExtras, Harness, HarnessOptions, RunError, SessionSource, ToolPathDecls,
-    mint_session_id,
+    AssemblyExtras, DEFAULT_WORKFLOW, Governance, Harness, HarnessOptions, HostRules, RunError,
+    SessionSource, ToolPathDecls, mint_session_id,
 };
+pub use invoke::{DEFAULT_SESSION_ID, InvokeInput};
 pub use outcome::{Outcome, OutcomeKind, SessionExit, VariableEntry};
 pub use resolve::{Disposition, Firing, ResolvedSession};
 pub use sessions::{Classification, SessionSummary};

@@ -36,9 +36,11 @@ with `archmax_` are the run's own controls. Where you need a value the run alrea
 write `${{name}}` (or `${{name.path}}`) in a tool argument instead of retyping it; write
 `$${{…}}` for the literal text.";
 
-/// The static prefix: persona, platform prompt, workspace zones, workflow header, prose.
+/// The static prefix: persona, the host's `systemPrompt` (`extra`), platform prompt,
+/// workspace zones, workflow header, prose.
 pub fn static_prefix(
     persona: Option<&str>,
+    extra: Option<&str>,
     zones: &str,
     spec: &Workflow,
     prose: Option<&str>,
@@ -64,6 +66,7 @@ pub fn static_prefix(
     let prose = prose.map(strip_html_comments);
     [
         persona.map(str::to_string),
+        extra.map(str::to_string),
         Some(PLATFORM_PROMPT.to_string()),
         Some(zones.to_string()),
         Some(header),

@@ -190,6 +190,19 @@ impl Harness {
     /// a reply to a session parked at a human state, or a delivery to one parked for
     /// input (the trigger of the input, `manual` when none is given).
     pub async fn send(&self, session_id: &str, input: SendInput) -> Result<Outcome, RunError> {
+        self.send_with(session_id, input, Vec::new(), false).await
+    }
+
+    /// [`Harness::send`] with `prior` messages appended before the message when a turn
+    /// opens (`invoke`'s earlier input messages). `via_invoke`: a disabled workflow settles
+    /// the fresh turn `rejected` instead of refusing it (the original's `invoke` path).
+    pub(crate) async fn send_with(
+        &self,
+        session_id: &str,
+        input: SendInput,
+        prior: Vec<Value>,
+        via_invoke: bool,
+    ) -> Result<Outcome, RunError> {
         let (lease, mut turn) = self.begin(session_id)?;
         match turn.session.status {
             Status::AwaitingDecision if turn.session.park.is_some() => {
@@ -217,7 +230,7 @@ impl Harness {
             // A session that never ran has nowhere to start (the original's resolution refusal).
             return Err(RunError::UnknownSessionTrigger(trigger));
         }
-        if self.spec.disabled == Some(true) {
+        if self.spec.disabled == Some(true) && !via_invoke {
             return Err(RunError::WorkflowDisabled(self.workflow.clone()));
         }
         if input.message.trim().is_empty() {
@@ -225,7 +238,36 @@ impl Harness {
         }
         crate::harness::check_variable_names(&input.variables, "seeded")?;
         let start = self.start_state(&trigger)?;
-        turn.open(&trigger, &start, &input)?;
+        if self.spec.disabled == Some(true) {
+            turn.refuse_disabled(&trigger, &start, prior, &input)?;
+            return Ok(turn.outcome());
+        }
+        turn.open(&trigger, &start, prior, &input)?;
+        let out = turn.run().await;
+        drop(lease);
+        out
+    }
+
+    /// A plain agent's turn (`crate::plain`): `messages` appended, then the loop. No
+    /// position moves, no trigger, seeds or spec snapshot: there is no workflow.
+    pub(crate) async fn run_plain(
+        &self,
+        session_id: &str,
+        messages: Vec<Value>,
+    ) -> Result<Outcome, RunError> {
+        let (lease, mut turn) = self.begin(session_id)?;
+        let s = &mut turn.session;
+        s.workflow_state = crate::plain::PLAIN_STATE.to_string();
+        s.entry_state = crate::plain::PLAIN_STATE.to_string();
+        s.status = Status::Running;
+        s.rejected = None;
+        s.exit = None;
+        s.state_turns = 0;
+        s.turn_model_calls = 0;
+        for m in messages {
+            turn.push(m);
+        }
+        turn.commit()?;
         let out = turn.run().await;
         drop(lease);
         out
@@ -537,8 +579,50 @@ impl Turn<'_> {
         });
     }
 
+    /// A fresh turn through `invoke` on a disabled workflow: settled `rejected` at the turn
+    /// boundary with a warning, before any hook or model call (the input is kept).
+    fn refuse_disabled(
+        &mut self,
+        trigger: &str,
+        start: &str,
+        prior: Vec<Value>,
+        input: &SendInput,
+    ) -> Result<(), RunError> {
+        let reason = format!(
+            "Refusing to start: workflow '{}' is disabled.",
+            self.h.workflow
+        );
+        let s = &mut self.session;
+        s.workflow = self.h.workflow.clone();
+        if s.workflow_state.is_empty() || !self.h.spec.states.contains_key(&s.workflow_state) {
+            s.workflow_state = start.to_string();
+        }
+        if s.entry_state.is_empty() {
+            s.entry_state = s.workflow_state.clone();
+        }
+        s.trigger = trigger.to_string();
+        s.status = Status::Rejected;
+        s.rejected = Some(reason.clone());
+        s.exit = None;
+        self.emit(Event::Warning {
+            scope: "workflow".into(),
+            message: reason,
+        });
+        for m in prior {
+            self.push(m);
+        }
+        self.push(json!({ "role": "user", "content": input.message.trim() }));
+        self.commit()
+    }
+
     /// The turn boundary: position, trigger, seeds, signature check, first commit.
-    fn open(&mut self, trigger: &str, start: &str, input: &SendInput) -> Result<(), RunError> {
+    fn open(
+        &mut self,
+        trigger: &str,
+        start: &str,
+        prior: Vec<Value>,
+        input: &SendInput,
+    ) -> Result<(), RunError> {
         let h = self.h;
         let s = &mut self.session;
         if s.status == Status::Running && !s.workflow_state.is_empty() {
@@ -617,6 +701,9 @@ impl Turn<'_> {
             return self.commit();
         }
         self.emit(Event::StateEnter { state: here });
+        for m in prior {
+            self.push(m);
+        }
         self.push(json!({ "role": "user", "content": input.message.trim() }));
         self.commit()
     }
@@ -687,7 +774,10 @@ impl Turn<'_> {
 
     /// The tool definitions the model is shown in the current state.
     fn tool_defs(&self) -> Vec<ToolDef> {
-        let surface = self.h.policy.surface(&self.session.workflow_state);
+        let mut surface = self.h.policy.surface(&self.session.workflow_state);
+        if self.h.plain {
+            surface.retain(|t| crate::plain::is_plain_tool(t, &self.h.tools));
+        }
         let mut out = Vec::new();
         for name in surface {
             if EXECUTABLE.contains(&name.as_str()) {
@@ -715,12 +805,19 @@ impl Turn<'_> {
         let (static_part, volatile) = self.system_prompt();
         let (enabled, ttl) = self.h.prompt_cache();
         if enabled && crate::harness::takes_cache_markers(&self.model_for()) {
+            let mut parts = vec![crate::model::ContentPart::cached_text(
+                static_part,
+                Some(ttl),
+            )];
+            if !volatile.is_empty() {
+                parts.push(crate::model::ContentPart::text(volatile));
+            }
             return ChatMessage::System {
-                content: crate::model::MessageContent::Parts(vec![
-                    crate::model::ContentPart::cached_text(static_part, Some(ttl)),
-                    crate::model::ContentPart::text(volatile),
-                ]),
+                content: crate::model::MessageContent::Parts(parts),
             };
+        }
+        if volatile.is_empty() {
+            return ChatMessage::system(static_part);
         }
         ChatMessage::system(format!("{static_part}\n\n{volatile}"))
     }
@@ -735,6 +832,10 @@ impl Turn<'_> {
 
     /// The static prefix and the volatile block.
     fn system_prompt(&self) -> (String, String) {
+        if self.h.plain {
+            // A plain agent's prompt holds still: no state, clock or park to render.
+            return (self.h.static_prompt.clone(), String::new());
+        }
         let clock = crate::clock::clock_line(crate::clock::now_ms());
         if self.reply_only {
             let (state, title, reason) = match self.session.park.as_ref() {
@@ -771,7 +872,11 @@ impl Turn<'_> {
 
     /// The loop, until the turn completes, is rejected or fails.
     async fn run(mut self) -> Result<Outcome, RunError> {
-        let limit = step_limit(self.max_model_calls());
+        let limit = if self.h.plain {
+            crate::plain::PLAIN_MAX_MODEL_CALLS
+        } else {
+            step_limit(self.max_model_calls())
+        };
         loop {
             if self.session.status.is_finished() {
                 break;
@@ -1003,6 +1108,10 @@ impl Turn<'_> {
     /// `timeoutMs` of this segment, `maxTurns` of this visit, then the whole-turn
     /// `maxModelCalls`.
     fn budget_exhausted(&mut self) -> Option<String> {
+        if self.h.plain {
+            // No workflow, no budgets: the step limit alone bounds a plain turn.
+            return None;
+        }
         if self.segment_left().is_some_and(|left| left.is_zero()) {
             return self.timeout_reason();
         }
@@ -1261,10 +1370,12 @@ impl Turn<'_> {
             self.session.rejected = Some(reason);
             return self.commit();
         }
-        self.emit(Event::StateLeave {
-            state: here.clone(),
-            next: here,
-        });
+        if !self.h.plain {
+            self.emit(Event::StateLeave {
+                state: here.clone(),
+                next: here,
+            });
+        }
         self.session.status = Status::Completed;
         self.commit()
     }
@@ -1410,6 +1521,12 @@ impl Turn<'_> {
     }
 
     fn resolve_name(&self, called: &str) -> Option<String> {
+        let resolved = self.resolve_registered(called)?;
+        // A plain agent has none of the runtime's own tools: they are not tools there.
+        (!self.h.plain || crate::plain::is_plain_tool(&resolved, &self.h.tools)).then_some(resolved)
+    }
+
+    fn resolve_registered(&self, called: &str) -> Option<String> {
         let registered = |n: &str| {
             EXECUTABLE.contains(&n)
                 || self.h.tools.iter().any(|t| t.name() == n)

@@ -24,8 +24,8 @@ use archmax_machine::model::{
 };
 use archmax_machine::tools::BoxFuture;
 use archmax_machine::{
-    AssemblyExtras, Envelope, EventSink, Firing, Harness, HarnessOptions, HostTool, Outcome,
-    RunError, SendInput, ToolContext,
+    AssemblyExtras, DEFAULT_WORKFLOW, Envelope, EventSink, Firing, Governance, Harness,
+    HarnessOptions, HostTool, InvokeInput, Outcome, RunError, SendInput, ToolContext,
 };
 use archmax_spec::runtime_contract::{SUPPORTED, contract_id};
 use napi::bindgen_prelude::{Promise, Status};
@@ -382,8 +382,13 @@ pub struct NativeToolDef {
 pub struct NativeAgentOptions {
     /// Workspace root.
     pub root_dir: String,
-    /// Workflow slug.
-    pub workflow: String,
+    /// Workflow slug; absent: the default workflow (`order-lookup`) is looked for, and a
+    /// plain agent is assembled when it is missing.
+    pub workflow: Option<String>,
+    /// `workflow: false`: no workflow is read; a plain agent.
+    pub ungoverned: Option<bool>,
+    /// `systemPrompt`: a prompt layer right after the workspace's `AGENTS.md`.
+    pub system_prompt: Option<String>,
     /// Default model id (the JS model's requests carry it; `settings.model` and
     /// `state.model` win). Default: `ARCHMAX_MODEL`, else `default`.
     pub default_model: Option<String>,
@@ -496,6 +501,21 @@ fn env_lookup(root: &std::path::Path) -> impl Fn(&str) -> Option<String> + use<>
     move |name| env.get(&io, name)
 }
 
+/// The `names` that are set, as an agent rooted at `rootDir` reads its settings: the
+/// environment first, then `.env` in the current directory and in `rootDir` (what
+/// `modelFactory`'s `env()` returns).
+#[napi(catch_unwind)]
+pub fn read_env(root_dir: String, names: Vec<String>) -> HashMap<String, String> {
+    let root = std::env::current_dir()
+        .map(|cwd| cwd.join(&root_dir))
+        .unwrap_or_else(|_| PathBuf::from(&root_dir));
+    let lookup = env_lookup(&root);
+    names
+        .into_iter()
+        .filter_map(|name| lookup(&name).map(|value| (name, value)))
+        .collect()
+}
+
 /// A workflow assembled for JS. Use `createAgent` (agent.js), not this class.
 #[napi]
 pub struct NativeAgent {
@@ -509,6 +529,8 @@ pub struct NativeAgent {
     pub(crate) store: crate::store::StoreChoice,
     /// The JS model, when there is one: `disposeSession` releases its conversation copies.
     js_model: RwLock<Option<Arc<JsModel>>>,
+    /// The host's governance rules `open` compiles in (`usePolicy`; default: none).
+    pub(crate) policy_rules: Mutex<archmax_machine::HostRules>,
 }
 
 /// Marks a session busy for the life of one call.
@@ -562,6 +584,7 @@ impl NativeAgent {
             running: Arc::new(Mutex::new(HashMap::new())),
             store: crate::store::StoreChoice::new(),
             js_model: RwLock::new(None),
+            policy_rules: Mutex::default(),
         }
     }
 
@@ -655,6 +678,19 @@ impl NativeAgent {
         let extras = match options.tool_paths.as_ref().map(tool_paths).transpose() {
             Ok(paths) => AssemblyExtras {
                 tool_paths: paths.unwrap_or_default(),
+                governance: if options.ungoverned == Some(true) {
+                    Governance::Plain
+                } else if options.workflow.is_some() {
+                    Governance::Required
+                } else {
+                    Governance::IfPresent
+                },
+                system_prompt: options.system_prompt.clone(),
+                policy_rules: self
+                    .policy_rules
+                    .lock()
+                    .map(|r| r.clone())
+                    .unwrap_or_default(),
             },
             Err(message) => return plain_error("TypeError", message),
         };
@@ -692,7 +728,10 @@ impl NativeAgent {
             HarnessOptions {
                 store: self.store.build(&root),
                 root,
-                workflow: options.workflow,
+                workflow: options
+                    .workflow
+                    .clone()
+                    .unwrap_or_else(|| DEFAULT_WORKFLOW.to_string()),
                 model,
                 default_model,
                 events: Arc::new(JsEvents {
@@ -708,11 +747,14 @@ impl NativeAgent {
             extras,
         )
         .and_then(|mut harness| {
-            // Assembly's last refusals, in the original's order: the default trigger, the seeds.
-            if let Some(trigger) = &options.trigger {
+            // Assembly's last refusals, in the original's order: the default trigger, the seeds
+            // (a plain agent has neither: it has no triggers and no variables).
+            if let Some(trigger) = options.trigger.as_ref().filter(|_| !harness.is_plain()) {
                 harness.start_state(trigger)?;
             }
-            harness.check_seeds(&seeds)?;
+            if !harness.is_plain() {
+                harness.check_seeds(&seeds)?;
+            }
             harness.set_env_prompt_cache(env_cache.0, env_cache.1.as_str());
             if let Some(p) = &options.prompt_cache {
                 harness.set_prompt_cache_option(p.enabled, p.ttl.clone());
@@ -722,13 +764,14 @@ impl NativeAgent {
         });
         match assembled {
             Ok(harness) => {
+                let plain = harness.is_plain();
                 let warnings = serde_json::to_value(&harness.warnings).unwrap_or(Value::Null);
                 let contract =
                     serde_json::to_value(harness.runtime_contract()).unwrap_or(Value::Null);
                 if let Ok(mut slot) = self.harness.write() {
                     *slot = Some(Arc::new(harness));
                 }
-                json!({ "ok": true, "value": { "warnings": warnings, "runtimeContract": contract } })
+                json!({ "ok": true, "value": { "warnings": warnings, "runtimeContract": contract, "plain": plain } })
             }
             Err(e) => error_dto(&e),
         }
@@ -841,6 +884,51 @@ impl NativeAgent {
             let _busy = Running::new(&running, &id);
             h.send(&id, input).await
         })
+    }
+
+    /// `invoke`: `{ messages, trigger?, variables? }` on `sessionId` (`thread_id`), else on
+    /// `__default__`. The messages are appended; the last user message opens the turn.
+    #[napi(catch_unwind)]
+    pub fn invoke(
+        &self,
+        session_id: Option<String>,
+        #[napi(
+            ts_arg_type = "{ messages: Array<{ role: string; content: unknown }>; trigger?: string; variables?: Record<string, unknown> }"
+        )]
+        input: Value,
+    ) -> NativeTurn {
+        let h = match self.harness() {
+            Ok(h) => h,
+            Err(e) => return NativeTurn::ended(e),
+        };
+        let Some(messages) = input.get("messages").and_then(Value::as_array).cloned() else {
+            return NativeTurn::ended(plain_error(
+                "TypeError",
+                "invoke's input must be { messages: [{ role, content }...] }",
+            ));
+        };
+        let variables = match input.get("variables") {
+            None | Some(Value::Null) => Map::new(),
+            Some(Value::Object(m)) => m.clone(),
+            Some(other) => {
+                return NativeTurn::ended(plain_error(
+                    "TypeError",
+                    format!("'variables' must be an object, got {}", kind(other)),
+                ));
+            }
+        };
+        let input = InvokeInput {
+            messages,
+            trigger: input
+                .get("trigger")
+                .and_then(Value::as_str)
+                .map(str::to_string),
+            variables,
+        };
+        let id = session_id
+            .filter(|s| !s.is_empty())
+            .unwrap_or_else(|| archmax_machine::DEFAULT_SESSION_ID.to_string());
+        self.session_turn(id, |id| async move { h.invoke(&id, input).await })
     }
 
     /// `decide`: moves a session parked at a human state to `to`.

@@ -9,6 +9,7 @@ mod agent;
 mod cli;
 mod dto;
 mod governance;
+mod policy;
 mod pump;
 mod spec;
 mod store;

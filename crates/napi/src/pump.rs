@@ -40,6 +40,14 @@ thread_local! {
     /// True while this thread polls or answers a turn: a wake-up from here needs no
     /// message, since the drive loop polls again anyway.
     static DRIVING: Cell<bool> = const { Cell::new(false) };
+    /// The napi environment of the `poll()` running on this thread: a synchronous JS
+    /// callback (a host governance rule) is called directly through it.
+    static ENV: Cell<Option<napi::sys::napi_env>> = const { Cell::new(None) };
+}
+
+/// The JS environment, while a turn is polled on this (the JS main) thread.
+pub(crate) fn env() -> Option<napi::Env> {
+    ENV.with(Cell::get).map(napi::Env::from_raw)
 }
 
 /// The pump polling on this thread, if any.
@@ -50,16 +58,18 @@ pub(crate) fn active() -> Option<Arc<Pump>> {
 /// Sets `DRIVING` (and `ACTIVE`) for its lifetime.
 struct Driving {
     previous: Option<Arc<Pump>>,
+    env: Option<napi::sys::napi_env>,
 }
 
 impl Driving {
-    fn enter(pump: Option<Arc<Pump>>) -> Driving {
+    fn enter(pump: Option<Arc<Pump>>, env: Option<&napi::Env>) -> Driving {
         DRIVING.with(|d| d.set(true));
+        let env = ENV.with(|e| e.replace(env.map(napi::Env::raw).or(e.get())));
         let previous = match pump {
             Some(p) => ACTIVE.with(|a| a.borrow_mut().replace(p)),
             None => active(),
         };
-        Driving { previous }
+        Driving { previous, env }
     }
 }
 
@@ -67,6 +77,7 @@ impl Drop for Driving {
     fn drop(&mut self) {
         let previous = self.previous.take();
         ACTIVE.with(|a| *a.borrow_mut() = previous);
+        ENV.with(|e| e.set(self.env));
         DRIVING.with(|d| d.set(false));
     }
 }
@@ -210,11 +221,11 @@ impl NativeTurn {
 impl NativeTurn {
     /// Runs the turn until it waits; what it emitted and wants, or its answer.
     #[napi(catch_unwind)]
-    pub fn poll(&self) -> NativePoll {
+    pub fn poll(&self, env: napi::Env) -> NativePoll {
         let mut work = self.work.lock().unwrap_or_else(PoisonError::into_inner);
         let done = match &mut *work {
             Work::Inline(fut) => {
-                let _driving = Driving::enter(Some(Arc::clone(&self.pump)));
+                let _driving = Driving::enter(Some(Arc::clone(&self.pump)), Some(&env));
                 let waker = Waker::from(Arc::clone(&self.pump));
                 let mut cx = Context::from_waker(&waker);
                 napi::bindgen_prelude::within_runtime_if_available(|| {
@@ -263,7 +274,7 @@ impl NativeTurn {
     /// the turn no longer waits for it.
     #[napi(catch_unwind)]
     pub fn answer(&self, id: u32, envelope: String) -> bool {
-        let _driving = Driving::enter(None);
+        let _driving = Driving::enter(None, None);
         let tx = self.pump.outbox().waiting.remove(&id);
         tx.is_some_and(|tx| tx.send(envelope).is_ok())
     }

@@ -257,7 +257,7 @@ impl JsStore {
 
 /// Blocks this thread until `answer` settles: on a tokio worker through `block_in_place`,
 /// elsewhere on napi's runtime.
-fn wait<T>(answer: impl Future<Output = Result<T, String>>) -> Result<T, String> {
+pub(crate) fn wait<T>(answer: impl Future<Output = Result<T, String>>) -> Result<T, String> {
     match Handle::try_current() {
         Ok(h) if h.runtime_flavor() == RuntimeFlavor::CurrentThread => Err(
             "called on a single-threaded tokio runtime, which cannot wait for the store's answer"

@@ -16,7 +16,7 @@
 
 use serde::Serialize;
 
-use super::types::{ChatMessage, ChatRequest, ToolDef};
+use super::types::{ChatMessage, ChatRequest, ModelRole, ToolDef};
 
 /// How many idle channels are kept; the least recently used is dropped beyond it.
 pub const MAX_CHANNELS: usize = 64;
@@ -87,6 +87,9 @@ pub struct Head<'a> {
     /// Parallel tool calls.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub parallel_tool_calls: Option<bool>,
+    /// Who asks, when not the agent (`rubric`); the receiver takes it off the request.
+    #[serde(skip_serializing_if = "ModelRole::is_agent")]
+    pub role: ModelRole,
 }
 
 /// Length of the common prefix of two message lists.
@@ -168,6 +171,7 @@ impl Channels {
                 temperature: req.temperature,
                 max_tokens: req.max_tokens,
                 parallel_tool_calls: req.parallel_tool_calls,
+                role: req.role,
             },
         }
     }

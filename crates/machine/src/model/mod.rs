@@ -11,5 +11,5 @@ pub use config::{
 };
 pub use types::{
     AssistantMessage, CacheControl, ChatMessage, ChatRequest, ChatResponse, ContentPart,
-    MessageContent, ToolCall, ToolDef, Usage,
+    MessageContent, ModelRole, ToolCall, ToolDef, Usage,
 };

@@ -345,6 +345,28 @@ pub struct ChatRequest {
     /// can release that session's ([`super::delta::Channels::forget_session`]).
     #[serde(skip)]
     pub session: Option<String>,
+    /// Never sent. Who asks: the agent, or a rubric grading its work (a host that builds
+    /// models per role, `modelFactory`, answers each with its own).
+    #[serde(skip)]
+    pub role: ModelRole,
+}
+
+/// Who a model request is for (the original's `ModelRole`; `judge` arrives with the cases engine).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ModelRole {
+    /// The agent's own turn.
+    #[default]
+    Agent,
+    /// A rubric hook's grader.
+    Rubric,
+}
+
+impl ModelRole {
+    /// Whether this is the agent's own request.
+    pub fn is_agent(&self) -> bool {
+        *self == ModelRole::Agent
+    }
 }
 
 impl ChatRequest {
@@ -359,6 +381,7 @@ impl ChatRequest {
             parallel_tool_calls: None,
             lineage: None,
             session: None,
+            role: ModelRole::Agent,
         }
     }
 
