@@ -332,6 +332,9 @@ pub struct Harness {
     pub(crate) prompt_cache_option: (Option<bool>, Option<String>),
     /// Token prices; `None` means cost is never reported.
     pub(crate) pricing: Option<crate::model::PricingTable>,
+    /// The tool definitions offered in each state, built once (`Harness::tool_defs`).
+    pub(crate) tool_defs:
+        std::sync::RwLock<std::collections::HashMap<String, Arc<[crate::model::ToolDef]>>>,
 }
 
 impl std::fmt::Debug for Harness {
@@ -487,6 +490,7 @@ impl Harness {
             cancels: crate::cancel::Registry::default(),
             prompt_cache_option: (None, None),
             pricing: None,
+            tool_defs: std::sync::RwLock::default(),
         })
     }
 

@@ -27,7 +27,7 @@ pub trait HostTool: Send + Sync {
     fn name(&self) -> &str;
     /// What it does, for the model.
     fn description(&self) -> &str;
-    /// JSON Schema of its arguments.
+    /// JSON Schema of its arguments. Read once per state and kept for the harness's life.
     fn schema(&self) -> Value;
     /// Its path arguments, `(arg, access)` in order, if it has any.
     fn paths(&self) -> Option<Vec<(String, String)>> {

@@ -138,6 +138,47 @@ impl Drop for Turn<'_> {
 }
 
 impl Harness {
+    /// The tool definitions offered in `state`: a function of the state alone, so they are
+    /// built once per state and shared by every request (which also lets a model that keeps
+    /// conversations, `model::delta`, see they did not change without comparing them).
+    pub(crate) fn tool_defs(&self, state: &str) -> std::sync::Arc<[ToolDef]> {
+        if let Some(defs) = self
+            .tool_defs
+            .read()
+            .ok()
+            .and_then(|m| m.get(state).cloned())
+        {
+            return defs;
+        }
+        let mut surface = self.policy.surface(state);
+        if self.plain {
+            surface.retain(|t| crate::plain::is_plain_tool(t, &self.tools));
+        }
+        let mut out = Vec::new();
+        for name in surface {
+            if EXECUTABLE.contains(&name.as_str()) {
+                if let Some(t) = crate::tooldefs::built_in(&name) {
+                    out.push(ToolDef {
+                        name: t.name,
+                        description: t.description,
+                        parameters: t.parameters,
+                    });
+                }
+            } else if let Some(t) = self.tools.iter().find(|t| t.name() == name) {
+                out.push(ToolDef {
+                    name: t.name().to_string(),
+                    description: t.description().to_string(),
+                    parameters: t.schema(),
+                });
+            }
+        }
+        let defs: std::sync::Arc<[ToolDef]> = out.into();
+        if let Ok(mut m) = self.tool_defs.write() {
+            m.insert(state.to_string(), std::sync::Arc::clone(&defs));
+        }
+        defs
+    }
+
     /// Takes the session's writer lease and loads it into a turn.
     fn begin(&self, session_id: &str) -> Result<(crate::store::WriterLease, Turn<'_>), RunError> {
         let rules = crate::store::IdRules::with_mounts(self.mounts.iter().map(|m| m.name.clone()));
@@ -773,30 +814,8 @@ impl Turn<'_> {
     }
 
     /// The tool definitions the model is shown in the current state.
-    fn tool_defs(&self) -> Vec<ToolDef> {
-        let mut surface = self.h.policy.surface(&self.session.workflow_state);
-        if self.h.plain {
-            surface.retain(|t| crate::plain::is_plain_tool(t, &self.h.tools));
-        }
-        let mut out = Vec::new();
-        for name in surface {
-            if EXECUTABLE.contains(&name.as_str()) {
-                if let Some(t) = crate::tooldefs::built_in(&name) {
-                    out.push(ToolDef {
-                        name: t.name,
-                        description: t.description,
-                        parameters: t.parameters,
-                    });
-                }
-            } else if let Some(t) = self.h.tools.iter().find(|t| t.name() == name) {
-                out.push(ToolDef {
-                    name: t.name().to_string(),
-                    description: t.description().to_string(),
-                    parameters: t.schema(),
-                });
-            }
-        }
-        out
+    fn tool_defs(&self) -> std::sync::Arc<[ToolDef]> {
+        self.h.tool_defs(&self.session.workflow_state)
     }
 
     /// The system message: one text, or, where the endpoint takes Anthropic-style

@@ -27,7 +27,7 @@ struct Channel {
     busy: bool,
     used: u64,
     messages: Vec<ChatMessage>,
-    tools: Vec<ToolDef>,
+    tools: std::sync::Arc<[ToolDef]>,
     /// The lineage of the request it last served.
     lineage: Option<u64>,
     /// The session of the request it last served.
@@ -154,10 +154,11 @@ impl Channels {
         }
         let append = &msgs[keep.min(msgs.len())..];
         c.messages.extend_from_slice(append);
-        let tools = (c.tools != req.tools).then(|| {
-            c.tools = req.tools.clone();
-            req.tools.as_slice()
-        });
+        // The same definitions are shared while a turn stays in a state: compare pointers first.
+        let same_tools =
+            std::sync::Arc::ptr_eq(&c.tools, &req.tools) || c.tools[..] == req.tools[..];
+        let tools = (!same_tools).then(|| &req.tools[..]);
+        c.tools = std::sync::Arc::clone(&req.tools);
         Delta {
             ch: c.id,
             len: msgs.len(),
@@ -246,7 +247,7 @@ impl Channels {
             busy: false,
             used: self.clock,
             messages: Vec::new(),
-            tools: Vec::new(),
+            tools: std::sync::Arc::from(Vec::new()),
             lineage: None,
             session: None,
         });
@@ -502,7 +503,7 @@ mod tests {
             .into_iter()
             .enumerate()
         {
-            r.tools = tools;
+            r.tools = tools.into();
             r.messages.push(said(&i.to_string()));
             let d = chans.begin(&r);
             assert_eq!(d.tools.is_some(), i != 1, "call {i}");

@@ -324,9 +324,10 @@ pub struct ChatRequest {
     pub model: String,
     /// The conversation.
     pub messages: Vec<ChatMessage>,
-    /// The tools offered; omitted from the wire when empty.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub tools: Vec<ToolDef>,
+    /// The tools offered; omitted from the wire when empty. Shared: a turn offers the same
+    /// definitions on every call in a state (see `Harness::tool_defs`).
+    #[serde(default = "no_tools", skip_serializing_if = "is_empty")]
+    pub tools: std::sync::Arc<[ToolDef]>,
     /// Sampling temperature; when `None` the client's configured temperature (if any) is sent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub temperature: Option<f64>,
@@ -349,6 +350,14 @@ pub struct ChatRequest {
     /// models per role, `modelFactory`, answers each with its own).
     #[serde(skip)]
     pub role: ModelRole,
+}
+
+fn no_tools() -> std::sync::Arc<[ToolDef]> {
+    std::sync::Arc::from(Vec::new())
+}
+
+fn is_empty(tools: &std::sync::Arc<[ToolDef]>) -> bool {
+    tools.is_empty()
 }
 
 /// Who a model request is for (the original's `ModelRole`; `judge` arrives with the cases engine).
@@ -375,7 +384,7 @@ impl ChatRequest {
         ChatRequest {
             model: model.into(),
             messages,
-            tools: Vec::new(),
+            tools: no_tools(),
             temperature: None,
             max_tokens: None,
             parallel_tool_calls: None,
@@ -386,8 +395,8 @@ impl ChatRequest {
     }
 
     /// The same request offering `tools`.
-    pub fn with_tools(mut self, tools: Vec<ToolDef>) -> Self {
-        self.tools = tools;
+    pub fn with_tools(mut self, tools: impl Into<std::sync::Arc<[ToolDef]>>) -> Self {
+        self.tools = tools.into();
         self
     }
 }
