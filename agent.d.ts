@@ -202,7 +202,30 @@ export type CreateAgentParams = {
    * refuses the call, an `allow` leaves it to the workflow's own grants.
    */
   policyRules?: Array<GovernanceRule>
+  /**
+   * Custom hook kinds (`after: { approval: finance }`), each run by its function; `script` and
+   * `rubric` cannot be replaced (a plain `Error` at assembly). A kind with no executor fails
+   * its state closed at run time.
+   */
+  hookExecutors?: Record<string, HookExecutor>
 }
+
+/** The session a custom hook runs for. */
+export type HookContext = {
+  sessionId: string
+  state: string
+  phase: 'before' | 'after'
+  trigger: { id: string }
+  variables: Record<string, unknown>
+}
+/**
+ * What an executor answers, as a sandbox script run: `value` is the verdict
+ * (`{ verdict: 'ok' | 'correct' | 'veto', reason }`, `false` to veto, nothing for ok);
+ * `ok: false` (or a throw) is an execution error and fails the state closed.
+ */
+export type HookOutcome = { ok: boolean; value?: unknown; logs?: Array<string>; error?: { message: string }; formatted?: string }
+/** Runs one hook of a custom kind: `hook` is its declaration, `args` what a script hook receives. */
+export type HookExecutor = (hook: Record<string, string>, ctx: HookContext, args: Record<string, unknown>) => Promise<HookOutcome>
 
 /** A tool call a host rule is asked about. */
 export type ProposedToolCall = {

@@ -571,6 +571,37 @@ function invokeResult(outcome, plain) {
   return result
 }
 
+/**
+ * `hookExecutors` checked: an object of functions. Assembly refuses a built-in kind
+ * (`script`, `rubric`) on a governed agent, in the original's order.
+ */
+function checkHookExecutors(executors) {
+  if (executors === undefined || executors === null) return null
+  if (typeof executors !== 'object' || Array.isArray(executors)) throw new TypeError(`'hookExecutors' must be an object of kind → function, got ${describe(executors)}`)
+  for (const [kind, fn] of Object.entries(executors)) {
+    if (typeof fn !== 'function') throw new TypeError(`hookExecutors.${kind} must be a function (hook, ctx, args) => Promise<outcome>, got ${describe(fn)}`)
+  }
+  return Object.keys(executors).length ? executors : null
+}
+
+/**
+ * The executors behind the native `hook` calls: `{ hook, ctx, args }` to the executor of the
+ * hook's kind; its outcome `{ ok, value, logs, error?, formatted }` goes back as is (a throw
+ * or rejection is an execution error, so the state fails closed).
+ */
+function hookAdapter(executors) {
+  return (callJson) =>
+    settle(async () => {
+      const { hook, ctx, args } = JSON.parse(callJson)
+      const kind = Object.keys(hook)[0]
+      const outcome = await executors[kind](hook, ctx, args)
+      if (!outcome || typeof outcome !== 'object') {
+        throw new Error(`hookExecutors.${kind} answered ${describe(outcome)}; expected { ok, value, logs, error?, formatted }`)
+      }
+      return outcome
+    }, 'the hook executor')
+}
+
 function checkRecord(value, name) {
   if (value === undefined || value === null) return undefined
   if (typeof value !== 'object' || Array.isArray(value)) throw new TypeError(`'${name}' must be an object, got ${describe(value)}`)
@@ -609,6 +640,11 @@ export async function createAgent(params = {}) {
   const native = new NativeAgent(handlers.model, handlers.tool, onEvent ? handlers.event : null)
   const run = (turn) => drive(turn, handlers).then(unwrap)
   if (useStore) unwrap(useStore(native))
+  const hookExecutors = checkHookExecutors(params.hookExecutors)
+  if (hookExecutors) {
+    handlers.hook = hookAdapter(hookExecutors)
+    native.useHookExecutors(Object.keys(hookExecutors), handlers.hook)
+  }
   const policyRules = checkPolicyRules(params.policyRules)
   if (policyRules.length) {
     const policy = policyAdapter(policyRules)

@@ -142,6 +142,11 @@ export declare class NativeAgent {
    */
   dispose(): void
   /**
+   * Registers the host's custom hook kinds (call it before `open`): `handler` answers
+   * `{ hook, ctx, args }` with the executor's outcome.
+   */
+  useHookExecutors(kinds: Array<string>, handler: (callJson: string) => Promise<string>): void
+  /**
    * Sets the host's governance rules (call it before `open`): `rules` is the one
    * function `agent.js` folds them into, passed twice (called directly, and from
    * worker threads).

@@ -384,3 +384,26 @@ async function issue7Example(model: ModelFunctionForStores): Promise<string> {
   return `${disposition} ${native} ${start} ${total.inputTokens} ${cost} ${bySession.size}`
 }
 export { issue7Example }
+
+import type { GovernanceRule, HookExecutor, ModelFunction } from '@archmax-ai/harness'
+
+/** Host governance rules, custom hook kinds and model roles, as a host writes them. */
+async function hostRulesExample(): Promise<string> {
+  const noVip: GovernanceRule = (action, api) =>
+    action.tool === 'crm_lookup' && action.origin === 'agent' && api.variables.tier !== 'vip'
+      ? { decision: 'block', ruleId: 'host.no-vip', reason: 'VIP records are off limits.' }
+      : null
+  const approval: HookExecutor = async (hook, ctx) => ({
+    ok: true,
+    value: { verdict: ctx.phase === 'after' && hook.approval === 'finance' ? 'ok' : 'veto', reason: 'checked' },
+  })
+  const model: ModelFunction = async (request, info) =>
+    info.role === 'rubric' ? { role: 'assistant', content: '{"verdict": "ok", "reason": "fine"}' } : { role: 'assistant', content: request.model }
+  const agent = await createAgent({ workflow: 'order-lookup', model, policyRules: [noVip], hookExecutors: { approval } })
+  // @ts-expect-error a verdict decides 'allow' or 'block'
+  const wrong: GovernanceRule = () => ({ decision: 'maybe', ruleId: 'x' })
+  void wrong
+  agent.dispose()
+  return 'ok'
+}
+export { hostRulesExample }

@@ -150,6 +150,11 @@ pub enum RunError {
         "No state declares trigger '{0}', and no parked session is awaiting it, so there is nowhere for this firing to go. Declare it under the 'triggers:' of the state a run should start in, or deliver the firing to a session parked on it — naming the session, or a 'sessionPath' to find it by."
     )]
     UnknownSessionTrigger(String),
+    /// A host registered a hook executor under a built-in kind (a plain `Error` in JS).
+    #[error(
+        "hookExecutors may not override built-in hook kind(s): {0}. Register a custom kind under a different name."
+    )]
+    BuiltinHookKind(String),
     /// The spec declares a runtime contract this harness does not implement.
     #[error("{}", archmax_spec::runtime_contract::unsupported_message(.0))]
     UnsupportedRuntimeContract(RuntimeContract),
@@ -211,6 +216,7 @@ impl RunError {
             RunError::MountCollision { .. } => "MountCollisionError",
             RunError::InvalidVariableName { .. } => "InvalidVariableNameError",
             RunError::UnknownSessionTrigger(_) => "UnknownSessionTriggerError",
+            RunError::BuiltinHookKind(_) => "Error",
             RunError::UnsupportedRuntimeContract(_) => "UnsupportedRuntimeContractError",
         }
     }
@@ -257,6 +263,8 @@ pub struct AssemblyExtras {
     pub governance: Governance,
     /// The host's `systemPrompt`: a prompt layer right after the workspace's `AGENTS.md`.
     pub system_prompt: Option<String>,
+    /// The host's custom hook kinds (`hookExecutors`), run beside `script` and `rubric`.
+    pub hook_kinds: Option<crate::hooks::HostHookKinds>,
 }
 
 /// The workflow an agent assembled without a named one looks for.
@@ -405,6 +413,17 @@ impl Harness {
         if !is_supported(&contract) {
             return Err(RunError::UnsupportedRuntimeContract(contract));
         }
+        if let Some(host) = extras.hook_kinds.as_ref().filter(|_| !plain) {
+            let shadowed: Vec<&str> = host
+                .kinds
+                .iter()
+                .map(String::as_str)
+                .filter(|k| crate::hooks::BUILTIN_KINDS.contains(k))
+                .collect();
+            if !shadowed.is_empty() {
+                return Err(RunError::BuiltinHookKind(shadowed.join(", ")));
+            }
+        }
         let policy = Policy::compile(
             &loaded.spec,
             PolicyOptions {
@@ -457,6 +476,13 @@ impl Harness {
             opts.root.join("workflows").join(&opts.workflow),
             crate::ptc::limits(&loaded.spec),
         ));
+        let grader = match extras.hook_kinds.clone() {
+            Some(host) => Arc::new(crate::hooks::WithHostKinds {
+                builtin: grader,
+                host,
+            }),
+            None => grader,
+        };
         let emitter = Emitter::new(opts.events);
         for w in &loaded.warnings {
             emitter.emit(

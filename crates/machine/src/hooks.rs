@@ -34,6 +34,8 @@ impl Phase {
 /// What a hook is asked about.
 #[derive(Debug, Clone)]
 pub struct HookInput {
+    /// The session the hook runs for.
+    pub session_id: String,
     /// The state the hook belongs to.
     pub state: String,
     /// Its phase.
@@ -73,6 +75,121 @@ pub enum Verdict {
 pub trait HookRunner: Send + Sync {
     /// Runs one hook.
     fn run<'a>(&'a self, hook: &'a Hook, input: HookInput) -> BoxFuture<'a, Verdict>;
+}
+
+/// Runs the custom hook kinds a host registers (`createAgent`'s `hookExecutors`). `hook` is
+/// the declaration (`{ <kind>: <value> }`), `ctx` the session's context (`sessionId`,
+/// `state`, `phase`, `trigger`, `variables`), `args` what a script hook receives. It answers
+/// the original's script outcome `{ ok, value, logs, error?, formatted }`, read by
+/// [`read_outcome`].
+pub trait HookExecutor: Send + Sync {
+    /// Runs one hook of a kind it registered.
+    fn run(&self, hook: Value, ctx: Value, args: Value) -> BoxFuture<'_, Result<Value, String>>;
+}
+
+/// The hook kinds the runtime runs itself; a host may not register these.
+pub const BUILTIN_KINDS: [&str; 2] = ["script", "rubric"];
+
+/// The kinds a host registered and who runs them.
+#[derive(Clone)]
+pub struct HostHookKinds {
+    /// The custom kinds (never `script` or `rubric`).
+    pub kinds: Vec<String>,
+    /// Their executor.
+    pub executor: std::sync::Arc<dyn HookExecutor>,
+}
+
+impl std::fmt::Debug for HostHookKinds {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HostHookKinds")
+            .field("kinds", &self.kinds)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The default runner with a host's custom kinds beside it.
+pub(crate) struct WithHostKinds {
+    pub(crate) builtin: std::sync::Arc<dyn HookRunner>,
+    pub(crate) host: HostHookKinds,
+}
+
+impl HookRunner for WithHostKinds {
+    fn run<'a>(&'a self, hook: &'a Hook, input: HookInput) -> BoxFuture<'a, Verdict> {
+        let kind = hook.kind();
+        let declared = match hook {
+            Hook::Custom(m) if self.host.kinds.iter().any(|k| k == kind) => Value::Object(
+                m.iter()
+                    .map(|(k, v)| (k.clone(), Value::String(v.clone())))
+                    .collect(),
+            ),
+            _ => return self.builtin.run(hook, input),
+        };
+        Box::pin(async move {
+            let ctx = serde_json::json!({
+                "sessionId": input.session_id,
+                "state": input.state,
+                "phase": input.phase.as_str(),
+                "trigger": { "id": input.trigger },
+                "variables": input.variables,
+            });
+            let args = sandbox_input(&input).to_value();
+            match self.host.executor.run(declared, ctx, args).await {
+                Ok(outcome) => read_outcome(&outcome),
+                Err(e) => Verdict::Error(format!(
+                    "the '{kind}' hook of state '{}' failed: {e}",
+                    input.state
+                )),
+            }
+        })
+    }
+}
+
+/// Reads a custom hook kind's outcome by the contract every hook kind keeps: a verdict
+/// object decides, a bare `false` vetoes, nothing (or any non-object) is `ok`, and any other
+/// object fails closed with its keys named; `ok: false` is an execution error.
+pub fn read_outcome(outcome: &Value) -> Verdict {
+    if outcome.get("ok").and_then(Value::as_bool) != Some(true) {
+        let message = outcome
+            .pointer("/error/message")
+            .and_then(Value::as_str)
+            .or_else(|| outcome.get("error").and_then(Value::as_str))
+            .unwrap_or("script error");
+        return Verdict::Error(message.to_string());
+    }
+    let value = outcome.get("value").unwrap_or(&Value::Null);
+    match value {
+        Value::Bool(false) => Verdict::Veto("precondition not met".to_string()),
+        Value::Object(m) => {
+            let reason = m.get("reason").and_then(Value::as_str).map(str::to_string);
+            match (m.get("verdict").and_then(Value::as_str), reason) {
+                (Some("ok"), Some(_)) => Verdict::Ok,
+                (Some("veto"), Some(r)) => Verdict::Veto(r),
+                (Some("correct"), Some(r)) => Verdict::Correct(r),
+                _ => Verdict::Error(format!(
+                    "hook returned {}, which is not a verdict — return {{ verdict: \"ok\" | \"correct\" | \"veto\", reason }}, false, or nothing at all",
+                    describe_keys(m)
+                )),
+            }
+        }
+        Value::Array(_) => Verdict::Error(
+            "hook returned an array, which is not a verdict — return { verdict: \"ok\" | \"correct\" | \"veto\", reason }, false, or nothing at all".to_string(),
+        ),
+        _ => Verdict::Ok,
+    }
+}
+
+/// An object named by its keys, never its values.
+fn describe_keys(m: &Map<String, Value>) -> String {
+    if m.is_empty() {
+        return "an object with no keys".to_string();
+    }
+    let shown: Vec<String> = m.keys().take(6).map(|k| format!("'{k}'")).collect();
+    let including = if m.len() > 6 {
+        "keys including "
+    } else {
+        "keys "
+    };
+    format!("an object with {including}{}", shown.join(", "))
 }
 
 /// A hook kind with no runner: an execution error, so the state fails closed.

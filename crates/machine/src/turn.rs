@@ -1256,6 +1256,7 @@ impl Turn<'_> {
         let tools = self.script_tools(Origin::Lifecycle, variables.clone(), self.workspace());
         for (index, hook) in spec.hooks().iter().enumerate() {
             let input = HookInput {
+                session_id: self.id.as_str().to_string(),
                 state: state.to_string(),
                 phase,
                 index,

@@ -531,6 +531,8 @@ pub struct NativeAgent {
     js_model: RwLock<Option<Arc<JsModel>>>,
     /// The host's governance rules `open` compiles in (`usePolicy`; default: none).
     pub(crate) policy_rules: Mutex<archmax_machine::HostRules>,
+    /// The host's custom hook kinds `open` assembles with (`useHookExecutors`).
+    pub(crate) hook_kinds: Mutex<Option<archmax_machine::hooks::HostHookKinds>>,
 }
 
 /// Marks a session busy for the life of one call.
@@ -585,6 +587,7 @@ impl NativeAgent {
             store: crate::store::StoreChoice::new(),
             js_model: RwLock::new(None),
             policy_rules: Mutex::default(),
+            hook_kinds: Mutex::default(),
         }
     }
 
@@ -691,6 +694,7 @@ impl NativeAgent {
                     .lock()
                     .map(|r| r.clone())
                     .unwrap_or_default(),
+                hook_kinds: self.hook_kinds.lock().ok().and_then(|k| k.clone()),
             },
             Err(message) => return plain_error("TypeError", message),
         };

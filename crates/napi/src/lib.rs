@@ -9,6 +9,7 @@ mod agent;
 mod cli;
 mod dto;
 mod governance;
+mod hook_kinds;
 mod policy;
 mod pump;
 mod spec;
