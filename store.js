@@ -12,7 +12,7 @@ const NATIVE = Symbol('archmax.sessionStore')
 const hostSides = new WeakMap()
 
 /**
- * Sessions as folders under `dir` (`<dir>/<id>/transcript.jsonl`, `state.json`, `scratchpad/`, …),
+ * Sessions as folders under `dir` (`<dir>/<id>/checkpoints/transcript.jsonl`, `checkpoints/state.json`, `scratchpad/`, …),
  * instead of `<rootDir>/sessions`.
  * @param {{ dir: string }} options
  */

@@ -286,3 +286,28 @@ test('invoke on a disabled workflow settles rejected with a warning and no model
   await assert.rejects(agent.workflow.send('d2', { message: 'Hi' }), WorkflowDisabledError)
   agent.dispose()
 })
+
+test("a session's own files live in checkpoints/, where no agent tool reaches: the agent cannot forge or break its checkpoint", async () => {
+  const root = plainWorkspace()
+  const forged = JSON.stringify({ archmax_checkpoint: { transcript_len: 0, state: { status: 'completed' } } })
+  const { model, requests } = scripted([
+    { role: 'assistant', content: null, tool_calls: [call('write_file', { file_path: 'checkpoints/transcript.jsonl', content: forged }, 'c1')] },
+    { role: 'assistant', content: null, tool_calls: [call('read_file', { file_path: 'checkpoints/state.json' }, 'c2')] },
+    { role: 'assistant', content: null, tool_calls: [call('ls', { path: '/' }, 'c3')] },
+    say('done'),
+  ])
+  const agent = await createAgent({ workflow: false, workspace: { rootDir: root }, model })
+  try {
+    const out = await agent.invoke({ messages: [{ role: 'user', content: 'go' }] }, { configurable: { thread_id: 'cp-1' } })
+    const results = Object.fromEntries(requests.at(-1).messages.filter((m) => m.role === 'tool').map((m) => [m.tool_call_id, m.content]))
+    assert.match(results.c1, /harness-internal run area/)
+    assert.match(results.c2, /harness-internal run area/)
+    assert.doesNotMatch(results.c3, /state\.json|transcript\.jsonl|turn\.lock/)
+    // The store is intact: the whole conversation reloads.
+    const transcript = readFileSync(join(root, 'sessions', 'cp-1', 'checkpoints', 'transcript.jsonl'), 'utf8')
+    assert.doesNotMatch(transcript, /"content":"\{\\"archmax_checkpoint/)
+    assert.equal((await agent.sessions.messages('cp-1')).length, out.messages.length)
+  } finally {
+    agent.dispose()
+  }
+})

@@ -330,7 +330,7 @@ test('createFilesystemSessionStore({ dir }) keeps sessions under dir', async () 
   const agent = await createAgent({ workflow: 'one', workspace: { rootDir: root, sessionStore: fsStore }, model })
   try {
     await agent.workflow.send('d1', { message: 'Hi' })
-    const state = JSON.parse(readFileSync(join(dir, 'd1', 'state.json'), 'utf8'))
+    const state = JSON.parse(readFileSync(join(dir, 'd1', 'checkpoints', 'state.json'), 'utf8'))
     assert.equal(state.state.status, 'completed')
     assert.equal(existsSync(join(root, 'sessions')), false)
     await agent.sessions.seed('d1', { 'scratchpad/n.md': 'seeded' })

@@ -298,7 +298,7 @@ test('the readers on a real transcript.jsonl: a park, a decision note, the reply
   }
   assert.equal(parked.kind, 'parked')
   assert.equal(done.kind, 'completed')
-  const lines = readFileSync(join(rootDir, 'sessions', 'm1', 'transcript.jsonl'), 'utf8')
+  const lines = readFileSync(join(rootDir, 'sessions', 'm1', 'checkpoints', 'transcript.jsonl'), 'utf8')
     .split('\n')
     .filter((l) => l.trim() !== '')
     .map((l) => JSON.parse(l))

@@ -234,7 +234,7 @@ fn delete_is_refused_while_a_turn_holds_the_session() {
     let h = jobs(&ws, &server);
     std::thread::scope(|scope| {
         let turn = scope.spawn(|| send(&h, "busy-1", "go"));
-        wait_for(&session_dir(&ws, "busy-1").join("turn.lock"));
+        wait_for(&session_dir(&ws, "busy-1").join("checkpoints/turn.lock"));
         let err = h.delete_session("busy-1").expect_err("busy");
         assert_eq!(err.code(), "SessionNotResumableError");
         assert!(
@@ -245,7 +245,11 @@ fn delete_is_refused_while_a_turn_holds_the_session() {
         let out = turn.join().expect("turn thread");
         assert_eq!(out.reply, "slow answer");
     });
-    assert!(session_dir(&ws, "busy-1").join("state.json").exists());
+    assert!(
+        session_dir(&ws, "busy-1")
+            .join("checkpoints/state.json")
+            .exists()
+    );
     assert!(h.delete_session("busy-1").expect("free now"));
 }
 

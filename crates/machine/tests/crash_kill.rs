@@ -86,7 +86,11 @@ fn kill_9_leaves_the_last_complete_step_loadable() {
 
         // The killed writer left its lock: a dead pid is taken over. Alternate between this
         // process and the next writer doing the takeover.
-        let lock = store.session_dir(&id).expect("dir").join("turn.lock");
+        let lock = store
+            .session_dir(&id)
+            .expect("dir")
+            .join("checkpoints")
+            .join("turn.lock");
         assert!(lock.exists(), "killed writer leaves turn.lock");
         let dead_pid = std::fs::read_to_string(&lock).expect("lock");
         assert_eq!(

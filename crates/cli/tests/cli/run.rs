@@ -235,7 +235,11 @@ fn a_disabled_workflow_starts_no_session() {
             ws.header("off", Some("scripted-model"))
         )
     );
-    assert!(!ws.root().join("sessions/d-1/state.json").exists());
+    assert!(
+        !ws.root()
+            .join("sessions/d-1/checkpoints/state.json")
+            .exists()
+    );
     assert!(server.requests().is_empty());
 }
 
@@ -296,7 +300,7 @@ fn a_missing_workflow_is_a_load_error() {
 #[test]
 fn a_session_with_a_turn_in_progress_is_refused() {
     let ws = workspace();
-    let dir = ws.root().join("sessions/b-1");
+    let dir = ws.root().join("sessions/b-1/checkpoints");
     std::fs::create_dir_all(&dir).expect("session dir");
     std::fs::write(dir.join("turn.lock"), std::process::id().to_string()).expect("lock");
     let server = ScriptedServer::start(vec![]).expect("server");
@@ -560,7 +564,7 @@ fn an_undeclared_trigger_on_a_named_session_that_never_ran_is_refused() {
         !ws.root()
             .join("sessions")
             .join("s-new")
-            .join("state.json")
+            .join("checkpoints/state.json")
             .exists()
     );
 }

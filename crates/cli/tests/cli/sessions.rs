@@ -148,16 +148,17 @@ fn the_detail_view() {
 fn an_open_session_without_variables() {
     let ws = two_sessions();
     // A copy of s-1's state, mid-turn, with no variables and no state yet.
-    let raw = std::fs::read_to_string(ws.root().join("sessions/s-1/state.json")).expect("state");
+    let raw = std::fs::read_to_string(ws.root().join("sessions/s-1/checkpoints/state.json"))
+        .expect("state");
     let mut doc: Value = serde_json::from_str(&raw).expect("JSON");
     doc["state"]["status"] = json!("running");
     doc["state"]["workflowState"] = json!("");
     doc["state"]["specHash"] = json!("");
     doc["state"]["variables"] = json!({});
-    let dir = ws.root().join("sessions/v-1");
+    let dir = ws.root().join("sessions/v-1/checkpoints");
     std::fs::create_dir_all(&dir).expect("dir");
     std::fs::copy(
-        ws.root().join("sessions/s-1/transcript.jsonl"),
+        ws.root().join("sessions/s-1/checkpoints/transcript.jsonl"),
         dir.join("transcript.jsonl"),
     )
     .expect("transcript");

@@ -22,6 +22,10 @@ pub const STATE_FILE: &str = "state.json";
 pub const STATE_TMP_FILE: &str = "state.json.tmp";
 /// The append-only transcript of a session.
 pub const TRANSCRIPT_FILE: &str = "transcript.jsonl";
+/// The folder of a session's own files ([`STATE_FILE`], [`TRANSCRIPT_FILE`], the writer
+/// lease): `checkpoints/`, a zone no agent tool may read or write (`zone.runtime-internal`),
+/// so a turn can never forge or break its own checkpoint.
+pub const CHECKPOINTS_DIR: &str = "checkpoints";
 /// The agent working area, created on first commit.
 pub const SCRATCHPAD_DIR: &str = "scratchpad";
 /// Format tag of `state.json`.
@@ -87,6 +91,11 @@ impl FsStore {
 
     fn dir(&self, id: &SessionId) -> PathBuf {
         self.sessions.join(id.as_str())
+    }
+
+    /// Where the session's state, transcript and lease live.
+    fn checkpoints(&self, id: &SessionId) -> PathBuf {
+        self.dir(id).join(CHECKPOINTS_DIR)
     }
 
     /// Read `state.json`; `None` when absent.
@@ -287,7 +296,7 @@ impl FsStore {
 
 impl SessionStore for FsStore {
     fn load(&self, id: &SessionId) -> Result<Option<Snapshot>, StoreError> {
-        let dir = self.dir(id);
+        let dir = self.checkpoints(id);
         let Some(env) = Self::durable_envelope(id.as_str(), &dir)? else {
             return Ok(None);
         };
@@ -300,12 +309,13 @@ impl SessionStore for FsStore {
     }
 
     fn load_state(&self, id: &SessionId) -> Result<Option<Value>, StoreError> {
-        Ok(Self::durable_envelope(id.as_str(), &self.dir(id))?.map(|env| env.state))
+        Ok(Self::durable_envelope(id.as_str(), &self.checkpoints(id))?.map(|env| env.state))
     }
 
     fn commit(&self, id: &SessionId, step: Step<'_>) -> Result<(), StoreError> {
         let sid = id.as_str();
-        let dir = self.dir(id);
+        let session = self.dir(id);
+        let dir = session.join(CHECKPOINTS_DIR);
         let tip = self.tips.lock().ok().and_then(|t| t.get(sid).copied());
         let (first, len, bytes, since_cache) = match tip {
             Some(t) => (false, t.len, t.bytes, t.since_cache),
@@ -315,8 +325,13 @@ impl SessionStore for FsStore {
             },
         };
         if first {
-            let scratch = dir.join(SCRATCHPAD_DIR);
-            fs::create_dir_all(&scratch).map_err(StoreError::io(sid, "create folder", &scratch))?;
+            for folder in [session.join(SCRATCHPAD_DIR), dir.clone()] {
+                fs::create_dir_all(&folder).map_err(StoreError::io(
+                    sid,
+                    "create folder",
+                    &folder,
+                ))?;
+            }
         }
         let encode = |source| StoreError::Encode {
             id: sid.to_owned(),
@@ -367,9 +382,11 @@ impl SessionStore for FsStore {
             .and_then(|()| file.sync_data())
             .map_err(StoreError::io(sid, "append to", &path))?;
         if first {
-            // Make the new folder and its transcript entry durable too.
-            sync_dir(&dir).map_err(StoreError::io(sid, "sync folder", &dir))?;
-            if let Some(parent) = dir.parent() {
+            // Make the new folders and the transcript's entry durable too.
+            for folder in [&dir, &session] {
+                sync_dir(folder).map_err(StoreError::io(sid, "sync folder", folder))?;
+            }
+            if let Some(parent) = session.parent() {
                 sync_dir(parent).map_err(StoreError::io(sid, "sync folder", parent))?;
             }
         }
@@ -417,7 +434,8 @@ impl SessionStore for FsStore {
             if id.as_str() != name || !entry.path().is_dir() {
                 continue;
             }
-            if let Ok(Some(_)) = Self::durable_envelope(&name, &entry.path()) {
+            if let Ok(Some(_)) = Self::durable_envelope(&name, &entry.path().join(CHECKPOINTS_DIR))
+            {
                 ids.push(name);
             }
         }
@@ -456,7 +474,7 @@ impl SessionStore for FsStore {
         if let Ok(mut tips) = self.tips.lock() {
             tips.remove(id.as_str());
         }
-        match lease::acquire_lock_file(id.as_str(), &self.dir(id)) {
+        match lease::acquire_lock_file(id.as_str(), &self.checkpoints(id)) {
             Ok(LockAttempt::Acquired(path)) => Ok(WriterLease::new(
                 id.as_str().to_owned(),
                 self.holders.clone(),

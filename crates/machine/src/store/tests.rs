@@ -295,16 +295,17 @@ fn fs_with_session(tag: &str, steps: u64) -> (FsStore, TempDir, SessionId, PathB
 fn fs_layout() {
     let (store, root, id, sdir) = fs_with_session("layout", 1);
     assert_eq!(sdir, root.path().join("sessions").join("s"));
-    assert!(sdir.join("state.json").is_file());
-    assert!(sdir.join("transcript.jsonl").is_file());
+    assert!(sdir.join("checkpoints/state.json").is_file());
+    assert!(sdir.join("checkpoints/transcript.jsonl").is_file());
     assert!(sdir.join("scratchpad").is_dir());
-    assert!(!sdir.join("state.json.tmp").exists());
+    assert!(!sdir.join("checkpoints/state.json.tmp").exists());
     store
         .write_spec_snapshot("abc123", &json!({"a": 1}))
         .expect("spec");
     assert!(root.path().join("sessions/_specs/abc123.json").is_file());
     let env: Value =
-        serde_json::from_slice(&fs::read(sdir.join("state.json")).expect("read")).expect("json");
+        serde_json::from_slice(&fs::read(sdir.join("checkpoints/state.json")).expect("read"))
+            .expect("json");
     assert_eq!(env["transcript_len"], json!(1));
     assert_eq!(env["state"], state(1, "running"));
     assert_eq!(MemStore::new().session_dir(&id), None);
@@ -324,9 +325,9 @@ fn checkpoint_line(len: u64, st: &Value) -> Vec<u8> {
 fn fs_a_synced_checkpoint_beyond_a_stale_cache_wins() {
     // A crash after the step's synced append but before the state.json cache write.
     let (store, _root, id, sdir) = fs_with_session("stale", 2);
-    let stale = fs::read(sdir.join("state.json")).expect("cache");
+    let stale = fs::read(sdir.join("checkpoints/state.json")).expect("cache");
     commit(&store, &id, &[msg(3)], &state(3, "running"));
-    fs::write(sdir.join("state.json"), &stale).expect("restore the stale cache");
+    fs::write(sdir.join("checkpoints/state.json"), &stale).expect("restore the stale cache");
     let snap = store.load(&id).expect("load").expect("present");
     assert_eq!(snap.state, state(3, "running"));
     assert_eq!(snap.messages, vec![msg(1), msg(2), msg(3)]);
@@ -335,7 +336,7 @@ fn fs_a_synced_checkpoint_beyond_a_stale_cache_wins() {
         Some(state(3, "running"))
     );
     // A torn or missing cache is rebuilt from the transcript alone.
-    fs::write(sdir.join("state.json"), b"{\"format\":\"archm").expect("torn cache");
+    fs::write(sdir.join("checkpoints/state.json"), b"{\"format\":\"archm").expect("torn cache");
     assert_eq!(
         store
             .load(&id)
@@ -345,7 +346,7 @@ fn fs_a_synced_checkpoint_beyond_a_stale_cache_wins() {
             .len(),
         3
     );
-    fs::remove_file(sdir.join("state.json")).expect("no cache");
+    fs::remove_file(sdir.join("checkpoints/state.json")).expect("no cache");
     assert_eq!(
         store.load_state(&id).expect("state"),
         Some(state(3, "running"))
@@ -360,7 +361,7 @@ fn fs_a_synced_checkpoint_beyond_a_stale_cache_wins() {
 #[test]
 fn fs_crash_leftovers_are_ignored_then_truncated() {
     let (store, _root, id, sdir) = fs_with_session("crash", 2);
-    let transcript = sdir.join("transcript.jsonl");
+    let transcript = sdir.join("checkpoints/transcript.jsonl");
     let committed_len = fs::metadata(&transcript).expect("stat").len();
 
     // A step that crashed after its append and mid-way through its state write,
@@ -374,7 +375,11 @@ fn fs_crash_leftovers_are_ignored_then_truncated() {
     let mut body = fs::read(&transcript).expect("read");
     body.extend(&extra);
     fs::write(&transcript, &body).expect("write");
-    fs::write(sdir.join("state.json.tmp"), br#"{"format":"archmax-sess"#).expect("tmp");
+    fs::write(
+        sdir.join("checkpoints/state.json.tmp"),
+        br#"{"format":"archmax-sess"#,
+    )
+    .expect("tmp");
 
     let snap = store.load(&id).expect("load").expect("present");
     assert_eq!(snap.state, state(2, "running"));
@@ -392,7 +397,7 @@ fn fs_crash_leftovers_are_ignored_then_truncated() {
     assert_eq!(snap.messages, vec![msg(1), msg(2), msg(30)]);
     // The cache is rewritten when the session leaves `running`, replacing the leftover.
     commit(&store, &id, &[], &state(4, "completed"));
-    assert!(!sdir.join("state.json.tmp").exists());
+    assert!(!sdir.join("checkpoints/state.json.tmp").exists());
 }
 
 #[test]
@@ -401,8 +406,12 @@ fn fs_crash_before_first_state_write() {
     let store = FsStore::new(dir.path());
     let id = sid("fresh");
     let sdir = store.session_dir(&id).expect("dir");
-    fs::create_dir_all(&sdir).expect("mkdir");
-    fs::write(sdir.join("transcript.jsonl"), b"{\"orphan\":1}\n{\"tor").expect("write");
+    fs::create_dir_all(sdir.join("checkpoints")).expect("mkdir");
+    fs::write(
+        sdir.join("checkpoints/transcript.jsonl"),
+        b"{\"orphan\":1}\n{\"tor",
+    )
+    .expect("write");
     assert!(store.load(&id).expect("load").is_none());
     assert!(store.list().expect("list").is_empty());
     commit(&store, &id, &[msg(1)], &state(1, "running"));
@@ -415,7 +424,7 @@ fn fs_commit_cost_is_independent_of_transcript_length() {
     let (store, _root, id, sdir) = fs_with_session("cost", 0);
     let many: Vec<Value> = (0..2000).map(msg).collect();
     commit(&store, &id, &many, &state(1, "running"));
-    let transcript = sdir.join("transcript.jsonl");
+    let transcript = sdir.join("checkpoints/transcript.jsonl");
     let before = fs::read(&transcript).expect("read");
 
     // Scribble over the covered prefix (same length): a commit that read or rewrote the
@@ -450,7 +459,7 @@ fn fs_commit_cost_is_independent_of_transcript_length() {
 #[test]
 fn fs_lock_file_live_pid_refuses_and_stale_pid_is_taken_over() {
     let (store, _root, id, sdir) = fs_with_session("lock", 1);
-    let lock = sdir.join("turn.lock");
+    let lock = sdir.join("checkpoints/turn.lock");
 
     // Held by a live process (this test's own pid), e.g. another store instance.
     fs::write(&lock, format!("{}\n", std::process::id())).expect("lock");
@@ -510,12 +519,12 @@ fn fs_list_skips_reserved_and_stateless_folders() {
     for name in ["empty", "scratchpad", "checkpoints"] {
         fs::create_dir_all(sessions.join(name)).expect("mkdir");
     }
-    fs::create_dir_all(sessions.join("garbage")).expect("mkdir");
-    fs::write(sessions.join("garbage/state.json"), b"not json").expect("write");
-    fs::create_dir_all(sessions.join("artifacts")).expect("mkdir");
+    fs::create_dir_all(sessions.join("garbage/checkpoints")).expect("mkdir");
+    fs::write(sessions.join("garbage/checkpoints/state.json"), b"not json").expect("write");
+    fs::create_dir_all(sessions.join("artifacts/checkpoints")).expect("mkdir");
     fs::write(
-        sessions.join("artifacts/state.json"),
-        fs::read(sessions.join("s/state.json")).expect("read"),
+        sessions.join("artifacts/checkpoints/state.json"),
+        fs::read(sessions.join("s/checkpoints/state.json")).expect("read"),
     )
     .expect("write");
     fs::write(sessions.join("loose-file"), b"x").expect("write");
@@ -553,7 +562,7 @@ fn fs_io_errors_name_session_and_path() {
 #[test]
 fn fs_state_claiming_more_than_the_transcript_is_corrupt() {
     let (store, _root, id, sdir) = fs_with_session("short", 2);
-    let transcript = sdir.join("transcript.jsonl");
+    let transcript = sdir.join("checkpoints/transcript.jsonl");
     let body = fs::read(&transcript).expect("read");
     // Cut below even the first step: no durable step is left whole.
     fs::write(&transcript, &body[..10]).expect("cut");
