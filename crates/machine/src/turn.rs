@@ -184,10 +184,7 @@ impl Harness {
         let rules = crate::store::IdRules::with_mounts(self.mounts.iter().map(|m| m.name.clone()));
         let id = SessionId::parse_with(session_id, &rules)?;
         let lease = self.store.acquire(&id)?;
-        let snapshot = self
-            .store
-            .load(&id)
-            .map_err(|e| RunError::Store(e.to_string()))?;
+        let snapshot = self.store.load(&id)?;
         let (session, messages) = match snapshot {
             Some(s) => {
                 let state: SessionState = serde_json::from_value(s.state).map_err(|e| {
@@ -597,16 +594,13 @@ impl Turn<'_> {
         self.session.transcript_len = self.messages.len() as u64;
         let state =
             serde_json::to_value(&self.session).map_err(|e| RunError::Store(e.to_string()))?;
-        self.h
-            .store
-            .commit(
-                &self.id,
-                Step {
-                    new_messages: &self.pending,
-                    state: &state,
-                },
-            )
-            .map_err(|e| RunError::Store(e.to_string()))?;
+        self.h.store.commit(
+            &self.id,
+            Step {
+                new_messages: &self.pending,
+                state: &state,
+            },
+        )?;
         self.pending.clear();
         Ok(())
     }
@@ -692,9 +686,7 @@ impl Turn<'_> {
         s.trigger = trigger.to_string();
         if s.spec_hash != h.spec_hash {
             let stripped = archmax_spec::hash::strip_metadata(&h.spec_json);
-            h.store
-                .write_spec_snapshot(&h.spec_hash, &stripped)
-                .map_err(|e| RunError::Store(e.to_string()))?;
+            h.store.write_spec_snapshot(&h.spec_hash, &stripped)?;
             s.spec_hash = h.spec_hash.clone();
         }
         for (k, v) in &input.variables {
