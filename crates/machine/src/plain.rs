@@ -25,21 +25,10 @@ use crate::tools::HostTool;
 /// The one state a plain session stands in.
 pub const PLAIN_STATE: &str = "agent";
 
-/// The built-in tools of a plain agent, in the order the model is shown them: the
-/// file tools, the planning list and the runtime's file operations (the original's
-/// Deep Agents tools plus its file operations; its `task` subagent is not ported).
-pub const PLAIN_TOOLS: [&str; 10] = [
-    "write_todos",
-    "ls",
-    "read_file",
-    "write_file",
-    "edit_file",
-    "glob",
-    "grep",
-    "copy_file",
-    "move_file",
-    "remove_file",
-];
+/// The built-in tools of a plain agent: the file tools, the planning list and the
+/// runtime's file operations (the original's Deep Agents tools plus its file operations; its
+/// `task` subagent is not ported), which are exactly what the file layer runs.
+pub const PLAIN_TOOLS: [&str; 10] = crate::files::FILE_TOOLS;
 
 /// How many model calls one plain turn may make before it ends `failed` with
 /// `recursion-limit`. The original runs a plain agent's turn under LangGraph's

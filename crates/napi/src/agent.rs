@@ -419,6 +419,18 @@ pub struct NativeAgentOptions {
     pub pricing: Option<Value>,
 }
 
+/// A `variables` argument: absent or null is none; anything but an object is a `TypeError`.
+fn variables_arg(value: Option<Value>) -> std::result::Result<Map<String, Value>, Value> {
+    match value {
+        None | Some(Value::Null) => Ok(Map::new()),
+        Some(Value::Object(m)) => Ok(m),
+        Some(other) => Err(plain_error(
+            "TypeError",
+            format!("'variables' must be an object, got {}", kind(&other)),
+        )),
+    }
+}
+
 /// The original's constructor fields of an error class, where the error carries them.
 fn error_fields(e: &RunError) -> Value {
     let targets = |valid: &str| -> Vec<String> {
@@ -718,15 +730,9 @@ impl NativeAgent {
             Ok(c) => c,
             Err(e) => return plain_error("Error", e.to_string()),
         };
-        let seeds = match options.variables {
-            None | Some(Value::Null) => Map::new(),
-            Some(Value::Object(m)) => m,
-            Some(other) => {
-                return plain_error(
-                    "TypeError",
-                    format!("'variables' must be an object, got {}", kind(&other)),
-                );
-            }
+        let seeds = match variables_arg(options.variables) {
+            Ok(seeds) => seeds,
+            Err(e) => return e,
         };
         let assembled = Harness::assemble_with(
             HarnessOptions {
@@ -850,15 +856,9 @@ impl NativeAgent {
             .get("trigger")
             .and_then(Value::as_str)
             .map(str::to_string);
-        let variables = match input.get("variables") {
-            None | Some(Value::Null) => Map::new(),
-            Some(Value::Object(m)) => m.clone(),
-            Some(other) => {
-                return NativeTurn::ended(plain_error(
-                    "TypeError",
-                    format!("'variables' must be an object, got {}", kind(other)),
-                ));
-            }
+        let variables = match variables_arg(input.get("variables").cloned()) {
+            Ok(variables) => variables,
+            Err(e) => return NativeTurn::ended(e),
         };
         let explicit = session_id
             .as_deref()
@@ -911,15 +911,9 @@ impl NativeAgent {
                 "invoke's input must be { messages: [{ role, content }...] }",
             ));
         };
-        let variables = match input.get("variables") {
-            None | Some(Value::Null) => Map::new(),
-            Some(Value::Object(m)) => m.clone(),
-            Some(other) => {
-                return NativeTurn::ended(plain_error(
-                    "TypeError",
-                    format!("'variables' must be an object, got {}", kind(other)),
-                ));
-            }
+        let variables = match variables_arg(input.get("variables").cloned()) {
+            Ok(variables) => variables,
+            Err(e) => return NativeTurn::ended(e),
         };
         let input = InvokeInput {
             messages,
@@ -972,15 +966,9 @@ impl NativeAgent {
             Ok(h) => h,
             Err(e) => return NativeTurn::ended(e),
         };
-        let variables = match variables {
-            None | Some(Value::Null) => Map::new(),
-            Some(Value::Object(m)) => m,
-            Some(other) => {
-                return NativeTurn::ended(plain_error(
-                    "TypeError",
-                    format!("'variables' must be an object, got {}", kind(&other)),
-                ));
-            }
+        let variables = match variables_arg(variables) {
+            Ok(variables) => variables,
+            Err(e) => return NativeTurn::ended(e),
         };
         self.session_turn(session_id, |id| async move {
             h.deliver(&id, &trigger, variables, message.as_deref())
@@ -1001,15 +989,9 @@ impl NativeAgent {
         variables: Option<Value>,
         session_path: Option<String>,
     ) -> Value {
-        let variables = match variables {
-            None | Some(Value::Null) => Map::new(),
-            Some(Value::Object(m)) => m,
-            Some(other) => {
-                return plain_error(
-                    "TypeError",
-                    format!("'variables' must be an object, got {}", kind(&other)),
-                );
-            }
+        let variables = match variables_arg(variables) {
+            Ok(variables) => variables,
+            Err(e) => return e,
         };
         self.answer(|h| {
             h.resolve_firing(&Firing {
