@@ -69,8 +69,18 @@ export declare class Governance {
    * with every load-blocking diagnostic in the message.
    */
   static fromSpec(yamlText: string, options?: GovernanceSpecOptions | undefined | null): Governance
-  /** Decides one tool call. */
+  /**
+   * Decides one tool call. (`@archmax-ai/harness` replaces this method with a faster one
+   * over [`Governance::decide_packed`], `governance.js`; both decide alike.)
+   */
   decide(call: GovernanceCall): GovernanceDecision
+  /**
+   * `decide` as `governance.js` calls it: the call's fields as arguments, `args` and
+   * `variables` as JSON text (napi converts an object field by field, which cost more than
+   * the decision itself). Answers a grant's rule id, or a denial as JSON
+   * (`{ allowed, rule, message, terminal, warn }`).
+   */
+  decidePacked(state: string, tool: string, argsJson?: string | undefined | null, variablesJson?: string | undefined | null, authority?: string | undefined | null): string
   /** The tool names the model is shown in `state`. */
   surface(state: string): Array<string>
   /** The state slugs, in declaration order. */

@@ -239,10 +239,65 @@ impl Governance {
         Ok(Governance { policy })
     }
 
-    /// Decides one tool call.
+    /// Decides one tool call. (`@archmax-ai/harness` replaces this method with a faster one
+    /// over [`Governance::decide_packed`], `governance.js`; both decide alike.)
     #[napi(catch_unwind, ts_return_type = "GovernanceDecision")]
     pub fn decide(&self, call: GovernanceCall) -> Result<DecisionObject> {
-        let (origin, reply_only) = match call.authority.as_deref() {
+        let args = call.args.unwrap_or_else(|| Value::Object(Map::new()));
+        self.decide_parts(
+            &call.state,
+            &call.tool,
+            &args,
+            call.variables,
+            call.authority.as_deref(),
+        )
+        .map(Into::into)
+    }
+
+    /// `decide` as `governance.js` calls it: the call's fields as arguments, `args` and
+    /// `variables` as JSON text (napi converts an object field by field, which cost more than
+    /// the decision itself). Answers a grant's rule id, or a denial as JSON
+    /// (`{ allowed, rule, message, terminal, warn }`).
+    #[napi(catch_unwind)]
+    pub fn decide_packed(
+        &self,
+        state: String,
+        tool: String,
+        args_json: Option<String>,
+        variables_json: Option<String>,
+        authority: Option<String>,
+    ) -> Result<String> {
+        let parse = |what: &str, text: Option<String>| -> Result<Option<Value>> {
+            text.map(|t| serde_json::from_str(&t))
+                .transpose()
+                .map_err(|e| Error::new(Status::InvalidArg, format!("{what} is not JSON: {e}")))
+        };
+        let args = parse("args", args_json)?.unwrap_or_else(|| Value::Object(Map::new()));
+        let variables = parse("variables", variables_json)?;
+        let d = self.decide_parts(&state, &tool, &args, variables, authority.as_deref())?;
+        if d.allowed {
+            return Ok(d.rule.as_str().to_string());
+        }
+        Ok(serde_json::json!({
+            "allowed": false,
+            "rule": d.rule.as_str(),
+            "message": d.message,
+            "terminal": d.terminal,
+            "warn": d.warn,
+        })
+        .to_string())
+    }
+
+    /// One decision from the call's parts.
+    fn decide_parts(
+        &self,
+        state: &str,
+        tool: &str,
+        args: &Value,
+        variables: Option<Value>,
+        authority: Option<&str>,
+    ) -> Result<archmax_kernel::Decision> {
+        let (origin, reply_only) = match authority {
             None | Some("agent") => (Origin::Agent, false),
             Some("script") => (Origin::Script, false),
             Some("hook" | "grader") => (Origin::Lifecycle, false),
@@ -256,7 +311,7 @@ impl Governance {
                 ));
             }
         };
-        let variables: Option<Map<String, Value>> = match call.variables {
+        let variables: Option<Map<String, Value>> = match variables {
             None | Some(Value::Null) => None,
             Some(Value::Object(m)) => Some(m),
             Some(_) => {
@@ -266,17 +321,13 @@ impl Governance {
                 ));
             }
         };
-        let args = call.args.unwrap_or_else(|| Value::Object(Map::new()));
         let ctx = CallContext {
-            state: &call.state,
+            state,
             origin,
             reply_only,
             variables: variables.as_ref(),
         };
-        Ok(self
-            .policy
-            .decide(&ToolCall::new(&call.tool, &args), &ctx)
-            .into())
+        Ok(self.policy.decide(&ToolCall::new(tool, args), &ctx))
     }
 
     /// The tool names the model is shown in `state`.
