@@ -208,6 +208,13 @@ export type CreateAgentParams = {
    * its state closed at run time.
    */
   hookExecutors?: Record<string, HookExecutor>
+  /**
+   * Shows the agent the images it reads: its `read_file` of a PNG, JPEG, GIF or WebP answers
+   * `Image '<path>' (<type>, <size>) is shown below.` and the image rides the next requests
+   * (never the transcript). `maxBytes` (default 10 MB) caps one image; `keep` (default all)
+   * keeps the most recent images attached, naming older ones. Off by default.
+   */
+  images?: boolean | { maxBytes?: number; keep?: number }
 }
 
 /** The session a custom hook runs for. */

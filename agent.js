@@ -658,6 +658,7 @@ export async function createAgent(params = {}) {
       toolPaths: checkRecord(params.toolPaths, 'toolPaths'),
       promptCache: checkPromptCache(params.promptCache),
       pricing: checkRecord(params.pricing, 'pricing'),
+      images: params.images ?? undefined,
       rootDir: workspace?.rootDir ?? process.cwd(),
       // A slug must load; omitted, the default is looked for (absent: a plain agent); false: plain.
       workflow: typeof workflow === 'string' ? workflow : undefined,

@@ -323,6 +323,8 @@ export interface NativeAgentOptions {
   toolPaths?: Record<string, Record<string, string>>
   /** The default trigger, checked at assembly (`UnknownTriggerError`). */
   trigger?: string
+  /** `images`: `true`, or `{ maxBytes?, keep? }`, shows the agent the images it reads. */
+  images?: boolean | { maxBytes?: number; keep?: number }
   /** Host seeds, checked at assembly (`InvalidVariableNameError`). */
   variables?: Record<string, unknown>
   /** `promptCache`: outranks the spec's `settings.prompt_cache` and the env. */

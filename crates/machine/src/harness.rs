@@ -340,6 +340,8 @@ pub struct Harness {
     pub(crate) prompt_cache_option: (Option<bool>, Option<String>),
     /// Token prices; `None` means cost is never reported.
     pub(crate) pricing: Option<crate::model::PricingTable>,
+    /// Image reads (`createAgent({ images })`); `None`: images are binary files, not shown.
+    pub(crate) images: Option<crate::images::ImageReads>,
     /// The tool definitions offered in each state, built once (`Harness::tool_defs`).
     pub(crate) tool_defs:
         std::sync::RwLock<std::collections::HashMap<String, Arc<[crate::model::ToolDef]>>>,
@@ -517,7 +519,13 @@ impl Harness {
             prompt_cache_option: (None, None),
             pricing: None,
             tool_defs: std::sync::RwLock::default(),
+            images: None,
         })
+    }
+
+    /// Shows the agent the images it reads (`createAgent({ images })`; `None`: off).
+    pub fn set_images(&mut self, images: Option<crate::images::ImageReads>) {
+        self.images = images;
     }
 
     /// Sets the host's `promptCache` option: each given field outranks the spec's

@@ -12,6 +12,7 @@ pub mod events;
 pub mod files;
 mod harness;
 pub mod hooks;
+pub mod images;
 mod invoke;
 pub mod model;
 pub mod outcome;

@@ -126,6 +126,10 @@ struct Turn<'h> {
     sandbox: Option<std::sync::Arc<archmax_sandbox::Sandbox>>,
     /// The lineage of this turn's model requests (`ChatRequest::lineage`), unique per turn.
     lineage: u64,
+    /// The images the conversation's `read_file` calls showed: `(index in chat, mark)`.
+    images: Vec<(usize, crate::images::ImageMark)>,
+    /// The image the tool call being answered showed (`push_result` records it).
+    shown: Option<crate::images::ImageMark>,
 }
 
 /// The next turn's lineage.
@@ -199,15 +203,24 @@ impl Harness {
         };
         let signature = signature_for_trigger(&self.spec_json, &session.trigger);
         let cancel = self.cancels.register(id.as_str());
+        let mut chat = vec![ChatMessage::system(String::new())];
+        let mut images = Vec::new();
+        for m in &messages {
+            if let Some(c) = wire(m) {
+                chat.push(c);
+                if let Some(mark) = crate::images::ImageMark::of(m) {
+                    images.push((chat.len() - 1, mark));
+                }
+            }
+        }
         let turn = Turn {
             h: self,
             id,
             session,
             pending: Vec::new(),
             // Slot 0 holds the system prompt, replaced before every call.
-            chat: std::iter::once(ChatMessage::system(String::new()))
-                .chain(messages.iter().filter_map(wire))
-                .collect(),
+            chat,
+            images,
             messages,
             signature,
             steps: 0,
@@ -220,6 +233,7 @@ impl Harness {
             cancel,
             sandbox: None,
             lineage: NEXT_LINEAGE.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+            shown: None,
         };
         Ok((lease, turn))
     }
@@ -584,9 +598,21 @@ impl Turn<'_> {
     fn push(&mut self, msg: Value) {
         if let Some(m) = wire(&msg) {
             self.chat.push(m);
+            if let Some(mark) = crate::images::ImageMark::of(&msg) {
+                self.images.push((self.chat.len() - 1, mark));
+            }
         }
         self.pending.push(msg.clone());
         self.messages.push(msg);
+    }
+
+    /// A tool call's answer, carrying the image its `read_file` showed, if any.
+    fn push_result(&mut self, call_id: &str, content: String, is_error: bool) {
+        let mut msg = json!({ "role": "tool", "tool_call_id": call_id, "content": content, "is_error": is_error });
+        if let Some(mark) = self.shown.take() {
+            msg["image"] = mark.to_value();
+        }
+        self.push(msg);
     }
 
     /// Writes the new messages and the state: the step is durable once this returns.
@@ -929,7 +955,7 @@ impl Turn<'_> {
                 )?;
                 break;
             }
-            let request = self.request();
+            let (request, moved_out) = self.request();
             let raced = race(
                 &self.cancel,
                 self.segment_left(),
@@ -937,7 +963,9 @@ impl Turn<'_> {
             )
             .await;
             // The conversation moves back out of the request: no per-call copy.
-            self.chat = request.messages;
+            if moved_out {
+                self.chat = request.messages;
+            }
             let response = match raced {
                 Raced::Done(Ok(r)) => r,
                 Raced::Done(Err(e)) => {
@@ -980,7 +1008,7 @@ impl Turn<'_> {
                 for (i, call) in calls.iter().enumerate() {
                     let (content, is_error) =
                         self.tool_call(call, calls.len() - 1, &mut moved, i).await;
-                    self.push(json!({ "role": "tool", "tool_call_id": call.id, "content": content, "is_error": is_error }));
+                    self.push_result(&call.id, content, is_error);
                 }
                 if calls.is_empty()
                     && !text.trim().is_empty()
@@ -1027,7 +1055,7 @@ impl Turn<'_> {
             for (i, call) in calls.iter().enumerate() {
                 let others = calls.len() - 1;
                 let (content, is_error) = self.tool_call(call, others, &mut moved, i).await;
-                self.push(json!({ "role": "tool", "tool_call_id": call.id, "content": content, "is_error": is_error }));
+                self.push_result(&call.id, content, is_error);
             }
             if self.session.status == Status::Running
                 && let Some(reason) = self.session.rejected.clone()
@@ -1052,19 +1080,32 @@ impl Turn<'_> {
 
     /// The next request. The conversation moves into it (and back after the call),
     /// so building a request never copies the transcript.
-    fn request(&mut self) -> ChatRequest {
+    /// The next model request. Its messages move out of `chat` (and back after the call),
+    /// except when images ride along: those are added to a copy (`crate::images`), so they
+    /// never enter the conversation.
+    fn request(&mut self) -> (ChatRequest, bool) {
         let system = self.system_message();
         let tools = self.tool_defs();
-        let mut messages = std::mem::take(&mut self.chat);
+        let with_images = self.h.images.filter(|_| !self.images.is_empty());
+        let mut messages = match &with_images {
+            Some(opts) => crate::images::with_images(
+                self.workspace().as_ref(),
+                &self.chat,
+                &self.images,
+                opts,
+            ),
+            None => std::mem::take(&mut self.chat),
+        };
         match messages.first_mut() {
             Some(slot) => *slot = system,
             None => messages.push(system),
         }
         let mut req = ChatRequest::new(self.model_for(), messages).with_tools(tools);
-        // `chat` only grows after message 0 while this turn lives (see `push`).
-        req.lineage = Some(self.lineage);
+        // `chat` only grows after message 0 while this turn lives (see `push`); images
+        // inserted mid-conversation (and dropped past `keep`) break that promise.
+        req.lineage = with_images.is_none().then_some(self.lineage);
         req.session = Some(self.id.as_str().to_string());
-        req
+        (req, with_images.is_none())
     }
 
     fn record_usage(&mut self, r: &ChatResponse) {
@@ -1900,6 +1941,16 @@ impl Turn<'_> {
             }
             _ if EXECUTABLE.contains(&name) => match self.workspace() {
                 Some(ws) => {
+                    if name == "read_file"
+                        && let Some(opts) = &self.h.images
+                        && let Some((text, mark)) = crate::images::answer(&ws, args, opts)
+                    {
+                        self.shown = mark;
+                        return ControlResult {
+                            text,
+                            is_error: false,
+                        };
+                    }
                     let out = crate::files::run_tool(&ws, name, args);
                     ControlResult {
                         text: out.text,

@@ -405,6 +405,9 @@ pub struct NativeAgentOptions {
     pub tool_paths: Option<Value>,
     /// The default trigger, checked at assembly (`UnknownTriggerError`).
     pub trigger: Option<String>,
+    /// `images`: `true`, or `{ maxBytes?, keep? }`, shows the agent the images it reads.
+    #[napi(ts_type = "boolean | { maxBytes?: number; keep?: number }")]
+    pub images: Option<Value>,
     /// Host seeds, checked at assembly (`InvalidVariableNameError`).
     #[napi(ts_type = "Record<string, unknown>")]
     pub variables: Option<Value>,
@@ -417,6 +420,41 @@ pub struct NativeAgentOptions {
         ts_type = "Record<string, { input?: number; output?: number; cacheRead?: number; cacheWrite?: number }>"
     )]
     pub pricing: Option<Value>,
+}
+
+/// The `images` option: off when absent or false; `true` for the defaults; or
+/// `{ maxBytes?, keep? }` (positive whole numbers).
+fn images_option(
+    value: Option<&Value>,
+) -> std::result::Result<Option<archmax_machine::images::ImageReads>, String> {
+    let mut reads = archmax_machine::images::ImageReads::default();
+    let given = match value {
+        None | Some(Value::Null) | Some(Value::Bool(false)) => return Ok(None),
+        Some(Value::Bool(true)) => return Ok(Some(reads)),
+        Some(Value::Object(m)) => m,
+        Some(other) => {
+            return Err(format!(
+                "'images' must be a boolean or {{ maxBytes?, keep? }}, got {}",
+                kind(other)
+            ));
+        }
+    };
+    let count =
+        |name: &str| -> std::result::Result<Option<u64>, String> {
+            match given.get(name) {
+                None | Some(Value::Null) => Ok(None),
+                Some(v) => v.as_u64().filter(|n| *n > 0).map(Some).ok_or_else(|| {
+                    format!("'images.{name}' must be a positive whole number, got {v}")
+                }),
+            }
+        };
+    if let Some(n) = count("maxBytes")? {
+        reads.max_bytes = n;
+    }
+    if let Some(n) = count("keep")? {
+        reads.keep = usize::try_from(n).unwrap_or(usize::MAX);
+    }
+    Ok(Some(reads))
 }
 
 /// A `variables` argument: absent or null is none; anything but an object is a `TypeError`.
@@ -734,6 +772,10 @@ impl NativeAgent {
             Ok(seeds) => seeds,
             Err(e) => return e,
         };
+        let images = match images_option(options.images.as_ref()) {
+            Ok(images) => images,
+            Err(message) => return plain_error("TypeError", message),
+        };
         let assembled = Harness::assemble_with(
             HarnessOptions {
                 store: self.store.build(&root),
@@ -770,6 +812,7 @@ impl NativeAgent {
                 harness.set_prompt_cache_option(p.enabled, p.ttl.clone());
             }
             harness.set_pricing(pricing);
+            harness.set_images(images);
             Ok(harness)
         });
         match assembled {

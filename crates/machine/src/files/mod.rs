@@ -7,7 +7,7 @@
 mod glob;
 mod ops;
 pub(crate) mod route;
-mod text;
+pub(crate) mod text;
 mod tools;
 
 #[cfg(test)]

@@ -10,6 +10,6 @@ pub use config::{
     CacheTtl, ConfigError, ModelConfig, Pricing, PricingTable, RetryPolicy, prompt_cache_from_env,
 };
 pub use types::{
-    AssistantMessage, CacheControl, ChatMessage, ChatRequest, ChatResponse, ContentPart,
+    AssistantMessage, CacheControl, ChatMessage, ChatRequest, ChatResponse, ContentPart, ImageUrl,
     MessageContent, ModelRole, ToolCall, ToolDef, Usage,
 };

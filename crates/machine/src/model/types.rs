@@ -109,6 +109,7 @@ impl MessageContent {
                 .iter()
                 .map(|part| match part {
                     ContentPart::Text { text, .. } => text.as_str(),
+                    ContentPart::ImageUrl { .. } => "",
                 })
                 .collect(),
         }
@@ -139,6 +140,18 @@ pub enum ContentPart {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         cache_control: Option<CacheControl>,
     },
+    /// `{"type": "image_url", "image_url": {"url": "data:<mime>;base64,…"}}` (user messages).
+    ImageUrl {
+        /// Where the image is (a data URL for an image the agent read).
+        image_url: ImageUrl,
+    },
+}
+
+/// The `image_url` of an image part.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ImageUrl {
+    /// The URL.
+    pub url: String,
 }
 
 impl ContentPart {
