@@ -353,6 +353,11 @@ export interface Agent {
    */
   invoke(input: InvokeInput, config?: InvokeConfig): Promise<InvokeResult>
   sessions: SessionOperations
+  /**
+   * The spec a session ran under, by its summary's `specHash` (a snapshot is kept the first
+   * time a turn runs under a spec); `null` when the store has none.
+   */
+  getSpecSnapshot(hash: string): Promise<Record<string, unknown> | null>
   /** Cancels the session's turn in flight (it ends failed, `turn-cancelled`); false when none runs. */
   cancel(sessionId: string): boolean
   /**

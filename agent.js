@@ -767,6 +767,10 @@ export async function createAgent(params = {}) {
         unwrap(await native.sessionSeed(sessionId, files))
       },
     },
+    async getSpecSnapshot(hash) {
+      live()
+      return unwrap(await native.specSnapshot(String(hash)))
+    },
     cancel(sessionId) {
       if (disposed) return false
       return native.cancel(sessionId)

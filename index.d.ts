@@ -132,6 +132,8 @@ export declare class NativeAgent {
   sessionList(): Promise<NativeResult>
   /** One session's summary, `null` when it has not run (`agent.sessions.get`). */
   sessionGet(sessionId: string): Promise<NativeResult>
+  /** The spec snapshot a session's `specHash` names, `null` when absent (`agent.getSpecSnapshot`). */
+  specSnapshot(hash: string): Promise<NativeResult>
   /** One session's committed transcript (`agent.sessions.messages`). */
   sessionMessages(sessionId: string): Promise<NativeResult>
   /** How many messages a session's transcript holds (`agent.sessions.messageCount`). */

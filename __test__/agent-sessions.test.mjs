@@ -1,4 +1,4 @@
-// agent.workflow.resolveSession (public-api digest §4.2) and agent.dispose(sessionId) (§3).
+// agent.workflow.resolveSession (public-api digest §4.2), agent.dispose(sessionId) and agent.getSpecSnapshot (§3).
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 
@@ -171,4 +171,21 @@ test('dispose(sessionId) releases that session (and its children) without dispos
   }
   // After the whole agent is disposed, dispose(id) is still a quiet no-op.
   agent.dispose('d-1')
+})
+
+test('getSpecSnapshot: the spec a session ran under, by its specHash; null for an unknown hash', async () => {
+  const root = workspace({ 'workflows/desk/workflow.yaml': SPEC })
+  const { model } = scripted([say('Hello.')])
+  const agent = await createAgent({ workflow: 'desk', workspace: { rootDir: root }, model })
+  try {
+    await agent.workflow.send('snap-1', { message: 'Hi' })
+    const { specHash } = await agent.sessions.get('snap-1')
+    assert.match(specHash, /^[0-9a-f]+$/)
+    const spec = await agent.getSpecSnapshot(specHash)
+    assert.equal(spec.title, 'Desk')
+    assert.ok(spec.states && typeof spec.states === 'object')
+    assert.equal(await agent.getSpecSnapshot('0123abcd'), null)
+  } finally {
+    agent.dispose()
+  }
 })

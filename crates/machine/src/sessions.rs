@@ -113,6 +113,14 @@ impl SessionSummary {
 }
 
 impl Harness {
+    /// The spec a session ran under, by the `specHash` of its summary (written the first
+    /// time a turn saw that hash); `None` when the store holds no such snapshot.
+    ///
+    /// Errors: `SessionStoreError` when the store fails or the hash is malformed.
+    pub fn spec_snapshot(&self, hash: &str) -> Result<Option<Value>, RunError> {
+        Ok(self.store.read_spec_snapshot(hash)?)
+    }
+
     /// The summary of a session; `None` when it has not run.
     ///
     /// Errors: `SessionStoreIdError` for a bad id, `SessionStoreError` when the store fails.

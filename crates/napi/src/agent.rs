@@ -1072,6 +1072,12 @@ impl NativeAgent {
         self.answer(|h| h.session_summary(&session_id))
     }
 
+    /// The spec snapshot a session's `specHash` names, `null` when absent (`agent.getSpecSnapshot`).
+    #[napi(ts_return_type = "Promise<NativeResult>")]
+    pub async fn spec_snapshot(&self, hash: String) -> Value {
+        self.answer(|h| h.spec_snapshot(&hash))
+    }
+
     /// One session's committed transcript (`agent.sessions.messages`).
     #[napi(ts_return_type = "Promise<NativeResult>")]
     pub async fn session_messages(&self, session_id: String) -> Value {
