@@ -1,11 +1,12 @@
 //! `NativeAgent`: a harness driven from JS. The hand-written `agent.js`
 //! wraps it as `createAgent`; this file only translates.
 //!
-//! Every JS callback crosses the boundary as a weak threadsafe function taking
-//! and returning JSON text, called with `call_async_catch`, so a callback that
-//! throws, rejects or answers garbage becomes an error of the call it served
-//! (a failed model call, a failed tool call), never a crash. The JS wrapper
-//! never throws itself: it answers `{ ok, value | error }` envelopes.
+//! A JS callback is asked through the drive loop of the turn polled on the JS thread
+//! (`crate::pump`), or, from a tokio worker, as a weak threadsafe function called with
+//! `call_async_catch`; either way it takes and returns JSON text, so a callback that
+//! throws, rejects or answers garbage becomes an error of the call it served (a failed
+//! model call, a failed tool call), never a crash. The JS wrapper never throws itself: it
+//! answers `{ ok, value | error }` envelopes.
 //! Expected failures of the harness come back as data (`{ ok: false, code,
 //! message }`) and `agent.js` raises them as the original's error classes.
 
