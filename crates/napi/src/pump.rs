@@ -14,10 +14,12 @@
 //! - anything else the turn waits for (a timeout, a cancellation, I/O) wakes it from another
 //!   thread; `woken()` is the promise that tells the loop to poll again.
 //!
-//! The JS-facing callbacks (`agent.rs`) take this path when [`active`] names a pump on the
-//! calling thread, i.e. while `poll()` runs. A turn whose session store is a JS object runs
-//! on a tokio worker instead (that store is called synchronously, and waiting for JS on the
-//! main thread would deadlock); its `poll()` only reports the end.
+//! The JS-facing callbacks (`agent.rs`, `hook_kinds.rs`) take this path when [`active`]
+//! names a pump on the calling thread, i.e. while `poll()` runs; a host governance rule,
+//! synchronous, is called directly through [`env`]. A turn without a JS model, or whose
+//! session store is a JS object, runs on a tokio worker instead (that store is called
+//! synchronously, and waiting for JS on the main thread would deadlock); its `poll()` only
+//! reports the end.
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
@@ -56,20 +58,27 @@ pub(crate) fn active() -> Option<Arc<Pump>> {
 }
 
 /// Sets `DRIVING` (and `ACTIVE`) for its lifetime.
+/// Restores what it replaced when dropped, so a poll nested in another (a host rule that
+/// starts a turn) leaves the outer one as it was.
 struct Driving {
     previous: Option<Arc<Pump>>,
     env: Option<napi::sys::napi_env>,
+    driving: bool,
 }
 
 impl Driving {
     fn enter(pump: Option<Arc<Pump>>, env: Option<&napi::Env>) -> Driving {
-        DRIVING.with(|d| d.set(true));
+        let driving = DRIVING.with(|d| d.replace(true));
         let env = ENV.with(|e| e.replace(env.map(napi::Env::raw).or(e.get())));
         let previous = match pump {
             Some(p) => ACTIVE.with(|a| a.borrow_mut().replace(p)),
             None => active(),
         };
-        Driving { previous, env }
+        Driving {
+            previous,
+            env,
+            driving,
+        }
     }
 }
 
@@ -78,7 +87,7 @@ impl Drop for Driving {
         let previous = self.previous.take();
         ACTIVE.with(|a| *a.borrow_mut() = previous);
         ENV.with(|e| e.set(self.env));
-        DRIVING.with(|d| d.set(false));
+        DRIVING.with(|d| d.set(self.driving));
     }
 }
 
