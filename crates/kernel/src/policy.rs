@@ -20,6 +20,13 @@ pub trait CustomRule: Send + Sync {
     fn check(&self, call: &ToolCall<'_>, ctx: &CallContext<'_>) -> Option<Decision>;
 }
 
+/// A shared rule is a rule (a host keeps one `Arc` and hands the kernel clones).
+impl<R: CustomRule + ?Sized> CustomRule for std::sync::Arc<R> {
+    fn check(&self, call: &ToolCall<'_>, ctx: &CallContext<'_>) -> Option<Decision> {
+        (**self).check(call, ctx)
+    }
+}
+
 /// What a policy is compiled against besides the spec.
 #[derive(Default)]
 pub struct PolicyOptions {

@@ -294,19 +294,6 @@ impl std::fmt::Debug for HostRules {
     }
 }
 
-/// One shared host rule as the kernel holds its rules.
-struct SharedRule(Arc<dyn archmax_kernel::CustomRule>);
-
-impl archmax_kernel::CustomRule for SharedRule {
-    fn check(
-        &self,
-        call: &archmax_kernel::ToolCall<'_>,
-        ctx: &archmax_kernel::CallContext<'_>,
-    ) -> Option<archmax_kernel::Decision> {
-        self.0.check(call, ctx)
-    }
-}
-
 /// One workflow, assembled.
 pub struct Harness {
     pub(crate) root: PathBuf,
@@ -437,9 +424,7 @@ impl Harness {
                     .policy_rules
                     .0
                     .iter()
-                    .map(|r| {
-                        Box::new(SharedRule(Arc::clone(r))) as Box<dyn archmax_kernel::CustomRule>
-                    })
+                    .map(|r| Box::new(Arc::clone(r)) as Box<dyn archmax_kernel::CustomRule>)
                     .collect(),
             },
         )

@@ -74,17 +74,14 @@ fn shown_mime(path: &str) -> Option<&'static str> {
     .then_some(mime)
 }
 
-/// An image's bytes, through the workspace's own routing and refusals.
+/// An image's bytes, through the workspace's own routing and `read_file`'s refusals.
 fn read(ws: &Workspace, path: &str) -> Option<(String, Vec<u8>)> {
     let route = crate::files::route::resolve(ws, path).ok()?;
-    if route.rel.is_empty() || route.through_symlink() {
+    if route.rel.is_empty() {
         return None;
     }
-    let meta = std::fs::symlink_metadata(&route.disk).ok()?;
-    if !meta.is_file() {
-        return None;
-    }
-    std::fs::read(&route.disk).ok().map(|b| (route.rel, b))
+    let bytes = crate::files::tools::read_bytes(&route).ok()?;
+    Some((route.rel, bytes))
 }
 
 /// The agent's `read_file` with image reads on: the answer and the mark for an image it may

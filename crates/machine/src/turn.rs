@@ -955,15 +955,16 @@ impl Turn<'_> {
                 )?;
                 break;
             }
-            let (request, moved_out) = self.request();
+            let request = self.request();
             let raced = race(
                 &self.cancel,
                 self.segment_left(),
                 self.h.model.complete(&request),
             )
             .await;
-            // The conversation moves back out of the request: no per-call copy.
-            if moved_out {
+            // The conversation moves back out of the request (no per-call copy), unless the
+            // request was a copy with images added (no lineage).
+            if request.lineage.is_some() {
                 self.chat = request.messages;
             }
             let response = match raced {
@@ -1080,10 +1081,10 @@ impl Turn<'_> {
 
     /// The next request. The conversation moves into it (and back after the call),
     /// so building a request never copies the transcript.
-    /// The next model request. Its messages move out of `chat` (and back after the call),
-    /// except when images ride along: those are added to a copy (`crate::images`), so they
-    /// never enter the conversation.
-    fn request(&mut self) -> (ChatRequest, bool) {
+    /// The next model request. Its messages move out of `chat` (and back after the call:
+    /// such a request carries the turn's lineage), except when images ride along: those are
+    /// added to a copy (`crate::images`), so they never enter the conversation.
+    fn request(&mut self) -> ChatRequest {
         let system = self.system_message();
         let tools = self.tool_defs();
         let with_images = self.h.images.filter(|_| !self.images.is_empty());
@@ -1105,7 +1106,7 @@ impl Turn<'_> {
         // inserted mid-conversation (and dropped past `keep`) break that promise.
         req.lineage = with_images.is_none().then_some(self.lineage);
         req.session = Some(self.id.as_str().to_string());
-        (req, with_images.is_none())
+        req
     }
 
     fn record_usage(&mut self, r: &ChatResponse) {

@@ -756,12 +756,7 @@ impl NativeAgent {
                 Err(message) => return plain_error("TypeError", message),
             },
             _ => match archmax_machine::model::Pricing::from_env(&lookup) {
-                Ok(p) => p.map(|p| archmax_machine::model::PricingTable {
-                    entries: vec![(
-                        archmax_machine::model::PricingTable::DEFAULT_KEY.to_string(),
-                        p,
-                    )],
-                }),
+                Ok(p) => p.map(archmax_machine::model::PricingTable::default_only),
                 Err(e) => return plain_error("Error", e.to_string()),
             },
         };

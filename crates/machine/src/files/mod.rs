@@ -8,7 +8,7 @@ mod glob;
 mod ops;
 pub(crate) mod route;
 pub(crate) mod text;
-mod tools;
+pub(crate) mod tools;
 
 #[cfg(test)]
 mod tests;

@@ -76,7 +76,8 @@ fn symlink_refusal(route: &Route) -> ToolOutput {
 }
 
 /// Reads a routed file's bytes, answering Deep Agents' read errors.
-fn read_bytes(route: &Route) -> Result<Vec<u8>, ToolOutput> {
+/// A routed file's bytes: refused through a symbolic link, missing when not a regular file.
+pub(crate) fn read_bytes(route: &Route) -> Result<Vec<u8>, ToolOutput> {
     let meta = fs::symlink_metadata(&route.disk).map_err(|_| not_found(route))?;
     if meta.file_type().is_symlink() || route.through_symlink() {
         return Err(symlink_refusal(route));

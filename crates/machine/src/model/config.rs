@@ -197,6 +197,13 @@ impl PricingTable {
     /// The key of the fallback entry.
     pub const DEFAULT_KEY: &'static str = "default";
 
+    /// A table of one entry, `default`: every model is priced alike (`ARCHMAX_PRICE_*`).
+    pub fn default_only(pricing: Pricing) -> Self {
+        PricingTable {
+            entries: vec![(Self::DEFAULT_KEY.to_owned(), pricing)],
+        }
+    }
+
     /// The entry for `model`: the exact id, else the longest key (other than `default`) that is a
     /// substring of the id (the first declared wins a tie), else `default`.
     pub fn lookup(&self, model: &str) -> Option<&Pricing> {
@@ -342,12 +349,9 @@ impl ModelConfig {
 
     /// The pricing table the env defines: `{ default: pricing }`, or empty.
     pub fn pricing_table(&self) -> PricingTable {
-        PricingTable {
-            entries: self
-                .pricing
-                .map(|p| vec![(PricingTable::DEFAULT_KEY.to_owned(), p)])
-                .unwrap_or_default(),
-        }
+        self.pricing
+            .map(PricingTable::default_only)
+            .unwrap_or_default()
     }
 }
 
