@@ -439,7 +439,7 @@ async function drive(turn, handlers) {
   let woke = null
   const wake = () => kick?.()
   for (;;) {
-    const { done, events, calls } = turn.poll()
+    const { done, events, calls, again } = turn.poll()
     for (const e of events) handlers.event(e)
     if (done !== undefined && done !== null) return done
     for (const { id, kind, json } of calls) {
@@ -450,6 +450,9 @@ async function drive(turn, handlers) {
         wake()
       })
     }
+    // A wake-up raised on this thread while it polled (the turn woke itself, then
+    // stopped to hand over events or calls) is not signalled through `woken()`.
+    if (again) continue
     woke ??= turn.woken().then(() => {
       woke = null
       wake()

@@ -356,6 +356,11 @@ export interface NativePoll {
   events: Array<string>
   /** The calls to answer: `kind` is `model` (a request delta) or `tool`. */
   calls: Array<NativeCall>
+  /**
+   * True when the turn woke itself during this poll (a wake-up on the polling thread
+   * sends no message): poll again at once, without waiting for `woken()`.
+   */
+  again: boolean
 }
 
 /** `createAgent({ promptCache })`: each field given outranks the spec and the env. */

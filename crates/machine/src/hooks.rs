@@ -160,12 +160,18 @@ pub fn read_outcome(outcome: &Value) -> Verdict {
     match value {
         Value::Bool(false) => Verdict::Veto("precondition not met".to_string()),
         Value::Object(m) => {
+            // A verdict object is taken as it is; a missing or blank reason gets the
+            // helpers' default, exactly as a script hook's `{ verdict }` does.
             let reason = m.get("reason").and_then(Value::as_str).map(str::to_string);
-            match (m.get("verdict").and_then(Value::as_str), reason) {
-                (Some("ok"), Some(_)) => Verdict::Ok,
-                (Some("veto"), Some(r)) => Verdict::Veto(r),
-                (Some("correct"), Some(r)) => Verdict::Correct(r),
-                _ => Verdict::Error(format!(
+            let verdict = m
+                .get("verdict")
+                .and_then(Value::as_str)
+                .and_then(|v| archmax_sandbox::verdict_from_parts(v, reason));
+            match verdict {
+                Some(archmax_sandbox::HookVerdict::Ok) => Verdict::Ok,
+                Some(archmax_sandbox::HookVerdict::Veto(r)) => Verdict::Veto(r),
+                Some(archmax_sandbox::HookVerdict::Correct(r)) => Verdict::Correct(r),
+                None => Verdict::Error(format!(
                     "hook returned {}, which is not a verdict — return {{ verdict: \"ok\" | \"correct\" | \"veto\", reason }}, false, or nothing at all",
                     describe_keys(m)
                 )),
@@ -472,5 +478,25 @@ mod tests {
         );
         assert_eq!(parse_verdict(r#"{"verdict":"maybe"}"#), None);
         assert_eq!(parse_verdict("looks good"), None);
+    }
+
+    /// A custom executor's verdict object is taken as it is: no reason is needed, and a
+    /// missing one gets the helpers' default (sandbox-hooks-cases §2.5).
+    #[test]
+    fn a_custom_kinds_verdict_needs_no_reason() {
+        let read = |value: Value| read_outcome(&serde_json::json!({ "ok": true, "value": value }));
+        assert_eq!(read(serde_json::json!({ "verdict": "ok" })), Verdict::Ok);
+        assert_eq!(
+            read(serde_json::json!({ "verdict": "veto" })),
+            Verdict::Veto("vetoed by hook".into())
+        );
+        assert_eq!(
+            read(serde_json::json!({ "verdict": "correct", "reason": " " })),
+            Verdict::Correct("correction requested".into())
+        );
+        assert!(matches!(
+            read(serde_json::json!({ "verdict": "OK" })),
+            Verdict::Error(_)
+        ));
     }
 }

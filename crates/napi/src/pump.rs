@@ -177,6 +177,9 @@ pub struct NativePoll {
     pub events: Vec<String>,
     /// The calls to answer: `kind` is `model` (a request delta) or `tool`.
     pub calls: Vec<NativeCall>,
+    /// True when the turn woke itself during this poll (a wake-up on the polling thread
+    /// sends no message): poll again at once, without waiting for `woken()`.
+    pub again: bool,
 }
 
 /// A call the turn waits on.
@@ -263,8 +266,10 @@ impl NativeTurn {
             self.pump.notify.notify_one();
         }
         drop(work);
+        let again = done.is_none() && self.pump.woken.load(Ordering::Acquire);
         let mut out = self.pump.outbox();
         NativePoll {
+            again,
             done,
             events: std::mem::take(&mut out.events),
             calls: out

@@ -31,4 +31,4 @@ pub use sandbox::Sandbox;
 pub use source::{
     HARNESS_SPECIFIER, ImportError, camel_case, is_harness_specifier, strip_harness_imports,
 };
-pub use verdict::{HookRun, HookVerdict};
+pub use verdict::{HookRun, HookVerdict, from_parts as verdict_from_parts};

@@ -57,7 +57,8 @@ pub(crate) fn not_a_verdict(shape: &Shape) -> String {
 
 /// Builds a verdict from a `verdict` string and an optional reason; blank reasons get the
 /// helpers' defaults. `None` when `verdict` is not exactly `ok`, `veto` or `correct`.
-pub(crate) fn from_parts(verdict: &str, reason: Option<String>) -> Option<HookVerdict> {
+/// Hosts reading a custom hook kind's answer use the same rule.
+pub fn from_parts(verdict: &str, reason: Option<String>) -> Option<HookVerdict> {
     let reason = reason.filter(|r| !r.trim().is_empty());
     match verdict {
         "ok" => Some(HookVerdict::Ok),

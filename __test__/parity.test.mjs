@@ -1,0 +1,434 @@
+// The parity matrix: every scenario, written once as data, runs under every way a host
+// drives the harness (a JS model function, a LangChain chat model, the ARCHMAX_* endpoint
+// against a scripted server on 127.0.0.1) × onEvent on/off × every session store
+// (filesystem, memory, a host JS store). Every cell must give the reference cell's
+// outcomes, and every listening cell its event types in the same order; no cell may end
+// because a sandbox or turn time limit fired.
+//
+// A new capability adds a scenario; a new way in adds a column.
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { createServer } from 'node:http'
+import { cpSync, mkdtempSync, mkdirSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+
+import { BaseChatModel } from '@langchain/core/language_models/chat_models'
+import { AIMessage } from '@langchain/core/messages'
+
+import { createAgent, createMemorySessionStore } from '@archmax-ai/harness'
+import { EXAMPLE, call, say, workspace } from './helpers.mjs'
+
+/** The text of a request's messages, for a check to search (`requestText` is their JSON). */
+function contents(requestText) {
+  return JSON.parse(requestText)
+    .map((m) => (typeof m === 'string' ? m : typeof m?.content === 'string' ? m.content : JSON.stringify(m?.content ?? m)))
+    .join('\n')
+}
+
+const tools = (...calls) => ({ role: 'assistant', content: null, tool_calls: calls })
+const advance = (to, reason, id) => tools(call('archmax_advance', { to, reason }, id))
+
+function exampleCopy() {
+  const dir = mkdtempSync(join(tmpdir(), 'archmax-parity-'))
+  cpSync(EXAMPLE, dir, { recursive: true })
+  return dir
+}
+
+// ---------------------------------------------------------------- scenarios
+
+const REFUND = JSON.stringify({ order_id: 'KK-2043', decision: 'partial_refund', amount: 10, currency: 'EUR', limit: 300, reason: 'Delayed past the promise.' })
+
+/** Hooks and scripts that call several tools at once. */
+const CONCURRENT_SPEC = `title: Concurrent tools
+instructions: A test workflow.
+mounts:
+  allow_always: []
+states:
+  draft:
+    triggers: { manual: }
+    instructions: Write the notes, compute, then move on.
+    transitions:
+      - to: done
+    after:
+      script: hooks/check.js
+  done:
+    instructions: Say goodbye.
+`
+const CONCURRENT_HOOK = `export default async ({ tools }) => {
+  const [a, b, listing] = await Promise.all([
+    tools.readFile({ file_path: 'scratchpad/a.md' }),
+    tools.readFile({ file_path: 'scratchpad/b.md' }),
+    tools.ls({ path: 'scratchpad' }),
+  ])
+  if (!a.includes('alpha') || !b.includes('beta')) return { verdict: 'correct', reason: 'write both notes' }
+  if (!listing.includes('a.md')) return { verdict: 'veto', reason: 'the listing misses a.md' }
+  return { verdict: 'ok', reason: 'both notes are there' }
+}
+`
+const EVAL_BOTH = `const [a, b] = await Promise.all([tools.readFile({ file_path: 'scratchpad/a.md' }), tools.readFile({ file_path: 'scratchpad/b.md' })]);
+[a.includes('alpha'), b.includes('beta')]`
+
+const RUBRIC_SPEC = `title: Graded
+instructions: A test workflow.
+mounts:
+  allow_always: []
+states:
+  answer:
+    triggers: { manual: }
+    instructions: Answer with a date.
+    after:
+      rubric:
+        instructions: The reply must name a date.
+        max_iterations: 2
+`
+
+const WAIT_SPEC = `title: Waits
+instructions: A test workflow.
+mounts:
+  allow_always: []
+states:
+  invoice:
+    triggers: { manual: }
+    instructions: Wait for the payment, then say thanks.
+`
+
+const CUSTOM_SPEC = `title: Approvals
+instructions: A test workflow.
+mounts:
+  allow_always: []
+states:
+  draft:
+    triggers: { manual: }
+    instructions: Draft the refund.
+    transitions:
+      - to: done
+    after:
+      approval: finance
+  done:
+    instructions: Say goodbye.
+`
+
+const POLICY_SPEC = `title: Lookups
+instructions: A test workflow.
+mounts:
+  allow_always: []
+states:
+  lookup:
+    triggers: { manual: }
+    instructions: Look the customers up.
+    tools:
+      allow: [crm_lookup]
+`
+const crm = {
+  name: 'crm_lookup',
+  description: 'Looks a customer up by email.',
+  schema: { type: 'object', properties: { email: { type: 'string' } }, required: ['email'] },
+  handler: async ({ email }) => ({ email, tier: 'gold' }),
+}
+const noVip = (action) =>
+  action.tool === 'crm_lookup' && String(action.args.email).endsWith('@vip.example')
+    ? { decision: 'block', ruleId: 'host.no-vip', reason: 'VIP records are off limits.' }
+    : null
+
+const PNG = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])
+
+/**
+ * name, a workspace maker, the agent options beyond model/store/onEvent, the model's
+ * scripted answers (to the agent and to any grader, in the order asked), the steps (each
+ * a harness call on `agent.workflow`), and `check`: what the reference outcomes must say.
+ * `files`: the scenario's tools read or write session files.
+ */
+const SCENARIOS = [
+  {
+    name: "the example's refund flow: park at review, decide, complete",
+    files: true,
+    workspace: exampleCopy,
+    options: { workflow: 'order-lookup' },
+    answers: [
+      advance('refund-request', 'wants money back', 'c1'),
+      tools(
+        call('archmax_set_variables', { variables: { order_id: 'KK-2043' } }, 'c2'),
+        call('write_file', { file_path: 'scratchpad/refund.json', content: REFUND }, 'c3'),
+        call('archmax_advance', { to: 'refund-review', reason: 'proposal written' }, 'c4'),
+      ),
+      say('A colleague will review your refund.'),
+      tools(call('write_file', { file_path: 'outbox/refund-KK-2043.md', content: 'KK-2043: 10.00 EUR, within 5 working days.' }, 'c5')),
+      say('Your refund of 10.00 EUR is confirmed.'),
+    ],
+    steps: [(w) => w.send('r1', { message: 'I want a refund for KK-2043.' }), (w) => w.decide('r1', { target: 'refund-approved', comment: 'ok' })],
+    check: ([parked, done]) => {
+      assert.equal(parked.kind, 'parked')
+      assert.equal(parked.state, 'refund-review')
+      assert.equal(done.kind, 'completed')
+      assert.equal(done.state, 'refund-approved')
+    },
+  },
+  {
+    name: 'a hook and archmax_eval each await several tools.* calls at once',
+    files: true,
+    workspace: () => workspace({ 'workflows/conc/workflow.yaml': CONCURRENT_SPEC, 'workflows/conc/hooks/check.js': CONCURRENT_HOOK }),
+    options: { workflow: 'conc' },
+    answers: [
+      tools(
+        call('write_file', { file_path: 'scratchpad/a.md', content: 'alpha' }, 'c1'),
+        call('write_file', { file_path: 'scratchpad/b.md', content: 'beta' }, 'c2'),
+        call('archmax_eval', { code: EVAL_BOTH }, 'c3'),
+      ),
+      advance('done', 'notes written', 'c4'),
+      say('Goodbye.'),
+    ],
+    steps: [(w) => w.send('h1', { message: 'Go.' })],
+    check: ([done], requests) => {
+      assert.equal(done.kind, 'completed')
+      assert.equal(done.state, 'done')
+      assert.match(contents(requests[1]), /→ \[\s*true,\s*true\s*\]/)
+    },
+  },
+  {
+    name: 'a rubric corrects once, then passes',
+    workspace: () => workspace({ 'workflows/graded/workflow.yaml': RUBRIC_SPEC }),
+    options: { workflow: 'graded' },
+    answers: [
+      say('Soon.'),
+      say('{"verdict": "correct", "reason": "name a date"}'),
+      say('On 3 March.'),
+      say('{"verdict": "ok", "reason": "names a date"}'),
+    ],
+    steps: [(w) => w.send('g1', { message: 'When does it ship?' })],
+    check: ([done]) => {
+      assert.equal(done.kind, 'completed')
+      assert.equal(done.reply, 'On 3 March.')
+    },
+  },
+  {
+    name: 'a wait parks for an event; a delivery resumes it',
+    workspace: () => workspace({ 'workflows/waits/workflow.yaml': WAIT_SPEC }),
+    options: { workflow: 'waits' },
+    answers: [tools(call('archmax_wait', { reason: 'waiting for the payment' }, 'c1')), say('I will wait for the payment.'), say('Thanks, the payment of 20 arrived.')],
+    steps: [(w) => w.send('w1', { message: 'Here is the invoice.' }), (w) => w.deliver('w1', { trigger: { id: 'payment-received' }, variables: { amount: 20 } })],
+    check: ([waiting, done]) => {
+      assert.equal(waiting.status, 'awaiting_input')
+      assert.equal(done.kind, 'completed')
+      assert.equal(done.reply, 'Thanks, the payment of 20 arrived.')
+      assert.equal(done.variables.amount.value, 20)
+    },
+  },
+  {
+    name: 'a custom hook kind vetoes, then lets the agent move',
+    workspace: () => workspace({ 'workflows/approvals/workflow.yaml': CUSTOM_SPEC }),
+    options: () => {
+      let asked = 0
+      return {
+        workflow: 'approvals',
+        hookExecutors: {
+          approval: async () => ({ ok: true, value: asked++ === 0 ? { verdict: 'veto', reason: 'not signed off' } : { verdict: 'ok' }, logs: [], formatted: '' }),
+        },
+      }
+    },
+    answers: [advance('done', 'drafted', 'c1'), advance('done', 'drafted again', 'c2'), say('Refunded.')],
+    steps: [(w) => w.send('a1', { message: 'Refund it.' })],
+    check: ([done], requests) => {
+      assert.equal(done.state, 'done')
+      assert.match(contents(requests[1]), /not signed off/)
+    },
+  },
+  {
+    name: 'a host policy rule refuses one host tool call and lets another through',
+    workspace: () => workspace({ 'workflows/lookups/workflow.yaml': POLICY_SPEC }),
+    options: { workflow: 'lookups', tools: [crm], policyRules: [noVip] },
+    answers: [tools(call('crm_lookup', { email: 'a@vip.example' }, 'c1'), call('crm_lookup', { email: 'b@shop.example' }, 'c2')), say('Done.')],
+    steps: [(w) => w.send('p1', { message: 'Look them up.' })],
+    check: ([done], requests) => {
+      assert.equal(done.kind, 'completed')
+      assert.match(contents(requests[1]), /VIP records are off limits/)
+      assert.match(contents(requests[1]), /"tier":"gold"/)
+    },
+  },
+  {
+    name: 'an image read is shown to the model on the next request',
+    files: true,
+    workspace: () => {
+      const dir = workspace({ 'AGENTS.md': '# Persona\n' })
+      mkdirSync(join(dir, 'charts'), { recursive: true })
+      writeFileSync(join(dir, 'charts/a.png'), PNG)
+      return dir
+    },
+    options: { workflow: false, images: {} },
+    mounts: { '/charts/': {} },
+    answers: [tools(call('read_file', { file_path: 'charts/a.png' }, 'c1')), say('One chart.')],
+    steps: [(w, agent) => agent.invoke({ messages: [{ role: 'user', content: 'What is in the chart?' }] }, { configurable: { thread_id: 'i1' } })],
+    check: ([done], requests) => {
+      assert.match(requests[1], /data:image\/png;base64,/)
+      assert.ok(JSON.stringify(done).includes('One chart.'))
+    },
+  },
+]
+
+// ---------------------------------------------------------------- the columns
+
+/** An OpenAI assistant message as a LangChain AIMessage. */
+function toAIMessage(m) {
+  return new AIMessage({
+    content: m.content ?? '',
+    tool_calls: (m.tool_calls ?? []).map((c) => ({ id: c.id, name: c.function.name, args: JSON.parse(c.function.arguments), type: 'tool_call' })),
+  })
+}
+
+class ScriptedChatModel extends BaseChatModel {
+  constructor(next) {
+    super({})
+    this.next = next
+  }
+  _llmType() {
+    return 'scripted'
+  }
+  bindTools(tools) {
+    return this.withConfig({ tools })
+  }
+  async _generate(messages) {
+    const message = toAIMessage(this.next(JSON.stringify(messages.map((m) => m.content))))
+    return { generations: [{ text: typeof message.content === 'string' ? message.content : '', message }] }
+  }
+}
+
+/**
+ * The model sources. Each answers from `next(requestText)` and gives the createAgent
+ * options that select it; `requestText` is what the test may search (the request's messages as text).
+ */
+const MODELS = {
+  js: async (next) => ({ options: { model: async (request) => next(JSON.stringify(request.messages)) } }),
+  langchain: async (next) => ({ options: { model: new ScriptedChatModel(next) } }),
+  http: async (next) => {
+    const server = createServer((req, res) => {
+      let body = ''
+      req.on('data', (c) => (body += c))
+      req.on('end', () => {
+        let message
+        try {
+          message = next(JSON.stringify(JSON.parse(body).messages))
+        } catch (e) {
+          res.statusCode = 400
+          res.end(JSON.stringify({ error: { message: String(e) } }))
+          return
+        }
+        res.setHeader('content-type', 'application/json')
+        res.end(JSON.stringify({ id: 'x', object: 'chat.completion', model: 'scripted', choices: [{ index: 0, message, finish_reason: 'stop' }] }))
+      })
+    })
+    await new Promise((r) => server.listen(0, '127.0.0.1', r))
+    const saved = { ...process.env }
+    process.env.ARCHMAX_API_BASE_URL = `http://127.0.0.1:${server.address().port}/v1`
+    process.env.ARCHMAX_API_KEY = 'test'
+    process.env.ARCHMAX_MODEL = 'scripted'
+    return {
+      options: {},
+      close: async () => {
+        for (const k of ['ARCHMAX_API_BASE_URL', 'ARCHMAX_API_KEY', 'ARCHMAX_MODEL']) {
+          if (saved[k] === undefined) delete process.env[k]
+          else process.env[k] = saved[k]
+        }
+        server.closeAllConnections()
+        await new Promise((r) => server.close(r))
+      },
+    }
+  },
+}
+
+/** A Map-backed host store. */
+function hostStore() {
+  const sessions = new Map()
+  return {
+    load: (id) => (sessions.has(id) ? structuredClone(sessions.get(id)) : null),
+    commit: (id, step) => {
+      const s = sessions.get(id) ?? { state: null, messages: [] }
+      s.messages.push(...step.messages)
+      s.state = step.state
+      sessions.set(id, s)
+    },
+    list: () => [...sessions.keys()],
+    delete: (id) => sessions.delete(id),
+  }
+}
+
+const STORES = {
+  filesystem: () => undefined,
+  memory: () => createMemorySessionStore(),
+  host: () => hostStore(),
+}
+
+/** Cells that cannot pass yet, with the reason; they run as `todo`. */
+function knownGap(scenario, store) {
+  if (scenario.files && store !== 'filesystem') return 'issue 12 item 4: only the filesystem store holds session files'
+  return undefined
+}
+
+// ---------------------------------------------------------------- running a cell
+
+/** What may differ between cells: clock readings, and the runtime's note ids, which carry one. */
+function normalize(value) {
+  const text = JSON.stringify(value).replace(/"note_(\d+)_\d+"/g, '"note_$1"')
+  return JSON.parse(text, (key, v) => (['ts', 'createdAt', 'decidedAt', 'parkedAt'].includes(key) ? undefined : v))
+}
+
+async function runCell(scenario, { model, events, store }) {
+  const answers = [...scenario.answers]
+  const requests = []
+  const next = (text) => {
+    requests.push(text)
+    const answer = answers.shift()
+    if (answer === undefined) throw new Error(`the script ran out at request ${requests.length}`)
+    return answer
+  }
+  const source = await MODELS[model](next)
+  const seen = []
+  const options = typeof scenario.options === 'function' ? scenario.options() : scenario.options
+  const sessionStore = STORES[store]()
+  let agent
+  try {
+    agent = await createAgent({
+      ...options,
+      ...source.options,
+      workspace: { rootDir: scenario.workspace(), ...(scenario.mounts ? { mounts: scenario.mounts } : {}), ...(sessionStore ? { sessionStore } : {}) },
+      ...(events ? { onEvent: (e) => seen.push(e) } : {}),
+    })
+    const outcomes = []
+    for (const step of scenario.steps) outcomes.push(normalize(await step(agent.workflow, agent)))
+    return { outcomes, types: seen.map((e) => e.type), events: seen, requests, unused: answers.length }
+  } finally {
+    agent?.dispose()
+    await source.close?.()
+  }
+}
+
+/** A limit that fired shows as a hook error or an exit naming a timeout. */
+function assertNoLimitFired(cell) {
+  const text = JSON.stringify([cell.outcomes, cell.events])
+  assert.doesNotMatch(text, /timed out|time limit|timeoutMs|exceeded the .*budget/i, 'a time limit fired')
+}
+
+// ---------------------------------------------------------------- the matrix
+
+const columns = []
+for (const model of Object.keys(MODELS)) for (const events of [true, false]) for (const store of Object.keys(STORES)) columns.push({ model, events, store })
+const label = ({ model, events, store }) => `${model} model, onEvent ${events ? 'on' : 'off'}, ${store} store`
+
+for (const scenario of SCENARIOS) {
+  test(`parity: ${scenario.name}`, async (t) => {
+    // The reference: a JS model function, listening, over the filesystem store.
+    const reference = await runCell(scenario, columns[0])
+    scenario.check(reference.outcomes, reference.requests)
+    assert.equal(reference.unused, 0, 'the reference cell used every scripted answer')
+    assertNoLimitFired(reference)
+    for (const column of columns.slice(1)) {
+      const gap = knownGap(scenario, column.store)
+      await t.test(label(column), gap ? { todo: gap } : {}, async () => {
+        const cell = await runCell(scenario, column)
+        assertNoLimitFired(cell)
+        assert.deepEqual(cell.outcomes, reference.outcomes)
+        if (column.events) assert.deepEqual(cell.types, reference.types)
+        assert.equal(cell.unused, 0)
+      })
+    }
+  })
+}
