@@ -250,17 +250,25 @@ impl ModelGrader {
                 ));
             }
         };
-        let sandbox = match archmax_sandbox::Sandbox::new(self.limits.clone()).await {
-            Ok(s) => s,
-            Err(e) => return Verdict::Error(format!("the sandbox could not start: {e}")),
-        };
         let bridge: std::sync::Arc<dyn archmax_sandbox::ToolBridge> = match &input.tools {
             Some(t) => t.clone(),
             None => std::sync::Arc::new(NoTools),
         };
-        let run = sandbox
-            .run_hook(script, &source, sandbox_input(input).to_value(), bridge)
-            .await;
+        // QuickJS runs on a thread of its own; its tools.* calls are served here.
+        let limits = self.limits.clone();
+        let (name, hook_input) = (script.to_owned(), sandbox_input(input).to_value());
+        let started = crate::script_thread::run(bridge, move |bridge| async move {
+            let sandbox = archmax_sandbox::Sandbox::new(limits).await?;
+            Ok::<_, archmax_sandbox::SandboxError>(
+                sandbox.run_hook(&name, &source, hook_input, bridge).await,
+            )
+        })
+        .await;
+        let run = match started {
+            Ok(Ok(run)) => run,
+            Ok(Err(e)) => return Verdict::Error(format!("the sandbox could not start: {e}")),
+            Err(e) => return Verdict::Error(format!("hook '{script}' failed: {e}")),
+        };
         if let Some(t) = &input.tools {
             for line in run.output {
                 t.emit(crate::events::Event::HookOutput {

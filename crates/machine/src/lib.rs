@@ -21,6 +21,7 @@ pub mod plain;
 pub mod prompt;
 pub mod ptc;
 pub mod resolve;
+mod script_thread;
 pub mod sessions;
 pub mod state;
 pub mod store;

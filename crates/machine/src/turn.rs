@@ -65,6 +65,12 @@ const OFFLOAD_CHARS: usize = 40_000;
 
 /// A hook as events and the CLI name it: a script by its path, a rubric by its
 /// position, a custom kind as `kind:value`.
+/// How many blocking commits run at once (the filesystem's journal batches their syncs;
+/// more threads buy little: measured 73 µs per commit with 8, 48 µs with 128, 204 µs alone).
+const COMMIT_THREADS_MAX: usize = 64;
+static COMMIT_THREADS: tokio::sync::Semaphore =
+    tokio::sync::Semaphore::const_new(COMMIT_THREADS_MAX);
+
 fn hook_label(hook: &archmax_spec::model::Hook, index: usize) -> String {
     match hook {
         archmax_spec::model::Hook::Script { script, .. } => script.clone(),
@@ -291,10 +297,11 @@ impl Harness {
         crate::harness::check_variable_names(&input.variables, "seeded")?;
         let start = self.start_state(&trigger)?;
         if self.spec.disabled == Some(true) {
-            turn.refuse_disabled(&trigger, &start, prior, &input)?;
+            turn.refuse_disabled(&trigger, &start, prior, &input)
+                .await?;
             return Ok(turn.outcome());
         }
-        turn.open(&trigger, &start, prior, &input)?;
+        turn.open(&trigger, &start, prior, &input).await?;
         let out = turn.run().await;
         drop(lease);
         out
@@ -319,7 +326,7 @@ impl Harness {
         for m in messages {
             turn.push(m);
         }
-        turn.commit()?;
+        turn.commit().await?;
         let out = turn.run().await;
         drop(lease);
         out
@@ -396,7 +403,7 @@ impl Harness {
             turn.reply_case = crate::park::ReplyCase::Routed;
             turn.park_decision(target, Vec::new());
         }
-        turn.commit()?;
+        turn.commit().await?;
         let out = turn.run().await;
         drop(lease);
         out
@@ -424,7 +431,7 @@ impl Harness {
         turn.push(json!({ "role": "user", "content": message }));
         turn.reply_case = crate::park::ReplyCase::PersonWrote;
         turn.closing = true;
-        turn.commit()?;
+        turn.commit().await?;
         let out = turn.run().await;
         drop(lease);
         out
@@ -513,7 +520,7 @@ impl Harness {
         turn.emit(Event::StateEnter { state });
         // A delivery resumes the visit: the parked state's `before` hooks do not run again.
         turn.before_done = true;
-        turn.commit()?;
+        turn.commit().await?;
         let out = turn.run().await;
         drop(lease);
         out
@@ -616,19 +623,52 @@ impl Turn<'_> {
     }
 
     /// Writes the new messages and the state: the step is durable once this returns.
-    fn commit(&mut self) -> Result<(), RunError> {
+    ///
+    /// A store whose commit waits on the disk commits on a blocking thread (at most
+    /// [`COMMIT_THREADS`] at once): the turn's own thread is free meanwhile, and concurrent
+    /// sessions' `fdatasync`s overlap, which the filesystem's journal commits together.
+    async fn commit(&mut self) -> Result<(), RunError> {
         self.session.transcript_len = self.messages.len() as u64;
         let state =
             serde_json::to_value(&self.session).map_err(|e| RunError::Store(e.to_string()))?;
-        self.h.store.commit(
-            &self.id,
-            Step {
+        let handle = tokio::runtime::Handle::try_current().ok();
+        let Some(handle) = handle.filter(|_| self.h.store.commit_blocks()) else {
+            let step = Step {
                 new_messages: &self.pending,
                 state: &state,
-            },
-        )?;
-        self.pending.clear();
-        Ok(())
+            };
+            self.h.store.commit(&self.id, step)?;
+            self.pending.clear();
+            return Ok(());
+        };
+        let permit = COMMIT_THREADS
+            .acquire()
+            .await
+            .map_err(|e| RunError::Store(e.to_string()))?;
+        let (store, id) = (std::sync::Arc::clone(&self.h.store), self.id.clone());
+        let pending = std::mem::take(&mut self.pending);
+        let committed = handle
+            .spawn_blocking(move || {
+                let step = Step {
+                    new_messages: &pending,
+                    state: &state,
+                };
+                (store.commit(&id, step), pending)
+            })
+            .await;
+        drop(permit);
+        match committed {
+            Ok((Ok(()), _)) => Ok(()),
+            Ok((Err(e), pending)) => {
+                // Nothing of the step is durable: its messages stay pending.
+                self.pending = pending;
+                Err(e.into())
+            }
+            Err(e) => Err(RunError::Store(format!(
+                "the commit of session '{}' did not finish: {e}",
+                self.id.as_str()
+            ))),
+        }
     }
 
     fn trail(&mut self, to: &str, kind: &str, reason: Option<&str>) {
@@ -642,7 +682,7 @@ impl Turn<'_> {
 
     /// A fresh turn through `invoke` on a disabled workflow: settled `rejected` at the turn
     /// boundary with a warning, before any hook or model call (the input is kept).
-    fn refuse_disabled(
+    async fn refuse_disabled(
         &mut self,
         trigger: &str,
         start: &str,
@@ -673,11 +713,11 @@ impl Turn<'_> {
             self.push(m);
         }
         self.push(json!({ "role": "user", "content": input.message.trim() }));
-        self.commit()
+        self.commit().await
     }
 
     /// The turn boundary: position, trigger, seeds, signature check, first commit.
-    fn open(
+    async fn open(
         &mut self,
         trigger: &str,
         start: &str,
@@ -757,14 +797,14 @@ impl Turn<'_> {
             });
             self.session.status = Status::Rejected;
             self.session.rejected = Some(reason);
-            return self.commit();
+            return self.commit().await;
         }
         self.emit(Event::StateEnter { state: here });
         for m in prior {
             self.push(m);
         }
         self.push(json!({ "role": "user", "content": input.message.trim() }));
-        self.commit()
+        self.commit().await
     }
 
     /// The trigger's `requires` against the seeds: the refusal text, if any.
@@ -930,7 +970,7 @@ impl Turn<'_> {
                 break;
             }
             if self.cancel.is_cancelled() {
-                self.fail_cancelled()?;
+                self.fail_cancelled().await?;
                 break;
             }
             if !self.reply_only
@@ -938,13 +978,13 @@ impl Turn<'_> {
             {
                 let here = self.session.workflow_state.clone();
                 self.push(json!({ "role": "assistant", "content": format!("Request rejected before the '{here}' state could run: {reason}") }));
-                self.route_failure(&reason)?;
+                self.route_failure(&reason).await?;
                 continue;
             }
             if !self.reply_only
                 && let Some(reason) = self.budget_exhausted()
             {
-                self.route_failure(&reason)?;
+                self.route_failure(&reason).await?;
                 continue;
             }
             self.steps += 1;
@@ -952,7 +992,8 @@ impl Turn<'_> {
                 self.fail(
                     "recursion-limit",
                     &format!("the turn exceeded its step limit ({limit} steps)"),
-                )?;
+                )
+                .await?;
                 break;
             }
             let request = self.request();
@@ -970,16 +1011,16 @@ impl Turn<'_> {
             let response = match raced {
                 Raced::Done(Ok(r)) => r,
                 Raced::Done(Err(e)) => {
-                    self.fail("turn-error", &e.to_string())?;
+                    self.fail("turn-error", &e.to_string()).await?;
                     break;
                 }
                 Raced::TimedOut => {
                     let reason = self.timeout_reason().unwrap_or_default();
-                    self.route_failure(&reason)?;
+                    self.route_failure(&reason).await?;
                     continue;
                 }
                 Raced::Cancelled => {
-                    self.fail_cancelled()?;
+                    self.fail_cancelled().await?;
                     break;
                 }
             };
@@ -1023,7 +1064,7 @@ impl Turn<'_> {
                     });
                 }
                 self.reply_only = false;
-                self.commit()?;
+                self.commit().await?;
                 break;
             }
             if calls.is_empty() {
@@ -1040,16 +1081,16 @@ impl Turn<'_> {
                         Gate::Block(r) => {
                             // The completion check did not pass: the agent revises in place.
                             self.note("after", &format!("[after] The '{here}' completion check did not pass: {r}. Revise your work and produce a corrected final response."));
-                            self.commit()?;
+                            self.commit().await?;
                             continue;
                         }
                         Gate::Fail(r) => {
-                            self.route_failure(&r)?;
+                            self.route_failure(&r).await?;
                             continue;
                         }
                     }
                 }
-                self.complete()?;
+                self.complete().await?;
                 break;
             }
             let mut moved: Option<String> = None;
@@ -1062,7 +1103,7 @@ impl Turn<'_> {
                 && let Some(reason) = self.session.rejected.clone()
             {
                 // A terminal verdict: route at the end of the step.
-                self.route_failure(&reason)?;
+                self.route_failure(&reason).await?;
                 continue;
             }
             if self.session.park.is_some() && self.session.rejected.is_some() {
@@ -1070,12 +1111,12 @@ impl Turn<'_> {
                 let reason = self.session.rejected.clone().unwrap_or_default();
                 self.session.park = None;
                 self.session.status = Status::Running;
-                self.route_failure(&reason)?;
+                self.route_failure(&reason).await?;
                 continue;
             }
-            self.commit()?;
+            self.commit().await?;
         }
-        self.commit()?;
+        self.commit().await?;
         Ok(self.outcome())
     }
 
@@ -1212,7 +1253,7 @@ impl Turn<'_> {
 
     /// A terminal failure: through the state's `on_error` when it has one, else the
     /// turn ends rejected.
-    fn route_failure(&mut self, reason: &str) -> Result<(), RunError> {
+    async fn route_failure(&mut self, reason: &str) -> Result<(), RunError> {
         let from = self.session.workflow_state.clone();
         let target = self
             .h
@@ -1245,22 +1286,22 @@ impl Turn<'_> {
                 self.emit(Event::StateEnter { state: to });
             }
         }
-        self.commit()
+        self.commit().await
     }
 
     /// A turn that throws ends the session failed with a session exit code.
     /// Ends the session `failed` with `turn-cancelled`.
-    fn fail_cancelled(&mut self) -> Result<(), RunError> {
-        self.fail("turn-cancelled", CANCELLED_REASON)
+    async fn fail_cancelled(&mut self) -> Result<(), RunError> {
+        self.fail("turn-cancelled", CANCELLED_REASON).await
     }
 
-    fn fail(&mut self, code: &str, reason: &str) -> Result<(), RunError> {
+    async fn fail(&mut self, code: &str, reason: &str) -> Result<(), RunError> {
         self.session.status = Status::Failed;
         self.session.exit = Some(Exit {
             code: code.to_string(),
             reason: reason.to_string(),
         });
-        self.commit()
+        self.commit().await
     }
 
     /// Text without a tool call: the turn completes (returns checked first).
@@ -1414,15 +1455,15 @@ impl Turn<'_> {
         }
     }
 
-    fn complete(&mut self) -> Result<(), RunError> {
+    async fn complete(&mut self) -> Result<(), RunError> {
         let here = self.session.workflow_state.clone();
         if let Some(reason) = self.session.rejected.clone() {
-            return self.route_failure(&reason);
+            return self.route_failure(&reason).await;
         }
         if let Some(reason) = self.returns_shortfall(&here) {
             self.session.status = Status::Rejected;
             self.session.rejected = Some(reason);
-            return self.commit();
+            return self.commit().await;
         }
         if !self.h.plain {
             self.emit(Event::StateLeave {
@@ -1431,7 +1472,7 @@ impl Turn<'_> {
             });
         }
         self.session.status = Status::Completed;
-        self.commit()
+        self.commit().await
     }
 
     fn returns_shortfall(&self, here: &str) -> Option<String> {
@@ -1680,13 +1721,20 @@ impl Turn<'_> {
             },
         };
         let bridge = self.script_tools(Origin::Script, variables, workspace);
-        let run = match path {
-            None => sandbox.eval(&code, Value::Null, bridge).await,
-            Some(p) => sandbox.run_file(&p, &code, script_args, bridge).await,
-        };
-        ControlResult {
-            text: run.text,
-            is_error: run.is_error,
+        // QuickJS runs on a thread of its own; its tools.* calls are served here.
+        let run = crate::script_thread::run(bridge, move |bridge| async move {
+            match path {
+                None => sandbox.eval(&code, Value::Null, bridge).await,
+                Some(p) => sandbox.run_file(&p, &code, script_args, bridge).await,
+            }
+        })
+        .await;
+        match run {
+            Ok(run) => ControlResult {
+                text: run.text,
+                is_error: run.is_error,
+            },
+            Err(e) => error(format!("Error: {e}")),
         }
     }
 

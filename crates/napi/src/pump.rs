@@ -39,9 +39,6 @@ pub(crate) type TurnFuture = Pin<Box<dyn Future<Output = Value> + Send>>;
 thread_local! {
     /// The pump polling on this thread, while `poll()` runs.
     static ACTIVE: RefCell<Option<Arc<Pump>>> = const { RefCell::new(None) };
-    /// True while this thread polls or answers a turn: a wake-up from here needs no
-    /// message, since the drive loop polls again anyway.
-    static DRIVING: Cell<bool> = const { Cell::new(false) };
     /// The napi environment of the `poll()` running on this thread: a synchronous JS
     /// callback (a host governance rule) is called directly through it.
     static ENV: Cell<Option<napi::sys::napi_env>> = const { Cell::new(None) };
@@ -57,28 +54,20 @@ pub(crate) fn active() -> Option<Arc<Pump>> {
     ACTIVE.with(|a| a.borrow().clone())
 }
 
-/// Sets `DRIVING` (and `ACTIVE`) for its lifetime.
+/// Makes `pump` the [`ACTIVE`] one (and `env` the [`ENV`]) for its lifetime, while its turn
+/// is polled or answered on this thread.
 /// Restores what it replaced when dropped, so a poll nested in another (a host rule that
 /// starts a turn) leaves the outer one as it was.
 struct Driving {
     previous: Option<Arc<Pump>>,
     env: Option<napi::sys::napi_env>,
-    driving: bool,
 }
 
 impl Driving {
-    fn enter(pump: Option<Arc<Pump>>, env: Option<&napi::Env>) -> Driving {
-        let driving = DRIVING.with(|d| d.replace(true));
+    fn enter(pump: Arc<Pump>, env: Option<&napi::Env>) -> Driving {
         let env = ENV.with(|e| e.replace(env.map(napi::Env::raw).or(e.get())));
-        let previous = match pump {
-            Some(p) => ACTIVE.with(|a| a.borrow_mut().replace(p)),
-            None => active(),
-        };
-        Driving {
-            previous,
-            env,
-            driving,
-        }
+        let previous = ACTIVE.with(|a| a.borrow_mut().replace(pump));
+        Driving { previous, env }
     }
 }
 
@@ -87,7 +76,6 @@ impl Drop for Driving {
         let previous = self.previous.take();
         ACTIVE.with(|a| *a.borrow_mut() = previous);
         ENV.with(|e| e.set(self.env));
-        DRIVING.with(|d| d.set(self.driving));
     }
 }
 
@@ -146,7 +134,12 @@ impl Wake for Pump {
 
     fn wake_by_ref(self: &Arc<Self>) {
         self.woken.store(true, Ordering::Release);
-        if !DRIVING.with(Cell::get) {
+        // Only a wake-up of the turn this thread is polling or answering needs no message
+        // (its drive loop polls again anyway). Any other, including one raised here by
+        // another session's turn (a permit it released, a lock it dropped), is signalled.
+        let driving_this =
+            ACTIVE.with(|a| a.borrow().as_ref().is_some_and(|p| Arc::ptr_eq(p, self)));
+        if !driving_this {
             self.notify.notify_one();
         }
     }
@@ -237,7 +230,7 @@ impl NativeTurn {
         let mut work = self.work.lock().unwrap_or_else(PoisonError::into_inner);
         let done = match &mut *work {
             Work::Inline(fut) => {
-                let _driving = Driving::enter(Some(Arc::clone(&self.pump)), Some(&env));
+                let _driving = Driving::enter(Arc::clone(&self.pump), Some(&env));
                 let waker = Waker::from(Arc::clone(&self.pump));
                 let mut cx = Context::from_waker(&waker);
                 napi::bindgen_prelude::within_runtime_if_available(|| {
@@ -288,7 +281,7 @@ impl NativeTurn {
     /// the turn no longer waits for it.
     #[napi(catch_unwind)]
     pub fn answer(&self, id: u32, envelope: String) -> bool {
-        let _driving = Driving::enter(None, None);
+        let _driving = Driving::enter(Arc::clone(&self.pump), None);
         let tx = self.pump.outbox().waiting.remove(&id);
         tx.is_some_and(|tx| tx.send(envelope).is_ok())
     }

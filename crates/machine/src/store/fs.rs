@@ -532,6 +532,10 @@ impl SessionStore for FsStore {
         }
     }
 
+    fn commit_blocks(&self) -> bool {
+        true
+    }
+
     fn session_dir(&self, id: &SessionId) -> Option<PathBuf> {
         Some(self.dir(id))
     }

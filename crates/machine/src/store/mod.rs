@@ -101,6 +101,13 @@ pub trait SessionStore: Send + Sync {
     fn kind(&self) -> &'static str {
         "filesystem"
     }
+
+    /// True when [`commit`](SessionStore::commit) waits on the disk (a sync): an async
+    /// caller then runs it on a blocking thread, so its own thread (Node's event loop, for
+    /// a JS-driven turn) is not held, and concurrent sessions' syncs overlap.
+    fn commit_blocks(&self) -> bool {
+        false
+    }
 }
 
 /// The stored `status` of a session for a [`StoreError::Busy`] message, `unknown` if none.

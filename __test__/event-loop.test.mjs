@@ -1,0 +1,114 @@
+// The host's event loop stays free while a session's script runs: a hook or an
+// archmax_eval that spins runs on a thread of its own, so the host's timers keep firing
+// and another session completes a whole turn meanwhile.
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+
+import { createAgent } from '@archmax-ai/harness'
+import { advance, call, say, workspace } from './helpers.mjs'
+
+const SPEC = `title: Spinning
+instructions: A test workflow.
+mounts:
+  allow_always: []
+settings:
+  timeoutMs: 5000
+states:
+  work:
+    triggers: { manual: }
+    instructions: Work, then move on.
+    transitions:
+      - to: done
+    after:
+      script: hooks/spin.js
+  done:
+    instructions: Say goodbye.
+`
+// Spins for SPIN ms of the sandbox's clock, then lets the move through.
+const SPIN = 1500
+const HOOK = `export default async () => { const t = Date.now(); while (Date.now() - t < ${SPIN}) {} return { verdict: 'ok', reason: 'spun' } }`
+
+/** Runs `slow` (a session whose script spins) beside `quick` (a plain one-answer session), with a host timer ticking. */
+async function beside(slowAnswers) {
+  const root = workspace({ 'workflows/spin/workflow.yaml': SPEC, 'workflows/spin/hooks/spin.js': HOOK })
+  const answers = { slow: [...slowAnswers], quick: [say('Hello back.')] }
+  const agent = await createAgent({
+    workflow: 'spin',
+    workspace: { rootDir: root },
+    // The session a request belongs to is in its first user message.
+    model: async (request) => answers[request.messages.find((m) => m.role === 'user').content].shift(),
+    onEvent: () => {},
+  })
+  const finished = []
+  let last = performance.now()
+  let longest = 0
+  const timer = setInterval(() => {
+    const now = performance.now()
+    longest = Math.max(longest, now - last)
+    last = now
+  }, 5)
+  try {
+    const slow = agent.workflow.send('s-slow', { message: 'slow' }).then((o) => (finished.push('slow'), o))
+    // Let the slow session reach its script before the quick one starts.
+    await new Promise((r) => setTimeout(r, 100))
+    const quick = agent.workflow.send('s-quick', { message: 'quick' }).then((o) => (finished.push('quick'), o))
+    const [s, q] = await Promise.all([slow, quick])
+    return { slow: s, quick: q, finished, longest }
+  } finally {
+    clearInterval(timer)
+    agent.dispose()
+  }
+}
+
+test('a spinning hook holds neither the host timers nor another session', async () => {
+  const { slow, quick, finished, longest } = await beside([advance('done', 'worked'), say('Goodbye.')])
+  assert.equal(slow.state, 'done', JSON.stringify(slow.exit))
+  assert.equal(quick.reply, 'Hello back.')
+  assert.deepEqual(finished, ['quick', 'slow'], 'the quick session finished while the hook spun')
+  // The hook spun for 1.5 s; a loop held by it would have stalled that long.
+  assert.ok(longest < SPIN / 3, `the host's event loop stalled for ${Math.round(longest)} ms`)
+})
+
+test('an archmax_eval that spins holds neither the host timers nor another session', async () => {
+  const code = `const t = Date.now(); while (Date.now() - t < ${SPIN}) {} 'spun'`
+  const { slow, quick, finished, longest } = await beside([
+    { role: 'assistant', content: null, tool_calls: [call('archmax_eval', { code }, 'e1')] },
+    say('Computed.'),
+  ])
+  assert.equal(slow.reply, 'Computed.')
+  assert.equal(slow.messages.find((m) => m.role === 'tool')?.content, '→ spun')
+  assert.equal(quick.reply, 'Hello back.')
+  assert.deepEqual(finished, ['quick', 'slow'])
+  assert.ok(longest < SPIN / 3, `the host's event loop stalled for ${Math.round(longest)} ms`)
+})
+
+// More sessions than the commit threads (64) at once: a session waiting for a commit
+// thread is woken by another session's turn releasing one, on the same (JS) thread. That
+// wake-up must reach the waiting session's drive loop, or it never finishes.
+test('a hundred concurrent sessions over the filesystem store all complete', { timeout: 60_000 }, async () => {
+  const SPEC_NOTES = `title: Notes
+instructions: A test workflow.
+mounts:
+  allow_always: []
+states:
+  write:
+    triggers: { manual: }
+    instructions: Write the notes.
+`
+  const root = workspace({ 'workflows/notes/workflow.yaml': SPEC_NOTES })
+  const agent = await createAgent({
+    workflow: 'notes',
+    workspace: { rootDir: root },
+    model: async (request) => {
+      await new Promise((r) => setTimeout(r, Math.random() * 5))
+      const step = request.messages.filter((m) => m.role === 'assistant').length
+      return step < 3 ? { role: 'assistant', content: null, tool_calls: [call('write_file', { file_path: `scratchpad/n${step}.md`, content: 'n' }, `c${step}`)] } : say('Done.')
+    },
+  })
+  try {
+    const outcomes = await Promise.all(Array.from({ length: 100 }, (_, i) => agent.workflow.send(`n${i}`, { message: 'Write them.' })))
+    assert.deepEqual(new Set(outcomes.map((o) => `${o.kind}:${o.reply}`)), new Set(['completed:Done.']))
+  } finally {
+    agent.dispose()
+  }
+})

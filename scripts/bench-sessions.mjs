@@ -1,0 +1,98 @@
+// The half of `scripts/bench-sessions.sh` that runs in Node: SESSIONS concurrent sessions
+// (default 1 000) through one `createAgent`, each a turn of CALLS model calls (default 6:
+// five tool-call steps writing a scratchpad note, then a text answer) answered by a JS
+// model function after LATENCY ms (default 100), for one store (argv[2]: filesystem,
+// memory or host).
+//
+// Prints, as ratios against named baselines measured or fixed in this run:
+// - wall / floor: the whole run over the latency floor (CALLS × LATENCY: what the sessions
+//   would take if the harness cost nothing and every session ran at once);
+// - the longest event-loop stall: the largest gap between two ticks of a 1 ms setInterval
+//   beyond its period, while the sessions run;
+// - memory per session: the process's RSS growth over the run, divided by SESSIONS.
+// Last line: one JSON object with the figures. Floors (issue 12): wall ≤ 1.5 × floor with the
+// filesystem store, longest stall < 50 ms; the .sh exits non-zero when one is missed.
+import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { createAgent, createMemorySessionStore } from '../main.js'
+
+const store = process.argv[2] ?? 'filesystem'
+const SESSIONS = Number(process.env.SESSIONS ?? 1000)
+const CALLS = Number(process.env.CALLS ?? 6)
+const LATENCY = Number(process.env.LATENCY ?? 100)
+
+const SPEC = `title: Notes
+instructions: Write notes.
+mounts:
+  allow_always: []
+states:
+  write:
+    triggers: { manual: }
+    instructions: Write the notes.
+`
+
+function hostStore() {
+  const sessions = new Map()
+  return {
+    load: (id) => (sessions.has(id) ? structuredClone(sessions.get(id)) : null),
+    commit: (id, step) => {
+      const s = sessions.get(id) ?? { state: null, messages: [] }
+      s.messages.push(...step.messages)
+      s.state = step.state
+      sessions.set(id, s)
+    },
+    list: () => [...sessions.keys()],
+    delete: (id) => sessions.delete(id),
+  }
+}
+
+const root = mkdtempSync(join(tmpdir(), 'archmax-bench-sessions-'))
+mkdirSync(join(root, 'workflows/notes'), { recursive: true })
+writeFileSync(join(root, 'workflows/notes/workflow.yaml'), SPEC)
+const sessionStore = store === 'memory' ? createMemorySessionStore() : store === 'host' ? hostStore() : undefined
+// A memory or host store holds no files: the steps then call a tool that needs none.
+const toolCall = (n) =>
+  store === 'filesystem'
+    ? { id: `c${n}`, type: 'function', function: { name: 'write_file', arguments: JSON.stringify({ file_path: `scratchpad/n${n}.md`, content: `note ${n}` }) } }
+    : { id: `c${n}`, type: 'function', function: { name: 'archmax_get_variables', arguments: '{}' } }
+
+const agent = await createAgent({
+  workflow: 'notes',
+  workspace: { rootDir: root, ...(sessionStore ? { sessionStore } : {}) },
+  model: async (request) => {
+    await new Promise((r) => setTimeout(r, LATENCY))
+    const step = request.messages.filter((m) => m.role === 'assistant').length
+    return step < CALLS - 1 ? { role: 'assistant', content: null, tool_calls: [toolCall(step)] } : { role: 'assistant', content: 'Done.' }
+  },
+})
+
+global.gc?.()
+const rss0 = process.memoryUsage().rss
+let last = performance.now()
+let stall = 0
+const timer = setInterval(() => {
+  const now = performance.now()
+  stall = Math.max(stall, now - last - 1)
+  last = now
+}, 1)
+const t0 = performance.now()
+const outcomes = await Promise.all(Array.from({ length: SESSIONS }, (_, i) => agent.workflow.send(`s${i}`, { message: 'Write them.' })))
+const wall = performance.now() - t0
+clearInterval(timer)
+const rss1 = process.memoryUsage().rss
+agent.dispose()
+rmSync(root, { recursive: true, force: true })
+
+const bad = outcomes.filter((o) => o.kind !== 'completed' || o.reply !== 'Done.')
+if (bad.length) {
+  console.error(`${bad.length} sessions did not complete: ${JSON.stringify(bad[0]).slice(0, 400)}`)
+  process.exit(1)
+}
+const floor = CALLS * LATENCY
+const perSession = (rss1 - rss0) / SESSIONS
+console.log(
+  `${store.padEnd(10)} ${SESSIONS} sessions × ${CALLS} calls @ ${LATENCY} ms: wall ${wall.toFixed(0)} ms = ${(wall / floor).toFixed(2)}× the ${floor} ms floor; ` +
+    `longest event-loop stall ${stall.toFixed(1)} ms; ${(perSession / 1024).toFixed(1)} KiB RSS per session`,
+)
+console.log(JSON.stringify({ store, sessions: SESSIONS, calls: CALLS, latency_ms: LATENCY, wall_ms: wall, floor_ms: floor, ratio: wall / floor, stall_ms: stall, rss_per_session_bytes: perSession }))

@@ -1,0 +1,141 @@
+//! Durable commits leave the turn's thread free: a store whose commit waits on the disk
+//! commits on a blocking thread, so a turn polled on one thread (Node's event loop, for a
+//! JS-driven turn) does not hold that thread for its `fdatasync`s.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::ThreadId;
+use std::time::Duration;
+
+use archmax_machine::store::{
+    FsStore, SessionId, SessionStore, Snapshot, Step, StoreError, WriterLease,
+};
+use archmax_machine::{OutcomeKind, SendInput};
+use archmax_tests::scripted::{Reply, ScriptedServer};
+use archmax_tests::{TempWorkspace, rt};
+use serde_json::{Value, json};
+
+const SPEC: &str = r#"
+title: Notes
+instructions: Write notes.
+mounts:
+  allow_always: []
+states:
+  write:
+    triggers: { manual: }
+    instructions: Write the notes.
+"#;
+
+/// The filesystem store, each commit slowed by `delay` (a slow disk), recording the
+/// thread every commit ran on.
+struct SlowDisk {
+    inner: FsStore,
+    delay: Duration,
+    threads: Mutex<Vec<ThreadId>>,
+}
+
+impl SessionStore for SlowDisk {
+    fn load(&self, id: &SessionId) -> Result<Option<Snapshot>, StoreError> {
+        self.inner.load(id)
+    }
+    fn load_state(&self, id: &SessionId) -> Result<Option<Value>, StoreError> {
+        self.inner.load_state(id)
+    }
+    fn commit(&self, id: &SessionId, step: Step<'_>) -> Result<(), StoreError> {
+        if let Ok(mut t) = self.threads.lock() {
+            t.push(std::thread::current().id());
+        }
+        std::thread::sleep(self.delay);
+        self.inner.commit(id, step)
+    }
+    fn list(&self) -> Result<Vec<String>, StoreError> {
+        self.inner.list()
+    }
+    fn delete(&self, id: &SessionId) -> Result<(), StoreError> {
+        self.inner.delete(id)
+    }
+    fn acquire(&self, id: &SessionId) -> Result<WriterLease, StoreError> {
+        self.inner.acquire(id)
+    }
+    fn write_spec_snapshot(&self, hash: &str, spec: &Value) -> Result<(), StoreError> {
+        self.inner.write_spec_snapshot(hash, spec)
+    }
+    fn read_spec_snapshot(&self, hash: &str) -> Result<Option<Value>, StoreError> {
+        self.inner.read_spec_snapshot(hash)
+    }
+    fn session_dir(&self, id: &SessionId) -> Option<std::path::PathBuf> {
+        self.inner.session_dir(id)
+    }
+    fn commit_blocks(&self) -> bool {
+        self.inner.commit_blocks()
+    }
+}
+
+#[test]
+fn a_turns_commits_run_off_its_thread_and_the_steps_are_durable() {
+    let ws = TempWorkspace::new(&[("workflows/notes/workflow.yaml", SPEC)]);
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(vec![(
+            "c1",
+            "write_file",
+            json!({ "file_path": "scratchpad/a.md", "content": "alpha" }),
+        )]),
+        Reply::tool_calls(vec![(
+            "c2",
+            "write_file",
+            json!({ "file_path": "scratchpad/b.md", "content": "beta" }),
+        )]),
+        Reply::text("Both written."),
+    ])
+    .expect("server");
+    let store = Arc::new(SlowDisk {
+        inner: FsStore::new(ws.root()),
+        delay: Duration::from_millis(100),
+        threads: Mutex::new(Vec::new()),
+    });
+    let shared: Arc<dyn SessionStore> = store.clone();
+    let h = archmax_tests::harness(ws.root(), "notes", &server.url(), "m", |o| {
+        o.store = shared;
+    });
+    let here = std::thread::current().id();
+    let ticks = Arc::new(AtomicUsize::new(0));
+    let out = rt().block_on(async {
+        // Another task on the turn's (single) thread, as the host's timers are on Node's.
+        let ticking = Arc::clone(&ticks);
+        let ticker = tokio::spawn(async move {
+            loop {
+                ticking.fetch_add(1, Ordering::SeqCst);
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        });
+        let input = SendInput {
+            message: "Write them.".into(),
+            ..SendInput::default()
+        };
+        let out = h.send("n1", input).await;
+        ticker.abort();
+        out
+    });
+    let out = out.expect("turn");
+    assert_eq!(out.kind, OutcomeKind::Completed, "{out:?}");
+    let threads = store.threads.lock().expect("lock").clone();
+    assert!(threads.len() >= 3, "a commit per step: {}", threads.len());
+    assert!(
+        threads.iter().all(|t| *t != here),
+        "a commit ran on the turn's thread"
+    );
+    // ≥ 300 ms of commits; a thread held by them would have ticked a handful of times.
+    let ticks = ticks.load(Ordering::SeqCst);
+    assert!(ticks >= 30, "the turn's thread was held: {ticks} ticks");
+    // Every step is durable: a fresh store reads the whole transcript back.
+    let snapshot = FsStore::new(ws.root())
+        .load(&SessionId::parse("n1").expect("id"))
+        .expect("load")
+        .expect("committed");
+    assert!(
+        snapshot
+            .messages
+            .iter()
+            .any(|m| m["content"] == "Both written.")
+    );
+}
