@@ -112,9 +112,10 @@ pub(crate) fn acquire_lock_file(id: &str, dir: &Path) -> Result<LockAttempt, Sto
         fs::create_dir_all(dir).map_err(StoreError::io(id, "create folder", dir))?;
         match OpenOptions::new().write(true).create_new(true).open(&path) {
             Ok(mut file) => {
-                let written = file
-                    .write_all(own_lock_content().as_bytes())
-                    .and_then(|()| file.sync_all());
+                // Not synced: the lock only excludes live writers, and a machine that loses
+                // power ends every one of them. (A sync here was an fdatasync on the turn's
+                // thread, Node's event loop for a JS-driven turn, at every turn's start.)
+                let written = file.write_all(own_lock_content().as_bytes());
                 if let Err(e) = written {
                     let _ = fs::remove_file(&path);
                     return Err(StoreError::io(id, "write", &path)(e));
