@@ -3,6 +3,8 @@
 mod corpus;
 mod example;
 mod fuzz;
+mod governed_origins;
+mod hostile_paths;
 mod model_client;
 mod runtime;
 mod scripted_server;

@@ -4,13 +4,14 @@
 
 use std::time::Instant;
 
-use archmax_kernel::{CallContext, Origin, ToolCall};
+use archmax_kernel::{CallContext, Origin};
 use archmax_spec::signature::{TriggerSignature, signature_for_trigger, signature_value_issues};
 use serde_json::{Map, Value, json};
 
 use crate::cancel::{CANCELLED_REASON, Cancel, Raced, race};
 use crate::control::{self, ControlResult};
 use crate::events::Event;
+use crate::governed::HostRun;
 use crate::harness::{Harness, RunError};
 use crate::hooks::{HookInput, Phase, Verdict};
 use crate::model::types::{ChatMessage, ChatRequest, ChatResponse, ToolDef};
@@ -1516,7 +1517,8 @@ impl Turn<'_> {
             reply_only: self.reply_only,
             variables: Some(&vars),
         };
-        let verdict = self.h.policy.decide(&ToolCall::new(&name, &args), &ctx);
+        let (args, verdict) =
+            crate::governed::decide(&self.h.policy, self.id.as_str(), &name, args, &ctx);
         if !verdict.allowed {
             let reason = verdict.message.unwrap_or_default();
             if verdict.warn {
@@ -1712,6 +1714,11 @@ impl Turn<'_> {
             }
         };
         std::sync::Arc::new(crate::ptc::ScriptTools {
+            cancel: self.cancel.clone(),
+            deadline: self
+                .segment_left()
+                .map(|left| Instant::now() + left)
+                .zip(self.timeout_reason()),
             policy: self.h.policy.clone(),
             origin,
             session_id: self.id.as_str().to_string(),
@@ -1965,33 +1972,30 @@ impl Turn<'_> {
             },
             _ => match self.h.tools.iter().find(|t| t.name() == name).cloned() {
                 Some(tool) => {
-                    // The kernel allows a declared path that leaves the workspace (as the
-                    // original's does); the file tools' router refuses it, and so do we
-                    // before a host tool sees it.
-                    if let Some(escaping) = self.escaping_path(name, args) {
-                        return ControlResult {
-                            text: format!(
-                                "Error: {}",
-                                crate::files::route::escape_error(&escaping)
-                            ),
-                            is_error: true,
-                        };
-                    }
                     let ctx = ToolContext {
                         session_id: self.id.as_str().to_string(),
                         state,
                     };
-                    let call = tool.call(args.clone(), ctx);
-                    // A host tool races the state's time budget like a model call does.
-                    let result = match race(&self.cancel, self.segment_left(), call).await {
-                        Raced::Done(r) => r,
-                        Raced::TimedOut => {
+                    let left = self.segment_left();
+                    let run = crate::governed::run_host_tool(
+                        &self.h.policy,
+                        &tool,
+                        args.clone(),
+                        ctx,
+                        &self.cancel,
+                        left,
+                    )
+                    .await;
+                    let result = match run {
+                        HostRun::Done(r) => r,
+                        HostRun::Escapes(text) => Err(text),
+                        HostRun::TimedOut => {
                             let reason = self.timeout_reason().unwrap_or_default();
                             self.session.rejected = Some(reason.clone());
                             Err(format!("'{name}' was stopped: {reason}"))
                         }
                         // The loop ends the turn before the next model call.
-                        Raced::Cancelled => {
+                        HostRun::Cancelled => {
                             Err(format!("'{name}' was stopped: {CANCELLED_REASON}"))
                         }
                     };
@@ -2012,17 +2016,6 @@ impl Turn<'_> {
                 },
             },
         }
-    }
-
-    /// The first declared path argument of host tool `name` in `args` that resolves outside
-    /// the workspace root, as written.
-    fn escaping_path(&self, name: &str, args: &Value) -> Option<String> {
-        let decl = self.h.policy.tool_paths().of(name)?;
-        let paths = archmax_kernel::paths::call_paths(decl, args).ok()?;
-        paths
-            .into_iter()
-            .find(|p| p.canonical.escapes)
-            .map(|p| p.raw)
     }
 
     /// `archmax_wait({ reason, until? })`: park in place until an event is delivered.

@@ -138,9 +138,17 @@ fn workflows_have_no_route() {
 fn session_qualified_and_store_paths() {
     let fx = Fx::new();
     fx.put("scratchpad/n.txt", b"x");
+    // A session-qualified path is scoped once, before the kernel decides
+    // (`crate::governed`); the router routes what was decided, literally.
+    let scoped = crate::governed::scope_path("S/scratchpad/n.txt", Some("S")).unwrap();
+    assert_eq!(
+        fx.ok("read_file", json!({"file_path": scoped})),
+        "     1\tx"
+    );
+    fx.put("S/scratchpad/n.txt", b"nested");
     assert_eq!(
         fx.ok("read_file", json!({"file_path": "S/scratchpad/n.txt"})),
-        "     1\tx"
+        "     1\tnested"
     );
     fx.put_root("sessions/_specs/h.json", b"{}");
     assert_eq!(
