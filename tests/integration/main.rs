@@ -7,6 +7,7 @@ mod governed_origins;
 mod hostile_paths;
 mod model_client;
 mod runtime;
+mod runtime_writes;
 mod scripted_server;
 mod sessions;
 mod workspace;

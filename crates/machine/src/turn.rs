@@ -1557,12 +1557,13 @@ impl Turn<'_> {
         } else {
             text
         };
-        let text = match self
+        let (text, is_error) = match self
             .workspace()
-            .and_then(|ws| crate::files::offload(&ws, &call.id, &text, OFFLOAD_CHARS))
+            .map(|ws| crate::files::offload(&ws, &call.id, &text, OFFLOAD_CHARS))
         {
-            Some(pointer) => pointer,
-            None => text,
+            Some(Ok(Some(pointer))) => (pointer, is_error),
+            Some(Err(refused)) => (refused, true),
+            Some(Ok(None)) | None => (text, is_error),
         };
         self.emit(Event::tool_result(
             state,
