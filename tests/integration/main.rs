@@ -1,5 +1,6 @@
 //! One integration-test binary (one link): modules per area.
 
+mod authored_files;
 mod corpus;
 mod example;
 mod fuzz;

@@ -1654,7 +1654,14 @@ impl Turn<'_> {
                 Ok(r) => r,
                 Err(e) => return error(format!("Error: {e}")),
             };
-            match std::fs::read_to_string(&route.disk) {
+            let read = archmax_spec::disk::read_regular(
+                &route.disk,
+                archmax_spec::disk::MAX_AUTHORED_FILE_BYTES,
+            );
+            match read.map_err(|why| format!("it {why}")).and_then(|bytes| {
+                let bytes = bytes.ok_or_else(|| "it does not exist".to_string())?;
+                String::from_utf8(bytes).map_err(|_| "it is not UTF-8 text".to_string())
+            }) {
                 Ok(code) => (
                     Some(route.rel.clone()),
                     code,
