@@ -6,6 +6,7 @@ mod example;
 mod fuzz;
 mod governed_origins;
 mod hostile_paths;
+mod model_answers;
 mod model_client;
 mod runtime;
 mod runtime_writes;

@@ -27,6 +27,34 @@ use serde_json::Value;
 use crate::cancel::{Cancel, Raced, race};
 use crate::tools::{HostTool, ToolContext};
 
+/// A model's tool-call arguments as a JSON object: empty text (or `null`) is no
+/// arguments; anything else that is not a JSON object is refused before the call is
+/// decided or run, saying so (not as a missing argument).
+pub(crate) fn arguments(tool: &str, raw: &str) -> Result<Value, String> {
+    if raw.trim().is_empty() {
+        return Ok(Value::Object(serde_json::Map::new()));
+    }
+    let again = format!("Call '{tool}' again with its arguments as one JSON object.");
+    match serde_json::from_str::<Value>(raw) {
+        Ok(Value::Null) => Ok(Value::Object(serde_json::Map::new())),
+        Ok(v @ Value::Object(_)) => Ok(v),
+        Ok(other) => {
+            let kind = match other {
+                Value::Array(_) => "a JSON array",
+                Value::String(_) => "a JSON string",
+                Value::Number(_) => "a JSON number",
+                _ => "a JSON boolean",
+            };
+            Err(format!(
+                "Error: the arguments of '{tool}' are {kind}, not a JSON object, so nothing was run. {again}"
+            ))
+        }
+        Err(e) => Err(format!(
+            "Error: the arguments of '{tool}' are not valid JSON ({e}), so nothing was run. {again}"
+        )),
+    }
+}
+
 /// The runtime areas whose spellings scoping folds to the area's own name.
 fn protected_area(segment: &str) -> Option<&'static str> {
     let folded = fold(segment);

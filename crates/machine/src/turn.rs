@@ -131,6 +131,30 @@ struct Turn<'h> {
     images: Vec<(usize, crate::images::ImageMark)>,
     /// The image the tool call being answered showed (`push_result` records it).
     shown: Option<crate::images::ImageMark>,
+    /// The tool-call ids this turn has answered: a model that repeats one gets it
+    /// renamed ([`unique_call_ids`]), so every result pairs with exactly one call.
+    call_ids: std::collections::HashSet<String>,
+}
+
+/// `calls` with every id this turn already used (or an earlier call of the same message
+/// used) renamed `{id}_2`, `{id}_3`, …: the assistant message is stored with the renamed
+/// ids, so each tool result answers exactly one call.
+fn unique_call_ids(
+    mut calls: Vec<crate::model::types::ToolCall>,
+    used: &mut std::collections::HashSet<String>,
+) -> Vec<crate::model::types::ToolCall> {
+    for call in &mut calls {
+        if used.contains(&call.id) {
+            let base = call.id.clone();
+            let mut n = 2u64;
+            while used.contains(&format!("{base}_{n}")) {
+                n += 1;
+            }
+            call.id = format!("{base}_{n}");
+        }
+        used.insert(call.id.clone());
+    }
+    calls
 }
 
 /// The next turn's lineage.
@@ -235,6 +259,7 @@ impl Harness {
             sandbox: None,
             lineage: NEXT_LINEAGE.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             shown: None,
+            call_ids: std::collections::HashSet::new(),
         };
         Ok((lease, turn))
     }
@@ -987,7 +1012,7 @@ impl Turn<'_> {
             self.session.state_turns += 1;
             self.session.turn_model_calls += 1;
             self.record_usage(&response);
-            let calls = response.message.tool_calls.clone();
+            let calls = unique_call_ids(response.message.tool_calls.clone(), &mut self.call_ids);
             let text = response.message.content.clone().unwrap_or_default();
             let msg_id = format!("msg_{}_{}", self.messages.len(), crate::clock::now_ms());
             let mut assistant = json!({ "role": "assistant", "content": text });
@@ -1120,10 +1145,12 @@ impl Turn<'_> {
             .as_ref()
             .and_then(|table| table.cost_usd(&model, u));
         let total = &mut self.session.usage;
-        total.input_tokens += u.input_tokens;
-        total.output_tokens += u.output_tokens;
-        total.cache_read_tokens += u.cache_read_tokens;
-        total.cache_creation_tokens += u.cache_creation_tokens;
+        total.input_tokens = total.input_tokens.saturating_add(u.input_tokens);
+        total.output_tokens = total.output_tokens.saturating_add(u.output_tokens);
+        total.cache_read_tokens = total.cache_read_tokens.saturating_add(u.cache_read_tokens);
+        total.cache_creation_tokens = total
+            .cache_creation_tokens
+            .saturating_add(u.cache_creation_tokens);
         if let Some(cost) = cost_usd {
             let sum = total.cost_usd.unwrap_or(0.0) + cost;
             total.cost_usd = Some((sum * 1e6).round() / 1e6);
@@ -1487,9 +1514,12 @@ impl Turn<'_> {
         _index: usize,
     ) -> (String, bool) {
         let state = self.session.workflow_state.clone();
-        let args: Value = serde_json::from_str(&call.arguments).unwrap_or_else(|_| json!({}));
         let Some(name) = self.resolve_name(&call.name) else {
             return (self.unknown_tool(&call.name), true);
+        };
+        let args = match crate::governed::arguments(&name, &call.arguments) {
+            Ok(args) => args,
+            Err(refusal) => return (refusal, true),
         };
         let vars = self.session.kernel_variables();
         let args = if name.starts_with(archmax_kernel::tools::WORKFLOW_TOOL_PREFIX) {

@@ -612,8 +612,14 @@ mod tests {
     fn a_large_mapping_finds_its_keys_and_its_duplicates_by_index() {
         let mut text: String = (0..40).map(|i| format!("k{i}: {i}\n")).collect();
         let tree = parse(&text).expect("parses").expect("a document");
-        assert_eq!(tree.get("k0").map(Node::to_json), Some(serde_json::json!(0)));
-        assert_eq!(tree.get("k39").map(Node::to_json), Some(serde_json::json!(39)));
+        assert_eq!(
+            tree.get("k0").map(Node::to_json),
+            Some(serde_json::json!(0))
+        );
+        assert_eq!(
+            tree.get("k39").map(Node::to_json),
+            Some(serde_json::json!(39))
+        );
         assert_eq!(tree.get("k40"), None);
         assert_eq!(tree.as_map().map(<[Entry]>::len), Some(40));
         for dup in ["k3", "k20", "k39"] {
