@@ -1,11 +1,16 @@
 //! One integration-test binary (one link): modules per area.
 
+mod authored_files;
 mod commits;
 mod corpus;
 mod example;
 mod fuzz;
+mod governed_origins;
+mod hostile_paths;
+mod model_answers;
 mod model_client;
 mod runtime;
+mod runtime_writes;
 mod scripted_server;
 mod sessions;
 mod workspace;

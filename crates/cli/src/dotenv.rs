@@ -121,7 +121,10 @@ impl Env {
         if self.last_file.as_deref() == Some(canonical.as_path()) {
             return;
         }
-        let Ok(bytes) = std::fs::read(path) else {
+        // A FIFO or a device (or a link to one) is unreadable too: it would block or stream.
+        let read =
+            archmax_spec::disk::read_regular(path, archmax_spec::disk::MAX_AUTHORED_FILE_BYTES);
+        let Ok(Some(bytes)) = read else {
             return;
         };
         self.last_file = Some(canonical);

@@ -112,6 +112,15 @@ pub enum RunError {
     /// The session store failed.
     #[error("{0}")]
     Store(String),
+    /// An authored file the harness reads (`AGENTS.md`) is there but is not one it reads:
+    /// not a regular file, or larger than the bound.
+    #[error("{path} {problem}")]
+    AuthoredFile {
+        /// The workspace-relative path.
+        path: String,
+        /// What is wrong (`is a named pipe (FIFO), not a regular file`).
+        problem: String,
+    },
     /// A mount collides with a run area or would serve the authoring plane.
     #[error("{}", collision_message(.key, .run_area.as_deref()))]
     MountCollision {
@@ -216,7 +225,7 @@ impl RunError {
             RunError::MountCollision { .. } => "MountCollisionError",
             RunError::InvalidVariableName { .. } => "InvalidVariableNameError",
             RunError::UnknownSessionTrigger(_) => "UnknownSessionTriggerError",
-            RunError::BuiltinHookKind(_) => "Error",
+            RunError::BuiltinHookKind(_) | RunError::AuthoredFile { .. } => "Error",
             RunError::UnsupportedRuntimeContract(_) => "UnsupportedRuntimeContractError",
         }
     }
@@ -378,9 +387,10 @@ impl Harness {
         let loaded = match extras.governance {
             Governance::Plain => None,
             Governance::IfPresent
-                if files
-                    .read(&archmax_spec::workspace::spec_file(&opts.workflow))
-                    .is_none() =>
+                if matches!(
+                    files.read_checked(&archmax_spec::workspace::spec_file(&opts.workflow)),
+                    Ok(None)
+                ) =>
             {
                 None
             }
@@ -431,7 +441,13 @@ impl Harness {
         .map_err(|e| RunError::Store(e.to_string()))?;
         let spec_json = serde_json::to_value(&loaded.spec).unwrap_or(Value::Null);
         let spec_hash = archmax_spec::hash::spec_hash(&spec_json);
-        let persona = files.read("AGENTS.md");
+        let persona =
+            files
+                .read_checked("AGENTS.md")
+                .map_err(|problem| RunError::AuthoredFile {
+                    path: "AGENTS.md".to_string(),
+                    problem,
+                })?;
         let zones = crate::prompt::zones_section(&mounts);
         let extra = extras.system_prompt.as_deref();
         let static_prompt = if plain {

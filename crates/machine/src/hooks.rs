@@ -241,11 +241,19 @@ impl ModelGrader {
     /// sessions); its `tools.*` go through the kernel with lifecycle authority.
     async fn run_script(&self, script: &str, input: &HookInput) -> Verdict {
         let path = self.workflow_dir.join(script);
-        let source = match std::fs::read_to_string(&path) {
-            Ok(s) => s,
-            Err(e) => {
+        let read =
+            archmax_spec::disk::read_regular(&path, archmax_spec::disk::MAX_AUTHORED_FILE_BYTES);
+        let source = match read {
+            Ok(Some(bytes)) => String::from_utf8_lossy(&bytes).into_owned(),
+            Ok(None) => {
                 return Verdict::Error(format!(
-                    "hook script '{script}' of state '{}' could not be read: {e}",
+                    "hook script '{script}' of state '{}' could not be read: it does not exist",
+                    input.state
+                ));
+            }
+            Err(why) => {
+                return Verdict::Error(format!(
+                    "hook script '{script}' of state '{}' could not be read: it {why}",
                     input.state
                 ));
             }

@@ -10,6 +10,7 @@ pub mod clock;
 pub mod control;
 pub mod events;
 pub mod files;
+mod governed;
 mod harness;
 pub mod hooks;
 pub mod images;

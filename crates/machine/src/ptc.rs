@@ -8,8 +8,13 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use archmax_kernel::{CallContext, Origin, Policy, ToolCall, Variables};
+use std::time::Instant;
+
+use archmax_kernel::{CallContext, Origin, Policy, Variables};
 use serde_json::Value;
+
+use crate::cancel::{CANCELLED_REASON, Cancel};
+use crate::governed::{HostRun, run_host_tool};
 
 use crate::events::Event;
 use crate::files::Workspace;
@@ -71,6 +76,11 @@ pub struct ScriptTools {
     pub(crate) events: crate::events::Emitter,
     /// Numbers the run's calls (`ptc:<n>`).
     pub(crate) calls: std::sync::atomic::AtomicU64,
+    /// The turn's cancel switch: a host tool races it, as the agent's calls do.
+    pub(crate) cancel: Cancel,
+    /// When the state's time budget runs out, and the reason a call stopped by it
+    /// answers; `None` when the state has no `timeoutMs`.
+    pub(crate) deadline: Option<(Instant, String)>,
 }
 
 impl std::fmt::Debug for ScriptTools {
@@ -97,7 +107,8 @@ impl ScriptTools {
             reply_only: false,
             variables: Some(&self.variables),
         };
-        let verdict = self.policy.decide(&ToolCall::new(name, &args), &ctx);
+        let (args, verdict) =
+            crate::governed::decide(&self.policy, &self.session_id, name, args, &ctx);
         if !verdict.allowed {
             let reason = verdict
                 .message
@@ -172,7 +183,19 @@ impl ScriptTools {
                     session_id: self.session_id.clone(),
                     state: self.state.clone(),
                 };
-                tool.call(args, ctx).await
+                let left = self
+                    .deadline
+                    .as_ref()
+                    .map(|(at, _)| at.saturating_duration_since(Instant::now()));
+                match run_host_tool(&self.policy, tool, args, ctx, &self.cancel, left).await {
+                    HostRun::Done(result) => result,
+                    HostRun::Escapes(text) => Err(text),
+                    HostRun::TimedOut => {
+                        let reason = self.deadline.as_ref().map_or("", |(_, r)| r.as_str());
+                        Err(format!("'{name}' was stopped: {reason}"))
+                    }
+                    HostRun::Cancelled => Err(format!("'{name}' was stopped: {CANCELLED_REASON}")),
+                }
             }
             None => Err(format!("'{name}' is not a tool scripts can call")),
         }

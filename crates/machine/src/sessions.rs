@@ -11,7 +11,7 @@
 //! ```
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::Path;
 
 use archmax_kernel::Mounts;
 use archmax_kernel::canonical::canonicalize;
@@ -209,8 +209,12 @@ impl Harness {
                 hint: "Seeding writes files into the session folder and needs a filesystem session store.",
             });
         };
+        // The store root is the confinement base, so a linked session folder is refused too.
+        let base = dir
+            .parent()
+            .map_or_else(|| dir.clone(), std::path::Path::to_path_buf);
         for (rel, bytes) in writes {
-            write_seed(sid.as_str(), &dir.join(&rel), &bytes)?;
+            write_seed(sid.as_str(), &base, &dir.join(&rel), &bytes)?;
         }
         Ok(())
     }
@@ -267,10 +271,11 @@ fn seed_bytes(value: &Value) -> Vec<u8> {
 }
 
 /// Writes one seeded file, creating its folders, overwriting what is there.
-fn write_seed(id: &str, path: &PathBuf, bytes: &[u8]) -> Result<(), RunError> {
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent).map_err(StoreError::io(id, "create folder", parent))?;
-    }
-    std::fs::write(path, bytes).map_err(StoreError::io(id, "write", path.clone()))?;
+fn write_seed(id: &str, base: &Path, path: &Path, bytes: &[u8]) -> Result<(), RunError> {
+    crate::store::confine::write_file(base, path, bytes).map_err(StoreError::io(
+        id,
+        "write",
+        path.to_path_buf(),
+    ))?;
     Ok(())
 }

@@ -4,13 +4,14 @@
 
 use std::time::Instant;
 
-use archmax_kernel::{CallContext, Origin, ToolCall};
+use archmax_kernel::{CallContext, Origin};
 use archmax_spec::signature::{TriggerSignature, signature_for_trigger, signature_value_issues};
 use serde_json::{Map, Value, json};
 
 use crate::cancel::{CANCELLED_REASON, Cancel, Raced, race};
 use crate::control::{self, ControlResult};
 use crate::events::Event;
+use crate::governed::HostRun;
 use crate::harness::{Harness, RunError};
 use crate::hooks::{HookInput, Phase, Verdict};
 use crate::model::types::{ChatMessage, ChatRequest, ChatResponse, ToolDef};
@@ -136,6 +137,30 @@ struct Turn<'h> {
     images: Vec<(usize, crate::images::ImageMark)>,
     /// The image the tool call being answered showed (`push_result` records it).
     shown: Option<crate::images::ImageMark>,
+    /// The tool-call ids this turn has answered: a model that repeats one gets it
+    /// renamed ([`unique_call_ids`]), so every result pairs with exactly one call.
+    call_ids: std::collections::HashSet<String>,
+}
+
+/// `calls` with every id this turn already used (or an earlier call of the same message
+/// used) renamed `{id}_2`, `{id}_3`, …: the assistant message is stored with the renamed
+/// ids, so each tool result answers exactly one call.
+fn unique_call_ids(
+    mut calls: Vec<crate::model::types::ToolCall>,
+    used: &mut std::collections::HashSet<String>,
+) -> Vec<crate::model::types::ToolCall> {
+    for call in &mut calls {
+        if used.contains(&call.id) {
+            let base = call.id.clone();
+            let mut n = 2u64;
+            while used.contains(&format!("{base}_{n}")) {
+                n += 1;
+            }
+            call.id = format!("{base}_{n}");
+        }
+        used.insert(call.id.clone());
+    }
+    calls
 }
 
 /// The next turn's lineage.
@@ -240,6 +265,7 @@ impl Harness {
             sandbox: None,
             lineage: NEXT_LINEAGE.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             shown: None,
+            call_ids: std::collections::HashSet::new(),
         };
         Ok((lease, turn))
     }
@@ -1027,7 +1053,7 @@ impl Turn<'_> {
             self.session.state_turns += 1;
             self.session.turn_model_calls += 1;
             self.record_usage(&response);
-            let calls = response.message.tool_calls.clone();
+            let calls = unique_call_ids(response.message.tool_calls.clone(), &mut self.call_ids);
             let text = response.message.content.clone().unwrap_or_default();
             let msg_id = format!("msg_{}_{}", self.messages.len(), crate::clock::now_ms());
             let mut assistant = json!({ "role": "assistant", "content": text });
@@ -1160,10 +1186,12 @@ impl Turn<'_> {
             .as_ref()
             .and_then(|table| table.cost_usd(&model, u));
         let total = &mut self.session.usage;
-        total.input_tokens += u.input_tokens;
-        total.output_tokens += u.output_tokens;
-        total.cache_read_tokens += u.cache_read_tokens;
-        total.cache_creation_tokens += u.cache_creation_tokens;
+        total.input_tokens = total.input_tokens.saturating_add(u.input_tokens);
+        total.output_tokens = total.output_tokens.saturating_add(u.output_tokens);
+        total.cache_read_tokens = total.cache_read_tokens.saturating_add(u.cache_read_tokens);
+        total.cache_creation_tokens = total
+            .cache_creation_tokens
+            .saturating_add(u.cache_creation_tokens);
         if let Some(cost) = cost_usd {
             let sum = total.cost_usd.unwrap_or(0.0) + cost;
             total.cost_usd = Some((sum * 1e6).round() / 1e6);
@@ -1527,9 +1555,12 @@ impl Turn<'_> {
         _index: usize,
     ) -> (String, bool) {
         let state = self.session.workflow_state.clone();
-        let args: Value = serde_json::from_str(&call.arguments).unwrap_or_else(|_| json!({}));
         let Some(name) = self.resolve_name(&call.name) else {
             return (self.unknown_tool(&call.name), true);
+        };
+        let args = match crate::governed::arguments(&name, &call.arguments) {
+            Ok(args) => args,
+            Err(refusal) => return (refusal, true),
         };
         let vars = self.session.kernel_variables();
         let args = if name.starts_with(archmax_kernel::tools::WORKFLOW_TOOL_PREFIX) {
@@ -1557,7 +1588,8 @@ impl Turn<'_> {
             reply_only: self.reply_only,
             variables: Some(&vars),
         };
-        let verdict = self.h.policy.decide(&ToolCall::new(&name, &args), &ctx);
+        let (args, verdict) =
+            crate::governed::decide(&self.h.policy, self.id.as_str(), &name, args, &ctx);
         if !verdict.allowed {
             let reason = verdict.message.unwrap_or_default();
             if verdict.warn {
@@ -1596,12 +1628,13 @@ impl Turn<'_> {
         } else {
             text
         };
-        let text = match self
+        let (text, is_error) = match self
             .workspace()
-            .and_then(|ws| crate::files::offload(&ws, &call.id, &text, OFFLOAD_CHARS))
+            .map(|ws| crate::files::offload(&ws, &call.id, &text, OFFLOAD_CHARS))
         {
-            Some(pointer) => pointer,
-            None => text,
+            Some(Ok(Some(pointer))) => (pointer, is_error),
+            Some(Err(refused)) => (refused, true),
+            Some(Ok(None)) | None => (text, is_error),
         };
         self.emit(Event::tool_result(
             state,
@@ -1692,7 +1725,14 @@ impl Turn<'_> {
                 Ok(r) => r,
                 Err(e) => return error(format!("Error: {e}")),
             };
-            match std::fs::read_to_string(&route.disk) {
+            let read = archmax_spec::disk::read_regular(
+                &route.disk,
+                archmax_spec::disk::MAX_AUTHORED_FILE_BYTES,
+            );
+            match read.map_err(|why| format!("it {why}")).and_then(|bytes| {
+                let bytes = bytes.ok_or_else(|| "it does not exist".to_string())?;
+                String::from_utf8(bytes).map_err(|_| "it is not UTF-8 text".to_string())
+            }) {
                 Ok(code) => (
                     Some(route.rel.clone()),
                     code,
@@ -1760,6 +1800,11 @@ impl Turn<'_> {
             }
         };
         std::sync::Arc::new(crate::ptc::ScriptTools {
+            cancel: self.cancel.clone(),
+            deadline: self
+                .segment_left()
+                .map(|left| Instant::now() + left)
+                .zip(self.timeout_reason()),
             policy: self.h.policy.clone(),
             origin,
             session_id: self.id.as_str().to_string(),
@@ -2013,33 +2058,30 @@ impl Turn<'_> {
             },
             _ => match self.h.tools.iter().find(|t| t.name() == name).cloned() {
                 Some(tool) => {
-                    // The kernel allows a declared path that leaves the workspace (as the
-                    // original's does); the file tools' router refuses it, and so do we
-                    // before a host tool sees it.
-                    if let Some(escaping) = self.escaping_path(name, args) {
-                        return ControlResult {
-                            text: format!(
-                                "Error: {}",
-                                crate::files::route::escape_error(&escaping)
-                            ),
-                            is_error: true,
-                        };
-                    }
                     let ctx = ToolContext {
                         session_id: self.id.as_str().to_string(),
                         state,
                     };
-                    let call = tool.call(args.clone(), ctx);
-                    // A host tool races the state's time budget like a model call does.
-                    let result = match race(&self.cancel, self.segment_left(), call).await {
-                        Raced::Done(r) => r,
-                        Raced::TimedOut => {
+                    let left = self.segment_left();
+                    let run = crate::governed::run_host_tool(
+                        &self.h.policy,
+                        &tool,
+                        args.clone(),
+                        ctx,
+                        &self.cancel,
+                        left,
+                    )
+                    .await;
+                    let result = match run {
+                        HostRun::Done(r) => r,
+                        HostRun::Escapes(text) => Err(text),
+                        HostRun::TimedOut => {
                             let reason = self.timeout_reason().unwrap_or_default();
                             self.session.rejected = Some(reason.clone());
                             Err(format!("'{name}' was stopped: {reason}"))
                         }
                         // The loop ends the turn before the next model call.
-                        Raced::Cancelled => {
+                        HostRun::Cancelled => {
                             Err(format!("'{name}' was stopped: {CANCELLED_REASON}"))
                         }
                     };
@@ -2060,17 +2102,6 @@ impl Turn<'_> {
                 },
             },
         }
-    }
-
-    /// The first declared path argument of host tool `name` in `args` that resolves outside
-    /// the workspace root, as written.
-    fn escaping_path(&self, name: &str, args: &Value) -> Option<String> {
-        let decl = self.h.policy.tool_paths().of(name)?;
-        let paths = archmax_kernel::paths::call_paths(decl, args).ok()?;
-        paths
-            .into_iter()
-            .find(|p| p.canonical.escapes)
-            .map(|p| p.raw)
     }
 
     /// `archmax_wait({ reason, until? })`: park in place until an event is delivered.

@@ -1,5 +1,7 @@
 //! The one place this crate touches the file system: [`DiskFiles`].
 
+use std::fs::{File, OpenOptions};
+use std::io::{ErrorKind, Read};
 use std::path::{Component, Path, PathBuf};
 
 use crate::workspace::{DirEntry, Files};
@@ -36,9 +38,18 @@ impl DiskFiles {
 
 impl Files for DiskFiles {
     fn read(&self, path: &str) -> Option<String> {
-        let p = self.resolve(path)?;
-        let bytes = std::fs::read(p).ok()?;
-        Some(String::from_utf8_lossy(&bytes).into_owned())
+        self.read_checked(path).ok().flatten()
+    }
+
+    fn read_checked(&self, path: &str) -> Result<Option<String>, String> {
+        let Some(p) = self.resolve(path) else {
+            return Ok(None);
+        };
+        match read_regular(&p, MAX_AUTHORED_FILE_BYTES) {
+            Ok(bytes) => Ok(bytes.map(|b| String::from_utf8_lossy(&b).into_owned())),
+            Err(ReadError::NotFound) => Ok(None),
+            Err(e) => Err(e.to_string()),
+        }
     }
 
     fn list(&self, dir: &str) -> Vec<DirEntry> {
@@ -61,5 +72,146 @@ impl Files for DiskFiles {
             .collect();
         out.sort_by(|a, b| a.name.cmp(&b.name));
         out
+    }
+}
+
+/// The largest authored file the workspace reads (`workflow.yaml`, `WORKFLOW.md`, hook
+/// scripts, `SKILL.md`, skill scripts, `AGENTS.md`, case files): 8 MiB.
+pub const MAX_AUTHORED_FILE_BYTES: u64 = 8 * 1024 * 1024;
+
+/// Why a file could not be read by [`read_regular`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ReadError {
+    /// Nothing is there.
+    #[error("does not exist")]
+    NotFound,
+    /// It is there, but not a regular file (after following links).
+    #[error("is {0}, not a regular file")]
+    NotRegular(&'static str),
+    /// It holds more than the bound.
+    #[error("is larger than {} MiB, the most an authored file may hold", .0 / (1024 * 1024))]
+    TooLarge(u64),
+    /// Any other failure, as the system words it.
+    #[error("cannot be read: {0}")]
+    Io(String),
+}
+
+/// What a non-regular file is, in words.
+fn kind_of(ft: std::fs::FileType) -> &'static str {
+    if ft.is_dir() {
+        return "a folder";
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if ft.is_fifo() {
+            return "a named pipe (FIFO)";
+        }
+        if ft.is_char_device() || ft.is_block_device() {
+            return "a device";
+        }
+        if ft.is_socket() {
+            return "a socket";
+        }
+    }
+    "a special file"
+}
+
+fn io_error(e: &std::io::Error) -> ReadError {
+    if e.kind() == ErrorKind::NotFound {
+        ReadError::NotFound
+    } else {
+        ReadError::Io(e.to_string())
+    }
+}
+
+/// Opens for reading without blocking on a FIFO that slipped in after the check.
+fn open_nonblocking(path: &Path) -> std::io::Result<File> {
+    let mut opts = OpenOptions::new();
+    opts.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        opts.custom_flags(libc::O_NONBLOCK);
+    }
+    opts.open(path)
+}
+
+/// The bytes of the regular file at `path` (links followed), at most `limit` of them:
+/// a FIFO, a device, a socket or a folder is refused before it is read (so nothing
+/// blocks or streams forever), and so is a file longer than `limit`.
+pub fn read_regular(path: &Path, limit: u64) -> Result<Option<Vec<u8>>, ReadError> {
+    let meta = std::fs::metadata(path).map_err(|e| io_error(&e));
+    let meta = match meta {
+        Err(ReadError::NotFound) => return Ok(None),
+        other => other?,
+    };
+    if !meta.is_file() {
+        return Err(ReadError::NotRegular(kind_of(meta.file_type())));
+    }
+    let file = open_nonblocking(path).map_err(|e| io_error(&e))?;
+    // The file opened may not be the file checked: look again at what is open.
+    let meta = file.metadata().map_err(|e| io_error(&e))?;
+    if !meta.is_file() {
+        return Err(ReadError::NotRegular(kind_of(meta.file_type())));
+    }
+    if meta.len() > limit {
+        return Err(ReadError::TooLarge(limit));
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
+    file.take(limit.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(|e| io_error(&e))?;
+    if bytes.len() as u64 > limit {
+        return Err(ReadError::TooLarge(limit));
+    }
+    Ok(Some(bytes))
+}
+
+#[cfg(all(test, unix))]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_regular_files_within_the_bound_are_read() {
+        let dir = std::env::temp_dir().join(format!("disk-read-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("ok.txt"), "hello").unwrap();
+        std::os::unix::fs::symlink("/dev/zero", dir.join("zero")).unwrap();
+        std::os::unix::fs::symlink(dir.join("ok.txt"), dir.join("link.txt")).unwrap();
+        let fifo = std::process::Command::new("mkfifo")
+            .arg(dir.join("fifo"))
+            .status()
+            .unwrap();
+        assert!(fifo.success());
+        assert_eq!(
+            read_regular(&dir.join("ok.txt"), 5).unwrap().unwrap(),
+            b"hello"
+        );
+        assert_eq!(
+            read_regular(&dir.join("link.txt"), 5).unwrap().unwrap(),
+            b"hello"
+        );
+        assert_eq!(
+            read_regular(&dir.join("ok.txt"), 4),
+            Err(ReadError::TooLarge(4))
+        );
+        assert_eq!(read_regular(&dir.join("none"), 4), Ok(None));
+        assert_eq!(
+            read_regular(&dir.join("fifo"), 4).unwrap_err().to_string(),
+            "is a named pipe (FIFO), not a regular file"
+        );
+        assert_eq!(
+            read_regular(&dir.join("zero"), 4).unwrap_err().to_string(),
+            "is a device, not a regular file"
+        );
+        assert_eq!(
+            read_regular(&dir, 4).unwrap_err().to_string(),
+            "is a folder, not a regular file"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

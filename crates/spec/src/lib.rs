@@ -185,10 +185,10 @@ fn locate_in(node: &yaml::Node, segs: &[&str], here: yaml::Pos) -> Option<yaml::
         let item = items.get(i)?;
         return locate_in(item, &segs[1..], item.pos);
     }
-    let entries = node.as_map()?;
+    node.as_map()?;
     for take in (1..=segs.len()).rev() {
         let key = segs[..take].join(".");
-        if let Some(e) = entries.iter().find(|e| e.key == key) {
+        if let Some(e) = node.entry(&key) {
             return locate_in(&e.value, &segs[take..], e.key_pos);
         }
     }

@@ -51,7 +51,63 @@ pub enum Value {
     /// A sequence.
     Seq(Vec<Node>),
     /// A mapping in document order; keys are stringified.
-    Map(Vec<Entry>),
+    Map(Map),
+}
+
+/// A mapping's entries in document order; a large one also indexes its keys, so a
+/// lookup (and so validating a document of many keys) stays linear overall.
+#[derive(Debug, Clone, Default)]
+pub struct Map {
+    entries: Vec<Entry>,
+    index: Option<HashMap<String, usize>>,
+}
+
+/// Mappings up to this many entries are searched in order; larger ones by index.
+const INDEX_FROM: usize = 16;
+
+impl Map {
+    /// A mapping of `entries` (keys unique).
+    pub fn new(entries: Vec<Entry>) -> Self {
+        let index = (entries.len() > INDEX_FROM).then(|| {
+            entries
+                .iter()
+                .enumerate()
+                .map(|(i, e)| (e.key.clone(), i))
+                .collect()
+        });
+        Map { entries, index }
+    }
+
+    fn with_index(entries: Vec<Entry>, index: HashMap<String, usize>) -> Self {
+        let index = (entries.len() > INDEX_FROM).then_some(index);
+        Map { entries, index }
+    }
+
+    /// The entries, in document order.
+    pub fn as_slice(&self) -> &[Entry] {
+        &self.entries
+    }
+
+    /// The entry under `key`.
+    pub fn find(&self, key: &str) -> Option<&Entry> {
+        match &self.index {
+            Some(index) => index.get(key).and_then(|&i| self.entries.get(i)),
+            None => self.entries.iter().find(|e| e.key == key),
+        }
+    }
+}
+
+impl std::ops::Deref for Map {
+    type Target = [Entry];
+    fn deref(&self) -> &[Entry] {
+        &self.entries
+    }
+}
+
+impl PartialEq for Map {
+    fn eq(&self, other: &Self) -> bool {
+        self.entries == other.entries
+    }
 }
 
 /// One key of a mapping.
@@ -92,7 +148,7 @@ impl Node {
     /// The mapping entries, when this is a mapping.
     pub fn as_map(&self) -> Option<&[Entry]> {
         match &self.value {
-            Value::Map(m) => Some(m),
+            Value::Map(m) => Some(m.as_slice()),
             _ => None,
         }
     }
@@ -120,7 +176,10 @@ impl Node {
     }
     /// The whole entry under `key`.
     pub fn entry(&self, key: &str) -> Option<&Entry> {
-        self.as_map()?.iter().find(|e| e.key == key)
+        match &self.value {
+            Value::Map(m) => m.find(key),
+            _ => None,
+        }
     }
     /// The kind name zod would print for this value.
     pub fn kind(&self) -> &'static str {
@@ -148,7 +207,7 @@ impl Node {
             Value::Seq(items) => J::Array(items.iter().map(Node::to_json).collect()),
             Value::Map(entries) => {
                 let mut m = serde_json::Map::new();
-                for e in entries {
+                for e in entries.iter() {
                     m.insert(e.key.clone(), e.value.to_json());
                 }
                 J::Object(m)
@@ -214,6 +273,8 @@ enum Frame {
     },
     Map {
         entries: Vec<Entry>,
+        /// Key → entry index, kept once the mapping is larger than [`INDEX_FROM`].
+        keys: HashMap<String, usize>,
         pending_key: Option<(String, Pos)>,
         pos: Pos,
         anchor: usize,
@@ -272,6 +333,7 @@ impl Builder {
                 self.open(
                     Frame::Map {
                         entries: Vec::new(),
+                        keys: HashMap::new(),
                         pending_key: None,
                         pos,
                         anchor,
@@ -289,10 +351,11 @@ impl Builder {
             Event::MappingEnd => match self.stack.pop() {
                 Some(Frame::Map {
                     entries,
+                    keys,
                     pos,
                     anchor,
                     ..
-                }) => self.close(Value::Map(entries), pos, anchor),
+                }) => self.close(Value::Map(Map::with_index(entries, keys)), pos, anchor),
                 _ => return Err(internal(pos)),
             },
             _ => return Ok(None),
@@ -343,6 +406,7 @@ impl Builder {
             }
             Some(Frame::Map {
                 entries,
+                keys,
                 pending_key,
                 ..
             }) => {
@@ -352,7 +416,12 @@ impl Builder {
                             message: "a mapping key must be a scalar".to_string(),
                             pos: Some(node.pos),
                         })?;
-                        if entries.iter().any(|e| e.key == key) {
+                        let seen = if entries.len() > INDEX_FROM {
+                            keys.contains_key(&key)
+                        } else {
+                            entries.iter().any(|e| e.key == key)
+                        };
+                        if seen {
                             return Err(YamlError {
                                 message: format!("duplicate key '{key}' in one mapping"),
                                 pos: Some(node.pos),
@@ -360,11 +429,21 @@ impl Builder {
                         }
                         *pending_key = Some((key, node.pos));
                     }
-                    Some((key, key_pos)) => entries.push(Entry {
-                        key,
-                        key_pos,
-                        value: node,
-                    }),
+                    Some((key, key_pos)) => {
+                        if entries.len() == INDEX_FROM {
+                            keys.extend(
+                                entries.iter().enumerate().map(|(i, e)| (e.key.clone(), i)),
+                            );
+                        }
+                        if entries.len() >= INDEX_FROM {
+                            keys.insert(key.clone(), entries.len());
+                        }
+                        entries.push(Entry {
+                            key,
+                            key_pos,
+                            value: node,
+                        });
+                    }
                 }
                 Ok(None)
             }
@@ -527,6 +606,29 @@ mod tests {
         assert_eq!(e.pos.map(|p| p.line), Some(2));
         assert!(parse("a: 1\n---\nb: 2\n").is_err());
         assert!(parse("a:\n\tb: 1\n").is_err());
+    }
+
+    #[test]
+    fn a_large_mapping_finds_its_keys_and_its_duplicates_by_index() {
+        let mut text: String = (0..40).map(|i| format!("k{i}: {i}\n")).collect();
+        let tree = parse(&text).expect("parses").expect("a document");
+        assert_eq!(
+            tree.get("k0").map(Node::to_json),
+            Some(serde_json::json!(0))
+        );
+        assert_eq!(
+            tree.get("k39").map(Node::to_json),
+            Some(serde_json::json!(39))
+        );
+        assert_eq!(tree.get("k40"), None);
+        assert_eq!(tree.as_map().map(<[Entry]>::len), Some(40));
+        for dup in ["k3", "k20", "k39"] {
+            let with = format!("{text}{dup}: again\n");
+            let e = parse(&with).expect_err("duplicate");
+            assert!(e.message.contains(&format!("duplicate key '{dup}'")), "{e}");
+        }
+        text.push_str("k40: 40\n");
+        assert!(parse(&text).is_ok());
     }
 
     #[test]

@@ -13,7 +13,6 @@ pub(crate) mod tools;
 #[cfg(test)]
 mod tests;
 
-use std::fs;
 use std::path::PathBuf;
 
 use serde_json::Value;
@@ -188,17 +187,27 @@ pub fn sanitize_call_id(call_id: &str) -> String {
 
 /// Evicts an oversized tool result: when `text` is longer than `limit_chars`
 /// characters, writes it to `large_tool_results/<sanitized call id>` in the
-/// session folder and returns the pointer text that replaces it. `None` when
-/// the text fits, or when it could not be written (keep the original then).
-pub fn offload(ws: &Workspace, call_id: &str, text: &str, limit_chars: usize) -> Option<String> {
+/// session folder and returns the pointer text that replaces it. `Ok(None)` when
+/// the text fits; `Err` with the text that replaces the result when it could not be
+/// saved (the write never follows a link out of the session folder).
+pub fn offload(
+    ws: &Workspace,
+    call_id: &str,
+    text: &str,
+    limit_chars: usize,
+) -> Result<Option<String>, String> {
     let len = text.chars().count();
     if len <= limit_chars {
-        return None;
+        return Ok(None);
     }
     let id = sanitize_call_id(call_id);
     let dir = ws.session.join(LARGE_TOOL_RESULTS_DIR);
-    fs::create_dir_all(&dir).ok()?;
-    fs::write(dir.join(&id), text).ok()?;
+    let base = ws.session.parent().unwrap_or(&ws.session);
+    if let Err(e) = crate::store::confine::write_file(base, &dir.join(&id), text.as_bytes()) {
+        return Err(format!(
+            "Error: the tool result was too large to show ({len} characters) and could not be saved to '/{LARGE_TOOL_RESULTS_DIR}/{id}': {e}. The result is lost; narrow the call and try again."
+        ));
+    }
     let path = format!("/{LARGE_TOOL_RESULTS_DIR}/{id}");
     let sample_lines: Vec<String> = text
         .split('\n')
@@ -207,11 +216,11 @@ pub fn offload(ws: &Workspace, call_id: &str, text: &str, limit_chars: usize) ->
         .collect();
     let sample_refs: Vec<&str> = sample_lines.iter().map(String::as_str).collect();
     let sample = text::format_numbered(&sample_refs, 1);
-    Some(format!(
+    Ok(Some(format!(
         "Tool result too large ({len} characters), so it was saved to the file '{path}' instead of being shown here.\n\
          Read it with read_file, a part at a time: read_file(file_path=\"{path}\", offset=0, limit=100) shows the first 100 lines; raise offset to continue.\n\n\
          The first lines of the result:\n{sample}"
-    ))
+    )))
 }
 
 // ---- argument helpers -------------------------------------------------

@@ -94,16 +94,9 @@ pub fn resolve(ws: &Workspace, path: &str) -> Result<Route, String> {
     if canonical.escapes {
         return Err(escape_error(path));
     }
-    let mut rel = canonical.path;
-    // Session-qualified paths (`<id>/…`) pass through to the session folder.
-    if let Some(id) = ws.session_id() {
-        if rel == id {
-            rel = String::new();
-        } else if let Some(rest) = rel.strip_prefix(&format!("{id}/")) {
-            rel = rest.to_string();
-        }
-    }
-    Ok(route_rel(ws, &rel))
+    // A session-qualified path (`<id>/…`) was scoped before the kernel decided
+    // (`crate::governed`); rewriting it here again would route a path the kernel never saw.
+    Ok(route_rel(ws, &canonical.path))
 }
 
 /// Routes an already canonical, non-escaping, id-free path.

@@ -138,9 +138,17 @@ fn workflows_have_no_route() {
 fn session_qualified_and_store_paths() {
     let fx = Fx::new();
     fx.put("scratchpad/n.txt", b"x");
+    // A session-qualified path is scoped once, before the kernel decides
+    // (`crate::governed`); the router routes what was decided, literally.
+    let scoped = crate::governed::scope_path("S/scratchpad/n.txt", Some("S")).unwrap();
+    assert_eq!(
+        fx.ok("read_file", json!({"file_path": scoped})),
+        "     1\tx"
+    );
+    fx.put("S/scratchpad/n.txt", b"nested");
     assert_eq!(
         fx.ok("read_file", json!({"file_path": "S/scratchpad/n.txt"})),
-        "     1\tx"
+        "     1\tnested"
     );
     fx.put_root("sessions/_specs/h.json", b"{}");
     assert_eq!(
@@ -905,9 +913,9 @@ fn argument_errors_and_unknown_tools() {
 #[test]
 fn offload_large_results() {
     let fx = Fx::new();
-    assert_eq!(offload(&fx.ws, "call.1/x", "short", 10), None);
+    assert_eq!(offload(&fx.ws, "call.1/x", "short", 10), Ok(None));
     let big: String = (1..=20).map(|i| format!("row {i}\n")).collect();
-    let pointer = offload(&fx.ws, "call.1/x", &big, 10).unwrap();
+    let pointer = offload(&fx.ws, "call.1/x", &big, 10).unwrap().unwrap();
     let expected = format!(
         "Tool result too large ({} characters), so it was saved to the file '/large_tool_results/call_1_x' instead of being shown here.\n\
          Read it with read_file, a part at a time: read_file(file_path=\"/large_tool_results/call_1_x\", offset=0, limit=100) shows the first 100 lines; raise offset to continue.\n\n\
@@ -940,5 +948,28 @@ fn locale_order() {
     assert_eq!(
         v,
         vec!["/_x", "/.p", "/1", "/a.txt", "/a/", "/b", "/B", "/Z"]
+    );
+}
+
+#[test]
+fn offload_never_follows_a_link_out_of_the_session_folder() {
+    let fx = Fx::new();
+    let outside = fx.ws.root.join("outside");
+    fs::create_dir_all(&outside).unwrap();
+    std::os::unix::fs::symlink(&outside, fx.session_path("large_tool_results")).unwrap();
+    let big = "x".repeat(50);
+    let refused = offload(&fx.ws, "c1", &big, 10).unwrap_err();
+    assert!(
+        refused.starts_with("Error: the tool result was too large to show (50 characters) and could not be saved to '/large_tool_results/c1': "),
+        "{refused}"
+    );
+    assert!(
+        refused.contains("large_tool_results' is a symbolic link"),
+        "{refused}"
+    );
+    assert_eq!(
+        fs::read_dir(&outside).unwrap().count(),
+        0,
+        "nothing written outside"
     );
 }

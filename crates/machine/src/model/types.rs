@@ -478,15 +478,26 @@ impl std::ops::AddAssign for Usage {
     }
 }
 
-/// A non-negative integer counter; floats are truncated, anything else is `None`.
+/// The largest token count one call may report; a larger one is nonsense (no model
+/// reads or writes a billion tokens in one call) and counts as not reported.
+pub const MAX_TOKENS_PER_CALL: u64 = 1_000_000_000;
+
+/// A token counter: a non-negative integer (`12` or `12.0`) up to
+/// [`MAX_TOKENS_PER_CALL`]; anything else (negative, fractional, huge, not a number)
+/// is `None`, so it counts as not reported rather than as a garbage total.
 fn count(value: Option<&Value>) -> Option<u64> {
     let value = value?;
-    value.as_u64().or_else(|| {
-        value
-            .as_f64()
-            .filter(|f| f.is_finite() && *f >= 0.0)
-            .map(|f| f as u64)
-    })
+    let n = match value.as_u64() {
+        Some(n) => n,
+        None => {
+            let f = value.as_f64()?;
+            if !(f.is_finite() && f >= 0.0 && f.fract() == 0.0 && f <= MAX_TOKENS_PER_CALL as f64) {
+                return None;
+            }
+            f as u64
+        }
+    };
+    (n <= MAX_TOKENS_PER_CALL).then_some(n)
 }
 
 /// The assistant message of a chat-completions response.
@@ -790,6 +801,28 @@ mod tests {
                 output_tokens: 7,
                 cache_read_tokens: 64,
                 cache_creation_tokens: 0
+            })
+        );
+    }
+
+    #[test]
+    fn nonsense_usage_counts_as_not_reported() {
+        let usage = Usage::from_openai(&json!({
+            "prompt_tokens": 1e30, "completion_tokens": -5,
+            "prompt_tokens_details": {"cached_tokens": 3.5},
+            "cache_creation_input_tokens": "12",
+        }));
+        assert_eq!(usage, Some(Usage::default()));
+        let usage = Usage::from_openai(&json!({
+            "prompt_tokens": 18446744073709551615u64, "input_tokens": 7,
+            "completion_tokens": 12.0, "cache_read_input_tokens": 1_000_000_001u64,
+        }));
+        assert_eq!(
+            usage,
+            Some(Usage {
+                input_tokens: 7,
+                output_tokens: 12,
+                ..Usage::default()
             })
         );
     }

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
+use super::confine;
 use super::lease::{self, Holders, LockAttempt, unique_suffix};
 use super::{
     SessionId, SessionStore, Snapshot, Step, StoreError, WriterLease, busy, check_spec_hash,
@@ -141,7 +142,7 @@ impl FsStore {
     /// is not synced: a killed process loses nothing (the page cache survives it),
     /// and after a power loss a missing, stale or torn cache is rebuilt from the
     /// transcript's checkpoint lines.
-    fn write_envelope(id: &str, dir: &Path, env: &Envelope) -> Result<(), StoreError> {
+    fn write_envelope(id: &str, base: &Path, dir: &Path, env: &Envelope) -> Result<(), StoreError> {
         let mut obj = Map::new();
         obj.insert("format".to_owned(), Value::from(STATE_FORMAT));
         obj.insert("transcript_len".to_owned(), Value::from(env.transcript_len));
@@ -158,7 +159,7 @@ impl FsStore {
         bytes.push(b'\n');
         let tmp = dir.join(STATE_TMP_FILE);
         let target = dir.join(STATE_FILE);
-        fs::write(&tmp, &bytes).map_err(StoreError::io(id, "write", &tmp))?;
+        confine::write_file(base, &tmp, &bytes).map_err(StoreError::io(id, "write", &tmp))?;
         fs::rename(&tmp, &target).map_err(StoreError::io(id, "rename", &tmp))
     }
 
@@ -326,7 +327,7 @@ impl SessionStore for FsStore {
         };
         if first {
             for folder in [session.join(SCRATCHPAD_DIR), dir.clone()] {
-                fs::create_dir_all(&folder).map_err(StoreError::io(
+                confine::ensure_dir(&self.sessions, &folder).map_err(StoreError::io(
                     sid,
                     "create folder",
                     &folder,
@@ -354,12 +355,14 @@ impl SessionStore for FsStore {
         buf.push(b'\n');
 
         let path = dir.join(TRANSCRIPT_FILE);
-        let mut file = OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&path)
-            .map_err(StoreError::io(sid, "open", &path))?;
+        // Opened through real folders only, every commit: a link planted after the first
+        // commit is refused, not followed.
+        let mut file = confine::open(
+            &self.sessions,
+            &path,
+            OpenOptions::new().write(true).create(true).truncate(false),
+        )
+        .map_err(StoreError::io(sid, "open", &path))?;
         let on_disk = file
             .metadata()
             .map_err(StoreError::io(sid, "stat", &path))?
@@ -399,7 +402,7 @@ impl SessionStore for FsStore {
                 transcript_bytes: end,
                 state: step.state.clone(),
             };
-            Self::write_envelope(sid, &dir, &env)?;
+            Self::write_envelope(sid, &self.sessions, &dir, &env)?;
         }
         if let Ok(mut tips) = self.tips.lock() {
             let since_cache = if write_cache { 0 } else { since_cache + 1 };
@@ -474,7 +477,7 @@ impl SessionStore for FsStore {
         if let Ok(mut tips) = self.tips.lock() {
             tips.remove(id.as_str());
         }
-        match lease::acquire_lock_file(id.as_str(), &self.checkpoints(id)) {
+        match lease::acquire_lock_file(id.as_str(), &self.sessions, &self.checkpoints(id)) {
             Ok(LockAttempt::Acquired(path)) => Ok(WriterLease::new(
                 id.as_str().to_owned(),
                 self.holders.clone(),
@@ -498,14 +501,15 @@ impl SessionStore for FsStore {
         if path.exists() {
             return Ok(());
         }
-        fs::create_dir_all(&dir).map_err(StoreError::store_io("create folder", &dir))?;
+        confine::ensure_dir(&self.sessions, &dir)
+            .map_err(StoreError::store_io("create folder", &dir))?;
         let mut bytes = serde_json::to_vec_pretty(spec).map_err(|source| StoreError::Encode {
             id: hash.to_owned(),
             source,
         })?;
         bytes.push(b'\n');
         let tmp = dir.join(format!(".{hash}.json.{}.tmp", unique_suffix()));
-        write_synced(&tmp, &bytes).map_err(StoreError::store_io("write", &tmp))?;
+        write_synced(&self.sessions, &tmp, &bytes).map_err(StoreError::store_io("write", &tmp))?;
         // Same hash ⇒ same content, so a racing writer's rename is harmless.
         if let Err(e) = fs::rename(&tmp, &path) {
             let _ = fs::remove_file(&tmp);
@@ -547,8 +551,12 @@ fn checkpoint_state(line: &Value) -> Option<&Value> {
 }
 
 /// Create/truncate `path`, write `bytes`, fsync.
-fn write_synced(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let mut file = File::create(path)?;
+fn write_synced(base: &Path, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let mut file = confine::open(
+        base,
+        path,
+        OpenOptions::new().write(true).create(true).truncate(true),
+    )?;
     file.write_all(bytes)?;
     file.sync_all()
 }

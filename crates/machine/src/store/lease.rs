@@ -106,11 +106,16 @@ pub(crate) enum LockAttempt {
 }
 
 /// Take `<dir>/turn.lock` with `create_new`, taking over a stale one (dead pid).
-pub(crate) fn acquire_lock_file(id: &str, dir: &Path) -> Result<LockAttempt, StoreError> {
+pub(crate) fn acquire_lock_file(
+    id: &str,
+    base: &Path,
+    dir: &Path,
+) -> Result<LockAttempt, StoreError> {
     let path = dir.join(LOCK_FILE);
     for _ in 0..16 {
-        fs::create_dir_all(dir).map_err(StoreError::io(id, "create folder", dir))?;
-        match OpenOptions::new().write(true).create_new(true).open(&path) {
+        super::confine::ensure_dir(base, dir).map_err(StoreError::io(id, "create folder", dir))?;
+        match super::confine::no_follow(OpenOptions::new().write(true).create_new(true)).open(&path)
+        {
             Ok(mut file) => {
                 // Not synced: the lock only excludes live writers, and a machine that loses
                 // power ends every one of them. (A sync here was an fdatasync on the turn's

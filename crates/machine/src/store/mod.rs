@@ -23,6 +23,7 @@
 //! truncated by the next commit. The writer remembers where its transcript ends, so a commit
 //! reads nothing: its cost is that of the new lines plus the fixed-size state.
 
+pub mod confine;
 mod error;
 mod fs;
 mod id;

@@ -51,7 +51,13 @@ fn normalize_from(from: &str) -> Result<String, String> {
 pub(crate) fn check(ctx: &Context<'_>, out: &mut Vec<Diagnostic>) {
     let tests_dir = format!("workflows/{}/tests", ctx.workflow);
     for file in discover_cases(ctx.files, ctx.workflow) {
-        let text = ctx.files.read(&file).unwrap_or_default();
+        let text = match ctx.files.read_checked(&file) {
+            Ok(text) => text.unwrap_or_default(),
+            Err(why) => {
+                out.push(Diagnostic::error("", format!("{file} {why}")).in_file(&file));
+                continue;
+            }
+        };
         let facts = match check_case(&text) {
             Ok(f) => f,
             Err(problems) => {

@@ -124,7 +124,20 @@ fn script(
         ctx.workflow,
         normalize(path).unwrap_or_default().join("/")
     );
-    let Some(source) = ctx.files.read(&resolved) else {
+    let source = match ctx.files.read_checked(&resolved) {
+        Ok(source) => source,
+        Err(why) => {
+            out.push(
+                Diagnostic::error(
+                    field,
+                    format!("State '{slug}' '{phase}' hook script {resolved} {why}"),
+                )
+                .in_file(&resolved),
+            );
+            return;
+        }
+    };
+    let Some(source) = source else {
         out.push(
             Diagnostic::error(
                 field,

@@ -36,6 +36,12 @@ pub struct DirEntry {
 pub trait Files {
     /// The text of a file, or `None` when it cannot be read.
     fn read(&self, path: &str) -> Option<String>;
+    /// The text of a file: `Ok(None)` when there is none, `Err` with what is wrong
+    /// (`is a named pipe (FIFO), not a regular file`, `is larger than …`) when something
+    /// is there that the workspace does not read.
+    fn read_checked(&self, path: &str) -> Result<Option<String>, String> {
+        Ok(self.read(path))
+    }
     /// The entries of a directory, sorted by name; empty when it cannot be read.
     fn list(&self, dir: &str) -> Vec<DirEntry>;
 }
@@ -141,7 +147,17 @@ pub(crate) struct Loaded {
 /// Loads `workflows/<w>/workflow.yaml` and `WORKFLOW.md` as the runtime would.
 pub(crate) fn load(files: &dyn Files, workflow: &str) -> Option<Loaded> {
     let file = spec_file(workflow);
-    let text = files.read(&file)?;
+    let text = match files.read_checked(&file) {
+        Ok(text) => text?,
+        Err(why) => {
+            return Some(Loaded {
+                spec: None,
+                tree: None,
+                diagnostics: vec![Diagnostic::error("", format!("{file} {why}")).in_file(&file)],
+                usable: false,
+            });
+        }
+    };
     let read = read_spec(&text);
     let mut diagnostics = Vec::new();
     let mut usable = read.validation.ok;
@@ -172,12 +188,18 @@ pub(crate) fn load(files: &dyn Files, workflow: &str) -> Option<Loaded> {
         diagnostics.push(d.in_file(&file));
     }
     let md = format!("workflows/{workflow}/WORKFLOW.md");
-    if let Some(prose) = files.read(&md)
-        && frontmatter::has_frontmatter(&prose)
-    {
-        usable = false;
-        diagnostics
-            .push(Diagnostic::error("", frontmatter::competing_message(&md, &file)).in_file(&md));
+    match files.read_checked(&md) {
+        Ok(Some(prose)) if frontmatter::has_frontmatter(&prose) => {
+            usable = false;
+            diagnostics.push(
+                Diagnostic::error("", frontmatter::competing_message(&md, &file)).in_file(&md),
+            );
+        }
+        Ok(_) => {}
+        Err(why) => {
+            usable = false;
+            diagnostics.push(Diagnostic::error("", format!("{md} {why}")).in_file(&md));
+        }
     }
     for d in &read.validation.lint {
         let mut d = d.clone();
@@ -233,6 +255,9 @@ pub fn load_workflow(
         problem: problem.to_string(),
         diagnostics,
     };
+    if let Err(why) = files.read_checked(&spec_file(workflow)) {
+        return Err(fail(&format!("the file {why}"), Vec::new()));
+    }
     let loaded = load(files, workflow).ok_or_else(|| fail("no workflow.yaml found", Vec::new()))?;
     let Some(spec) = loaded.spec.filter(|_| loaded.usable) else {
         let errors = loaded

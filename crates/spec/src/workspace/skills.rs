@@ -55,7 +55,9 @@ pub fn discover(files: &dyn Files, sources: &[String]) -> (Vec<SkillBundle>, Vec
     let mut issues = Vec::new();
     for source in sources {
         let source = format!("{}/", source.trim_end_matches('/'));
-        let candidates: Vec<String> = if files.read(&format!("{source}SKILL.md")).is_some() {
+        // Something named SKILL.md, readable or not: an unreadable one is reported below.
+        let present = |p: &str| !matches!(files.read_checked(&format!("{p}SKILL.md")), Ok(None));
+        let candidates: Vec<String> = if present(&source) {
             vec![source.clone()]
         } else {
             files
@@ -63,7 +65,7 @@ pub fn discover(files: &dyn Files, sources: &[String]) -> (Vec<SkillBundle>, Vec
                 .into_iter()
                 .filter(|e| e.is_dir)
                 .map(|e| format!("{source}{}/", e.name))
-                .filter(|p| files.read(&format!("{p}SKILL.md")).is_some())
+                .filter(|p| present(p))
                 .collect()
         };
         for prefix in candidates {
@@ -73,8 +75,11 @@ pub fn discover(files: &dyn Files, sources: &[String]) -> (Vec<SkillBundle>, Vec
                 .next()
                 .unwrap_or_default()
                 .to_string();
-            let text = files.read(&format!("{prefix}SKILL.md")).unwrap_or_default();
-            let (name, description) = match read_frontmatter(&text) {
+            let text = files
+                .read_checked(&format!("{prefix}SKILL.md"))
+                .map(Option::unwrap_or_default)
+                .map_err(|why| format!("SKILL.md {why}"));
+            let (name, description) = match text.and_then(|t| read_frontmatter(&t)) {
                 Ok(pair) => pair,
                 Err(reason) => {
                     issues.push(RegistryIssue::Skipped {

@@ -15,8 +15,11 @@ pub const MAX_DEPTH: usize = 3;
 /// The states reachable from the start states (via transitions and `on_error`),
 /// in declaration order.
 fn reachable(tree: &Node) -> Vec<&crate::yaml::Entry> {
-    let states = tree.get("states").and_then(Node::as_map).unwrap_or(&[]);
-    let mut seen: Vec<&str> = states
+    let Some(states_node) = tree.get("states") else {
+        return Vec::new();
+    };
+    let states = states_node.as_map().unwrap_or(&[]);
+    let mut seen: std::collections::HashSet<&str> = states
         .iter()
         .filter(|e| {
             e.value
@@ -26,9 +29,9 @@ fn reachable(tree: &Node) -> Vec<&crate::yaml::Entry> {
         })
         .map(|e| e.key.as_str())
         .collect();
-    let mut queue = seen.clone();
+    let mut queue: Vec<&str> = seen.iter().copied().collect();
     while let Some(slug) = queue.pop() {
-        let Some(st) = states.iter().find(|e| e.key == slug) else {
+        let Some(st) = states_node.entry(slug) else {
             continue;
         };
         let edges = st
@@ -41,15 +44,15 @@ fn reachable(tree: &Node) -> Vec<&crate::yaml::Entry> {
             .filter_map(|t| t.get("to").and_then(Node::as_str))
             .chain(st.value.get("on_error").and_then(Node::as_str));
         for t in targets {
-            if !seen.contains(&t) && states.iter().any(|e| e.key == t) {
-                seen.push(t);
+            if !seen.contains(t) && states_node.entry(t).is_some() {
+                seen.insert(t);
                 queue.push(t);
             }
         }
     }
     states
         .iter()
-        .filter(|e| seen.contains(&e.key.as_str()))
+        .filter(|e| seen.contains(e.key.as_str()))
         .collect()
 }
 
