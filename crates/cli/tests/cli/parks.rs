@@ -230,7 +230,7 @@ fn decide_resumes_and_the_target_state_completes() {
     assert_eq!(
         r.err,
         format!(
-            "{}    ✔ decision -> paid\n✔ review → paid\n\n● paid\n    │ The refund is paid.\n✔ paid → paid\n\n✔ decided\n",
+            "{}    ✔ decision -> paid\n✔ review → paid\n\n● paid\n    │ The refund is paid.\n✔ paid (turn ends here)\n\n✔ decided\n",
             ws.header("refunds", None)
         )
     );
@@ -331,7 +331,7 @@ fn deliver_resumes_the_session_in_place() {
     assert_eq!(
         r.err,
         format!(
-            "{}    ✔ payment delivered, resuming poll\n\n● poll\n    │ Payment received.\n✔ poll → poll\n\n✔ delivered\n",
+            "{}    ✔ payment delivered, resuming poll\n\n● poll\n    │ Payment received.\n✔ poll (turn ends here)\n\n✔ delivered\n",
             ws.header("refunds", None)
         )
     );
@@ -380,7 +380,7 @@ fn a_run_on_a_session_waiting_for_input_is_a_delivery() {
     assert_eq!(
         r.err,
         format!(
-            "{}    ✔ payment delivered, resuming poll\n    → message to the parked session at poll\n    │ Paid just now.\n\n● poll\n    │ Thanks, the payment is in.\n✔ poll → poll\n\n✔ delivered\n",
+            "{}    ✔ payment delivered, resuming poll\n    → message to the parked session at poll\n    │ Paid just now.\n\n● poll\n    │ Thanks, the payment is in.\n✔ poll (turn ends here)\n\n✔ delivered\n",
             ws.header("refunds", Some("scripted-model"))
         )
     );
