@@ -4,21 +4,30 @@
 // The factories' refusals become the documented error classes (`WorkflowLoadError` with
 // `workflow`, `workflowPath`, `problem`), and a call in a state the workflow does not declare
 // throws `UnknownStateError` naming the states.
-import { Governance as NativeGovernance } from './index.js'
+import { Governance as NativeGovernance, validateSpec, validateWorkflow } from './index.js'
 import { UnknownStateError, WorkflowLoadError } from './agent.js'
 
 const packed = NativeGovernance.prototype.decidePacked
 const nativeStates = NativeGovernance.prototype.states
 
-/** A native load refusal as a `WorkflowLoadError`, fields parsed from its contract text. */
-function loadError(e, workflow) {
+/**
+ * A native load refusal as a `WorkflowLoadError`: `workflow`, `workflowPath` and `problem`
+ * parsed from its contract text, `diagnostics` the load errors `validate` reports.
+ */
+function loadError(e, workflow, validate) {
   if (!(e instanceof Error) || e.code !== 'WorkflowLoadError') return e
   const m = /^Cannot load workflow '([^']*)' \((.*?)\): (.*)\. Run 'archmax validate /s.exec(e.message)
-  const err = new WorkflowLoadError(e.message)
-  return Object.assign(err, {
+  let diagnostics = []
+  try {
+    diagnostics = validate().diagnostics.filter((d) => d.severity === 'error')
+  } catch {
+    // The refusal stands without them.
+  }
+  return Object.assign(new WorkflowLoadError(e.message), {
     workflow: m ? m[1] : workflow,
     workflowPath: m ? m[2] : undefined,
     problem: m ? m[3] : e.message,
+    diagnostics,
   })
 }
 
@@ -34,14 +43,16 @@ Governance.fromWorkspace = function fromWorkspace(options) {
   try {
     return NativeGovernance.fromWorkspace(options)
   } catch (e) {
-    throw loadError(e, options?.workflow)
+    throw loadError(e, options?.workflow, () =>
+      validateWorkflow({ rootDir: options?.rootDir, workflow: options?.workflow ?? 'order-lookup' }),
+    )
   }
 }
 Governance.fromSpec = function fromSpec(yamlText, options) {
   try {
     return NativeGovernance.fromSpec(yamlText, options)
   } catch (e) {
-    throw loadError(e, undefined)
+    throw loadError(e, undefined, () => validateSpec(yamlText))
   }
 }
 

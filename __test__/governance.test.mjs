@@ -102,9 +102,14 @@ test('refusals are the documented error classes', async () => {
     assert.equal(e.workflow, 'nope')
     assert.equal(e.workflowPath, 'workflows/nope/workflow.yaml')
     assert.equal(e.problem, 'no workflow.yaml found')
+    assert.ok(e.diagnostics.some((d) => /No workflow.yaml found/.test(d.message)), JSON.stringify(e.diagnostics))
     return true
   })
-  assert.throws(() => Governance.fromSpec('states: {}'), (e) => e instanceof WorkflowLoadError && /states/.test(e.message))
+  assert.throws(() => Governance.fromSpec('states: {}'), (e) => {
+    assert.ok(e instanceof WorkflowLoadError && /states/.test(e.message))
+    assert.ok(e.diagnostics.length > 0 && e.diagnostics.every((d) => d.severity === 'error'))
+    return true
+  })
   const g = Governance.fromSpec(SPEC)
   assert.throws(() => g.decide({ state: 'nope', tool: 'ls' }), (e) => {
     assert.ok(e instanceof UnknownStateError)
