@@ -44,7 +44,7 @@ pub(crate) fn missing_message(root: &Path, missing: &[&str]) -> String {
         )
     } else {
         format!(
-            "Set them in the environment or in {} (see .env.example in a workspace made by 'archmax init').",
+            "Set them in the environment or in {} ('archmax init' writes a .env.example to start from).",
             root.join(".env").display()
         )
     };

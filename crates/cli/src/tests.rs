@@ -222,7 +222,7 @@ fn run_and_sessions_reach_the_runtime_after_their_checks() {
     assert_eq!(
         err,
         format!(
-            "{}Error: Missing required environment variables: ARCHMAX_API_BASE_URL, ARCHMAX_API_KEY, ARCHMAX_MODEL. Set them in the environment or in {}/.env (see .env.example in a workspace made by 'archmax init'). ARCHMAX_API_KEY may be left out for an endpoint on this machine (localhost, 127.0.0.1).\n",
+            "{}Error: Missing required environment variables: ARCHMAX_API_BASE_URL, ARCHMAX_API_KEY, ARCHMAX_MODEL. Set them in the environment or in {}/.env ('archmax init' writes a .env.example to start from). ARCHMAX_API_KEY may be left out for an endpoint on this machine (localhost, 127.0.0.1).\n",
             header(true),
             dir.display()
         )

@@ -498,3 +498,27 @@ fn sessions_show_what_a_waiting_session_waits_for() {
     assert_eq!(summary["waitReason"], "the payment");
     assert_eq!(summary["resumeAt"], "2030-01-01T09:00:00.000Z");
 }
+
+#[test]
+fn reply_and_deliver_print_the_outcome_with_json() {
+    let (ws, server) = parked_at_review(vec![Reply::text("It is with finance.")]);
+    let r = cli(&ws, Some(&server), &["reply", "p-1", "Any news?", "--json"]);
+    assert_eq!(r.code, 0, "{}", r.err);
+    let outcome: serde_json::Value = serde_json::from_str(&r.out).expect("json");
+    assert_eq!(outcome["disposition"], "reply");
+    assert_eq!(outcome["kind"], "parked");
+    assert_eq!(outcome["reply"], "It is with finance.");
+    assert!(r.err.ends_with("a decision is pending.\n"), "{}", r.err);
+
+    let (ws, server) = waiting_in_poll(vec![Reply::text("Payment received.")]);
+    let r = cli(
+        &ws,
+        Some(&server),
+        &["deliver", "w-1", "--trigger", "payment", "--json"],
+    );
+    assert_eq!(r.code, 0, "{}", r.err);
+    let outcome: serde_json::Value = serde_json::from_str(&r.out).expect("json");
+    assert_eq!(outcome["disposition"], "deliver");
+    assert_eq!(outcome["sessionId"], "w-1");
+    assert_eq!(outcome["status"], "completed");
+}

@@ -195,7 +195,7 @@ fn missing_model_variables_are_named_together_after_the_header() {
     assert_eq!(
         r.err,
         format!(
-            "{}Error: Missing required environment variables: ARCHMAX_API_BASE_URL, ARCHMAX_API_KEY, ARCHMAX_MODEL. Set them in the environment or in {root}/.env (see .env.example in a workspace made by 'archmax init'). ARCHMAX_API_KEY may be left out for an endpoint on this machine (localhost, 127.0.0.1).\n",
+            "{}Error: Missing required environment variables: ARCHMAX_API_BASE_URL, ARCHMAX_API_KEY, ARCHMAX_MODEL. Set them in the environment or in {root}/.env ('archmax init' writes a .env.example to start from). ARCHMAX_API_KEY may be left out for an endpoint on this machine (localhost, 127.0.0.1).\n",
             ws.header("orders", Some("(unset — see .env)"))
         )
     );
