@@ -2,7 +2,10 @@
 // serializes (outcomes, events, park records, session summaries): those are its ts-rs
 // output in types/, so they cannot drift from what serde writes.
 import type { EventEnvelope } from './types/EventEnvelope.js'
-import type { Outcome } from './types/Outcome.js'
+import type { Outcome as OutcomeRecord } from './types/Outcome.js'
+import type { SessionExit } from './types/SessionExit.js'
+import type { Workflow } from './types/Workflow.js'
+import type { TranscriptMessage } from './messages.js'
 import type { ParkRecord } from './types/ParkRecord.js'
 import type { ResolvedSession } from './types/ResolvedSession.js'
 import type { RuntimeContract } from './types/RuntimeContract.js'
@@ -15,7 +18,6 @@ export type { Classification } from './types/Classification.js'
 export type { DecisionOption } from './types/DecisionOption.js'
 export type { EventEnvelope } from './types/EventEnvelope.js'
 export type { LifecycleEvent } from './types/LifecycleEvent.js'
-export type { Outcome } from './types/Outcome.js'
 export type { OutcomeKind } from './types/OutcomeKind.js'
 export type { ParkRecord } from './types/ParkRecord.js'
 export type { ContractSource } from './types/ContractSource.js'
@@ -33,6 +35,24 @@ export type { WorkflowStatus } from './types/WorkflowStatus.js'
 export type PendingDecision = Extract<ParkRecord, { channel: 'decision' }>
 /** A session parked for an outside event: what it waits for. */
 export type PendingInput = Extract<ParkRecord, { channel: 'input' }>
+
+type OutcomeBase = Omit<OutcomeRecord, 'kind' | 'parkedChannel' | 'pending' | 'rejected' | 'exit' | 'messages'> & {
+  /** The session's whole transcript (OpenAI chat messages; runtime notes carry `archmax`). */
+  messages: Array<TranscriptMessage>
+}
+/** A turn that finished normally. */
+export type CompletedOutcome = OutcomeBase & { kind: 'completed'; exit?: SessionExit; parkedChannel?: undefined; pending?: undefined; rejected?: undefined }
+/** A session waiting for a person (`decision`) or an outside event (`input`): the park record is always there. */
+export type ParkedOutcome = OutcomeBase & { kind: 'parked'; exit?: SessionExit; rejected?: undefined } & (
+  | { parkedChannel: 'decision'; pending: PendingDecision }
+  | { parkedChannel: 'input'; pending: PendingInput }
+)
+/** Governance ended the turn; `rejected` says why. */
+export type RejectedOutcome = OutcomeBase & { kind: 'rejected'; rejected: string; exit?: SessionExit; parkedChannel?: undefined; pending?: undefined }
+/** The agent raised, or the turn threw (`turn-error`, `turn-cancelled`, `recursion-limit`). */
+export type FailedOutcome = OutcomeBase & { kind: 'failed'; exit: SessionExit; parkedChannel?: undefined; pending?: undefined; rejected?: undefined }
+/** The result of a turn, discriminated on `kind`. */
+export type Outcome = CompletedOutcome | ParkedOutcome | RejectedOutcome | FailedOutcome
 /** The original's name of the resolved runtime contract (`agent.runtimeContract`). */
 export type ResolvedRuntimeContract = RuntimeContract
 
@@ -126,18 +146,39 @@ export type ModelFactory = (
 /** Where a host tool is called from. */
 export type ToolCallContext = { sessionId: string; state: string; toolName: string }
 
-/** A host tool, governed by the workflow like every other tool. */
-export type HostToolDefinition = {
+/** A zod (3 or 4) or Standard Schema object: what its parse yields types a host tool's arguments. */
+export type ZodLikeSchema<Out = unknown> = { _output: Out } | { '~standard': { types?: { output: Out } } }
+
+/** The arguments a schema yields: a zod/Standard schema's output, else `Fallback`. */
+export type SchemaOutput<S, Fallback = Record<string, unknown>> = S extends { _output: infer O }
+  ? O
+  : S extends { '~standard': { types?: { output: infer O } } }
+    ? O
+    : Fallback
+
+/**
+ * A host tool, governed by the workflow like every other tool. `Args` types the handler's
+ * arguments: give it (`HostToolDefinition<{ email: string }>`), or declare the tool with
+ * `hostTool({ schema: z.object(…), handler })` so a zod schema infers it.
+ */
+export type HostToolDefinition<Args = Record<string, unknown>> = {
   /** The name the model calls (not `archmax_*`, not a file operation). */
   name: string
   description?: string
-  /** JSON Schema of the arguments. */
-  schema?: Record<string, unknown>
+  /** JSON Schema of the arguments, or a zod/Standard schema (converted with `@langchain/core`). */
+  schema?: Record<string, unknown> | ZodLikeSchema<Args>
   /** Path arguments and their access, so zones and mounts govern them. */
   paths?: Record<string, 'read' | 'list' | 'search' | 'write' | 'remove' | 'execute'>
   /** Its result is text for the model (non-strings are sent as JSON); a throw answers the model with the error. */
-  handler: (args: Record<string, unknown>, ctx: ToolCallContext) => unknown | Promise<unknown>
+  handler: (args: Args, ctx: ToolCallContext) => unknown | Promise<unknown>
 }
+
+/**
+ * Declares a host tool with its handler's arguments inferred from a zod/Standard `schema`
+ * (or given as `Args`); returns the definition unchanged.
+ */
+export declare function hostTool<S extends ZodLikeSchema>(tool: Omit<HostToolDefinition<SchemaOutput<S>>, 'schema'> & { schema: S }): HostToolDefinition<SchemaOutput<S>>
+export declare function hostTool<Args = Record<string, unknown>>(tool: HostToolDefinition<Args>): HostToolDefinition<Args>
 
 /** How one mount is served. */
 export type MountSpec = { readOnly?: boolean; governed?: boolean }
@@ -184,7 +225,8 @@ export type CreateAgentParams = {
   modelFactory?: ModelFactory
   /** The default model id sent in requests (default `ARCHMAX_MODEL`, else `default`). */
   defaultModel?: string
-  tools?: Array<HostToolDefinition | LangChainToolLike>
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- each tool types its own arguments
+  tools?: Array<HostToolDefinition<any> | LangChainToolLike>
   /** Host tools permitted and disclosed in every state. */
   essentialTools?: Array<string>
   onEvent?: (event: EventEnvelope) => void
@@ -282,7 +324,7 @@ export interface SessionOperations {
   /** A session's summary; null when it has not run. Throws `SessionStoreIdError` for a bad id. */
   get(sessionId: string): Promise<SessionSummary | null>
   /** The committed transcript (OpenAI chat messages, runtime notes included); [] when none. */
-  messages(sessionId: string): Promise<Array<unknown>>
+  messages(sessionId: string): Promise<Array<TranscriptMessage>>
   /** How many messages the committed transcript holds; 0 when none. */
   messageCount(sessionId: string): Promise<number>
   /**
@@ -357,7 +399,7 @@ export interface Agent {
    * The spec a session ran under, by its summary's `specHash` (a snapshot is kept the first
    * time a turn runs under a spec); `null` when the store has none.
    */
-  getSpecSnapshot(hash: string): Promise<Record<string, unknown> | null>
+  getSpecSnapshot(hash: string): Promise<Workflow | null>
   /** Cancels the session's turn in flight (it ends failed, `turn-cancelled`); false when none runs. */
   cancel(sessionId: string): boolean
   /**
@@ -395,81 +437,157 @@ export declare function createAgent(params: CreateAgentParams & { workflow: stri
 export declare function createAgent(params: CreateAgentParams & { workflow: false }): Promise<PlainAgent>
 export declare function createAgent(params?: CreateAgentParams): Promise<Agent>
 
+/** The `code` (and `name`) of every error class the package raises. */
+export type HarnessErrorCode =
+  | 'WorkflowLoadError'
+  | 'WorkflowDisabledError'
+  | 'UnknownTriggerError'
+  | 'ReservedToolNameError'
+  | 'ToolPathsError'
+  | 'InvalidVariableNameError'
+  | 'MountCollisionError'
+  | 'SessionStoreIdError'
+  | 'SessionStoreError'
+  | 'SessionStoreCapabilityError'
+  | 'SessionNotParkedError'
+  | 'InvalidDecisionTargetError'
+  | 'EmptyMessageError'
+  | 'SessionNotAwaitingInputError'
+  | 'MissingDeliveryTriggerError'
+  | 'SessionNotResumableError'
+  | 'SessionParkedError'
+  | 'UnsupportedRuntimeContractError'
+  | 'AgentDisposedError'
+  | 'UnknownStateError'
+  | 'UnknownSessionTriggerError'
+
 export declare class HarnessError extends Error {
-  constructor(message: string, code?: string)
+  constructor(message: string, code?: HarnessErrorCode)
   /** The class name. */
-  code: string
+  code: HarnessErrorCode
 }
 export declare class WorkflowLoadError extends HarnessError {
+  code: 'WorkflowLoadError'
   workflow: string
   workflowPath: string
   problem: string
   diagnostics: Array<import('./types/Diagnostic.js').Diagnostic>
 }
 export declare class WorkflowDisabledError extends HarnessError {
+  code: 'WorkflowDisabledError'
   workflow: string
 }
 export declare class UnknownTriggerError extends HarnessError {
+  code: 'UnknownTriggerError'
   triggerId: string
   available: Array<string>
 }
 export declare class ReservedToolNameError extends HarnessError {
+  code: 'ReservedToolNameError'
   /** The offending host tool names, in the order given. */
   names: Array<string>
   /** `prefix`: they start with `archmax_`; `file-operation`: `copy_file`, `move_file` or `remove_file`. */
   reservation: 'prefix' | 'file-operation'
 }
-export declare class ToolPathsError extends HarnessError {}
+export declare class ToolPathsError extends HarnessError {
+  code: 'ToolPathsError'
+}
 export declare class InvalidVariableNameError extends HarnessError {
+  code: 'InvalidVariableNameError'
   variable: string
   source: string
 }
 export declare class MountCollisionError extends HarnessError {
+  code: 'MountCollisionError'
   /** The mount key, `/name/` or `/name`. */
   key: string
 }
 export declare class SessionStoreIdError extends HarnessError {
+  code: 'SessionStoreIdError'
   /** The refused id as given; absent when a session path (not an id) was refused. */
   sessionId?: string
 }
-export declare class SessionStoreError extends HarnessError {}
+export declare class SessionStoreError extends HarnessError {
+  code: 'SessionStoreError'
+}
 export declare class SessionStoreCapabilityError extends HarnessError {
+  code: 'SessionStoreCapabilityError'
   /** What the configured store is (`in-memory`, …). */
   storeKind: string
   /** The operation it lacks (`seed`, …). */
   capability: string
 }
 export declare class SessionNotParkedError extends HarnessError {
+  code: 'SessionNotParkedError'
   sessionId: string
 }
 export declare class InvalidDecisionTargetError extends HarnessError {
+  code: 'InvalidDecisionTargetError'
   sessionId: string
   /** Absent when no target was given. */
   target?: string
   validTargets: Array<string>
 }
 export declare class EmptyMessageError extends HarnessError {
+  code: 'EmptyMessageError'
   sessionId: string
 }
 export declare class SessionNotAwaitingInputError extends HarnessError {
+  code: 'SessionNotAwaitingInputError'
   sessionId: string
 }
 export declare class MissingDeliveryTriggerError extends HarnessError {
+  code: 'MissingDeliveryTriggerError'
   sessionId: string
 }
 export declare class SessionNotResumableError extends HarnessError {
+  code: 'SessionNotResumableError'
   sessionId: string
   /** The session's stored status, or `unknown` when it has none yet. */
   status: string
 }
 export declare class SessionParkedError extends HarnessError {
+  code: 'SessionParkedError'
   sessionId: string
 }
 export declare class UnsupportedRuntimeContractError extends HarnessError {
+  code: 'UnsupportedRuntimeContractError'
   /** `<engine>@<version>` as the spec declares it. */
   requested: string
   /** `['archmax-harness@1', 'archmax-harness@2']`. */
   supported: Array<string>
 }
-export declare class AgentDisposedError extends HarnessError {}
-export declare const errors: Record<string, typeof HarnessError>
+export declare class AgentDisposedError extends HarnessError {
+  code: 'AgentDisposedError'
+}
+/** `Governance.decide` (and friends) in a state the workflow does not declare. */
+export declare class UnknownStateError extends HarnessError {
+  code: 'UnknownStateError'
+  /** The state asked for. */
+  state: string
+  /** The workflow's states, in declaration order. */
+  states: Array<string>
+}
+/** The error classes by name. */
+export declare const errors: {
+  WorkflowLoadError: typeof WorkflowLoadError
+  WorkflowDisabledError: typeof WorkflowDisabledError
+  UnknownTriggerError: typeof UnknownTriggerError
+  ReservedToolNameError: typeof ReservedToolNameError
+  ToolPathsError: typeof ToolPathsError
+  InvalidVariableNameError: typeof InvalidVariableNameError
+  MountCollisionError: typeof MountCollisionError
+  SessionStoreIdError: typeof SessionStoreIdError
+  SessionStoreError: typeof SessionStoreError
+  SessionStoreCapabilityError: typeof SessionStoreCapabilityError
+  SessionNotParkedError: typeof SessionNotParkedError
+  InvalidDecisionTargetError: typeof InvalidDecisionTargetError
+  EmptyMessageError: typeof EmptyMessageError
+  SessionNotAwaitingInputError: typeof SessionNotAwaitingInputError
+  MissingDeliveryTriggerError: typeof MissingDeliveryTriggerError
+  SessionNotResumableError: typeof SessionNotResumableError
+  SessionParkedError: typeof SessionParkedError
+  UnsupportedRuntimeContractError: typeof UnsupportedRuntimeContractError
+  AgentDisposedError: typeof AgentDisposedError
+  UnknownStateError: typeof UnknownStateError
+}

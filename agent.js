@@ -6,6 +6,14 @@
 import { NativeAgent, readEnv } from './index.js'
 import { sessionStoreBinding } from './store.js'
 
+/**
+ * Declares a host tool; returns it unchanged. Its use is in TypeScript: a zod/Standard
+ * `schema` types the handler's arguments.
+ */
+export function hostTool(tool) {
+  return tool
+}
+
 /** Base of every error `createAgent` and its agent raise: `name` and `code` are the class name. */
 export class HarnessError extends Error {
   constructor(message, code) {
@@ -35,6 +43,7 @@ const CLASS_NAMES = [
   'SessionParkedError',
   'UnsupportedRuntimeContractError',
   'AgentDisposedError',
+  'UnknownStateError',
 ]
 
 /** The error classes by name; each `extends HarnessError` (so `Error`). */
@@ -64,6 +73,7 @@ export const {
   SessionParkedError,
   UnsupportedRuntimeContractError,
   AgentDisposedError,
+  UnknownStateError,
 } = errors
 
 // Raised but not exported, as in the original: a firing for a session that never ran,

@@ -1,15 +1,81 @@
 // `Governance.decide`, faster: the call crosses as two strings and a JSON text instead of an
 // object napi converts field by field (which cost more than the decision), and a grant comes
 // back as its rule id. Same answers and errors as the native `decide`; `main.js` loads this.
-import { Governance } from './index.js'
+// The factories' refusals become the documented error classes (`WorkflowLoadError` with
+// `workflow`, `workflowPath`, `problem`), and a call in a state the workflow does not declare
+// throws `UnknownStateError` naming the states.
+import { Governance as NativeGovernance, validateSpec, validateWorkflow } from './index.js'
+import { UnknownStateError, WorkflowLoadError } from './agent.js'
 
-const packed = Governance.prototype.decidePacked
+const packed = NativeGovernance.prototype.decidePacked
+const nativeStates = NativeGovernance.prototype.states
+
+/**
+ * A native load refusal as a `WorkflowLoadError`: `workflow`, `workflowPath` and `problem`
+ * parsed from its contract text, `diagnostics` the load errors `validate` reports.
+ */
+function loadError(e, workflow, validate) {
+  if (!(e instanceof Error) || e.code !== 'WorkflowLoadError') return e
+  const m = /^Cannot load workflow '([^']*)' \((.*?)\): (.*)\. Run 'archmax validate /s.exec(e.message)
+  let diagnostics = []
+  try {
+    diagnostics = validate().diagnostics.filter((d) => d.severity === 'error')
+  } catch {
+    // The refusal stands without them.
+  }
+  return Object.assign(new WorkflowLoadError(e.message), {
+    workflow: m ? m[1] : workflow,
+    workflowPath: m ? m[2] : undefined,
+    problem: m ? m[3] : e.message,
+    diagnostics,
+  })
+}
+
+/**
+ * The package's `Governance`: the native class's instances and methods, with factories that
+ * raise the documented error classes (the native statics cannot be replaced in place).
+ */
+function Governance() {
+  throw new TypeError('Governance is created with Governance.fromWorkspace(…) or Governance.fromSpec(…)')
+}
+Governance.prototype = NativeGovernance.prototype
+Governance.fromWorkspace = function fromWorkspace(options) {
+  try {
+    return NativeGovernance.fromWorkspace(options)
+  } catch (e) {
+    throw loadError(e, options?.workflow, () =>
+      validateWorkflow({ rootDir: options?.rootDir, workflow: options?.workflow ?? 'order-lookup' }),
+    )
+  }
+}
+Governance.fromSpec = function fromSpec(yamlText, options) {
+  try {
+    return NativeGovernance.fromSpec(yamlText, options)
+  } catch (e) {
+    throw loadError(e, undefined, () => validateSpec(yamlText))
+  }
+}
+
+const stateSets = new WeakMap()
+
+/** Throws `UnknownStateError` unless `state` is one of the workflow's states. */
+function checkState(gov, state) {
+  let known = stateSets.get(gov)
+  if (!known) {
+    const list = nativeStates.call(gov)
+    known = { list, set: new Set(list) }
+    stateSets.set(gov, known)
+  }
+  if (known.set.has(state)) return
+  const err = new UnknownStateError(`Unknown state '${state}'. The workflow's states: ${known.list.join(', ')}.`)
+  throw Object.assign(err, { state, states: [...known.list] })
+}
 
 /**
  * Decides one tool call: `{ allowed, rule, message?, terminal, warn }`.
  * @param {import('./index.d.ts').GovernanceCall} call
  */
-Governance.prototype.decide = function decide(call) {
+NativeGovernance.prototype.decide = function decide(call) {
   if (call === null || typeof call !== 'object') {
     throw new TypeError('decide needs a call { state, tool, args?, variables?, authority? }')
   }
@@ -17,6 +83,7 @@ Governance.prototype.decide = function decide(call) {
   if (typeof state !== 'string' || typeof tool !== 'string') {
     throw new TypeError("a call needs 'state' and 'tool' strings")
   }
+  checkState(this, state)
   const answer = packed.call(
     this,
     state,

@@ -28,11 +28,38 @@ export type SignatureJsonSchema = {
 export type SpecLike = Workflow | Record<string, unknown>
 
 
+/** Every rule id the kernel decides with (`archmax-kernel`'s `RuleId`). */
+export type GovernanceRuleId =
+  | 'allow'
+  | 'tool.path-argument'
+  | 'zone.governance-plane'
+  | 'script.skill-only'
+  | 'tool.reply-only'
+  | 'tool.eval'
+  | 'tool.ungrantable'
+  | 'zone.read-only'
+  | 'zone.runtime-internal'
+  | 'zone.runtime-managed'
+  | 'skill.forbidden'
+  | 'skill.not-allowed'
+  | 'mount.read-only'
+  | 'mount.forbidden'
+  | 'mount.not-allowed'
+  | 'tool.forbidden'
+  | 'tool.forbidden-here'
+  | 'tool.scratchpad'
+  | 'tool.offload-read'
+  | 'tool.allowed'
+  | 'tool.not-allowed'
+  | 'tool.unresolved-variable'
+  | 'transition.requires'
+  | 'transition.no-edge'
+
 /** A kernel decision: allowed or not, the rule that decided, and the model-facing text of a denial. */
 export type GovernanceDecision = {
   allowed: boolean
-  /** The rule id (`tool.allowed`, `tool.not-allowed`, `zone.read-only`, …). */
-  rule: string
+  /** The rule that decided (`tool.allowed`, `tool.not-allowed`, `zone.read-only`, …). */
+  rule: GovernanceRuleId
   /** The model-facing text; present on every denial. */
   message?: string
   /** A denial retrying cannot fix (an unresolvable guard): the turn ends. */

@@ -7,6 +7,23 @@
 export type RuntimeNoteKind = 'decision' | 'event' | 'error' | 'after' | 'sub-workflow' | 'opening' | 'budget'
 
 /**
+ * One message of a session's transcript (`Outcome.messages`, `agent.sessions.messages`): an
+ * OpenAI chat message; a runtime note carries `archmax.note`.
+ */
+export type TranscriptMessage = {
+  role: 'system' | 'user' | 'assistant' | 'tool'
+  content: string | null | Array<{ type: string; text?: string; [key: string]: unknown }>
+  /** An assistant's tool calls. */
+  tool_calls?: Array<{ id: string; type: 'function'; function: { name: string; arguments: string } }>
+  /** A tool result's call id. */
+  tool_call_id?: string
+  name?: string
+  /** Present on the runtime's own notes. */
+  archmax?: { note: RuntimeNoteKind; [key: string]: unknown }
+  [key: string]: unknown
+}
+
+/**
  * `_getType()`, else `getType()`, else (a serialized LangChain message) the type named by the
  * last `id` segment, else `type`, else `role`, else `""`.
  */

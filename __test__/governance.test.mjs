@@ -92,3 +92,46 @@ test('bad input throws a clear error and Node survives', () => {
   assert.throws(() => g.decide(null), Error)
   assert.equal(g.decide({ state: 'collect', tool: 'read_file', args: { file_path: 12 } }).rule, 'tool.path-argument')
 })
+
+test('refusals are the documented error classes', async () => {
+  const { WorkflowLoadError, UnknownStateError, HarnessError, errors } = await import('@archmax-ai/harness')
+  assert.throws(() => Governance.fromWorkspace({ rootDir: EXAMPLE, workflow: 'nope' }), (e) => {
+    assert.ok(e instanceof WorkflowLoadError, 'instanceof, as from createAgent')
+    assert.ok(e instanceof HarnessError)
+    assert.equal(e.name, 'WorkflowLoadError')
+    assert.equal(e.workflow, 'nope')
+    assert.equal(e.workflowPath, 'workflows/nope/workflow.yaml')
+    assert.equal(e.problem, 'no workflow.yaml found')
+    assert.ok(e.diagnostics.some((d) => /No workflow.yaml found/.test(d.message)), JSON.stringify(e.diagnostics))
+    return true
+  })
+  assert.throws(() => Governance.fromSpec('states: {}'), (e) => {
+    assert.ok(e instanceof WorkflowLoadError && /states/.test(e.message))
+    assert.ok(e.diagnostics.length > 0 && e.diagnostics.every((d) => d.severity === 'error'))
+    return true
+  })
+  const g = Governance.fromSpec(SPEC)
+  assert.throws(() => g.decide({ state: 'nope', tool: 'ls' }), (e) => {
+    assert.ok(e instanceof UnknownStateError)
+    assert.equal(errors.UnknownStateError, UnknownStateError)
+    assert.equal(e.code, 'UnknownStateError')
+    assert.equal(e.message, "Unknown state 'nope'. The workflow's states: collect, done.")
+    assert.equal(e.state, 'nope')
+    assert.deepEqual(e.states, ['collect', 'done'])
+    return true
+  })
+  assert.equal(g.decide({ state: 'done', tool: 'ls' }).allowed, true)
+})
+
+test('GovernanceRuleId in the typings lists every rule id of the kernel', async () => {
+  const { readFileSync } = await import('node:fs')
+  const { join } = await import('node:path')
+  const { ROOT } = await import('./helpers.mjs')
+  const rust = readFileSync(join(ROOT, 'crates/kernel/src/rule.rs'), 'utf8')
+  const ids = [...rust.matchAll(/RuleId::\w+ => "([^"]+)"/g)].map((m) => m[1]).sort()
+  const dts = readFileSync(join(ROOT, 'index.d.ts'), 'utf8')
+  const union = /export type GovernanceRuleId =([^]*?)\n\n/.exec(dts)?.[1] ?? ''
+  const typed = [...union.matchAll(/'([^']+)'/g)].map((m) => m[1]).sort()
+  assert.ok(ids.length > 20, 'the kernel ids were found')
+  assert.deepEqual(typed, ids)
+})

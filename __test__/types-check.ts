@@ -407,3 +407,91 @@ async function hostRulesExample(): Promise<string> {
   return 'ok'
 }
 export { hostRulesExample }
+
+// The first hour's types (issue 13): each wrong use below must fail under --strict.
+import {
+  errors,
+  hostTool,
+  UnknownStateError,
+  type Outcome as FirstOutcome,
+  type GovernanceRuleId,
+  type HarnessErrorCode,
+  type TranscriptMessage,
+  type Workflow as RootWorkflow,
+} from '@archmax-ai/harness'
+// @ts-expect-error the binding's internals are not exported from the package root
+import { NativeAgent } from '@archmax-ai/harness'
+// @ts-expect-error internal
+import { NativeTurn } from '@archmax-ai/harness'
+// @ts-expect-error internal
+import { NativeSessionStore } from '@archmax-ai/harness'
+// @ts-expect-error internal
+import { __napiBindingTarget } from '@archmax-ai/harness'
+
+async function firstHour(agent: GovernedAgent, gov: Governance): Promise<string[]> {
+  const out: string[] = []
+  const o: FirstOutcome = await agent.workflow.send('s1', { message: 'hi' })
+  // @ts-expect-error the park record is optional until `kind` is narrowed
+  out.push(o.pending.state)
+  if (o.kind === 'parked') {
+    out.push(o.pending.state, o.parkedChannel)
+    if (o.parkedChannel === 'decision') out.push(...o.pending.transitions.map((t) => t.to))
+  } else if (o.kind === 'failed') {
+    out.push(o.exit.success ? 'ok' : o.exit.code)
+  } else if (o.kind === 'rejected') {
+    out.push(o.rejected)
+  }
+  // @ts-expect-error `kind` is a closed set
+  if (o.kind === 'paused') out.push('never')
+  const last: TranscriptMessage | undefined = o.messages.at(-1)
+  out.push(last?.role ?? '')
+  const stored: TranscriptMessage[] = await agent.sessions.messages('s1')
+  // @ts-expect-error a transcript message's role is a closed set
+  const badRole: TranscriptMessage['role'] = 'robot'
+  const spec: RootWorkflow | null = await agent.getSpecSnapshot('abc')
+  out.push(spec ? Object.keys(spec.states).join(',') : '', String(stored.length), badRole)
+
+  const rule: GovernanceRuleId = gov.decide({ state: 'classify', tool: 'ls' }).rule
+  out.push(rule)
+  // @ts-expect-error a rule id the kernel never answers
+  const noRule: GovernanceRuleId = 'tool.maybe'
+  void noRule
+
+  try {
+    Governance.fromWorkspace({ rootDir: '.', workflow: 'nope' })
+  } catch (e) {
+    if (e instanceof errors.WorkflowLoadError) out.push(e.workflow, e.workflowPath, e.problem, e.code)
+    if (e instanceof UnknownStateError) out.push(e.state, ...e.states)
+    if (e instanceof HarnessError) {
+      const code: HarnessErrorCode = e.code
+      // @ts-expect-error codes are the class names
+      const wrongCode: HarnessErrorCode = 'NoSuchError'
+      out.push(code, wrongCode)
+    }
+  }
+
+  // A host tool whose handler's arguments are typed: by a generic, or inferred from a zod schema.
+  const byGeneric: HostToolDefinition<{ email: string }> = {
+    name: 'crm_lookup',
+    handler: async ({ email }) => email.toLowerCase(),
+  }
+  const byZod = hostTool({
+    name: 'refund',
+    schema: z.object({ order_id: z.string(), amount: z.number() }),
+    handler: async (args) => args.amount.toFixed(2) + args.order_id.trim(),
+  })
+  hostTool({
+    name: 'refund2',
+    schema: z.object({ amount: z.number() }),
+    // @ts-expect-error `amount` is a number, not a string
+    handler: async (args) => args.amount.trim(),
+  })
+  const wrongGeneric: HostToolDefinition<{ email: string }> = {
+    name: 'crm',
+    // @ts-expect-error `email` is a string
+    handler: async ({ email }) => email.toFixed(),
+  }
+  await createAgent({ workflow: 'order-lookup', tools: [byGeneric, byZod, wrongGeneric] })
+  return out
+}
+export { firstHour }

@@ -102,12 +102,19 @@ const WORKFLOW_POS: Positional = required(
     "workflow",
     "Workflow slug, a directory under workflows/ (inferred when there is exactly one)",
 );
-const SESSION_POS: Positional = required("session", "Session id, as listed by 'archmax sessions'");
+const SESSION_POS: Positional = required(
+    "session",
+    "Session id, as listed by 'archmax sessions'; its workflow is read from its record",
+);
 const VERBOSE: OptSpec = flag("verbose", "Print raw event lines on stderr");
+const OUTCOME_JSON: OptSpec = flag(
+    "json",
+    "Print the Outcome (session, status, state, park record) as JSON on stdout",
+);
 const WORKFLOW_OPT: OptSpec = value(
     "workflow",
     "<slug>",
-    "Workflow whose spec is assembled (inferred when there is exactly one)",
+    "Workflow whose spec is assembled (default: the session's own, else the only one)",
 );
 const VARIABLES: OptSpec = value(
     "variables",
@@ -136,8 +143,23 @@ const DELIVER_LONG: &str = "Resumes a session parked for input by delivering the
 The session continues in the state it parked in, the trigger becomes its current one, and any variables \
 given are seeded locked.";
 
+const INIT_LONG: &str = "Writes a workspace that 'archmax validate' passes: the workflow 'hello' (a state \
+that drafts an answer, an after hook that checks the draft, a human state that approves it or sends it \
+back), a case file, AGENTS.md and .env.example. Copy .env.example to .env and set the endpoint, then \
+'archmax run hello \"<request>\"'. Existing files are never overwritten: if any is there, nothing is written.";
+
 /// The command table, in help order.
 pub const COMMANDS: &[Command] = &[
+    Command {
+        name: "init",
+        positionals: &[optional(
+            "dir",
+            "Where to write the workspace (default: --root, else the current directory)",
+        )],
+        options: &[],
+        summary: "Write a starter workspace that 'archmax validate' passes",
+        long: Some(INIT_LONG),
+    },
     Command {
         name: "run",
         positionals: &[
@@ -161,6 +183,7 @@ pub const COMMANDS: &[Command] = &[
                 "<path>",
                 "Dotted path into --variables that holds the session id",
             ),
+            OUTCOME_JSON,
             VERBOSE,
         ],
         summary: "Run a workflow on a prompt; the reply goes to stdout",
@@ -173,7 +196,7 @@ pub const COMMANDS: &[Command] = &[
             optional("filter", "Only cases whose path contains this text"),
         ],
         options: &[flag("json", "Print the results as JSON on stdout"), VERBOSE],
-        summary: "Run a workflow's cases; the summary goes to stdout",
+        summary: "Run a workflow's cases (not available in this build yet)",
         long: None,
     },
     Command {
@@ -204,6 +227,7 @@ pub const COMMANDS: &[Command] = &[
             ),
             value("comment", "<text>", "Why; recorded with the decision"),
             WORKFLOW_OPT,
+            OUTCOME_JSON,
             VERBOSE,
         ],
         summary: "Resume a session parked at a human state by picking a transition",
@@ -215,7 +239,7 @@ pub const COMMANDS: &[Command] = &[
             SESSION_POS,
             rest("message", "The message for the parked session"),
         ],
-        options: &[WORKFLOW_OPT, VERBOSE],
+        options: &[WORKFLOW_OPT, OUTCOME_JSON, VERBOSE],
         summary: "Send a message to a session parked at a human state; it stays parked",
         long: Some(REPLY_LONG),
     },
@@ -226,6 +250,7 @@ pub const COMMANDS: &[Command] = &[
             value("trigger", "<id>", "The event that arrived (required)"),
             VARIABLES,
             WORKFLOW_OPT,
+            OUTCOME_JSON,
             VERBOSE,
         ],
         summary: "Resume a session parked for input by delivering a trigger",

@@ -16,6 +16,10 @@ pub struct FlowRenderer {
     style: Style,
     raised: bool,
     routed: Option<(String, String)>,
+    /// The target of the last `advance`: a leave to the state itself without
+    /// one is the turn ending in that state (a final state's completion, or a
+    /// state waiting for the next message), not a self-transition.
+    advanced_to: Option<String>,
 }
 
 impl FlowRenderer {
@@ -25,6 +29,7 @@ impl FlowRenderer {
             style,
             raised: false,
             routed: None,
+            advanced_to: None,
         }
     }
 
@@ -35,6 +40,7 @@ impl FlowRenderer {
         match &envelope.event {
             Event::StateEnter { state } => {
                 self.raised = false;
+                self.advanced_to = None;
                 format!("\n{} {}\n", s.cyan(DOT), s.bold(state))
             }
             Event::StateLeave { state, next } => {
@@ -48,6 +54,10 @@ impl FlowRenderer {
                 }
                 if routed.is_some_and(|(from, to)| &from == state && &to == next) {
                     return String::new();
+                }
+                let advanced = self.advanced_to.take();
+                if state == next && advanced.as_deref() != Some(next) {
+                    return format!("{} {state} {}\n", s.green(CHECK), s.dim("(turn ends here)"));
                 }
                 format!(
                     "{} {state} {} {}\n",
@@ -170,10 +180,15 @@ impl FlowRenderer {
                 s.green(CHECK),
                 s.dim(&format!("{trigger} delivered, resuming {state}"))
             ),
-            Event::Advance { reason, .. } => match reason.as_deref().map(str::trim) {
-                Some(r) if !r.is_empty() => format!("{INDENT}{}\n", s.dim(&format!("{ARROW} {r}"))),
-                _ => String::new(),
-            },
+            Event::Advance { reason, to, .. } => {
+                self.advanced_to = Some(to.clone());
+                match reason.as_deref().map(str::trim) {
+                    Some(r) if !r.is_empty() => {
+                        format!("{INDENT}{}\n", s.dim(&format!("{ARROW} {r}")))
+                    }
+                    _ => String::new(),
+                }
+            }
             Event::Warning { scope, message } => {
                 format!("{} [{scope}] {}\n", s.yellow(WARN), s.dim(message))
             }
@@ -195,10 +210,14 @@ impl FlowRenderer {
                     "veto" => s.red(CROSS),
                     _ => s.yellow(DOT),
                 };
+                let said = match reason.trim() {
+                    "" => verdict.clone(),
+                    r => format!("{verdict} {DASH} {r}"),
+                };
                 format!(
                     "{INDENT}{mark} {} {}\n",
                     phase_color(s, phase, phase),
-                    s.dim(&format!("{verdict} {DASH} {reason}"))
+                    s.dim(&said)
                 )
             }
             Event::HookRejected { phase, reason, .. } => format!(
@@ -346,6 +365,39 @@ mod tests {
         assert_eq!(
             out,
             "    ✖ raised x-y why\n✖ a → failed\n⚠ b → c (on_error: r)\n⚠ [session] m\n"
+        );
+    }
+
+    #[test]
+    fn a_final_state_ends_without_an_arrow_and_a_self_edge_keeps_it() {
+        let leave = |s: &str| Event::StateLeave {
+            state: s.into(),
+            next: s.into(),
+        };
+        let advance = |s: &str| Event::Advance {
+            from: s.into(),
+            to: s.into(),
+            reason: None,
+            call_id: None,
+        };
+        assert_eq!(
+            render(vec![
+                Event::StateEnter {
+                    state: "done".into()
+                },
+                leave("done")
+            ]),
+            "\n● done\n✔ done (turn ends here)\n"
+        );
+        assert_eq!(
+            render(vec![
+                Event::StateEnter {
+                    state: "poll".into()
+                },
+                advance("poll"),
+                leave("poll")
+            ]),
+            "\n● poll\n✔ poll → poll\n"
         );
     }
 
@@ -502,6 +554,17 @@ mod hook_lines {
                 reason: "no date".into()
             }),
             "    ✖ after veto — no date\n"
+        );
+        assert_eq!(
+            line(Event::HookVerdict {
+                state: "a".into(),
+                phase: phase("after"),
+                label: "hooks/check.js".into(),
+                verdict: "ok".into(),
+                reason: " ".into()
+            }),
+            "    ✔ after ok\n",
+            "no dangling dash without a reason"
         );
         assert_eq!(
             line(Event::HookRejected {

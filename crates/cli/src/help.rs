@@ -47,10 +47,37 @@ pub fn top_level() -> String {
         .collect();
     format!(
         "Usage: archmax <command> [arguments] [options]\n\nCommands:\n{}\nGlobal options:\n{}\n\
+         Exit codes:\n{}\n\
+         'archmax --version' prints the version.\n\
          Run 'archmax help <command>' for a command's arguments and options.\n",
         table(&rows),
         option_rows(GLOBAL_OPTIONS),
+        exit_codes(),
     )
+}
+
+/// The process exit codes, as the top-level help documents them.
+pub const EXIT_CODES: &[(i32, &str)] = &[
+    (
+        0,
+        "done, or parked: a session waiting for a decision or an event is not a failure",
+    ),
+    (
+        1,
+        "failed: an invalid workflow, a refused, rejected or failed run, a configuration error",
+    ),
+    (
+        2,
+        "usage error: an unknown command or option, a missing argument",
+    ),
+];
+
+fn exit_codes() -> String {
+    let rows: Vec<(String, &str)> = EXIT_CODES
+        .iter()
+        .map(|(c, t)| (c.to_string(), *t))
+        .collect();
+    table(&rows)
 }
 
 /// The help of one command, ending with a newline.
@@ -87,8 +114,9 @@ mod tests {
 Usage: archmax <command> [arguments] [options]
 
 Commands:
+  init [dir]                    Write a starter workspace that 'archmax validate' passes
   run <workflow> <prompt...>    Run a workflow on a prompt; the reply goes to stdout
-  test <workflow> [filter]      Run a workflow's cases; the summary goes to stdout
+  test <workflow> [filter]      Run a workflow's cases (not available in this build yet)
   validate <workflow>           Statically validate a workflow — no model calls
   sessions [session]            List durable sessions, or show one in full
   decide <session>              Resume a session parked at a human state by picking a transition
@@ -100,6 +128,12 @@ Global options:
   --root <dir>  Workspace root (default: the current directory)
   --help, -h    Show help
 
+Exit codes:
+  0  done, or parked: a session waiting for a decision or an event is not a failure
+  1  failed: an invalid workflow, a refused, rejected or failed run, a configuration error
+  2  usage error: an unknown command or option, a missing argument
+
+'archmax --version' prints the version.
 Run 'archmax help <command>' for a command's arguments and options.
 ";
         assert_eq!(top_level(), expected);

@@ -10,7 +10,7 @@
 //! ```
 //!
 //! [`run`] takes the arguments after the program name and an [`Io`], and
-//! returns the process exit code: 0 success, 1 failure, 2 usage error. It never
+//! returns the process exit code: 0 success (a park included), 1 failure, 2 usage error. It never
 //! exits the process and touches the process only through the [`Io`].
 
 pub mod args;
@@ -18,20 +18,24 @@ mod assembly;
 pub mod checks;
 pub mod commands;
 pub mod dotenv;
+mod endpoint;
 pub mod flow;
 pub mod help;
+pub mod init;
 mod io;
 mod live;
 mod outcome;
 mod park;
 mod preflight;
 pub mod raw;
+mod record;
 mod run;
 mod sessions;
 pub mod style;
 pub mod usage;
 mod validate;
 pub mod workspace;
+mod written;
 
 use std::path::PathBuf;
 
@@ -40,6 +44,9 @@ pub use io::{BufferIo, Io, StdIo};
 pub use style::Style;
 
 use commands::Command;
+
+/// The package version `archmax --version` prints.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// How a command failed, before it produced its result.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -136,6 +143,10 @@ fn dispatch(cli: &mut Cli<'_>, args: &[String]) -> i32 {
         cli.out(&help::top_level());
         return 0;
     }
+    if first == "--version" || first == "-V" {
+        cli.out(&format!("archmax {VERSION}\n"));
+        return 0;
+    }
     let Some(cmd) = commands::find(first) else {
         cli.err(&format!(
             "Error: unknown command '{first}' (try: archmax help)\n"
@@ -164,6 +175,7 @@ fn dispatch(cli: &mut Cli<'_>, args: &[String]) -> i32 {
         "decide" => park::decide(cli, &parsed, &positionals),
         "reply" => park::reply(cli, &parsed, &positionals),
         "deliver" => park::deliver(cli, &parsed, &positionals),
+        "init" => init::run(cli, &parsed, &positionals),
         _ => preflight::run(cli, cmd, &parsed, &positionals),
     };
     match outcome {

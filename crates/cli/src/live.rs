@@ -112,15 +112,22 @@ impl Live {
 
 /// Builds the model from the `ARCHMAX_*` variables and assembles `workflow`
 /// with its events going to a [`Live`] renderer. Missing or malformed model
-/// variables are an unexpected failure (`archmax failed:`), as in the original.
+/// variables are a configuration error (`Error: …`, every missing one named),
+/// not a crash as in the original (docs/decisions.md).
 pub(crate) fn connect(
     cli: &mut Cli<'_>,
     root: &Path,
     workflow: &str,
     verbose: bool,
 ) -> Result<(Harness, Live), Failure> {
+    let missing = crate::endpoint::missing(cli);
+    if !missing.is_empty() {
+        return Err(Failure::Command(crate::endpoint::missing_message(
+            root, &missing,
+        )));
+    }
     let config =
-        ModelConfig::from_env(|name| cli.var(name)).map_err(|e| Failure::Crash(e.to_string()))?;
+        ModelConfig::from_env(|name| cli.var(name)).map_err(|e| Failure::Command(e.to_string()))?;
     let (tx, rx) = mpsc::channel::<Message>();
     let mut live = Live {
         flow: FlowRenderer::new(cli.style),
@@ -133,7 +140,7 @@ pub(crate) fn connect(
     let cache = (config.prompt_cache, config.prompt_cache_ttl.as_str());
     // The harness prices each call itself (so a session's usage carries `costUsd`).
     let pricing = config.pricing.map(|_| config.pricing_table());
-    let client = OpenAiClient::new(config).map_err(|e| Failure::Crash(e.to_string()))?;
+    let client = OpenAiClient::new(config).map_err(|e| Failure::Command(e.to_string()))?;
     let sink = Arc::new(ChannelSink(tx));
     let assembled = assemble(root, workflow, Arc::new(client), default_model, sink);
     // Assembly may have emitted warnings before failing: show them first.

@@ -300,3 +300,24 @@ pub(crate) fn decision_context(
     }
     out
 }
+
+/// `--json`: the Outcome as the JS API returns it, without the transcript
+/// (`messages`; it is in `sessions/<id>/checkpoints/transcript.jsonl`).
+pub(crate) fn outcome_json(outcome: &Outcome) -> String {
+    let mut value = serde_json::to_value(outcome).unwrap_or(Value::Null);
+    if let Value::Object(map) = &mut value {
+        map.remove("messages");
+    }
+    let text = serde_json::to_string_pretty(&value).unwrap_or_else(|_| "null".to_string());
+    format!("{text}\n")
+}
+
+impl Report {
+    /// With `--json`, stdout carries the Outcome instead of the reply.
+    pub(crate) fn with_json(mut self, json: bool, outcome: &Outcome) -> Self {
+        if json {
+            self.out = outcome_json(outcome);
+        }
+        self
+    }
+}

@@ -7,6 +7,7 @@
 //! the call live and reports it (§5). The runtime's refusals are one
 //! `Error: <text>` line, exit 1. None of them prints a token footer.
 
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::args::Parsed;
@@ -15,6 +16,7 @@ use crate::live::{Live, connect};
 use crate::outcome::{Report, reply_report, resumed_report};
 use crate::preflight::{ParkArgs, check_decide, check_deliver, check_reply};
 use crate::workspace::resolve_root;
+use crate::written::Before;
 use crate::{Cli, Failure};
 
 /// Header, `.env` of the root, assembly.
@@ -22,17 +24,23 @@ fn open(
     cli: &mut Cli<'_>,
     parsed: &Parsed,
     args: &ParkArgs,
-) -> Result<(Arc<archmax_machine::Harness>, Live), Failure> {
+) -> Result<(Arc<archmax_machine::Harness>, Live, PathBuf), Failure> {
     let root = resolve_root(&cli.cwd, parsed.text("root"));
     cli.load_root_env(&root);
     cli.header(&args.workflow, &root, None);
+    if let Some(refusal) = args.refusal.clone() {
+        return Err(refusal);
+    }
     let (harness, live) = connect(cli, &root, &args.workflow, parsed.flag("verbose"))?;
-    Ok((Arc::new(harness), live))
+    Ok((Arc::new(harness), live, root))
 }
 
-fn finish(cli: &mut Cli<'_>, report: &Report) -> i32 {
+/// Prints the report, then the files the resumed turn wrote.
+fn finish(cli: &mut Cli<'_>, report: &Report, root: &Path, id: &str, before: &Before) -> i32 {
     cli.err(&report.err);
     cli.out(&report.out);
+    let files = before.changed(root, id);
+    cli.err(&crate::written::line(&cli.style, &files));
     report.code
 }
 
@@ -45,16 +53,16 @@ pub(crate) fn decide(
 ) -> Result<i32, Failure> {
     let (args, to) = check_decide(cli, parsed, positionals)?;
     let comment = parsed.non_empty("comment").map(str::to_string);
-    let (harness, mut live) = open(cli, parsed, &args)?;
+    let (harness, mut live, root) = open(cli, parsed, &args)?;
+    let before = Before::take(&root, &args.session);
     let id = args.session.clone();
     let result = live.drive(cli, &harness, move |h| async move {
         h.decide(&id, &to, comment.as_deref()).await
     })?;
     let outcome = result.map_err(|e| failure(&e))?;
-    Ok(finish(
-        cli,
-        &resumed_report(&cli.style, &outcome, "decided"),
-    ))
+    let report =
+        resumed_report(&cli.style, &outcome, "decided").with_json(parsed.flag("json"), &outcome);
+    Ok(finish(cli, &report, &root, &args.session, &before))
 }
 
 /// `archmax reply`: one reply-only turn; the session stays parked.
@@ -64,14 +72,15 @@ pub(crate) fn reply(
     positionals: &[Option<String>],
 ) -> Result<i32, Failure> {
     let (args, message) = check_reply(cli, parsed, positionals)?;
-    let (harness, mut live) = open(cli, parsed, &args)?;
+    let (harness, mut live, root) = open(cli, parsed, &args)?;
+    let before = Before::take(&root, &args.session);
     let id = args.session.clone();
     let result = live.drive(cli, &harness, move |h| async move {
         h.reply(&id, &message).await
     })?;
     let outcome = result.map_err(|e| failure(&e))?;
-    let report = reply_report(&cli.style, &outcome);
-    finish(cli, &report);
+    let report = reply_report(&cli.style, &outcome).with_json(parsed.flag("json"), &outcome);
+    finish(cli, &report, &root, &args.session, &before);
     Ok(0)
 }
 
@@ -83,14 +92,14 @@ pub(crate) fn deliver(
     positionals: &[Option<String>],
 ) -> Result<i32, Failure> {
     let (args, trigger, variables) = check_deliver(cli, parsed, positionals)?;
-    let (harness, mut live) = open(cli, parsed, &args)?;
+    let (harness, mut live, root) = open(cli, parsed, &args)?;
+    let before = Before::take(&root, &args.session);
     let id = args.session.clone();
     let result = live.drive(cli, &harness, move |h| async move {
         h.deliver(&id, &trigger, variables, None).await
     })?;
     let outcome = result.map_err(|e| failure(&e))?;
-    Ok(finish(
-        cli,
-        &resumed_report(&cli.style, &outcome, "delivered"),
-    ))
+    let report =
+        resumed_report(&cli.style, &outcome, "delivered").with_json(parsed.flag("json"), &outcome);
+    Ok(finish(cli, &report, &root, &args.session, &before))
 }

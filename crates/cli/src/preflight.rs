@@ -9,6 +9,7 @@ use serde_json::{Map, Value};
 use crate::args::Parsed;
 use crate::checks::{check_session_id, parse_variables};
 use crate::commands::Command;
+use crate::record::{Needs, check_park, load, workflow_of};
 use crate::workspace::{resolve_root, workflow_slot};
 use crate::{Cli, Failure};
 
@@ -54,8 +55,9 @@ pub(crate) fn check_run(
     })
 }
 
-/// `sessions`' checks in order: the session id (when given), the workflow
-/// slot. Returns the workflow slug.
+/// `sessions`' checks in order: the session id (when given), then its record
+/// (whose workflow is the one assembled), else the workflow slot. Returns the
+/// workflow slug.
 pub(crate) fn check_sessions(
     cli: &Cli<'_>,
     parsed: &Parsed,
@@ -63,8 +65,25 @@ pub(crate) fn check_sessions(
 ) -> Result<String, Failure> {
     if let Some(id) = positionals.first().and_then(Option::as_deref) {
         session_check(id)?;
+        return recorded(cli, parsed, id, Needs::Anything, None).map(|(w, _)| w);
     }
     slot(parsed, cli, parsed.text("workflow"))
+}
+
+/// The workflow of session `id` from its record, and the refusal to report
+/// (after the header) when the record shows the session is not parked as
+/// `needs` says (or `target` is not a valid choice).
+fn recorded(
+    cli: &Cli<'_>,
+    parsed: &Parsed,
+    id: &str,
+    needs: Needs,
+    target: Option<&str>,
+) -> Result<(String, Option<Failure>), Failure> {
+    let root = resolve_root(&cli.cwd, parsed.text("root"));
+    let session = load(&root, id)?;
+    let workflow = workflow_of(id, &session, parsed.text("workflow"))?;
+    Ok((workflow, check_park(id, &session, needs, target).err()))
 }
 
 fn session(positionals: &[Option<String>]) -> Result<&str, Failure> {
@@ -89,12 +108,15 @@ fn required<'p>(parsed: &'p Parsed, name: &str, message: &str) -> Result<&'p str
 pub(crate) struct ParkArgs {
     /// The session id.
     pub session: String,
-    /// The workflow slug.
+    /// The workflow slug (the session's own).
     pub workflow: String,
+    /// Why the runtime would refuse the call, known from the session's record:
+    /// reported after the header, before the model variables are needed.
+    pub refusal: Option<Failure>,
 }
 
 /// `decide`'s checks in order: session id present, `--to`, the session-id
-/// rules, the workflow slot. Returns the session and workflow, and the target.
+/// rules, then the session's record (its workflow, its park, the target). Returns the session and workflow, and the target.
 pub(crate) fn check_decide(
     cli: &Cli<'_>,
     parsed: &Parsed,
@@ -107,17 +129,18 @@ pub(crate) fn check_decide(
         "--to <state> is required (the target the person picks)",
     )?;
     session_check(id)?;
-    let workflow = slot(parsed, cli, parsed.text("workflow"))?;
+    let (workflow, refusal) = recorded(cli, parsed, id, Needs::Decision, Some(to))?;
     let args = ParkArgs {
         session: id.to_string(),
         workflow,
+        refusal,
     };
     Ok((args, to.to_string()))
 }
 
 /// `reply`'s checks in order: session id present, a non-blank message, the
-/// session-id rules, the workflow slot. Returns the session and workflow, and
-/// the message.
+/// session-id rules, the session's record. Returns the session and workflow,
+/// and the message.
 pub(crate) fn check_reply(
     cli: &Cli<'_>,
     parsed: &Parsed,
@@ -130,16 +153,17 @@ pub(crate) fn check_reply(
         ));
     };
     session_check(id)?;
-    let workflow = slot(parsed, cli, parsed.text("workflow"))?;
+    let (workflow, refusal) = recorded(cli, parsed, id, Needs::Decision, None)?;
     let args = ParkArgs {
         session: id.to_string(),
         workflow,
+        refusal,
     };
     Ok((args, message.to_string()))
 }
 
 /// `deliver`'s checks in order: session id present, `--trigger`,
-/// `--variables`, the session-id rules, the workflow slot. Returns the session
+/// `--variables`, the session-id rules, the session's record. Returns the session
 /// and workflow, the trigger and the variables.
 pub(crate) fn check_deliver(
     cli: &Cli<'_>,
@@ -154,10 +178,11 @@ pub(crate) fn check_deliver(
     )?;
     let vars = variables(parsed)?;
     session_check(id)?;
-    let workflow = slot(parsed, cli, parsed.text("workflow"))?;
+    let (workflow, refusal) = recorded(cli, parsed, id, Needs::Input, None)?;
     let args = ParkArgs {
         session: id.to_string(),
         workflow,
+        refusal,
     };
     Ok((args, trigger.to_string(), vars))
 }

@@ -71,15 +71,19 @@ pub(crate) fn run(
         variables: args.variables,
     };
     let sid = id.clone();
+    let before = crate::written::Before::take(&root, &id);
     let result = live.drive(
         cli,
         &harness,
         move |h| async move { h.send(&sid, input).await },
     )?;
     let outcome = result.map_err(|e| failure(&e))?;
-    let report = run_report(&cli.style, &outcome, &harness);
+    let report =
+        run_report(&cli.style, &outcome, &harness).with_json(parsed.flag("json"), &outcome);
     cli.err(&report.err);
     cli.out(&report.out);
+    let files = before.changed(&root, &id);
+    cli.err(&crate::written::line(&cli.style, &files));
     let footer = live.tally.session(&id).footer(&cli.style);
     cli.err(&footer);
     Ok(report.code)

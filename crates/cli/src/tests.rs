@@ -37,6 +37,16 @@ fn top_level_help_goes_to_stdout() {
 }
 
 #[test]
+fn the_version_flag_prints_the_package_version() {
+    for flag in ["--version", "-V"] {
+        let (code, out, err) = run_in(&tmp("version"), &[flag]);
+        assert_eq!((code, err.as_str()), (0, ""));
+        assert_eq!(out, format!("archmax {}\n", env!("CARGO_PKG_VERSION")));
+    }
+    assert_eq!(VERSION, "0.9.0", "the npm package's version");
+}
+
+#[test]
 fn unknown_commands() {
     let (code, out, err) = run_in(&tmp("unknown"), &["Explain this"]);
     assert_eq!((code, out.as_str()), (2, ""));
@@ -44,12 +54,9 @@ fn unknown_commands() {
         err,
         "Error: unknown command 'Explain this' (try: archmax help)\n"
     );
-    let (code, _, err) = run_in(&tmp("unknown"), &["--version"]);
+    let (code, _, err) = run_in(&tmp("unknown"), &["--root"]);
     assert_eq!(code, 2);
-    assert_eq!(
-        err,
-        "Error: unknown command '--version' (try: archmax help)\n"
-    );
+    assert_eq!(err, "Error: unknown command '--root' (try: archmax help)\n");
     let (code, _, err) = run_in(&tmp("unknown"), &["help", "nope"]);
     assert_eq!(code, 2);
     assert_eq!(
@@ -215,8 +222,9 @@ fn run_and_sessions_reach_the_runtime_after_their_checks() {
     assert_eq!(
         err,
         format!(
-            "{}archmax failed: Error: Missing required environment variable: ARCHMAX_API_BASE_URL. Copy .env.example to .env and fill it in.\n",
-            header(true)
+            "{}Error: Missing required environment variables: ARCHMAX_API_BASE_URL, ARCHMAX_API_KEY, ARCHMAX_MODEL. Set them in the environment or in {}/.env ('archmax init' writes a .env.example to start from). ARCHMAX_API_KEY may be left out for an endpoint on this machine (localhost, 127.0.0.1).\n",
+            header(true),
+            dir.display()
         )
     );
     let (code, out, err) = run_in(&dir, &["run", "wf", "hi", "--session", "../x"]);
@@ -237,18 +245,19 @@ fn run_and_sessions_reach_the_runtime_after_their_checks() {
 }
 
 #[test]
-fn the_park_commands_need_the_model_variables_after_their_checks() {
+fn the_park_commands_refuse_an_unknown_session_without_the_model_variables() {
     let dir = tmp("park");
-    let header = format!("◆ wf\n  directory  {}\n\n", dir.display());
-    let missing = "archmax failed: Error: Missing required environment variable: ARCHMAX_API_BASE_URL. Copy .env.example to .env and fill it in.\n";
+    let missing = "Error: no durable session 's1'. Use 'archmax sessions' to list them.\n";
     for args in [
         &["decide", "s1", "--to", "done", "--workflow", "wf"][..],
+        &["decide", "s1", "--to", "done"],
         &["reply", "s1", "ok", "--workflow=wf"],
-        &["deliver", "s1", "--trigger", "mail", "--workflow", "wf"],
+        &["deliver", "s1", "--trigger", "mail"],
+        &["sessions", "s1"],
     ] {
         let (code, out, err) = run_in(&dir, args);
         assert_eq!((code, out.as_str()), (1, ""), "{args:?}");
-        assert_eq!(err, format!("{header}{missing}"), "{args:?}");
+        assert_eq!(err, missing, "{args:?}");
     }
 }
 

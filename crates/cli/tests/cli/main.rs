@@ -1,6 +1,7 @@
 //! Integration tests of the `archmax` CLI, one binary (one link on 2 cores).
 
 mod env_files;
+mod first_hour;
 mod parks;
 mod run;
 #[allow(dead_code)]

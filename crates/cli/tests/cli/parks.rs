@@ -230,7 +230,7 @@ fn decide_resumes_and_the_target_state_completes() {
     assert_eq!(
         r.err,
         format!(
-            "{}    ✔ decision -> paid\n✔ review → paid\n\n● paid\n    │ The refund is paid.\n✔ paid → paid\n\n✔ decided\n",
+            "{}    ✔ decision -> paid\n✔ review → paid\n\n● paid\n    │ The refund is paid.\n✔ paid (turn ends here)\n\n✔ decided\n",
             ws.header("refunds", None)
         )
     );
@@ -331,7 +331,7 @@ fn deliver_resumes_the_session_in_place() {
     assert_eq!(
         r.err,
         format!(
-            "{}    ✔ payment delivered, resuming poll\n\n● poll\n    │ Payment received.\n✔ poll → poll\n\n✔ delivered\n",
+            "{}    ✔ payment delivered, resuming poll\n\n● poll\n    │ Payment received.\n✔ poll (turn ends here)\n\n✔ delivered\n",
             ws.header("refunds", None)
         )
     );
@@ -380,7 +380,7 @@ fn a_run_on_a_session_waiting_for_input_is_a_delivery() {
     assert_eq!(
         r.err,
         format!(
-            "{}    ✔ payment delivered, resuming poll\n    → message to the parked session at poll\n    │ Paid just now.\n\n● poll\n    │ Thanks, the payment is in.\n✔ poll → poll\n\n✔ delivered\n",
+            "{}    ✔ payment delivered, resuming poll\n    → message to the parked session at poll\n    │ Paid just now.\n\n● poll\n    │ Thanks, the payment is in.\n✔ poll (turn ends here)\n\n✔ delivered\n",
             ws.header("refunds", Some("scripted-model"))
         )
     );
@@ -497,4 +497,28 @@ fn sessions_show_what_a_waiting_session_waits_for() {
     assert_eq!(summary["state"], "poll");
     assert_eq!(summary["waitReason"], "the payment");
     assert_eq!(summary["resumeAt"], "2030-01-01T09:00:00.000Z");
+}
+
+#[test]
+fn reply_and_deliver_print_the_outcome_with_json() {
+    let (ws, server) = parked_at_review(vec![Reply::text("It is with finance.")]);
+    let r = cli(&ws, Some(&server), &["reply", "p-1", "Any news?", "--json"]);
+    assert_eq!(r.code, 0, "{}", r.err);
+    let outcome: serde_json::Value = serde_json::from_str(&r.out).expect("json");
+    assert_eq!(outcome["disposition"], "reply");
+    assert_eq!(outcome["kind"], "parked");
+    assert_eq!(outcome["reply"], "It is with finance.");
+    assert!(r.err.ends_with("a decision is pending.\n"), "{}", r.err);
+
+    let (ws, server) = waiting_in_poll(vec![Reply::text("Payment received.")]);
+    let r = cli(
+        &ws,
+        Some(&server),
+        &["deliver", "w-1", "--trigger", "payment", "--json"],
+    );
+    assert_eq!(r.code, 0, "{}", r.err);
+    let outcome: serde_json::Value = serde_json::from_str(&r.out).expect("json");
+    assert_eq!(outcome["disposition"], "deliver");
+    assert_eq!(outcome["sessionId"], "w-1");
+    assert_eq!(outcome["status"], "completed");
 }

@@ -73,7 +73,7 @@ fn a_completed_run() {
     assert_eq!(r.code, 0, "{}", r.err);
     assert_eq!(r.out, "Your order KK-1 has shipped.\nAnything else?\n");
     let expected = format!(
-        "{}\n● classify\n    › read_file\n    → order known\n✔ classify → answer\n\n● answer\n    │ Your order KK-1 has shipped.\n    │ Anything else?\n✔ answer → answer\n\n✔ answer\n\ntokens     in 22,869 · out 90 · cache r 0/w 0\n",
+        "{}\n● classify\n    › read_file\n    → order known\n✔ classify → answer\n\n● answer\n    │ Your order KK-1 has shipped.\n    │ Anything else?\n✔ answer (turn ends here)\n\n✔ answer\n\ntokens     in 22,869 · out 90 · cache r 0/w 0\n",
         ws.header("orders", Some("scripted-model"))
     );
     assert_eq!(r.err, expected);
@@ -101,7 +101,7 @@ fn verbose_prints_raw_lines_before_the_flow_lines() {
     );
     assert_eq!(r.code, 0, "{}", r.err);
     let expected = format!(
-        "{}[workflow] entering start state 'classify'\n[workflow] entering node 'classify'\n\n● classify\n[workflow:classify] tool read_file\n    › read_file\n[workflow] advanced 'classify' -> 'answer': order known\n    → order known\n[workflow] leaving node 'classify' -> workflowState=answer\n✔ classify → answer\n[workflow] entering node 'answer'\n\n● answer\n[agent:answer] Your order KK-1 has shipped.\nAnything else?\n    │ Your order KK-1 has shipped.\n    │ Anything else?\n[workflow] leaving node 'answer' -> workflowState=answer\n✔ answer → answer\n\n✔ answer\n\ntokens     in 22,869 · out 90 · cache r 0/w 0\n",
+        "{}[workflow] entering start state 'classify'\n[workflow] entering node 'classify'\n\n● classify\n[workflow:classify] tool read_file\n    › read_file\n[workflow] advanced 'classify' -> 'answer': order known\n    → order known\n[workflow] leaving node 'classify' -> workflowState=answer\n✔ classify → answer\n[workflow] entering node 'answer'\n\n● answer\n[agent:answer] Your order KK-1 has shipped.\nAnything else?\n    │ Your order KK-1 has shipped.\n    │ Anything else?\n[workflow] leaving node 'answer' -> workflowState=answer\n✔ answer (turn ends here)\n\n✔ answer\n\ntokens     in 22,869 · out 90 · cache r 0/w 0\n",
         ws.header("orders", Some("scripted-model"))
     );
     assert_eq!(r.err, expected);
@@ -129,7 +129,7 @@ fn a_governance_block_is_shown_and_the_turn_goes_on() {
     assert_eq!(
         r.err,
         format!(
-            "{}\n● classify\n    ⚠ blocked read_file (not allowed in classify)\n    │ I cannot read that file.\n✔ classify → classify\n\n✔ answer\n",
+            "{}\n● classify\n    ⚠ blocked read_file (not allowed in classify)\n    │ I cannot read that file.\n✔ classify (turn ends here)\n\n✔ answer\n",
             ws.header("orders", Some("scripted-model"))
         )
     );
@@ -187,32 +187,54 @@ fn a_raise_fails_the_session_and_exits_1() {
 }
 
 #[test]
-fn missing_model_variables_fail_after_the_header() {
+fn missing_model_variables_are_named_together_after_the_header() {
     let ws = workspace();
     let r = cli(&ws, None, &["run", "orders", "hi"]);
     assert_eq!((r.code, r.out.as_str()), (1, ""));
+    let root = ws.root().display();
     assert_eq!(
         r.err,
         format!(
-            "{}archmax failed: Error: Missing required environment variable: ARCHMAX_API_BASE_URL. Copy .env.example to .env and fill it in.\n",
+            "{}Error: Missing required environment variables: ARCHMAX_API_BASE_URL, ARCHMAX_API_KEY, ARCHMAX_MODEL. Set them in the environment or in {root}/.env ('archmax init' writes a .env.example to start from). ARCHMAX_API_KEY may be left out for an endpoint on this machine (localhost, 127.0.0.1).\n",
             ws.header("orders", Some("(unset — see .env)"))
         )
     );
-    // The root .env supplies the model line and the variables it has.
+    // The root .env supplies the model line and the variables it has; an
+    // existing .env.example is the file to copy.
     std::fs::write(
         ws.root().join(".env"),
-        "ARCHMAX_API_BASE_URL=http://127.0.0.1:9/v1\nARCHMAX_MODEL=from-dotenv\n",
+        "ARCHMAX_API_BASE_URL=https://api.example.com/v1\nARCHMAX_MODEL=from-dotenv\n",
     )
     .expect("write .env");
+    std::fs::write(ws.root().join(".env.example"), "ARCHMAX_API_KEY=\n").expect("write");
     let r = cli(&ws, None, &["run", "orders", "hi"]);
     assert_eq!(r.code, 1);
     assert_eq!(
         r.err,
         format!(
-            "{}archmax failed: Error: Missing required environment variable: ARCHMAX_API_KEY. Copy .env.example to .env and fill it in.\n",
+            "{}Error: Missing required environment variable: ARCHMAX_API_KEY. Copy {root}/.env.example to {root}/.env and fill it in. ARCHMAX_API_KEY may be left out for an endpoint on this machine (localhost, 127.0.0.1).\n",
             ws.header("orders", Some("from-dotenv"))
         )
     );
+}
+
+#[test]
+fn a_loopback_endpoint_runs_without_a_key() {
+    let ws = workspace();
+    let server = ScriptedServer::start(completed_script()).expect("server");
+    let r = crate::support::cli_with(
+        &ws,
+        None,
+        &[
+            ("ARCHMAX_API_BASE_URL", &server.url()),
+            ("ARCHMAX_MODEL", "local-model"),
+        ],
+        false,
+        &["run", "orders", "Where is KK-1?"],
+    );
+    assert_eq!(r.code, 0, "{}", r.err);
+    assert_eq!(r.out, "Your order KK-1 has shipped.\nAnything else?\n");
+    assert_eq!(server.requests()[0]["model"], "local-model");
 }
 
 #[test]
@@ -428,7 +450,7 @@ fn the_next_turn_continues_the_session() {
     assert_eq!(
         r.err,
         format!(
-            "{}\n● answer\n    │ You are welcome.\n✔ answer → answer\n\n✔ answer\n",
+            "{}\n● answer\n    │ You are welcome.\n✔ answer (turn ends here)\n\n✔ answer\n",
             ws.header("orders", Some("scripted-model"))
         )
     );

@@ -131,3 +131,25 @@ fn color_on_a_tty() {
         "stdout is never styled here"
     );
 }
+
+#[test]
+fn an_unknown_key_names_the_nearest_known_one() {
+    let ws = crate::support::Workspace::new(&[(
+        "workflows/w/workflow.yaml",
+        "instructions: x\nbudget:\n  maxModelCall: 5\nstates:\n  a:\n    triggers: { manual: }\n    instructions: a\n    titel: A\n",
+    )]);
+    let r = crate::support::cli(&ws, None, &["validate"]);
+    assert_eq!(r.code, 1, "{}", r.err);
+    assert!(
+        r.err
+            .contains("Unrecognized key: \"maxModelCall\" — did you mean \"maxModelCalls\"?"),
+        "{}",
+        r.err
+    );
+    assert!(
+        r.err
+            .contains("Unrecognized key: \"titel\" — did you mean \"title\"?"),
+        "{}",
+        r.err
+    );
+}

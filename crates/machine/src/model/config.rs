@@ -300,8 +300,8 @@ impl ModelConfig {
 
     /// Reads the configuration through `lookup` (e.g. `|k| std::env::var(k).ok()`).
     ///
-    /// Order of checks: `ARCHMAX_API_BASE_URL`, `ARCHMAX_API_KEY`, `ARCHMAX_MODEL` (trimmed;
-    /// blank is missing), then `ARCHMAX_TEMPERATURE`, `ARCHMAX_MAX_TOKENS`, `ARCHMAX_STREAMING`,
+    /// Order of checks: `ARCHMAX_API_BASE_URL`, `ARCHMAX_API_KEY` (optional for a
+    /// [loopback](is_loopback_url) endpoint), `ARCHMAX_MODEL` (trimmed; blank is missing), then `ARCHMAX_TEMPERATURE`, `ARCHMAX_MAX_TOKENS`, `ARCHMAX_STREAMING`,
     /// `ARCHMAX_PROMPT_CACHE`, `ARCHMAX_PROMPT_CACHE_TTL`, `ARCHMAX_PRICE_INPUT`, `_OUTPUT`,
     /// `_CACHE_READ`, `_CACHE_WRITE`. An empty or whitespace-only optional value counts as
     /// unset. The first failure is returned.
@@ -315,7 +315,11 @@ impl ModelConfig {
                 })
         };
         let base_url = required(ENV_API_BASE_URL)?;
-        let api_key = required(ENV_API_KEY)?;
+        // A server on this machine needs no key (local servers rarely check one).
+        let api_key = match required(ENV_API_KEY) {
+            Err(_) if is_loopback_url(&base_url) => String::new(),
+            other => other?,
+        };
         let model = required(ENV_MODEL)?;
         let optional = |name: &str| lookup(name).filter(|raw| !raw.trim().is_empty());
         let number = |name: &str| {
@@ -407,6 +411,26 @@ fn parse_bool(name: &str, raw: &str) -> Result<bool, ConfigError> {
     }
 }
 
+/// Whether `url`'s host is a loopback address (`localhost`, `127.0.0.0/8`, `[::1]`): an
+/// endpoint there may omit `ARCHMAX_API_KEY`.
+pub fn is_loopback_url(url: &str) -> bool {
+    let rest = url.trim().split_once("://").map_or(url.trim(), |(_, r)| r);
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    let host_port = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    let host = if let Some(v6) = host_port.strip_prefix('[') {
+        v6.split(']').next().unwrap_or_default()
+    } else {
+        host_port.split(':').next().unwrap_or_default()
+    };
+    let host = host.to_ascii_lowercase();
+    host == "localhost"
+        || host.ends_with(".localhost")
+        || host == "::1"
+        || host
+            .parse::<std::net::Ipv4Addr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -436,6 +460,40 @@ mod tests {
         match with(extra) {
             Ok(config) => format!("unexpected Ok: {config:?}"),
             Err(e) => e.to_string(),
+        }
+    }
+
+    #[test]
+    fn a_loopback_endpoint_needs_no_key() {
+        for url in [
+            "http://127.0.0.1:8080/v1",
+            "http://localhost:11434/v1",
+            "http://[::1]:9/v1",
+            "http://127.1.2.3/v1",
+        ] {
+            let config = ModelConfig::from_env(env(&[
+                ("ARCHMAX_API_BASE_URL", url),
+                ("ARCHMAX_MODEL", "m"),
+            ]))
+            .expect(url);
+            assert_eq!(config.api_key, "", "{url}");
+        }
+        for url in [
+            "https://api.example.com/v1",
+            "http://127.0.0.1.example.com/v1",
+            "http://10.0.0.1/v1",
+        ] {
+            assert_eq!(
+                ModelConfig::from_env(env(&[
+                    ("ARCHMAX_API_BASE_URL", url),
+                    ("ARCHMAX_MODEL", "m")
+                ]))
+                .err(),
+                Some(ConfigError::Missing {
+                    name: "ARCHMAX_API_KEY".to_owned()
+                }),
+                "{url}"
+            );
         }
     }
 

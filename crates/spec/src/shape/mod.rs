@@ -10,6 +10,7 @@ mod entries;
 mod hooks;
 mod removed;
 mod state;
+mod suggest;
 mod triggers;
 
 use indexmap::IndexMap;
@@ -285,10 +286,25 @@ impl Shape {
         if let Some(&(_, pos)) = unknown.first() {
             let names: Vec<String> = unknown.iter().map(|(k, _)| format!("\"{k}\"")).collect();
             let label = if unknown.len() == 1 { "key" } else { "keys" };
+            let guesses: Vec<(&str, &str)> = unknown
+                .iter()
+                .filter_map(|(k, _)| suggest::nearest(k, known).map(|g| (*k, g)))
+                .collect();
+            let hint = match guesses.as_slice() {
+                [] => String::new(),
+                [(_, g)] if unknown.len() == 1 => format!(" — did you mean \"{g}\"?"),
+                several => {
+                    let each: Vec<String> = several
+                        .iter()
+                        .map(|(k, g)| format!("\"{g}\" for \"{k}\""))
+                        .collect();
+                    format!(" — did you mean {}?", each.join(", "))
+                }
+            };
             self.soft(
                 path,
                 pos,
-                format!("Unrecognized {label}: {}", names.join(", ")),
+                format!("Unrecognized {label}: {}{hint}", names.join(", ")),
             );
         }
     }
