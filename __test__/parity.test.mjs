@@ -394,11 +394,40 @@ async function runCell(scenario, { model, events, store }) {
     })
     const outcomes = []
     for (const step of scenario.steps) outcomes.push(normalize(await step(agent.workflow, agent)))
-    return { outcomes, types: seen.map((e) => e.type), events: seen, requests, unused: answers.length }
+    return { outcomes, types: eventTypes(seen), events: seen, requests, unused: answers.length }
   } finally {
     agent?.dispose()
     await source.close?.()
   }
+}
+
+/**
+ * The event types in order, except that a script's or hook's own tool calls run
+ * concurrently (`Promise.all`), so their events come in completion order, which timing
+ * decides: each run of them is put in call order (every call's `tool-called` still before
+ * its `tool-result`, which is checked).
+ */
+function eventTypes(events) {
+  const out = []
+  let run = []
+  const flush = () => {
+    const order = (e) => `${e.callId}\u0000${e.type === 'tool-called' ? 0 : 1}`
+    out.push(...run.sort((a, b) => (order(a) < order(b) ? -1 : 1)).map((e) => `${e.type}:${e.tool}`))
+    run = []
+  }
+  const called = new Set()
+  for (const e of events) {
+    if (e.origin && (e.type === 'tool-called' || e.type === 'tool-result')) {
+      if (e.type === 'tool-called') called.add(e.callId)
+      else assert.ok(called.has(e.callId), `${e.callId}: tool-result before tool-called`)
+      run.push(e)
+      continue
+    }
+    flush()
+    out.push(e.type)
+  }
+  flush()
+  return out
 }
 
 /** A limit that fired shows as a hook error or an exit naming a timeout. */

@@ -5,6 +5,7 @@
 
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::panic))]
 
+mod blocking;
 pub mod cancel;
 pub mod clock;
 pub mod control;

@@ -167,7 +167,9 @@ impl ScriptTools {
             let Some(ws) = &self.workspace else {
                 return Err(format!("'{name}' needs a filesystem session store."));
             };
-            let text = crate::files::run_tool(ws, name, &args).text;
+            let (ws, tool) = (ws.clone(), name.to_owned());
+            let text = crate::blocking::run(move || crate::files::run_tool(&ws, &tool, &args).text)
+                .await?;
             return Ok(match name {
                 "ls" | "glob" | "grep" => self
                     .policy

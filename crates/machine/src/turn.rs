@@ -214,12 +214,26 @@ impl Harness {
         defs
     }
 
-    /// Takes the session's writer lease and loads it into a turn.
-    fn begin(&self, session_id: &str) -> Result<(crate::store::WriterLease, Turn<'_>), RunError> {
+    /// Takes the session's writer lease and loads it into a turn (on a blocking thread
+    /// when the store waits on the disk).
+    async fn begin(
+        &self,
+        session_id: &str,
+    ) -> Result<(crate::store::WriterLease, Turn<'_>), RunError> {
         let rules = crate::store::IdRules::with_mounts(self.mounts.iter().map(|m| m.name.clone()));
         let id = SessionId::parse_with(session_id, &rules)?;
-        let lease = self.store.acquire(&id)?;
-        let snapshot = self.store.load(&id)?;
+        let open = |store: &dyn crate::store::SessionStore, id: &SessionId| {
+            let lease = store.acquire(id)?;
+            Ok::<_, crate::store::StoreError>((lease, store.load(id)?))
+        };
+        let (lease, snapshot) = if self.store.commit_blocks() {
+            let (store, at) = (std::sync::Arc::clone(&self.store), id.clone());
+            crate::blocking::run(move || open(store.as_ref(), &at))
+                .await
+                .map_err(RunError::Store)??
+        } else {
+            open(self.store.as_ref(), &id)?
+        };
         let (session, messages) = match snapshot {
             Some(s) => {
                 let state: SessionState = serde_json::from_value(s.state).map_err(|e| {
@@ -287,7 +301,7 @@ impl Harness {
         prior: Vec<Value>,
         via_invoke: bool,
     ) -> Result<Outcome, RunError> {
-        let (lease, mut turn) = self.begin(session_id)?;
+        let (lease, mut turn) = self.begin(session_id).await?;
         match turn.session.status {
             Status::AwaitingDecision if turn.session.park.is_some() => {
                 drop(lease);
@@ -340,7 +354,7 @@ impl Harness {
         session_id: &str,
         messages: Vec<Value>,
     ) -> Result<Outcome, RunError> {
-        let (lease, mut turn) = self.begin(session_id)?;
+        let (lease, mut turn) = self.begin(session_id).await?;
         let s = &mut turn.session;
         s.workflow_state = crate::plain::PLAIN_STATE.to_string();
         s.entry_state = crate::plain::PLAIN_STATE.to_string();
@@ -366,7 +380,7 @@ impl Harness {
         target: &str,
         comment: Option<&str>,
     ) -> Result<Outcome, RunError> {
-        let (lease, mut turn) = self.begin(session_id)?;
+        let (lease, mut turn) = self.begin(session_id).await?;
         let id = turn.id.as_str().to_string();
         let Some(crate::state::Park::Decision {
             state, transitions, ..
@@ -438,7 +452,7 @@ impl Harness {
     /// A message to a session awaiting a decision: one reply-only turn, and the
     /// session stays parked on the same record.
     pub async fn reply(&self, session_id: &str, message: &str) -> Result<Outcome, RunError> {
-        let (lease, mut turn) = self.begin(session_id)?;
+        let (lease, mut turn) = self.begin(session_id).await?;
         let id = turn.id.as_str().to_string();
         let Some(crate::state::Park::Decision { state, .. }) = turn.session.park.clone() else {
             return Err(RunError::SessionNotParked(id));
@@ -472,7 +486,7 @@ impl Harness {
         variables: Map<String, Value>,
         message: Option<&str>,
     ) -> Result<Outcome, RunError> {
-        let (lease, mut turn) = self.begin(session_id)?;
+        let (lease, mut turn) = self.begin(session_id).await?;
         let id = turn.id.as_str().to_string();
         let Some(crate::state::Park::Input { state, .. }) = turn.session.park.clone() else {
             return Err(RunError::SessionNotAwaitingInput(id));
@@ -2045,10 +2059,18 @@ impl Turn<'_> {
                             is_error: false,
                         };
                     }
-                    let out = crate::files::run_tool(&ws, name, args);
-                    ControlResult {
-                        text: out.text,
-                        is_error: out.is_error,
+                    let (args, tool) = (args.clone(), name.to_owned());
+                    let out =
+                        crate::blocking::run(move || crate::files::run_tool(&ws, &tool, &args));
+                    match out.await {
+                        Ok(out) => ControlResult {
+                            text: out.text,
+                            is_error: out.is_error,
+                        },
+                        Err(e) => ControlResult {
+                            text: format!("Error: '{name}' failed: {e}"),
+                            is_error: true,
+                        },
                     }
                 }
                 None => ControlResult {
