@@ -109,7 +109,10 @@ fn workspace_of(spec: &str) -> MemFiles {
     mem
 }
 
-const SCALING: [(&str, fn(usize) -> String, usize); 2] = [
+/// A generated workflow: its name, how to make one of size `n`, and the `n` measured.
+type Generated = (&'static str, fn(usize) -> String, usize);
+
+const SCALING: [Generated; 2] = [
     ("unknown_keys", unknown_keys, 20_000),
     ("states", chained_states, 5_000),
 ];

@@ -114,7 +114,7 @@ fn a_nonsense_token_count_is_not_stored() {
     .expect("server");
     let h = archmax_tests::harness(ws.root(), "orders", &server.url(), "m", |_| {});
     let out = archmax_tests::send(&h, "u1", "go");
-    let usage = serde_json::to_value(&out.usage).unwrap_or(Value::Null);
+    let usage = serde_json::to_value(out.usage).unwrap_or(Value::Null);
     for field in ["inputTokens", "outputTokens", "cacheReadTokens"] {
         assert!(
             usage[field].as_u64().unwrap_or(0) == 0,
