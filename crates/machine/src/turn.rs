@@ -66,12 +66,6 @@ const OFFLOAD_CHARS: usize = 40_000;
 
 /// A hook as events and the CLI name it: a script by its path, a rubric by its
 /// position, a custom kind as `kind:value`.
-/// How many blocking commits run at once (the filesystem's journal batches their syncs;
-/// more threads buy little: measured 73 µs per commit with 8, 48 µs with 128, 204 µs alone).
-const COMMIT_THREADS_MAX: usize = 64;
-static COMMIT_THREADS: tokio::sync::Semaphore =
-    tokio::sync::Semaphore::const_new(COMMIT_THREADS_MAX);
-
 fn hook_label(hook: &archmax_spec::model::Hook, index: usize) -> String {
     match hook {
         archmax_spec::model::Hook::Script { script, .. } => script.clone(),
@@ -664,15 +658,14 @@ impl Turn<'_> {
 
     /// Writes the new messages and the state: the step is durable once this returns.
     ///
-    /// A store whose commit waits on the disk commits on a blocking thread (at most
-    /// [`COMMIT_THREADS`] at once): the turn's own thread is free meanwhile, and concurrent
-    /// sessions' `fdatasync`s overlap, which the filesystem's journal commits together.
+    /// A store whose commit waits on the disk commits on a blocking thread
+    /// (`crate::blocking`): the turn's own thread is free meanwhile, and concurrent
+    /// sessions' commits share their syncs (the filesystem store's group commit).
     async fn commit(&mut self) -> Result<(), RunError> {
         self.session.transcript_len = self.messages.len() as u64;
         let state =
             serde_json::to_value(&self.session).map_err(|e| RunError::Store(e.to_string()))?;
-        let handle = tokio::runtime::Handle::try_current().ok();
-        let Some(handle) = handle.filter(|_| self.h.store.commit_blocks()) else {
+        if !self.h.store.commit_blocks() {
             let step = Step {
                 new_messages: &self.pending,
                 state: &state,
@@ -680,34 +673,25 @@ impl Turn<'_> {
             self.h.store.commit(&self.id, step)?;
             self.pending.clear();
             return Ok(());
-        };
-        let permit = COMMIT_THREADS
-            .acquire()
-            .await
-            .map_err(|e| RunError::Store(e.to_string()))?;
+        }
         let (store, id) = (std::sync::Arc::clone(&self.h.store), self.id.clone());
         let pending = std::mem::take(&mut self.pending);
-        let committed = handle
-            .spawn_blocking(move || {
-                let step = Step {
-                    new_messages: &pending,
-                    state: &state,
-                };
-                (store.commit(&id, step), pending)
-            })
-            .await;
-        drop(permit);
+        let committed = crate::blocking::run(move || {
+            let step = Step {
+                new_messages: &pending,
+                state: &state,
+            };
+            (store.commit(&id, step), pending)
+        })
+        .await
+        .map_err(RunError::Store)?;
         match committed {
-            Ok((Ok(()), _)) => Ok(()),
-            Ok((Err(e), pending)) => {
+            (Ok(()), _) => Ok(()),
+            (Err(e), pending) => {
                 // Nothing of the step is durable: its messages stay pending.
                 self.pending = pending;
                 Err(e.into())
             }
-            Err(e) => Err(RunError::Store(format!(
-                "the commit of session '{}' did not finish: {e}",
-                self.id.as_str()
-            ))),
         }
     }
 

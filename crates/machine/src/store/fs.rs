@@ -42,6 +42,8 @@ pub struct FsStore {
     /// The last durable step of each session this store wrote since it acquired
     /// it, so a commit needs no read.
     tips: std::sync::Mutex<std::collections::HashMap<String, Tip>>,
+    /// Concurrent commits share a filesystem sync (group commit).
+    group: super::group_sync::GroupSync,
 }
 
 /// Where a session's transcript ends, and how many commits ago `state.json` was
@@ -77,6 +79,7 @@ impl FsStore {
             sessions: sessions_dir.into(),
             holders: Holders::default(),
             tips: std::sync::Mutex::new(std::collections::HashMap::new()),
+            group: super::group_sync::GroupSync::default(),
         }
     }
 
@@ -382,9 +385,10 @@ impl SessionStore for FsStore {
         file.seek(SeekFrom::Start(bytes))
             .map_err(StoreError::io(sid, "seek", &path))?;
         file.write_all(&buf)
-            .and_then(|()| file.sync_data())
+            .and_then(|()| self.group.durable(&file))
             .map_err(StoreError::io(sid, "append to", &path))?;
-        if first {
+        // A filesystem-wide sync made the new folders' entries durable too.
+        if first && !super::group_sync::SHARED {
             // Make the new folders and the transcript's entry durable too.
             for folder in [&dir, &session] {
                 sync_dir(folder).map_err(StoreError::io(sid, "sync folder", folder))?;

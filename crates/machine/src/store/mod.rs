@@ -26,6 +26,7 @@
 pub mod confine;
 mod error;
 mod fs;
+mod group_sync;
 mod id;
 mod lease;
 mod mem;
