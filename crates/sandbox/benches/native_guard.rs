@@ -34,6 +34,30 @@ impl ToolBridge for NoTools {
 /// `(name, script)`; each ends with a number so both sides can be checked to agree.
 const SCRIPTS: &[(&str, &str)] = &[
     (
+        "small sort × 20 000",
+        "let s = 0; for (let i = 0; i < 20000; i++) s += [i, 3, 1, 2].sort().length; s",
+    ),
+    (
+        "small reverse × 20 000",
+        "let s = 0; for (let i = 0; i < 20000; i++) s += [i, 3, 1, 2].reverse().length; s",
+    ),
+    (
+        "small concat × 20 000",
+        "let s = 0; for (let i = 0; i < 20000; i++) s += [i, 3].concat([i]).length; s",
+    ),
+    (
+        "small join × 20 000",
+        "let s = 0; for (let i = 0; i < 20000; i++) s += [i, 3].join('-').length; s",
+    ),
+    (
+        "small flat × 20 000",
+        "let s = 0; for (let i = 0; i < 20000; i++) s += [[i], [2]].flat().length; s",
+    ),
+    (
+        "small JSON × 20 000",
+        "let s = 0; for (let i = 0; i < 20000; i++) s += JSON.stringify({ i, t: ['a'] }).length; s",
+    ),
+    (
         "hook-sized (small arrays, many calls)",
         "let s = 0;\nfor (let i = 0; i < 2000; i++) {\n  const a = [i, 3, 1, 2];\n  s += a.slice().sort().reverse().concat([i]).join('-').length;\n  s += JSON.stringify({ i, tags: ['a', 'b'] }).length + [[i], [2]].flat().length;\n}\ns",
     ),

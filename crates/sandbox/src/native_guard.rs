@@ -26,9 +26,13 @@
 /// through the polling view.
 pub(crate) const NATIVE_MAX: u32 = 1 << 20;
 
-/// Longest array a comparator-less sort orders with QuickJS's native comparison (4 096
-/// elements); longer ones are sorted with an equivalent JavaScript comparator.
-pub(crate) const SORT_NATIVE_MAX: u32 = 1 << 12;
+/// Longest array a comparator-less sort orders with QuickJS's native comparison (65 536
+/// elements, about 0.1 s of string comparisons); longer ones are sorted with an equivalent
+/// JavaScript comparator.
+pub(crate) const SORT_NATIVE_MAX: u32 = 1 << 16;
+
+/// Wrapped calls between two deadline checks (a host call each).
+pub(crate) const CHECK_EVERY: u32 = 32;
 
 /// Evaluates to a function `(isProxy, deadlinePassed) => void` that installs the guards.
 pub(crate) const NATIVE_GUARD: &str = r#"(function (isProxy, deadlinePassed) {
@@ -67,16 +71,14 @@ pub(crate) const NATIVE_GUARD: &str = r#"(function (isProxy, deadlinePassed) {
   const isObject = (v) => v !== null && (typeof v === "object" || typeof v === "function");
   const direct = (o) => !isProxy(o) && isArray(o) && o.length <= NATIVE_MAX;
   // A wrapped builtin may work for milliseconds without polling; QuickJS asks the interrupt
-  // handler only every 10 000 polls, so each call checks the deadline itself and, once it has
-  // passed, spins until the handler ends the run.
-  const check = () => { if (deadlinePassed()) for (;;) {} };
-  const run = (native, self, args) => {
-    check();
-    if (self === null || self === undefined || direct(self)) return apply(native, self, args);
-    const o = ObjectCtor(self);
-    const view = viewOf(o);
-    const r = apply(native, view, args);
-    return r === view ? o : r;
+  // handler only every 10 000 polls, so every CHECK_EVERY-th call checks the deadline itself
+  // and, once it has passed, spins until the handler ends the run.
+  const CHECK_EVERY = __CHECK_EVERY__;
+  let unchecked = 0;
+  const check = () => {
+    if (++unchecked < CHECK_EVERY) return;
+    unchecked = 0;
+    if (deadlinePassed()) for (;;) {}
   };
   const floor = Math.floor, trunc = Math.trunc;
   const toLength = (v) => {
@@ -125,26 +127,42 @@ pub(crate) const NATIVE_GUARD: &str = r#"(function (isProxy, deadlinePassed) {
   }
 
   const AP = Array.prototype;
+  // The wrappers inline `check` and `direct`: they run on every call of ordinary array code.
+  const viaView = (native, self, args) => {
+    const o = ObjectCtor(self);
+    const view = viewOf(o);
+    const r = apply(native, view, args);
+    return r === view ? o : r;
+  };
   const generic = ["reverse", "copyWithin", "fill", "splice", "unshift", "shift", "slice", "join",
     "toLocaleString", "toReversed", "toSpliced", "with"];
   for (const name of generic) {
     const native = AP[name];
     if (typeof native !== "function") continue;
-    const w = { [name](...args) { return run(native, this, args); } }[name];
+    const w = { [name](...args) {
+      if (++unchecked >= CHECK_EVERY) { unchecked = 0; if (deadlinePassed()) for (;;) {} }
+      const self = this;
+      if (self === null || self === undefined || (isArray(self) && !isProxy(self) && self.length <= NATIVE_MAX)) {
+        return apply(native, self, args);
+      }
+      return viaView(native, self, args);
+    } }[name];
     install(AP, name, w, native);
   }
 
-  const sorting = (native) => function (comparefn) {
-    if (comparefn === undefined && !(direct(this) && this.length <= SORT_NATIVE_MAX)) {
-      return run(native, this, [stringOrder]);
-    }
-    return run(native, this, [comparefn]);
-  };
   for (const name of ["sort", "toSorted"]) {
     const native = AP[name];
     if (typeof native !== "function") continue;
-    const inner = sorting(native);
-    install(AP, name, { [name](comparefn) { return apply(inner, this, [comparefn]); } }[name], native);
+    install(AP, name, { [name](comparefn) {
+      if (++unchecked >= CHECK_EVERY) { unchecked = 0; if (deadlinePassed()) for (;;) {} }
+      const self = this;
+      if (self === null || self === undefined) return apply(native, self, [comparefn]);
+      if (isArray(self) && !isProxy(self) && self.length <= NATIVE_MAX) {
+        const order = comparefn === undefined && self.length > SORT_NATIVE_MAX ? stringOrder : comparefn;
+        return apply(native, self, [order]);
+      }
+      return viaView(native, self, [comparefn === undefined ? stringOrder : comparefn]);
+    } }[name], native);
   }
 
   const nativeConcat = AP.concat;
@@ -183,7 +201,9 @@ pub(crate) const NATIVE_GUARD: &str = r#"(function (isProxy, deadlinePassed) {
     }
     return n;
   };
-  const speciesCreate = (o) => apply(nativeSlice, viewOf(o), [0, 0]);
+  // ArraySpeciesCreate(o, 0): a slice of nothing (the view only keeps a foreign `length` read
+  // interruptible).
+  const speciesCreate = (o) => apply(nativeSlice, direct(o) ? o : viewOf(o), [0, 0]);
   if (typeof AP.flat === "function") {
     install(AP, "flat", { flat(depth) {
       if (this === null || this === undefined) throw new TypeErrorCtor("cannot convert to object");
@@ -191,6 +211,7 @@ pub(crate) const NATIVE_GUARD: &str = r#"(function (isProxy, deadlinePassed) {
       const len = toLength(o.length);
       let d = depth === undefined ? 1 : toIntegerOrInfinity(depth);
       if (d < 0) d = 0;
+      check();
       const a = speciesCreate(o);
       flatten(a, o, len, 0, d);
       return a;
@@ -202,6 +223,7 @@ pub(crate) const NATIVE_GUARD: &str = r#"(function (isProxy, deadlinePassed) {
       const o = ObjectCtor(this);
       const len = toLength(o.length);
       if (typeof mapper !== "function") throw new TypeErrorCtor("not a function");
+      check();
       const a = speciesCreate(o);
       flatten(a, o, len, 0, 1, mapper, thisArg);
       return a;

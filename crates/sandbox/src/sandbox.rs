@@ -17,7 +17,7 @@ use crate::deadline::{Deadline, DeadlineAllocator};
 use crate::error::SandboxError;
 use crate::format::{EvalRun, JsFailure, LogBuf, format_eval};
 use crate::limits::Limits;
-use crate::native_guard::{NATIVE_GUARD, NATIVE_MAX, SORT_NATIVE_MAX};
+use crate::native_guard::{CHECK_EVERY, NATIVE_GUARD, NATIVE_MAX, SORT_NATIVE_MAX};
 use crate::prelude::{PRELUDE, SANDBOX_VERSION};
 use crate::source::{Mode, camel_case, prepare, strip_harness_imports};
 use crate::verdict::{
@@ -247,7 +247,8 @@ async fn build(limits: &Limits, guards: Guards) -> Result<Inner, SandboxError> {
 fn install_native_guard(ctx: &Ctx<'_>, deadline: Arc<Deadline>) -> Result<(), String> {
     let source = NATIVE_GUARD
         .replace("__NATIVE_MAX__", &NATIVE_MAX.to_string())
-        .replace("__SORT_NATIVE_MAX__", &SORT_NATIVE_MAX.to_string());
+        .replace("__SORT_NATIVE_MAX__", &SORT_NATIVE_MAX.to_string())
+        .replace("__CHECK_EVERY__", &CHECK_EVERY.to_string());
     let guard: Function = ctx.eval(source).catch(ctx).map_err(|e| e.to_string())?;
     let is_proxy =
         Function::new(ctx.clone(), |v: Value<'_>| v.is_proxy()).map_err(|e| e.to_string())?;
