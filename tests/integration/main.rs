@@ -4,6 +4,7 @@ mod corpus;
 mod example;
 mod fuzz;
 mod model_client;
+mod model_faults;
 mod runtime;
 mod scripted_server;
 mod sessions;
