@@ -120,6 +120,31 @@ async fn main() {
         ratios.push(ratio);
         println!("{name:<40} guarded p50 {gm:>10.3?}  baseline p50 {bm:>10.3?}  ratio {ratio:.2}");
     }
+    // Building a sandbox (each script hook gets a fresh one) now also installs the guards.
+    let (mut g, mut b) = (Vec::new(), Vec::new());
+    for round in 0..(WARMUP + BLOCKS * PER_BLOCK * 4) {
+        for (guarded, samples) in [(true, &mut g), (false, &mut b)] {
+            let started = Instant::now();
+            let sb = if guarded {
+                Sandbox::new(Limits::default()).await
+            } else {
+                Sandbox::new_unguarded(Limits::default()).await
+            }
+            .expect("sandbox");
+            let run = sb.eval("1 + 1", Value::Null, Arc::new(NoTools)).await;
+            drop(sb);
+            assert!(!run.is_error);
+            if round >= WARMUP {
+                samples.push(started.elapsed());
+            }
+        }
+    }
+    let (gm, bm) = (median(&mut g), median(&mut b));
+    println!(
+        "{:<40} guarded p50 {gm:>10.3?}  baseline p50 {bm:>10.3?}  ratio {:.2}",
+        "fresh sandbox + one eval",
+        gm.as_secs_f64() / bm.as_secs_f64()
+    );
     let geo = ratios.iter().map(|r| r.ln()).sum::<f64>() / ratios.len() as f64;
     println!("geometric mean ratio guarded / baseline: {:.2}", geo.exp());
 }

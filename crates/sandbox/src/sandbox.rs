@@ -6,9 +6,10 @@ use std::sync::{Arc, Mutex as StdMutex, MutexGuard};
 use std::task::{Context as TaskContext, Poll};
 
 use rquickjs::context::EvalOptions;
+use rquickjs::module::{Declared, WriteOptions};
 use rquickjs::prelude::Async;
 use rquickjs::{
-    AsyncContext, AsyncRuntime, CatchResultExt, CaughtError, Coerced, Ctx, Function, Value,
+    AsyncContext, AsyncRuntime, CatchResultExt, CaughtError, Coerced, Ctx, Function, Module, Value,
 };
 use tokio::sync::{Mutex, watch};
 
@@ -245,19 +246,63 @@ async fn build(limits: &Limits, guards: Guards) -> Result<Inner, SandboxError> {
 
 /// Installs the wrappers that keep builtins' native loops interruptible (see `native_guard`).
 fn install_native_guard(ctx: &Ctx<'_>, deadline: Arc<Deadline>) -> Result<(), String> {
-    let source = NATIVE_GUARD
-        .replace("__NATIVE_MAX__", &NATIVE_MAX.to_string())
-        .replace("__SORT_NATIVE_MAX__", &SORT_NATIVE_MAX.to_string())
-        .replace("__CHECK_EVERY__", &CHECK_EVERY.to_string());
-    let guard: Function = ctx.eval(source).catch(ctx).map_err(|e| e.to_string())?;
     let is_proxy =
         Function::new(ctx.clone(), |v: Value<'_>| v.is_proxy()).map_err(|e| e.to_string())?;
     let passed =
         Function::new(ctx.clone(), move || deadline.passed()).map_err(|e| e.to_string())?;
-    guard
-        .call::<_, ()>((is_proxy, passed))
+    let host = rquickjs::Array::new(ctx.clone()).map_err(|e| e.to_string())?;
+    host.set(0, is_proxy).map_err(|e| e.to_string())?;
+    host.set(1, passed).map_err(|e| e.to_string())?;
+    ctx.globals()
+        .set(GUARD_HOST, host)
+        .map_err(|e| e.to_string())?;
+    let module = guard_module(ctx)?;
+    let (_, promise) = module.eval().catch(ctx).map_err(|e| e.to_string())?;
+    match promise.result::<Value>() {
+        Some(Ok(_)) => Ok(()),
+        Some(Err(e)) => Err(Err::<(), _>(e)
+            .catch(ctx)
+            .map_err(|e| e.to_string())
+            .err()
+            .unwrap_or_default()),
+        None => Err("the native guard did not finish installing".to_owned()),
+    }
+}
+
+/// The global the guard module takes its two host functions from (and deletes).
+const GUARD_HOST: &str = "__archmax_guard_host";
+
+/// The guard's compiled bytecode, shared by every context of the process: parsing the guard
+/// is most of its cost, and a fresh sandbox is built for every script hook.
+static GUARD_BYTECODE: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();
+
+fn guard_module<'js>(ctx: &Ctx<'js>) -> Result<Module<'js, Declared>, String> {
+    if let Some(bytes) = GUARD_BYTECODE.get() {
+        return load_guard(ctx, bytes);
+    }
+    let source = format!(
+        "const [isProxy, deadlinePassed] = globalThis.{GUARD_HOST};\ndelete globalThis.{GUARD_HOST};\n({})(isProxy, deadlinePassed);\n",
+        NATIVE_GUARD
+            .replace("__NATIVE_MAX__", &NATIVE_MAX.to_string())
+            .replace("__SORT_NATIVE_MAX__", &SORT_NATIVE_MAX.to_string())
+            .replace("__CHECK_EVERY__", &CHECK_EVERY.to_string())
+    );
+    let declared = Module::declare(ctx.clone(), "archmax:native-guard", source)
         .catch(ctx)
-        .map_err(|e| e.to_string())
+        .map_err(|e| e.to_string())?;
+    let bytes = declared
+        .write(WriteOptions::default())
+        .map_err(|e| e.to_string())?;
+    let _ = GUARD_BYTECODE.set(bytes);
+    Ok(declared)
+}
+
+#[allow(unsafe_code)]
+fn load_guard<'js>(ctx: &Ctx<'js>, bytes: &'static [u8]) -> Result<Module<'js, Declared>, String> {
+    // SAFETY: `bytes` is bytecode this process wrote with `Module::write` from the guard's
+    // source, with the same QuickJS build, and it lives for the whole process (QuickJS may keep
+    // pointing into it).
+    unsafe { Module::load(ctx.clone(), bytes) }.map_err(|e| e.to_string())
 }
 
 /// The `[snake, camel, snake, camel, …]` list handed to the prelude.

@@ -474,6 +474,18 @@ async fn guarded_builtins_behave_like_the_originals() {
             is_error: false
         }
     );
+    // The guard is a module compiled once per process; importing it yields nothing.
+    let run = sb
+        .eval(
+            "const m = await import('archmax:native-guard').catch((e) => e.message); typeof m === 'string' ? m : Object.keys(m).length",
+            Value::Null,
+            TestBridge::standard(),
+        )
+        .await;
+    assert!(
+        run.text == "→ 0" || run.text.starts_with("→ could not load module"),
+        "{run:?}"
+    );
 }
 
 const GUARDED_BEHAVIOUR: &str = r#"
@@ -553,5 +565,6 @@ eq('getFunction', (() => {
   Error.prepareStackTrace = undefined;
   return seen.includes('function');
 })(), false);
+eq('guard host hidden', typeof globalThis.__archmax_guard_host, 'undefined');
 r.length ? r.join('\n') : 'all equal'
 "#;
