@@ -239,6 +239,22 @@ export type CreateAgentParams = {
   /** Makes `costUsd` appear on `model-usage` events and in usage; absent: `ARCHMAX_PRICE_*`. */
   pricing?: PricingTable
   /**
+   * The `ARCHMAX_*` endpoint only: the timeout of one request attempt, response included, in
+   * milliseconds (1 to 3 600 000). Default: `ARCHMAX_REQUEST_TIMEOUT_MS`, else 60 000.
+   */
+  requestTimeoutMs?: number
+  /**
+   * The `ARCHMAX_*` endpoint only: retries after a failed attempt (HTTP 429 and 5xx, timeouts,
+   * connection failures), 0 to 10. Default: `ARCHMAX_MAX_RETRIES`, else 2.
+   */
+  maxRetries?: number
+  /**
+   * The `ARCHMAX_*` endpoint only: the largest response body read, in bytes (1 024 to
+   * 1 073 741 824); a longer one fails the model call. Default: `ARCHMAX_MAX_RESPONSE_BYTES`,
+   * else 8 MiB.
+   */
+  maxResponseBytes?: number
+  /**
    * Host governance rules, asked in order for every tool call after the workflow's denials;
    * the first that does not abstain ends the chain. They can only tighten: a `block`
    * refuses the call, an `allow` leaves it to the workflow's own grants.

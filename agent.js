@@ -621,6 +621,15 @@ function checkRecord(value, name) {
   return value
 }
 
+/** A whole number from `min` to `max`, or undefined when absent. */
+function checkWhole(value, name, min, max) {
+  if (value === undefined || value === null) return undefined
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+    throw new TypeError(`'${name}' must be a whole number from ${min} to ${max}, got ${describe(value)}`)
+  }
+  return value
+}
+
 /**
  * Assembles a workflow of a workspace into an agent.
  * @param {import('./agent.d.ts').CreateAgentParams} params
@@ -671,6 +680,9 @@ export async function createAgent(params = {}) {
       toolPaths: checkRecord(params.toolPaths, 'toolPaths'),
       promptCache: checkPromptCache(params.promptCache),
       pricing: checkRecord(params.pricing, 'pricing'),
+      requestTimeoutMs: checkWhole(params.requestTimeoutMs, 'requestTimeoutMs', 1, 3600000),
+      maxRetries: checkWhole(params.maxRetries, 'maxRetries', 0, 10),
+      maxResponseBytes: checkWhole(params.maxResponseBytes, 'maxResponseBytes', 1024, 1073741824),
       images: params.images ?? undefined,
       rootDir: workspace?.rootDir ?? process.cwd(),
       // A slug must load; omitted, the default is looked for (absent: a plain agent); false: plain.

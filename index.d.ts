@@ -363,6 +363,18 @@ export interface NativeAgentOptions {
    * 1M tokens). Absent: `ARCHMAX_PRICE_*`, else no cost.
    */
   pricing?: Record<string, { input?: number; output?: number; cacheRead?: number; cacheWrite?: number }>
+  /**
+   * `requestTimeoutMs`: the `ARCHMAX_*` endpoint's per-attempt timeout (outranks
+   * `ARCHMAX_REQUEST_TIMEOUT_MS`).
+   */
+  requestTimeoutMs?: number
+  /** `maxRetries`: the `ARCHMAX_*` endpoint's retries (outranks `ARCHMAX_MAX_RETRIES`). */
+  maxRetries?: number
+  /**
+   * `maxResponseBytes`: the `ARCHMAX_*` endpoint's response bound (outranks
+   * `ARCHMAX_MAX_RESPONSE_BYTES`).
+   */
+  maxResponseBytes?: number
 }
 
 /** A call the turn waits on. */

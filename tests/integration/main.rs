@@ -9,6 +9,7 @@ mod governed_origins;
 mod hostile_paths;
 mod model_answers;
 mod model_client;
+mod model_faults;
 mod runtime;
 mod runtime_writes;
 mod scripted_server;

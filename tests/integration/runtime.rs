@@ -1359,3 +1359,110 @@ fn a_hook_runs_under_the_workflow_sandbox_limits() {
         "{results:?}"
     );
 }
+
+#[test]
+fn a_huge_hook_reason_is_truncated_and_the_session_stays_small() {
+    let ws = TempWorkspace::new(&[
+        (
+            "workflows/orders/workflow.yaml",
+            "states:\n  draft:\n    triggers: { manual: }\n    after: { script: hooks/loud.js }\n    transitions: [{ to: done, description: Finished. }]\n  done:\n    instructions: Say so.\n",
+        ),
+        (
+            "workflows/orders/hooks/loud.js",
+            "import { veto } from '@archmax-ai/harness'\nexport default () => veto('no '.repeat(10000000))\n",
+        ),
+    ]);
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(vec![(
+            "c1",
+            "archmax_advance",
+            json!({ "to": "done", "reason": "ready" }),
+        )]),
+        Reply::text("Understood."),
+    ])
+    .expect("server");
+    let events = Arc::new(Recorder::default());
+    let sink = events.clone();
+    let h = harness_with(&ws, &server, "m", move |o| o.events = sink);
+    let out = send(&h, "t-loud");
+    assert_eq!(out.state, "draft", "the veto held");
+    let results = tool_results(&server.requests()[1]);
+    let refusal = results
+        .iter()
+        .find(|r| r.contains("[truncated 29996000 chars]"))
+        .unwrap_or_else(|| panic!("{:?}", results.iter().map(|r| r.len()).collect::<Vec<_>>()));
+    assert!(refusal.len() < 20_000, "{}", refusal.len());
+    let verdicts: Vec<usize> = events
+        .0
+        .lock()
+        .map(|v| {
+            v.iter()
+                .filter(|e| e["type"] == "hook-verdict")
+                .map(|e| e["reason"].as_str().map_or(0, str::len))
+                .collect()
+        })
+        .unwrap_or_default();
+    assert!(
+        !verdicts.is_empty() && verdicts.iter().all(|n| *n < 20_000),
+        "{verdicts:?}"
+    );
+    let transcript = ws
+        .root()
+        .join("sessions/t-loud/checkpoints/transcript.jsonl");
+    let size = std::fs::metadata(&transcript)
+        .map(|m| m.len())
+        .unwrap_or(u64::MAX);
+    assert!(size < 1_000_000, "transcript is {size} bytes");
+}
+
+#[test]
+fn a_huge_model_response_fails_the_turn_and_leaves_the_session_small_and_usable() {
+    let ws = workspace();
+    let server = ScriptedServer::start(vec![
+        Reply::Huge {
+            bytes: 200_000_000,
+            declare_length: false,
+        },
+        Reply::text("Back."),
+    ])
+    .expect("server");
+    let h = harness(&ws, &server, Arc::new(Recorder::default()));
+    let out = rt()
+        .block_on(h.send(
+            "s-huge",
+            SendInput {
+                message: "hi".into(),
+                ..SendInput::default()
+            },
+        ))
+        .expect("turn");
+    assert_eq!(out.kind, OutcomeKind::Failed);
+    let exit = out.exit.clone().unwrap_or_default();
+    assert_eq!(exit["code"].as_str(), Some("turn-error"));
+    assert!(
+        exit.to_string()
+            .contains("is larger than the 8388608-byte limit (ARCHMAX_MAX_RESPONSE_BYTES)"),
+        "{exit}"
+    );
+    assert_eq!(
+        server.requests().len(),
+        1,
+        "an oversized body is not retried"
+    );
+    let transcript = ws
+        .root()
+        .join("sessions/s-huge/checkpoints/transcript.jsonl");
+    let size = std::fs::metadata(&transcript).map(|m| m.len()).unwrap_or(0);
+    assert!(size < 100_000, "transcript is {size} bytes");
+    let again = rt()
+        .block_on(h.send(
+            "s-huge",
+            SendInput {
+                message: "hi again".into(),
+                ..SendInput::default()
+            },
+        ))
+        .expect("turn");
+    assert_eq!(again.kind, OutcomeKind::Completed);
+    assert_eq!(again.reply, "Back.");
+}

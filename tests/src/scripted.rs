@@ -36,6 +36,26 @@ pub enum Reply {
     },
     /// Waits this long, then sends the inner reply (for client-timeout tests).
     Delayed(Duration, Box<Reply>),
+    /// Never answers: holds the connection open until the server is dropped.
+    Hang,
+    /// `200 OK` declaring `declared` body bytes, sends the first `sent` bytes of this body,
+    /// then closes the connection (a reset mid-body).
+    ResetMidBody {
+        /// The body text (only its first `sent` bytes go out).
+        body: String,
+        /// How many bytes are sent before the close.
+        sent: usize,
+        /// The `Content-Length` declared.
+        declared: usize,
+    },
+    /// `200 OK` with a body of `bytes` bytes (`{"pad":"xxxx…"}`), streamed in chunks without
+    /// building it in memory; `declare_length: false` sends it chunked (no `Content-Length`).
+    Huge {
+        /// The body length.
+        bytes: usize,
+        /// Whether a `Content-Length` header announces it.
+        declare_length: bool,
+    },
 }
 
 impl Reply {
@@ -132,6 +152,9 @@ impl Reply {
                 body,
             } => (status, headers, body),
             Reply::Delayed(_, inner) => inner.into_parts(),
+            Reply::Hang | Reply::ResetMidBody { .. } | Reply::Huge { .. } => {
+                (500, Vec::new(), String::new())
+            }
         }
     }
 }
@@ -347,6 +370,37 @@ fn serve_connection(stream: TcpStream, shared: &Shared) -> io::Result<()> {
             thread::sleep(delay);
             reply = *inner;
         }
+        match reply {
+            Reply::Hang => {
+                while !shared.stop.load(Ordering::SeqCst) {
+                    thread::sleep(Duration::from_millis(10));
+                }
+                return Ok(());
+            }
+            Reply::ResetMidBody {
+                body,
+                sent,
+                declared,
+            } => {
+                let head = format!(
+                    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {declared}\r\nConnection: keep-alive\r\n\r\n"
+                );
+                writer.write_all(head.as_bytes())?;
+                writer.write_all(&body.as_bytes()[..sent.min(body.len())])?;
+                writer.flush()?;
+                let _ = writer.shutdown(Shutdown::Both);
+                return Ok(());
+            }
+            Reply::Huge {
+                bytes,
+                declare_length,
+            } => {
+                write_huge(&mut writer, bytes, declare_length)?;
+                let _ = writer.shutdown(Shutdown::Both);
+                return Ok(());
+            }
+            _ => {}
+        }
         let (status, headers, body) = reply.into_parts();
         write_response(&mut writer, status, &headers, &body, close)?;
         if close {
@@ -500,6 +554,45 @@ fn reason(status: u16) -> &'static str {
         504 => "Gateway Timeout",
         _ => "Status",
     }
+}
+
+/// A `{"pad":"xxxx…"}` body of `bytes` bytes, in 64 KiB writes; stops quietly when the client
+/// hangs up.
+fn write_huge<W: Write>(writer: &mut W, bytes: usize, declare_length: bool) -> io::Result<()> {
+    let length = if declare_length {
+        format!("Content-Length: {bytes}\r\n")
+    } else {
+        "Transfer-Encoding: chunked\r\n".to_owned()
+    };
+    let head = format!(
+        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n{length}Connection: close\r\n\r\n"
+    );
+    writer.write_all(head.as_bytes())?;
+    let open = b"{\"pad\":\"";
+    let pad = vec![b'x'; 64 * 1024];
+    let mut left = bytes.saturating_sub(open.len() + 2);
+    let mut send = |part: &[u8]| -> io::Result<()> {
+        if declare_length {
+            writer.write_all(part)
+        } else {
+            writer.write_all(format!("{:x}\r\n", part.len()).as_bytes())?;
+            writer.write_all(part)?;
+            writer.write_all(b"\r\n")
+        }
+    };
+    send(open)?;
+    while left > 0 {
+        let n = left.min(pad.len());
+        if send(&pad[..n]).is_err() {
+            return Ok(());
+        }
+        left -= n;
+    }
+    send(b"\"}")?;
+    if !declare_length {
+        writer.write_all(b"0\r\n\r\n")?;
+    }
+    writer.flush()
 }
 
 fn write_response<W: Write>(

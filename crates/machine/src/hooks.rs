@@ -71,6 +71,30 @@ pub enum Verdict {
     Error(String),
 }
 
+/// Longest reason (or error text) a hook verdict keeps, in characters; the rest is cut and
+/// counted in a `[truncated <n> chars]` marker.
+pub const MAX_HOOK_REASON_CHARS: usize = 4_000;
+
+impl Verdict {
+    /// This verdict with its reason cut to [`MAX_HOOK_REASON_CHARS`], so a hook cannot grow
+    /// the transcript, the events or the model's context without bound.
+    pub fn bounded(self) -> Verdict {
+        let cut = |text: String| match text.char_indices().nth(MAX_HOOK_REASON_CHARS) {
+            None => text,
+            Some((at, _)) => {
+                let dropped = text[at..].chars().count();
+                format!("{} [truncated {dropped} chars]", &text[..at])
+            }
+        };
+        match self {
+            Verdict::Ok => Verdict::Ok,
+            Verdict::Correct(r) => Verdict::Correct(cut(r)),
+            Verdict::Veto(r) => Verdict::Veto(cut(r)),
+            Verdict::Error(e) => Verdict::Error(cut(e)),
+        }
+    }
+}
+
 /// Runs declared hooks.
 pub trait HookRunner: Send + Sync {
     /// Runs one hook.
@@ -514,5 +538,25 @@ mod tests {
             read(serde_json::json!({ "verdict": "OK" })),
             Verdict::Error(_)
         ));
+    }
+
+    #[test]
+    fn a_long_reason_is_cut_with_a_marker() {
+        let long = "é".repeat(MAX_HOOK_REASON_CHARS + 25);
+        let Verdict::Veto(r) = Verdict::Veto(long).bounded() else {
+            panic!("still a veto");
+        };
+        assert_eq!(
+            r.chars().count(),
+            MAX_HOOK_REASON_CHARS + " [truncated 25 chars]".len()
+        );
+        assert!(
+            r.ends_with("é [truncated 25 chars]"),
+            "{}",
+            &r[r.len() - 40..]
+        );
+        let short = Verdict::Correct("fix the date".into());
+        assert_eq!(short.clone().bounded(), short);
+        assert_eq!(Verdict::Ok.bounded(), Verdict::Ok);
     }
 }

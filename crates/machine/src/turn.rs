@@ -1381,7 +1381,7 @@ impl Turn<'_> {
                 phase: phase.as_str().into(),
                 label: shown.clone(),
             });
-            let verdict = self.h.hooks.run(hook, input).await;
+            let verdict = self.h.hooks.run(hook, input).await.bounded();
             let (word, why) = match &verdict {
                 Verdict::Ok => ("ok", String::new()),
                 Verdict::Correct(r) => ("correct", r.clone()),

@@ -421,6 +421,50 @@ pub struct NativeAgentOptions {
         ts_type = "Record<string, { input?: number; output?: number; cacheRead?: number; cacheWrite?: number }>"
     )]
     pub pricing: Option<Value>,
+    /// `requestTimeoutMs`: the `ARCHMAX_*` endpoint's per-attempt timeout (outranks
+    /// `ARCHMAX_REQUEST_TIMEOUT_MS`).
+    pub request_timeout_ms: Option<u32>,
+    /// `maxRetries`: the `ARCHMAX_*` endpoint's retries (outranks `ARCHMAX_MAX_RETRIES`).
+    pub max_retries: Option<u32>,
+    /// `maxResponseBytes`: the `ARCHMAX_*` endpoint's response bound (outranks
+    /// `ARCHMAX_MAX_RESPONSE_BYTES`).
+    pub max_response_bytes: Option<u32>,
+}
+
+/// `requestTimeoutMs`, `maxRetries` and `maxResponseBytes` over the env's values (agent.js has
+/// checked the ranges; they are checked again for a direct caller).
+fn apply_request_options(
+    config: &mut ModelConfig,
+    options: &NativeAgentOptions,
+) -> std::result::Result<(), String> {
+    use archmax_machine::model::{
+        MAX_REQUEST_TIMEOUT_MS, MAX_RESPONSE_BYTES_LIMIT, MAX_RETRIES_LIMIT,
+    };
+    if let Some(ms) = options.request_timeout_ms {
+        if ms == 0 || u64::from(ms) > MAX_REQUEST_TIMEOUT_MS {
+            return Err(format!(
+                "'requestTimeoutMs' must be a whole number from 1 to {MAX_REQUEST_TIMEOUT_MS}, got {ms}"
+            ));
+        }
+        config.retry.timeout = std::time::Duration::from_millis(u64::from(ms));
+    }
+    if let Some(retries) = options.max_retries {
+        if retries > MAX_RETRIES_LIMIT {
+            return Err(format!(
+                "'maxRetries' must be a whole number from 0 to {MAX_RETRIES_LIMIT}, got {retries}"
+            ));
+        }
+        config.retry.attempts = retries + 1;
+    }
+    if let Some(bytes) = options.max_response_bytes {
+        if bytes < 1024 || u64::from(bytes) > MAX_RESPONSE_BYTES_LIMIT {
+            return Err(format!(
+                "'maxResponseBytes' must be a whole number from 1024 to {MAX_RESPONSE_BYTES_LIMIT}, got {bytes}"
+            ));
+        }
+        config.max_response_bytes = u64::from(bytes);
+    }
+    Ok(())
 }
 
 /// The `images` option: off when absent or false; `true` for the defaults; or
@@ -675,10 +719,13 @@ impl NativeAgent {
             }
             (js, default)
         } else {
-            let config = match ModelConfig::from_env(&lookup) {
+            let mut config = match ModelConfig::from_env(&lookup) {
                 Ok(c) => c,
                 Err(e) => return plain_error("Error", e.to_string()),
             };
+            if let Err(e) = apply_request_options(&mut config, &options) {
+                return plain_error("TypeError", e);
+            }
             let default = options
                 .default_model
                 .clone()

@@ -13,10 +13,12 @@
 #![warn(missing_docs)]
 
 mod bridge;
+mod deadline;
 mod error;
 mod format;
 mod input;
 mod limits;
+mod native_guard;
 mod prelude;
 mod sandbox;
 mod source;

@@ -2,22 +2,23 @@
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex as StdMutex, MutexGuard};
 use std::task::{Context as TaskContext, Poll};
-use std::time::Instant;
 
 use rquickjs::context::EvalOptions;
+use rquickjs::module::{Declared, WriteOptions};
 use rquickjs::prelude::Async;
 use rquickjs::{
-    AsyncContext, AsyncRuntime, CatchResultExt, CaughtError, Coerced, Ctx, Function, Value,
+    AsyncContext, AsyncRuntime, CatchResultExt, CaughtError, Coerced, Ctx, Function, Module, Value,
 };
 use tokio::sync::{Mutex, watch};
 
 use crate::bridge::{PTC_EXCLUDED_TOOLS, ToolBridge};
+use crate::deadline::{Deadline, DeadlineAllocator};
 use crate::error::SandboxError;
 use crate::format::{EvalRun, JsFailure, LogBuf, format_eval};
 use crate::limits::Limits;
+use crate::native_guard::{CHECK_EVERY, NATIVE_GUARD, NATIVE_MAX, SORT_NATIVE_MAX};
 use crate::prelude::{PRELUDE, SANDBOX_VERSION};
 use crate::source::{Mode, camel_case, prepare, strip_harness_imports};
 use crate::verdict::{
@@ -26,8 +27,6 @@ use crate::verdict::{
 
 /// File name `archmax_eval` code carries in stack traces.
 const EVAL_FILE: &str = "archmax_eval";
-/// Sentinel for "no deadline armed".
-const NO_DEADLINE: u64 = u64::MAX;
 
 /// One QuickJS runtime + context, reusable across runs and safe to share between tasks.
 ///
@@ -37,6 +36,7 @@ const NO_DEADLINE: u64 = u64::MAX;
 /// by the broken run (pending jobs, host calls, half-built state) can leak into later runs.
 pub struct Sandbox {
     limits: Limits,
+    guards: Guards,
     inner: Mutex<Option<Inner>>,
 }
 
@@ -57,9 +57,7 @@ struct Inner {
 
 /// State shared between the host and the functions installed in the context.
 struct Shared {
-    base: Instant,
-    deadline_ns: AtomicU64,
-    fired: AtomicBool,
+    deadline: Arc<Deadline>,
     run: StdMutex<RunState>,
 }
 
@@ -78,19 +76,6 @@ impl Shared {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    fn now_ns(&self) -> u64 {
-        u64::try_from(self.base.elapsed().as_nanos()).unwrap_or(NO_DEADLINE - 1)
-    }
-
-    fn should_interrupt(&self) -> bool {
-        let deadline = self.deadline_ns.load(Ordering::Relaxed);
-        if deadline == NO_DEADLINE || self.now_ns() < deadline {
-            return false;
-        }
-        self.fired.store(true, Ordering::Relaxed);
-        true
-    }
-
     fn begin(&self, bridge: Arc<dyn ToolBridge>, cancel: watch::Receiver<bool>, limits: &Limits) {
         let mut st = self.lock_run();
         st.bridge = Some(bridge);
@@ -99,25 +84,19 @@ impl Shared {
         st.max_calls = limits.max_tool_calls;
         st.logs = LogBuf::new(limits.max_result_chars);
         drop(st);
-        self.fired.store(false, Ordering::Relaxed);
-        let timeout_ns = u64::try_from(limits.timeout.as_nanos()).unwrap_or(NO_DEADLINE / 2);
-        let deadline = self
-            .now_ns()
-            .saturating_add(timeout_ns)
-            .min(NO_DEADLINE - 1);
-        self.deadline_ns.store(deadline, Ordering::Relaxed);
+        self.deadline.arm(limits.timeout);
     }
 
     /// Disarms the deadline and returns (console lines, dropped chars, interrupted?).
     fn end(&self, cap: usize) -> (Vec<String>, usize, bool) {
-        self.deadline_ns.store(NO_DEADLINE, Ordering::Relaxed);
+        let fired = self.deadline.disarm();
         let mut st = self.lock_run();
         st.bridge = None;
         st.cancel = None;
         let logs = std::mem::replace(&mut st.logs, LogBuf::new(cap));
         drop(st);
         let (lines, dropped) = logs.finish();
-        (lines, dropped, self.fired.load(Ordering::Relaxed))
+        (lines, dropped, fired)
     }
 
     fn push_log(&self, line: &str) {
@@ -199,14 +178,24 @@ async fn drain(ctx: &Ctx<'_>) {
     }
 }
 
-async fn build(limits: &Limits) -> Result<Inner, SandboxError> {
-    let rt = AsyncRuntime::new()?;
+/// Whether a runtime gets the native-loop guards (always, except the benchmark's baseline).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Guards {
+    On,
+    #[cfg_attr(not(feature = "unguarded-baseline"), allow(dead_code))]
+    Off,
+}
+
+async fn build(limits: &Limits, guards: Guards) -> Result<Inner, SandboxError> {
+    let deadline = Arc::new(Deadline::new());
+    let rt = match guards {
+        Guards::On => AsyncRuntime::new_with_alloc(DeadlineAllocator::new(deadline.clone()))?,
+        Guards::Off => AsyncRuntime::new()?,
+    };
     rt.set_memory_limit(limits.memory_bytes).await;
     rt.set_max_stack_size(limits.stack_bytes).await;
     let shared = Arc::new(Shared {
-        base: Instant::now(),
-        deadline_ns: AtomicU64::new(NO_DEADLINE),
-        fired: AtomicBool::new(false),
+        deadline,
         run: StdMutex::new(RunState {
             bridge: None,
             cancel: None,
@@ -215,14 +204,18 @@ async fn build(limits: &Limits) -> Result<Inner, SandboxError> {
             logs: LogBuf::new(limits.max_result_chars),
         }),
     });
-    let interrupt = shared.clone();
-    rt.set_interrupt_handler(Some(Box::new(move || interrupt.should_interrupt())))
+    let interrupt = shared.deadline.clone();
+    rt.set_interrupt_handler(Some(Box::new(move || interrupt.passed())))
         .await;
     let ctx = AsyncContext::full(&rt).await?;
     let for_log = shared.clone();
     let for_call = shared.clone();
+    let for_guard = shared.deadline.clone();
     let installed: Result<(), String> = ctx
         .with(move |ctx| {
+            if guards == Guards::On {
+                install_native_guard(&ctx, for_guard)?;
+            }
             let source = PRELUDE.replace("__VERSION__", &SANDBOX_VERSION.to_string());
             let prelude: Function = ctx.eval(source).catch(&ctx).map_err(|e| e.to_string())?;
             let log = Function::new(ctx.clone(), move |line: String| for_log.push_log(&line))
@@ -249,6 +242,67 @@ async fn build(limits: &Limits) -> Result<Inner, SandboxError> {
         _rt: rt,
         shared,
     })
+}
+
+/// Installs the wrappers that keep builtins' native loops interruptible (see `native_guard`).
+fn install_native_guard(ctx: &Ctx<'_>, deadline: Arc<Deadline>) -> Result<(), String> {
+    let is_proxy =
+        Function::new(ctx.clone(), |v: Value<'_>| v.is_proxy()).map_err(|e| e.to_string())?;
+    let passed =
+        Function::new(ctx.clone(), move || deadline.passed()).map_err(|e| e.to_string())?;
+    let host = rquickjs::Array::new(ctx.clone()).map_err(|e| e.to_string())?;
+    host.set(0, is_proxy).map_err(|e| e.to_string())?;
+    host.set(1, passed).map_err(|e| e.to_string())?;
+    ctx.globals()
+        .set(GUARD_HOST, host)
+        .map_err(|e| e.to_string())?;
+    let module = guard_module(ctx)?;
+    let (_, promise) = module.eval().catch(ctx).map_err(|e| e.to_string())?;
+    match promise.result::<Value>() {
+        Some(Ok(_)) => Ok(()),
+        Some(Err(e)) => Err(Err::<(), _>(e)
+            .catch(ctx)
+            .map_err(|e| e.to_string())
+            .err()
+            .unwrap_or_default()),
+        None => Err("the native guard did not finish installing".to_owned()),
+    }
+}
+
+/// The global the guard module takes its two host functions from (and deletes).
+const GUARD_HOST: &str = "__archmax_guard_host";
+
+/// The guard's compiled bytecode, shared by every context of the process: parsing the guard
+/// is most of its cost, and a fresh sandbox is built for every script hook.
+static GUARD_BYTECODE: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();
+
+fn guard_module<'js>(ctx: &Ctx<'js>) -> Result<Module<'js, Declared>, String> {
+    if let Some(bytes) = GUARD_BYTECODE.get() {
+        return load_guard(ctx, bytes);
+    }
+    let source = format!(
+        "const [isProxy, deadlinePassed] = globalThis.{GUARD_HOST};\ndelete globalThis.{GUARD_HOST};\n({})(isProxy, deadlinePassed);\n",
+        NATIVE_GUARD
+            .replace("__NATIVE_MAX__", &NATIVE_MAX.to_string())
+            .replace("__SORT_NATIVE_MAX__", &SORT_NATIVE_MAX.to_string())
+            .replace("__CHECK_EVERY__", &CHECK_EVERY.to_string())
+    );
+    let declared = Module::declare(ctx.clone(), "archmax:native-guard", source)
+        .catch(ctx)
+        .map_err(|e| e.to_string())?;
+    let bytes = declared
+        .write(WriteOptions::default())
+        .map_err(|e| e.to_string())?;
+    let _ = GUARD_BYTECODE.set(bytes);
+    Ok(declared)
+}
+
+#[allow(unsafe_code)]
+fn load_guard<'js>(ctx: &Ctx<'js>, bytes: &'static [u8]) -> Result<Module<'js, Declared>, String> {
+    // SAFETY: `bytes` is bytecode this process wrote with `Module::write` from the guard's
+    // source, with the same QuickJS build, and it lives for the whole process (QuickJS may keep
+    // pointing into it).
+    unsafe { Module::load(ctx.clone(), bytes) }.map_err(|e| e.to_string())
 }
 
 /// The `[snake, camel, snake, camel, …]` list handed to the prelude.
@@ -478,9 +532,22 @@ impl Sandbox {
     /// Builds a sandbox: one QuickJS runtime and context with `limits` applied and the prelude
     /// installed.
     pub async fn new(limits: Limits) -> Result<Sandbox, SandboxError> {
-        let inner = build(&limits).await?;
+        Self::with_guards(limits, Guards::On).await
+    }
+
+    /// A sandbox without the native-loop guards (`native_guard`, the deadline allocator): the
+    /// baseline `benches/native_guard.rs` measures their cost against. Never for scripts.
+    #[cfg(feature = "unguarded-baseline")]
+    #[doc(hidden)]
+    pub async fn new_unguarded(limits: Limits) -> Result<Sandbox, SandboxError> {
+        Self::with_guards(limits, Guards::Off).await
+    }
+
+    async fn with_guards(limits: Limits, guards: Guards) -> Result<Sandbox, SandboxError> {
+        let inner = build(&limits, guards).await?;
         Ok(Sandbox {
             limits,
+            guards,
             inner: Mutex::new(Some(inner)),
         })
     }
@@ -540,7 +607,11 @@ impl Sandbox {
     {
         let mut guard = self.inner.lock().await;
         if guard.is_none() {
-            *guard = Some(build(&self.limits).await.map_err(|e| e.to_string())?);
+            *guard = Some(
+                build(&self.limits, self.guards)
+                    .await
+                    .map_err(|e| e.to_string())?,
+            );
         }
         let Some(inner) = guard.as_ref() else {
             return Err("the sandbox runtime is unavailable".to_owned());
@@ -728,22 +799,13 @@ mod tests {
 
     #[test]
     fn deadline_unarmed_never_interrupts() {
-        let shared = Shared {
-            base: Instant::now(),
-            deadline_ns: AtomicU64::new(NO_DEADLINE),
-            fired: AtomicBool::new(false),
-            run: StdMutex::new(RunState {
-                bridge: None,
-                cancel: None,
-                calls: 0,
-                max_calls: None,
-                logs: LogBuf::new(1),
-            }),
-        };
-        assert!(!shared.should_interrupt());
-        shared.deadline_ns.store(0, Ordering::Relaxed);
+        let deadline = Deadline::new();
+        assert!(!deadline.passed());
+        deadline.arm(Duration::ZERO);
         std::thread::sleep(Duration::from_millis(1));
-        assert!(shared.should_interrupt());
-        assert!(shared.fired.load(Ordering::Relaxed));
+        assert!(deadline.passed());
+        assert!(deadline.fired());
+        assert!(deadline.disarm());
+        assert!(!deadline.passed());
     }
 }

@@ -372,3 +372,199 @@ async fn runs_on_one_sandbox_are_serialised_across_tasks() {
         "→ 8"
     );
 }
+
+#[path = "common/native_loops.rs"]
+mod native_loops;
+
+/// Runs `code` on its own thread and gives up waiting `limit + 2 s` after the start, so a
+/// script that never yields fails the test instead of hanging it.
+fn run_bounded(limit_ms: u64, code: &'static str) -> Result<EvalRun, Duration> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let started = Instant::now();
+    std::thread::spawn(move || {
+        let Ok(rt) = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+        else {
+            return;
+        };
+        let run = rt.block_on(async {
+            let sb = sandbox_with(short_limits(limit_ms)).await;
+            sb.eval(code, Value::Null, TestBridge::standard()).await
+        });
+        let _ = tx.send(run);
+    });
+    let bound = Duration::from_millis(limit_ms) + Duration::from_secs(2);
+    rx.recv_timeout(bound).map_err(|_| started.elapsed())
+}
+
+#[test]
+fn native_loops_stop_at_the_time_limit() {
+    let mut escaped = Vec::new();
+    for (name, code) in native_loops::NATIVE_LOOPS {
+        let started = Instant::now();
+        match run_bounded(250, code) {
+            Ok(run) => {
+                let elapsed = started.elapsed();
+                eprintln!(
+                    "{name:28} {elapsed:>10.2?}  {}",
+                    run.text.lines().next().unwrap_or("")
+                );
+                if elapsed > Duration::from_millis(250) + Duration::from_secs(2) {
+                    escaped.push(format!("{name}: ran {elapsed:?}"));
+                }
+            }
+            Err(after) => {
+                eprintln!("{name:28} still running after {after:?}");
+                escaped.push(format!("{name}: still running after {after:?}"));
+            }
+        }
+    }
+    assert!(
+        escaped.is_empty(),
+        "escaped the 250 ms limit:\n{}",
+        escaped.join("\n")
+    );
+}
+
+#[tokio::test]
+async fn a_native_sort_over_a_huge_length_ends_with_the_interrupt() {
+    let sb = sandbox_with(short_limits(300)).await;
+    for code in [
+        "const a = []; a.length = 2e9; a.sort()",
+        "Array.prototype.copyWithin.call({ length: 2 ** 53 - 1 }, 0, 1)",
+        "const p = new Proxy([], { get: (t, k) => k === 'length' ? 2 ** 53 - 1 : Reflect.get(t, k) }); p.reverse()",
+    ] {
+        let run = sb.eval(code, Value::Null, TestBridge::standard()).await;
+        assert_eq!(
+            run,
+            EvalRun {
+                text: "InternalError: interrupted (time limit of 300 ms reached)".into(),
+                is_error: true
+            },
+            "{code}"
+        );
+    }
+    let hook = sb
+        .run_hook(
+            "hooks/sort.js",
+            "export default () => { const a = []; a.length = 2e9; a.reverse(); return true }",
+            json!({}),
+            TestBridge::standard(),
+        )
+        .await;
+    assert_eq!(
+        hook.verdict,
+        Err("InternalError: interrupted (time limit of 300 ms reached)".into())
+    );
+    still_works(&sb).await;
+}
+
+/// The guarded builtins answer exactly what QuickJS's own answer for ordinary inputs.
+#[tokio::test]
+async fn guarded_builtins_behave_like_the_originals() {
+    let sb = sandbox().await;
+    let run = sb
+        .eval(GUARDED_BEHAVIOUR, Value::Null, TestBridge::standard())
+        .await;
+    assert_eq!(
+        run,
+        EvalRun {
+            text: "→ all equal".into(),
+            is_error: false
+        }
+    );
+    // The guard is a module compiled once per process; importing it yields nothing.
+    let run = sb
+        .eval(
+            "const m = await import('archmax:native-guard').catch((e) => e.message); typeof m === 'string' ? m : Object.keys(m).length",
+            Value::Null,
+            TestBridge::standard(),
+        )
+        .await;
+    assert!(
+        run.text == "→ 0" || run.text.starts_with("→ could not load module"),
+        "{run:?}"
+    );
+}
+
+const GUARDED_BEHAVIOUR: &str = r#"
+const r = [];
+const eq = (name, got, want) => {
+  const g = JSON.stringify(got), w = JSON.stringify(want);
+  if (g !== w) r.push(name + ': ' + g + ' != ' + w);
+};
+const throws = (f) => { try { f(); return 'no throw'; } catch (e) { return e.constructor.name; } };
+eq('sort', [3, 1, 10, 2].sort(), [1, 10, 2, 3]);
+eq('sort undefined and holes', [3, undefined, 1, , 2].sort(), [1, 2, 3, undefined, undefined]);
+eq('sort comparator', [3, 1, 2].sort((a, b) => b - a), [3, 2, 1]);
+const big = Array.from({ length: 70000 }, (_, i) => (i * 7919) % 70000);
+const sorted = big.slice().sort();
+eq('long sort', sorted.every((v, i) => i === 0 || `${sorted[i - 1]}` <= `${v}`) && sorted.length, 70000);
+eq('long sort stable', Array.from({ length: 5000 }, (_, i) => ({ k: `${i % 3}`, i })).sort((a, b) => a.k < b.k ? -1 : a.k > b.k ? 1 : 0).every((v, i, a) => i === 0 || a[i - 1].k < v.k || a[i - 1].i < v.i), true);
+eq('long sort symbols throw', throws(() => { const a = new Array(70000).fill(1); a[7] = Symbol(); a.sort(); }), 'TypeError');
+eq('reverse', [1, 2, 3].reverse(), [3, 2, 1]);
+eq('like reverse', Array.prototype.reverse.call({ length: 3, 0: 'a', 2: 'c' }), { 0: 'c', 2: 'a', length: 3 });
+const like = { length: 2, 0: 1, 1: 2 };
+eq('like identity', Array.prototype.reverse.call(like) === like, true);
+eq('copyWithin', [1, 2, 3, 4, 5].copyWithin(0, 3), [4, 5, 3, 4, 5]);
+eq('splice', (() => { const a = [1, 2, 3]; const d = a.splice(1, 1, 'x', 'y'); return [a, d]; })(), [[1, 'x', 'y', 3], [2]]);
+eq('like splice', Array.isArray(Array.prototype.splice.call({ length: 2, 0: 1, 1: 2 }, 0, 1)), true);
+eq('join', [1, [2, 3], null, undefined].join('-'), '1-2,3--');
+eq('toString', String([1, [2, [3]]]), '1,2,3');
+eq('like join', Array.prototype.join.call({ length: 2, 0: 'a', 1: 'b' }), 'a,b');
+eq('string join', Array.prototype.join.call('abc', '-'), 'a-b-c');
+eq('toLocaleString', [1, 'a'].toLocaleString(), '1,a');
+eq('concat', [1].concat([2], [[3]], 4, { length: 1, 0: 'x', [Symbol.isConcatSpreadable]: true }), [1, 2, [3], 4, 'x']);
+const obj = { a: 1 };
+eq('concat keeps objects', [].concat(obj)[0] === obj, true);
+eq('concat this object', Array.prototype.concat.call(obj, 1)[0] === obj, true);
+eq('concat proxy array', [0].concat(new Proxy([1, 2], {})), [0, 1, 2]);
+eq('flat', [1, [2, [3, [4]]]].flat(), [1, 2, [3, [4]]]);
+eq('flat Infinity', [1, [2, [3, [4]]]].flat(Infinity), [1, 2, 3, 4]);
+eq('flat holes', [1, , [2, , 3]].flat(), [1, 2, 3]);
+eq('flat 0', [[1]].flat(0), [[1]]);
+eq('flatMap', [1, 2].flatMap((x) => [x, x * 2]), [1, 2, 2, 4]);
+eq('flatMap not callable', throws(() => [1].flatMap(5)), 'TypeError');
+class MyArr extends Array {}
+eq('species', [new MyArr(1, 2).flat() instanceof MyArr, new MyArr(1, 2, 3).slice(1) instanceof MyArr, new MyArr(1).concat([2]) instanceof MyArr], [true, true, true]);
+eq('fill', new Array(3).fill(0), [0, 0, 0]);
+eq('shift', (() => { const a = [1, 2, 3]; return [a.shift(), a]; })(), [1, [2, 3]]);
+eq('unshift', (() => { const a = [2]; return [a.unshift(0, 1), a]; })(), [3, [0, 1, 2]]);
+eq('slice', [1, 2, 3].slice(-2), [2, 3]);
+eq('change-by-copy', [[3, 1, 2].toSorted(), [1, 2].toReversed(), [1, 2].with(0, 9), [1, 2, 3].toSpliced(1, 1)], [[1, 2, 3], [2, 1], [9, 2], [1, 3]]);
+const t = new Float64Array(70000);
+for (let i = 0; i < t.length; i++) t[i] = ((i * 7919) % 70000) - 35000;
+t[0] = NaN; t[1] = -0; t[2] = 0;
+t.sort();
+eq('typed sort', [t.every((v, i) => i === 0 || i === t.length - 1 || t[i - 1] <= v), Number.isNaN(t[69999]), Object.is(t[t.indexOf(0)], -0)], [true, true, true]);
+eq('typed small sort', Array.from(new Int8Array([3, -1, 2]).sort()), [-1, 2, 3]);
+eq('typed fill', Array.from(new Uint8Array(3).fill(7)), [7, 7, 7]);
+eq('typed set', (() => { const u = new Uint8Array(3); u.set([1, 2], 1); return Array.from(u); })(), [0, 1, 2]);
+eq('typed indexOf', new Uint8Array([1, 2, 3]).indexOf(3), 2);
+eq('JSON', JSON.stringify({ a: [1, { b: 2 }], c: undefined }), '{"a":[1,{"b":2}]}');
+eq('JSON space', JSON.stringify([1], null, 2), '[\n  1\n]');
+eq('JSON replacer', JSON.stringify({ a: 1, b: 2 }, (k, v) => k === 'a' ? undefined : v), '{"b":2}');
+eq('JSON list', JSON.stringify({ b: 1, a: 2, c: { a: 3, d: 4 } }, ['a', 'c']), '{"a":2,"c":{"a":3}}');
+eq('JSON list order', JSON.stringify({ b: 1, a: 2 }, ['a', 'b', 'a', 1]), '{"a":2,"b":1}');
+eq('JSON list arrays', JSON.stringify([{ x: 1, y: 2 }, [3]], ['x']), '[{"x":1},[3]]');
+eq('JSON toJSON', JSON.stringify({ d: { toJSON() { return 'x'; } } }), '{"d":"x"}');
+eq('JSON boxed', JSON.stringify([new Number(3), new String('s'), new Boolean(false)], ['x']), '[3,"s",false]');
+eq('JSON undefined', JSON.stringify(undefined) === undefined, true);
+eq('JSON cycle', throws(() => { const c = {}; c.c = c; JSON.stringify(c); }), 'TypeError');
+eq('JSON bigint', throws(() => JSON.stringify(1n)), 'TypeError');
+eq('shape', [Array.prototype.sort.name, Array.prototype.sort.length, Array.prototype.concat.length, Array.prototype.splice.length, JSON.stringify.length, Array.prototype.flat.length, Array.prototype.flatMap.length], ['sort', 1, 1, 2, 3, 0, 1]);
+eq('not constructible', throws(() => new Array.prototype.sort()), 'TypeError');
+eq('not enumerable', Object.keys(Array.prototype).length, 0);
+eq('null this', [throws(() => Array.prototype.sort.call(null)), throws(() => Array.prototype.flat.call(undefined))], ['TypeError', 'TypeError']);
+eq('frozen', throws(() => Object.freeze([2, 1]).sort()), 'TypeError');
+eq('getFunction', (() => {
+  Error.prepareStackTrace = (e, s) => s;
+  let seen = 'none';
+  [2, 1].sort(() => { seen = new Error().stack.map((c) => typeof c.getFunction()).join(); return 0; });
+  Error.prepareStackTrace = undefined;
+  return seen.includes('function');
+})(), false);
+eq('guard host hidden', typeof globalThis.__archmax_guard_host, 'undefined');
+r.length ? r.join('\n') : 'all equal'
+"#;

@@ -92,6 +92,19 @@ pub enum ModelError {
         /// What went wrong.
         message: String,
     },
+    /// The response body is longer than the configured bound (`ARCHMAX_MAX_RESPONSE_BYTES`);
+    /// never retried. The body is not kept.
+    #[error(
+        "model response from {url} (model '{model}') is larger than the {limit}-byte limit (ARCHMAX_MAX_RESPONSE_BYTES); it was not read"
+    )]
+    TooLarge {
+        /// The request URL.
+        url: String,
+        /// The model id of the request.
+        model: String,
+        /// The bound, in bytes.
+        limit: u64,
+    },
     /// Every attempt failed with a retryable error; `last` is the final failure.
     #[error("model request gave up after {attempts} attempt{}: {last}", if *.attempts == 1 { "" } else { "s" })]
     Exhausted {
@@ -125,6 +138,7 @@ impl ModelError {
             ModelError::Http { status, .. } => *status == 429 || (500..=599).contains(status),
             ModelError::Transport { .. } | ModelError::Timeout { .. } => true,
             ModelError::Decode { .. }
+            | ModelError::TooLarge { .. }
             | ModelError::InvalidRequest { .. }
             | ModelError::Exhausted { .. } => false,
         }
@@ -268,7 +282,18 @@ impl OpenAiClient {
             .map_err(|e| fail(transport(e)))?;
         let status = response.status();
         let retry_after = retry_after(response.headers());
-        let bytes = response.bytes().await.map_err(|e| fail(transport(e)))?;
+        let limit = self.config.max_response_bytes;
+        let too_large = || {
+            fail(ModelError::TooLarge {
+                url: self.url.clone(),
+                model: model.to_owned(),
+                limit,
+            })
+        };
+        let bytes = read_body(response, limit).await.map_err(|e| match e {
+            BodyError::TooLarge => too_large(),
+            BodyError::Transport(e) => fail(transport(e)),
+        })?;
         if !status.is_success() {
             return Err(Failure {
                 error: ModelError::Http {
@@ -301,6 +326,27 @@ impl Model for OpenAiClient {
     fn complete<'a>(&'a self, req: &'a ChatRequest) -> ModelFuture<'a> {
         Box::pin(self.send(req))
     }
+}
+
+enum BodyError {
+    TooLarge,
+    Transport(reqwest::Error),
+}
+
+/// Reads the body chunk by chunk, giving up as soon as it (or its declared length) passes
+/// `limit` bytes, so an endless or enormous body costs at most `limit` of memory.
+async fn read_body(mut response: reqwest::Response, limit: u64) -> Result<Vec<u8>, BodyError> {
+    if response.content_length().is_some_and(|n| n > limit) {
+        return Err(BodyError::TooLarge);
+    }
+    let mut body: Vec<u8> = Vec::new();
+    while let Some(chunk) = response.chunk().await.map_err(BodyError::Transport)? {
+        if (body.len() + chunk.len()) as u64 > limit {
+            return Err(BodyError::TooLarge);
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body)
 }
 
 /// The server's retry hint: `retry-after-ms` (milliseconds) or `Retry-After` (seconds;

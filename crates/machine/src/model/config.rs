@@ -21,6 +21,21 @@ pub const ENV_STREAMING: &str = "ARCHMAX_STREAMING";
 pub const ENV_PROMPT_CACHE: &str = "ARCHMAX_PROMPT_CACHE";
 /// Name of the optional prompt-cache lifetime variable.
 pub const ENV_PROMPT_CACHE_TTL: &str = "ARCHMAX_PROMPT_CACHE_TTL";
+/// Name of the optional per-request timeout variable (milliseconds).
+pub const ENV_REQUEST_TIMEOUT_MS: &str = "ARCHMAX_REQUEST_TIMEOUT_MS";
+/// Name of the optional retry-count variable (retries after the first attempt).
+pub const ENV_MAX_RETRIES: &str = "ARCHMAX_MAX_RETRIES";
+/// Name of the optional response-size bound (bytes).
+pub const ENV_MAX_RESPONSE_BYTES: &str = "ARCHMAX_MAX_RESPONSE_BYTES";
+/// Default bound on one model response body: 8 MiB.
+pub const DEFAULT_MAX_RESPONSE_BYTES: u64 = 8 * 1024 * 1024;
+/// Largest response bound `ARCHMAX_MAX_RESPONSE_BYTES` accepts: 1 GiB.
+pub const MAX_RESPONSE_BYTES_LIMIT: u64 = 1024 * 1024 * 1024;
+/// Longest per-request timeout `ARCHMAX_REQUEST_TIMEOUT_MS` accepts (one hour).
+pub const MAX_REQUEST_TIMEOUT_MS: u64 = 3_600_000;
+/// Most retries `ARCHMAX_MAX_RETRIES` accepts.
+pub const MAX_RETRIES_LIMIT: u32 = 10;
+
 /// Name of the input price variable (USD per 1M tokens).
 pub const ENV_PRICE_INPUT: &str = "ARCHMAX_PRICE_INPUT";
 /// Name of the output price variable (USD per 1M tokens).
@@ -50,6 +65,18 @@ pub enum ConfigError {
         /// The value as given (untrimmed).
         raw: String,
     },
+    /// A whole-number variable is outside its range.
+    #[error("Environment variable {name} must be a whole number from {min} to {max}, got: {raw}")]
+    OutOfRange {
+        /// The variable name.
+        name: String,
+        /// The value as given (untrimmed).
+        raw: String,
+        /// The smallest accepted value.
+        min: u64,
+        /// The largest accepted value.
+        max: u64,
+    },
     /// A boolean variable is not one of `1/true/yes/on`, `0/false/no/off`.
     #[error("Environment variable {name} must be a boolean, got: {raw}")]
     NotABoolean {
@@ -61,30 +88,55 @@ pub enum ConfigError {
 }
 
 /// Retry behaviour of the HTTP client.
+///
+/// With the defaults an endpoint that never answers fails after 3 × 60 s plus 1.5 s of backoff.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RetryPolicy {
-    /// Total attempts, the first included (default 4). `0` is treated as 1.
+    /// Total attempts, the first included (default 3: `ARCHMAX_MAX_RETRIES` = 2). `0` is
+    /// treated as 1.
     pub attempts: u32,
     /// Delay before the first retry; doubled for each further retry (default 500 ms).
     pub base_delay: Duration,
     /// Upper bound of any single delay, a `Retry-After` value included (default 30 s).
     pub max_delay: Duration,
-    /// Timeout of one request, response body included (default 120 s).
+    /// Timeout of one attempt, response body included (default 60 s,
+    /// `ARCHMAX_REQUEST_TIMEOUT_MS`).
     pub timeout: Duration,
 }
 
 impl Default for RetryPolicy {
     fn default() -> Self {
         RetryPolicy {
-            attempts: 4,
+            attempts: 3,
             base_delay: Duration::from_millis(500),
             max_delay: Duration::from_secs(30),
-            timeout: Duration::from_secs(120),
+            timeout: Duration::from_secs(60),
         }
     }
 }
 
 impl RetryPolicy {
+    /// The policy with `ARCHMAX_REQUEST_TIMEOUT_MS` and `ARCHMAX_MAX_RETRIES` applied (read
+    /// through `lookup`; empty counts as unset): a timeout of 1 ms to one hour, 0 to 10 retries.
+    pub fn from_env(lookup: impl Fn(&str) -> Option<String>) -> Result<RetryPolicy, ConfigError> {
+        let mut policy = RetryPolicy::default();
+        let optional = |name: &str| lookup(name).filter(|raw| !raw.trim().is_empty());
+        if let Some(raw) = optional(ENV_REQUEST_TIMEOUT_MS) {
+            let ms = parse_in_range(ENV_REQUEST_TIMEOUT_MS, &raw, 1, MAX_REQUEST_TIMEOUT_MS)?;
+            policy.timeout = Duration::from_millis(ms);
+        }
+        if let Some(raw) = optional(ENV_MAX_RETRIES) {
+            let retries = parse_in_range(ENV_MAX_RETRIES, &raw, 0, u64::from(MAX_RETRIES_LIMIT))?;
+            policy.attempts = u32::try_from(retries).unwrap_or(MAX_RETRIES_LIMIT) + 1;
+        }
+        Ok(policy)
+    }
+
+    /// Retries after the first attempt.
+    pub fn retries(&self) -> u32 {
+        self.attempts.max(1) - 1
+    }
+
     /// The backoff before retry number `retry` (1 = the first retry):
     /// `base_delay × 2^(retry−1)`, capped at `max_delay`.
     pub fn backoff(&self, retry: u32) -> Duration {
@@ -249,6 +301,9 @@ pub struct ModelConfig {
     pub max_tokens: Option<u64>,
     /// Retry and timeout behaviour.
     pub retry: RetryPolicy,
+    /// Largest response body read, in bytes (`ARCHMAX_MAX_RESPONSE_BYTES`, default 8 MiB); a
+    /// longer one fails the call with [`super::ModelError::TooLarge`].
+    pub max_response_bytes: u64,
     /// `ARCHMAX_STREAMING` (default on). The client itself never streams; this is kept for the
     /// runtime's `agent-text-delta` granularity.
     pub streaming: bool,
@@ -269,6 +324,7 @@ impl fmt::Debug for ModelConfig {
             .field("temperature", &self.temperature)
             .field("max_tokens", &self.max_tokens)
             .field("retry", &self.retry)
+            .field("max_response_bytes", &self.max_response_bytes)
             .field("streaming", &self.streaming)
             .field("prompt_cache", &self.prompt_cache)
             .field("prompt_cache_ttl", &self.prompt_cache_ttl)
@@ -291,6 +347,7 @@ impl ModelConfig {
             temperature: None,
             max_tokens: None,
             retry: RetryPolicy::default(),
+            max_response_bytes: DEFAULT_MAX_RESPONSE_BYTES,
             streaming: true,
             prompt_cache: true,
             prompt_cache_ttl: CacheTtl::default(),
@@ -303,7 +360,8 @@ impl ModelConfig {
     /// Order of checks: `ARCHMAX_API_BASE_URL`, `ARCHMAX_API_KEY` (optional for a
     /// [loopback](is_loopback_url) endpoint), `ARCHMAX_MODEL` (trimmed; blank is missing), then `ARCHMAX_TEMPERATURE`, `ARCHMAX_MAX_TOKENS`, `ARCHMAX_STREAMING`,
     /// `ARCHMAX_PROMPT_CACHE`, `ARCHMAX_PROMPT_CACHE_TTL`, `ARCHMAX_PRICE_INPUT`, `_OUTPUT`,
-    /// `_CACHE_READ`, `_CACHE_WRITE`. An empty or whitespace-only optional value counts as
+    /// `_CACHE_READ`, `_CACHE_WRITE`, `ARCHMAX_REQUEST_TIMEOUT_MS`, `ARCHMAX_MAX_RETRIES`,
+    /// `ARCHMAX_MAX_RESPONSE_BYTES`. An empty or whitespace-only optional value counts as
     /// unset. The first failure is returned.
     pub fn from_env(lookup: impl Fn(&str) -> Option<String>) -> Result<ModelConfig, ConfigError> {
         let required = |name: &str| -> Result<String, ConfigError> {
@@ -337,13 +395,21 @@ impl ModelConfig {
         let streaming = boolean(ENV_STREAMING)?.unwrap_or(true);
         let (prompt_cache, prompt_cache_ttl) = prompt_cache_from_env(&lookup)?;
         let pricing = Pricing::from_env(&lookup)?;
+        let retry = RetryPolicy::from_env(&lookup)?;
+        let max_response_bytes = match optional(ENV_MAX_RESPONSE_BYTES) {
+            None => DEFAULT_MAX_RESPONSE_BYTES,
+            Some(raw) => {
+                parse_in_range(ENV_MAX_RESPONSE_BYTES, &raw, 1024, MAX_RESPONSE_BYTES_LIMIT)?
+            }
+        };
         Ok(ModelConfig {
             base_url,
             api_key,
             model,
             temperature,
             max_tokens,
-            retry: RetryPolicy::default(),
+            retry,
+            max_response_bytes,
             streaming,
             prompt_cache,
             prompt_cache_ttl,
@@ -396,6 +462,21 @@ fn parse_count(name: &str, raw: &str) -> Result<u64, ConfigError> {
         Err(ConfigError::NotANumber {
             name: name.to_owned(),
             raw: raw.to_owned(),
+        })
+    }
+}
+
+/// A whole number from `min` to `max` (trimmed; `1024.0` counts as whole).
+fn parse_in_range(name: &str, raw: &str, min: u64, max: u64) -> Result<u64, ConfigError> {
+    let n = parse_number(name, raw)?;
+    if n.fract() == 0.0 && n >= min as f64 && n <= max as f64 {
+        Ok(n as u64)
+    } else {
+        Err(ConfigError::OutOfRange {
+            name: name.to_owned(),
+            raw: raw.to_owned(),
+            min,
+            max,
         })
     }
 }
@@ -772,6 +853,56 @@ mod tests {
         };
         assert_eq!(table.cost_usd("llama", &usage), Some(1.0));
         assert_eq!(PricingTable::default().cost_usd("x", &usage), None);
+    }
+
+    fn config_bytes(extra: &[(&str, &str)]) -> u64 {
+        with(extra).expect("valid").max_response_bytes
+    }
+
+    #[test]
+    fn request_timeout_and_retries_come_from_the_env() {
+        let config = with(&[]).expect("valid");
+        assert_eq!(config.retry.timeout, Duration::from_secs(60));
+        assert_eq!(config.retry.retries(), 2);
+        let config = with(&[
+            ("ARCHMAX_REQUEST_TIMEOUT_MS", " 1500 "),
+            ("ARCHMAX_MAX_RETRIES", "0"),
+        ])
+        .expect("valid");
+        assert_eq!(config.retry.timeout, Duration::from_millis(1500));
+        assert_eq!(config.retry.attempts, 1);
+        assert_eq!(
+            with(&[("ARCHMAX_MAX_RETRIES", "10")])
+                .expect("valid")
+                .retry
+                .attempts,
+            11
+        );
+        assert_eq!(
+            err_text(&[("ARCHMAX_REQUEST_TIMEOUT_MS", "soon")]),
+            "Environment variable ARCHMAX_REQUEST_TIMEOUT_MS must be a number, got: soon"
+        );
+        assert_eq!(
+            err_text(&[("ARCHMAX_REQUEST_TIMEOUT_MS", "0")]),
+            "Environment variable ARCHMAX_REQUEST_TIMEOUT_MS must be a whole number from 1 to 3600000, got: 0"
+        );
+        assert_eq!(
+            err_text(&[("ARCHMAX_MAX_RETRIES", "2.5")]),
+            "Environment variable ARCHMAX_MAX_RETRIES must be a whole number from 0 to 10, got: 2.5"
+        );
+        assert_eq!(config_bytes(&[]), 8 * 1024 * 1024);
+        assert_eq!(
+            config_bytes(&[("ARCHMAX_MAX_RESPONSE_BYTES", "65536")]),
+            65536
+        );
+        assert_eq!(
+            err_text(&[("ARCHMAX_MAX_RESPONSE_BYTES", "10")]),
+            "Environment variable ARCHMAX_MAX_RESPONSE_BYTES must be a whole number from 1024 to 1073741824, got: 10"
+        );
+        assert_eq!(
+            err_text(&[("ARCHMAX_MAX_RETRIES", "11")]),
+            "Environment variable ARCHMAX_MAX_RETRIES must be a whole number from 0 to 10, got: 11"
+        );
     }
 
     #[test]

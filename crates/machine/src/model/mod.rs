@@ -7,7 +7,9 @@ pub mod types;
 
 pub use client::{Model, ModelError, ModelFuture, OpenAiClient};
 pub use config::{
-    CacheTtl, ConfigError, ModelConfig, Pricing, PricingTable, RetryPolicy, prompt_cache_from_env,
+    CacheTtl, ConfigError, DEFAULT_MAX_RESPONSE_BYTES, MAX_REQUEST_TIMEOUT_MS,
+    MAX_RESPONSE_BYTES_LIMIT, MAX_RETRIES_LIMIT, ModelConfig, Pricing, PricingTable, RetryPolicy,
+    prompt_cache_from_env,
 };
 pub use types::{
     AssistantMessage, CacheControl, ChatMessage, ChatRequest, ChatResponse, ContentPart, ImageUrl,

@@ -579,6 +579,14 @@ impl ChatResponse {
             .get("content")
             .and_then(content_text)
             .filter(|text| !text.is_empty());
+        if let Some(text) = &content
+            && text.len() > MAX_ANSWER_TEXT_BYTES
+        {
+            return Err(format!(
+                "the answer's text is {} bytes, over the limit of {MAX_ANSWER_TEXT_BYTES}",
+                text.len()
+            ));
+        }
         let tool_calls = match message.get("tool_calls") {
             Some(Value::Array(calls)) => calls
                 .iter()
@@ -648,6 +656,11 @@ fn content_text(content: &Value) -> Option<String> {
     }
 }
 
+/// Longest text of one answer, in bytes (2 MiB: several times any model's output limit).
+pub const MAX_ANSWER_TEXT_BYTES: usize = 2 * 1024 * 1024;
+/// Longest arguments of one tool call, in bytes (4 MiB).
+pub const MAX_TOOL_ARGUMENTS_BYTES: usize = 4 * 1024 * 1024;
+
 fn read_tool_call(index: usize, call: &Value) -> Result<ToolCall, String> {
     let empty = Map::new();
     let call_obj = call.as_object().unwrap_or(&empty);
@@ -671,6 +684,12 @@ fn read_tool_call(index: usize, call: &Value) -> Result<ToolCall, String> {
         Some(Value::String(text)) => text.clone(),
         Some(other) => other.to_string(),
     };
+    if arguments.len() > MAX_TOOL_ARGUMENTS_BYTES {
+        return Err(format!(
+            "tool call {index} ('{name}') has {} bytes of arguments, over the limit of {MAX_TOOL_ARGUMENTS_BYTES}",
+            arguments.len()
+        ));
+    }
     Ok(ToolCall {
         id,
         name: name.to_owned(),
@@ -952,6 +971,34 @@ mod tests {
                 &json!({"choices": [{"message": {"tool_calls": [{"id": "c"}]}}]})
             ),
             Err("tool call 0 has no function name".to_owned())
+        );
+    }
+
+    #[test]
+    fn oversized_text_and_arguments_are_refused() {
+        let long = "x".repeat(MAX_ANSWER_TEXT_BYTES + 1);
+        assert_eq!(
+            ChatResponse::from_value(&json!({"choices": [{"message": {"content": long}}]})),
+            Err(format!(
+                "the answer's text is {} bytes, over the limit of 2097152",
+                MAX_ANSWER_TEXT_BYTES + 1
+            ))
+        );
+        let args = format!(
+            "{{\"content\":\"{}\"}}",
+            "y".repeat(MAX_TOOL_ARGUMENTS_BYTES)
+        );
+        let call = json!({"id": "c1", "type": "function", "function": {"name": "write_file", "arguments": args}});
+        assert_eq!(
+            ChatResponse::from_value(&json!({"choices": [{"message": {"tool_calls": [call]}}]})),
+            Err(format!(
+                "tool call 0 ('write_file') has {} bytes of arguments, over the limit of 4194304",
+                args.len()
+            ))
+        );
+        let fits = "z".repeat(MAX_ANSWER_TEXT_BYTES);
+        assert!(
+            ChatResponse::from_value(&json!({"choices": [{"message": {"content": fits}}]})).is_ok()
         );
     }
 }

@@ -1,0 +1,92 @@
+// The bounds of a call to the ARCHMAX_* endpoint, set through createAgent options: a hanging
+// endpoint fails after requestTimeoutMs × (1 + maxRetries); an enormous body fails at once.
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { createServer } from 'node:http'
+
+import { createAgent } from '@archmax-ai/harness'
+import { workspace } from './helpers.mjs'
+
+const SPEC = `title: One state
+instructions: A test workflow.
+states:
+  only:
+    triggers: { manual: }
+    instructions: Answer.
+`
+
+/** A server on 127.0.0.1 that `respond`s to each request; counts them. */
+async function endpoint(respond) {
+  const seen = { requests: 0 }
+  const sockets = new Set()
+  const server = createServer((req, res) => {
+    seen.requests++
+    req.resume()
+    req.on('end', () => respond(res))
+  })
+  server.on('connection', (s) => {
+    sockets.add(s)
+    s.on('close', () => sockets.delete(s))
+  })
+  await new Promise((r) => server.listen(0, '127.0.0.1', r))
+  process.env.ARCHMAX_API_BASE_URL = `http://127.0.0.1:${server.address().port}/v1`
+  process.env.ARCHMAX_API_KEY = 'test'
+  process.env.ARCHMAX_MODEL = 'scripted'
+  const close = () => {
+    for (const s of sockets) s.destroy()
+    return new Promise((r) => server.close(r))
+  }
+  return { seen, close }
+}
+
+const settle = (p) => p.then((o) => JSON.stringify(o), (e) => `${e?.name}: ${e?.message}`)
+
+test('a hanging endpoint fails after requestTimeoutMs and maxRetries', async () => {
+  const { seen, close } = await endpoint(() => {})
+  try {
+    const root = workspace({ 'workflows/one/workflow.yaml': SPEC })
+    const agent = await createAgent({ workflow: 'one', workspace: { rootDir: root }, requestTimeoutMs: 200, maxRetries: 1 })
+    const started = Date.now()
+    const text = await settle(agent.workflow.send('h', { message: 'hello' }))
+    agent.dispose()
+    assert.ok(Date.now() - started < 10000, `${Date.now() - started} ms`)
+    assert.match(text, /gave up after 2 attempts/)
+    assert.match(text, /timed out after 200ms/)
+    assert.equal(seen.requests, 2)
+  } finally {
+    await close()
+  }
+})
+
+test('a body over maxResponseBytes fails the call without a retry', async () => {
+  const { seen, close } = await endpoint((res) => {
+    res.setHeader('content-type', 'application/json')
+    res.end(JSON.stringify({ choices: [{ message: { role: 'assistant', content: 'x'.repeat(1 << 20) } }] }))
+  })
+  try {
+    const root = workspace({ 'workflows/one/workflow.yaml': SPEC })
+    const agent = await createAgent({ workflow: 'one', workspace: { rootDir: root }, maxResponseBytes: 4096 })
+    const text = await settle(agent.workflow.send('b', { message: 'hello' }))
+    agent.dispose()
+    assert.match(text, /is larger than the 4096-byte limit \(ARCHMAX_MAX_RESPONSE_BYTES\); it was not read/)
+    assert.equal(seen.requests, 1)
+  } finally {
+    await close()
+  }
+})
+
+test('the request options are checked', async () => {
+  const root = workspace({ 'workflows/one/workflow.yaml': SPEC })
+  for (const [name, value, range] of [
+    ['requestTimeoutMs', 0, '1 to 3600000'],
+    ['maxRetries', 1.5, '0 to 10'],
+    ['maxRetries', 11, '0 to 10'],
+    ['maxResponseBytes', '4096', '1024 to 1073741824'],
+  ]) {
+    await assert.rejects(
+      createAgent({ workflow: 'one', workspace: { rootDir: root }, [name]: value }),
+      (e) => e instanceof TypeError && e.message.startsWith(`'${name}' must be a whole number from ${range}, got `),
+      name,
+    )
+  }
+})
