@@ -289,7 +289,8 @@ impl ModelGrader {
         // QuickJS runs on a thread of its own; its tools.* calls are served here.
         let limits = self.limits.clone();
         let (name, hook_input) = (script.to_owned(), sandbox_input(input).to_value());
-        let started = crate::script_thread::run(bridge, move |bridge| async move {
+        let limit = limits.timeout;
+        let started = crate::script_thread::run(bridge, limit, move |bridge| async move {
             let sandbox = archmax_sandbox::Sandbox::new(limits).await?;
             Ok::<_, archmax_sandbox::SandboxError>(
                 sandbox.run_hook(&name, &source, hook_input, bridge).await,

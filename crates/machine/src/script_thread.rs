@@ -13,6 +13,7 @@
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::time::Duration;
 
 use archmax_sandbox::ToolBridge;
 use futures_util::stream::{FuturesUnordered, StreamExt};
@@ -58,13 +59,34 @@ impl ToolBridge for Relay {
     }
 }
 
+/// How long past its own time limit a script is waited for. QuickJS consults its interrupt
+/// handler only every 10 000 polls, so a loop of heavy builtins that neither allocates nor
+/// calls back (`===` on two 16 MB strings) can outrun the limit by far; past this grace the
+/// run is abandoned: its caller gets [`overrun`]'s error and goes on, and the thread ends
+/// when QuickJS next looks at its interrupt handler.
+pub(crate) const GRACE: Duration = Duration::from_secs(1);
+
+/// The error of a script abandoned after `limit` + [`GRACE`].
+pub(crate) fn overrun(limit: Duration) -> String {
+    format!(
+        "the script did not stop at its time limit of {} ms and was abandoned {} ms later",
+        limit.as_millis(),
+        GRACE.as_millis()
+    )
+}
+
 /// Runs `job` (given the bridge it must use) on a blocking thread and serves its tool calls
-/// with `bridge` here, until the job ends; its output.
+/// with `bridge` here, until the job ends or `limit` (the script's own time limit) plus
+/// [`GRACE`] has passed; its output.
 ///
 /// Without a tokio runtime to lend a thread, the job runs here, on the caller's task. If the
 /// caller stops waiting (the turn is cancelled), the script's later calls fail and it ends
 /// at its own time limit.
-pub(crate) async fn run<T, F, Fut>(bridge: Arc<dyn ToolBridge>, job: F) -> Result<T, String>
+pub(crate) async fn run<T, F, Fut>(
+    bridge: Arc<dyn ToolBridge>,
+    limit: Duration,
+    job: F,
+) -> Result<T, String>
 where
     T: Send + 'static,
     F: FnOnce(Arc<dyn ToolBridge>) -> Fut + Send + 'static,
@@ -81,11 +103,14 @@ where
     let runtime = handle.clone();
     let mut done = handle.spawn_blocking(move || runtime.block_on(job(relay)));
     let mut calls = FuturesUnordered::new();
+    let abandon = tokio::time::sleep(limit.saturating_add(GRACE));
+    tokio::pin!(abandon);
     loop {
         tokio::select! {
             out = &mut done => {
                 return out.map_err(|e| format!("the script's thread failed: {e}"));
             }
+            () = &mut abandon => return Err(overrun(limit)),
             Some(request) = requests.recv() => {
                 let bridge = Arc::clone(&bridge);
                 calls.push(async move {
@@ -160,10 +185,14 @@ mod tests {
         });
         let code = "const t = Date.now(); while (Date.now() - t < 300) {}\n\
                     const [a, b] = await Promise.all([tools.readFile({ n: 1 }), tools.readFile({ n: 2 })]); a + '|' + b";
-        let ran_on = run(bridge.clone(), move |b| async move {
-            let thread = std::thread::current().id();
-            (job_sandbox.eval(code, Value::Null, b).await, thread)
-        })
+        let ran_on = run(
+            bridge.clone(),
+            Duration::from_secs(15),
+            move |b| async move {
+                let thread = std::thread::current().id();
+                (job_sandbox.eval(code, Value::Null, b).await, thread)
+            },
+        )
         .await
         .expect("ran");
         ticker.abort();
@@ -201,5 +230,35 @@ mod tests {
         };
         let answer = relay.call("read_file", Value::Null).await;
         assert_eq!(answer, Err(ENDED.to_owned()));
+    }
+
+    /// A run that does not stop at its limit (as a loop QuickJS does not interrupt in time,
+    /// stood in for here by a thread that just sleeps) is abandoned at its limit plus the
+    /// grace: the caller gets the overrun error instead of waiting for the run.
+    #[test]
+    fn a_run_outliving_its_limit_is_abandoned() {
+        // A runtime of its own, shut down without waiting for the abandoned thread.
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .expect("runtime");
+        let limit = Duration::from_millis(200);
+        let started = std::time::Instant::now();
+        let bridge: Arc<dyn ToolBridge> = Arc::new(Relay {
+            tools: Vec::new(),
+            tx: mpsc::unbounded_channel().0,
+        });
+        let out = rt.block_on(run(bridge, limit, |_| async {
+            std::thread::sleep(Duration::from_secs(10));
+        }));
+        let took = started.elapsed();
+        rt.shutdown_background();
+        assert_eq!(out, Err(overrun(limit)));
+        assert!(took >= limit + GRACE, "abandoned early, after {took:?}");
+        assert!(
+            took < limit + GRACE + Duration::from_secs(2),
+            "the caller waited {took:?}"
+        );
     }
 }

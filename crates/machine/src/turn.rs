@@ -1760,7 +1760,8 @@ impl Turn<'_> {
         };
         let bridge = self.script_tools(Origin::Script, variables, workspace);
         // QuickJS runs on a thread of its own; its tools.* calls are served here.
-        let run = crate::script_thread::run(bridge, move |bridge| async move {
+        let limit = crate::ptc::limits(&self.h.spec).timeout;
+        let run = crate::script_thread::run(bridge, limit, move |bridge| async move {
             match path {
                 None => sandbox.eval(&code, Value::Null, bridge).await,
                 Some(p) => sandbox.run_file(&p, &code, script_args, bridge).await,
@@ -1772,7 +1773,11 @@ impl Turn<'_> {
                 text: run.text,
                 is_error: run.is_error,
             },
-            Err(e) => error(format!("Error: {e}")),
+            Err(e) => {
+                // The abandoned run still holds its sandbox; the next script gets a new one.
+                self.sandbox = None;
+                error(format!("Error: {e}"))
+            }
         }
     }
 
