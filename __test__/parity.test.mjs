@@ -44,6 +44,8 @@ const CONCURRENT_SPEC = `title: Concurrent tools
 instructions: A test workflow.
 mounts:
   allow_always: []
+skills:
+  allow_always: [notes]
 states:
   draft:
     triggers: { manual: }
@@ -65,6 +67,15 @@ const CONCURRENT_HOOK = `export default async ({ tools }) => {
   if (!listing.includes('a.md')) return { verdict: 'veto', reason: 'the listing misses a.md' }
   return { verdict: 'ok', reason: 'both notes are there' }
 }
+`
+const RUN_BOTH = `const [a, b] = await Promise.all([tools.readFile({ file_path: 'scratchpad/a.md' }), tools.glob({ pattern: 'scratchpad/*.md' })]);
+({ alpha: a.includes('alpha'), listed: b.includes('b.md') })`
+const NOTES_SKILL = `---
+name: notes
+description: Checks the notes. Use it before moving on.
+---
+
+Run scripts/both.js with archmax_run.
 `
 const EVAL_BOTH = `const [a, b] = await Promise.all([tools.readFile({ file_path: 'scratchpad/a.md' }), tools.readFile({ file_path: 'scratchpad/b.md' })]);
 [a.includes('alpha'), b.includes('beta')]`
@@ -165,15 +176,22 @@ const SCENARIOS = [
     },
   },
   {
-    name: 'a hook and archmax_eval each await several tools.* calls at once',
+    name: 'a hook, archmax_eval and archmax_run each await several tools.* calls at once',
     files: true,
-    workspace: () => workspace({ 'workflows/conc/workflow.yaml': CONCURRENT_SPEC, 'workflows/conc/hooks/check.js': CONCURRENT_HOOK }),
+    workspace: () =>
+      workspace({
+        'workflows/conc/workflow.yaml': CONCURRENT_SPEC,
+        'workflows/conc/hooks/check.js': CONCURRENT_HOOK,
+        'skills/notes/SKILL.md': NOTES_SKILL,
+        'skills/notes/scripts/both.js': RUN_BOTH,
+      }),
     options: { workflow: 'conc' },
     answers: [
       tools(
         call('write_file', { file_path: 'scratchpad/a.md', content: 'alpha' }, 'c1'),
         call('write_file', { file_path: 'scratchpad/b.md', content: 'beta' }, 'c2'),
         call('archmax_eval', { code: EVAL_BOTH }, 'c3'),
+        call('archmax_run', { file_path: 'skills/notes/scripts/both.js' }, 'c3b'),
       ),
       advance('done', 'notes written', 'c4'),
       say('Goodbye.'),
@@ -183,6 +201,7 @@ const SCENARIOS = [
       assert.equal(done.kind, 'completed')
       assert.equal(done.state, 'done')
       assert.match(contents(requests[1]), /→ \[\s*true,\s*true\s*\]/)
+      assert.match(contents(requests[1]), /"alpha":\s*true,\s*"listed":\s*true/)
     },
   },
   {
