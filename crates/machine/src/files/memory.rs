@@ -7,7 +7,8 @@
 //! permissions and no clock. [`MemAreas`] holds one area per session of a store.
 //!
 //! **Bound.** One session's area holds at most [`MAX_BYTES`] of file content and
-//! [`MAX_ENTRIES`] files and folders; a write past either fails with
+//! [`MAX_ENTRIES`] files and folders, each named by a path of at most [`MAX_PATH_BYTES`]
+//! (names of at most [`MAX_NAME_BYTES`], as on disk); a write past a count fails with
 //! [`io::ErrorKind::StorageFull`] and a text naming the limit ([`over_limit`]), which the
 //! tools pass on to the model.
 
@@ -23,6 +24,10 @@ use super::backend::{Backend, Kind, Meta, ReadError};
 pub const MAX_BYTES: u64 = 64 * 1024 * 1024;
 /// The most files and folders one session's area holds.
 pub const MAX_ENTRIES: usize = 10_000;
+/// The longest name in an area (the disk's `NAME_MAX`).
+pub const MAX_NAME_BYTES: usize = 255;
+/// The longest path in an area, relative to it (the disk's `PATH_MAX` less its NUL).
+pub const MAX_PATH_BYTES: usize = 4095;
 /// The virtual folder memory sessions live under; no disk serves it.
 pub const MEMORY_ROOT: &str = "/archmax-memory/sessions";
 
@@ -66,6 +71,12 @@ fn full(why: AreaFull) -> io::Error {
 
 fn err(kind: ErrorKind) -> io::Error {
     io::Error::from(kind)
+}
+
+/// Why a path has no key in an area.
+enum Miss {
+    Outside,
+    TooLong,
 }
 
 #[derive(Debug, Clone)]
@@ -156,23 +167,44 @@ impl MemArea {
         self.tree.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// The area-relative key of `path`; `None` when the path is not under the area.
-    fn key(&self, path: &Path) -> Option<String> {
-        let rel = path.strip_prefix(&self.base).ok()?;
+    /// The area-relative key of `path`: `Outside` when the path is not under the area,
+    /// `TooLong` for a name or a path the disk would refuse as too long.
+    fn locate(&self, path: &Path) -> Result<String, Miss> {
+        let rel = path.strip_prefix(&self.base).map_err(|_| Miss::Outside)?;
         let mut parts = Vec::new();
         for comp in rel.components() {
             match comp {
-                Component::Normal(name) => parts.push(name.to_str()?),
-                _ => return None,
+                Component::Normal(name) => {
+                    let name = name.to_str().ok_or(Miss::Outside)?;
+                    if name.len() > MAX_NAME_BYTES {
+                        return Err(Miss::TooLong);
+                    }
+                    parts.push(name);
+                }
+                _ => return Err(Miss::Outside),
             }
         }
-        Some(parts.join("/"))
+        let key = parts.join("/");
+        if key.len() > MAX_PATH_BYTES {
+            return Err(Miss::TooLong);
+        }
+        Ok(key)
     }
 
-    /// The key of a path the area is asked to change; outside it nothing may be written.
+    /// The key of a path the area is asked to read: nothing outside it is there.
+    fn key(&self, path: &Path) -> io::Result<String> {
+        self.locate(path).map_err(|miss| match miss {
+            Miss::Outside => err(ErrorKind::NotFound),
+            Miss::TooLong => err(ErrorKind::InvalidFilename),
+        })
+    }
+
+    /// The key of a path the area is asked to change: nothing outside it may be written.
     fn writable_key(&self, path: &Path) -> io::Result<String> {
-        self.key(path)
-            .ok_or_else(|| err(ErrorKind::PermissionDenied))
+        self.locate(path).map_err(|miss| match miss {
+            Miss::Outside => err(ErrorKind::PermissionDenied),
+            Miss::TooLong => err(ErrorKind::InvalidFilename),
+        })
     }
 
     /// Marks the session's first commit: its `scratchpad/` is created then, as the
@@ -194,7 +226,7 @@ impl MemArea {
 
 impl Backend for MemArea {
     fn meta(&self, path: &Path) -> io::Result<Meta> {
-        let key = self.key(path).ok_or_else(|| err(ErrorKind::NotFound))?;
+        let key = self.key(path)?;
         Ok(match self.tree().get(&key)? {
             Node::Dir => Meta {
                 kind: Kind::Dir,
@@ -208,7 +240,7 @@ impl Backend for MemArea {
     }
 
     fn read(&self, path: &Path) -> io::Result<Vec<u8>> {
-        let key = self.key(path).ok_or_else(|| err(ErrorKind::NotFound))?;
+        let key = self.key(path)?;
         match self.tree().get(&key)? {
             Node::Dir => Err(err(ErrorKind::IsADirectory)),
             Node::File(bytes) => Ok(bytes.clone()),
@@ -216,7 +248,7 @@ impl Backend for MemArea {
     }
 
     fn read_dir(&self, path: &Path) -> io::Result<Vec<String>> {
-        let key = self.key(path).ok_or_else(|| err(ErrorKind::NotFound))?;
+        let key = self.key(path)?;
         let tree = self.tree();
         if let Node::File(_) = tree.get(&key)? {
             return Err(err(ErrorKind::NotADirectory));
@@ -309,8 +341,12 @@ impl Backend for MemArea {
     }
 
     fn read_regular(&self, path: &Path, limit: u64) -> Result<Option<Vec<u8>>, ReadError> {
-        let Some(key) = self.key(path) else {
-            return Ok(None);
+        let key = match self.locate(path) {
+            Ok(key) => key,
+            Err(Miss::Outside) => return Ok(None),
+            Err(Miss::TooLong) => {
+                return Err(ReadError::Io(err(ErrorKind::InvalidFilename).to_string()));
+            }
         };
         let tree = self.tree();
         match tree.get(&key) {

@@ -92,6 +92,9 @@ fn big_text() -> String {
 #[rustfmt::skip]
 fn corpus() -> Vec<(&'static str, Value)> {
     let png64 = "iVBORw0KGgoAAQI=";
+    // Names past the disk's NAME_MAX: refused alike.
+    let long = format!("scratchpad/{}.md", "n".repeat(300));
+    let long_dir = format!("scratchpad/{}/x.md", "d".repeat(300));
     vec![
         ("ls", json!({})),
         ("ls", json!({"path": "/scratchpad"})),
@@ -170,6 +173,16 @@ fn corpus() -> Vec<(&'static str, Value)> {
         ("remove_file", json!({"file_path": "scratchpad/deep"})),
         ("remove_file", json!({"file_path": "AGENTS.md"})),
         ("remove_file", json!({"file_path": "/"})),
+        ("write_file", json!({"file_path": long, "content": "x"})),
+        ("write_file", json!({"file_path": long_dir, "content": "x"})),
+        ("read_file", json!({"file_path": long})),
+        ("edit_file", json!({"file_path": long, "old_string": "x", "new_string": "y"})),
+        ("copy_file", json!({"source": "scratchpad/a.md", "destination": long})),
+        ("copy_file", json!({"source": "scratchpad/a.md", "destination": long_dir})),
+        ("copy_file", json!({"source": long, "destination": "scratchpad/l.md"})),
+        ("remove_file", json!({"file_path": long})),
+        ("ls", json!({"path": long_dir})),
+        ("glob", json!({"pattern": "*", "path": long})),
         ("ls", json!({})),
         ("ls", json!({"path": "scratchpad"})),
         ("glob", json!({"pattern": "**"})),
@@ -298,6 +311,12 @@ fn a_session_area_holds_a_bounded_number_of_entries() {
     assert_eq!(
         over_limit(&e).as_deref(),
         Some("the session's files would pass their limit of 10000 files and folders in memory")
+    );
+    // Paths are bounded as on disk: a name of 255 bytes, a path of 4095.
+    let deep = format!("/m/S/{}", vec!["d".repeat(200); 21].join("/"));
+    assert_eq!(
+        area.create_dir_all(Path::new(&deep)).unwrap_err().kind(),
+        std::io::ErrorKind::InvalidFilename
     );
     // Replacing a file is not a new entry; removing one makes room.
     area.write(Path::new("/m/S/f0"), b"again").unwrap();
