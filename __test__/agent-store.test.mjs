@@ -399,6 +399,32 @@ test("a memory store's session files are shared by its agents and go with the se
   }
 })
 
+test("a host store's session files go with the session when the host drops it behind the agent's back", async () => {
+  const root = workspace({ 'workflows/one/workflow.yaml': ONE_SPEC })
+  const { store, sessions } = mapStore()
+  const tools = (...calls) => ({ role: 'assistant', content: null, tool_calls: calls })
+  const { model, requests } = scripted([
+    tools(call('write_file', { file_path: 'scratchpad/a.md', content: 'old' }, 'w1')),
+    say('Written.'),
+    tools(call('read_file', { file_path: 'scratchpad/a.md' }, 'r1')),
+    say('Read.'),
+    tools(call('read_file', { file_path: 'scratchpad/a.md' }, 'r2')),
+    say('Read again.'),
+  ])
+  const agent = await createAgent({ workflow: 'one', workspace: { rootDir: root, sessionStore: store }, model })
+  try {
+    await agent.workflow.send('h1', { message: 'Write.' })
+    await agent.workflow.send('h1', { message: 'Read.' })
+    assert.equal(toolAnswers(requests).r1, '     1\told')
+    // The host removes the session from its own storage, not through the agent.
+    sessions.delete('h1')
+    await agent.workflow.send('h1', { message: 'Read again.' })
+    assert.equal(toolAnswers(requests).r2, "Error: File '/scratchpad/a.md' not found")
+  } finally {
+    agent.dispose()
+  }
+})
+
 test('createFilesystemSessionStore({ dir }) keeps sessions under dir', async () => {
   const root = workspace({ 'workflows/one/workflow.yaml': ONE_SPEC })
   const dir = join(workspace({}), 'elsewhere')

@@ -252,6 +252,14 @@ impl JsStore {
         wait(answer).map_err(fail)
     }
 
+    /// The host holds no session `id`: files left from an earlier session of that id
+    /// (deleted in the host's storage, not through the agent) are dropped, so a new
+    /// session starts with none.
+    fn absent<T>(&self, id: &SessionId) -> Option<T> {
+        self.shared.files.forget_committed(id.as_str());
+        None
+    }
+
     fn spec_call(
         &self,
         method: &'static str,
@@ -298,11 +306,11 @@ impl SessionStore for JsStore {
             message: format!("it answered {what}; expected {{ state, messages }} or null"),
         };
         match answer {
-            Value::Null => Ok(None),
+            Value::Null => Ok(self.absent(id)),
             Value::Object(mut m) => {
                 let state = m.remove("state").unwrap_or(Value::Null);
                 if state.is_null() {
-                    return Ok(None);
+                    return Ok(self.absent(id));
                 }
                 match m.remove("messages") {
                     None | Some(Value::Null) => Ok(Some(Snapshot {
@@ -319,7 +327,10 @@ impl SessionStore for JsStore {
 
     fn load_state(&self, id: &SessionId) -> Result<Option<Value>, StoreError> {
         let state = self.call("loadState", Some(id), args([]))?;
-        Ok((!state.is_null()).then_some(state))
+        if state.is_null() {
+            return Ok(self.absent(id));
+        }
+        Ok(Some(state))
     }
 
     fn commit(&self, id: &SessionId, step: Step<'_>) -> Result<(), StoreError> {

@@ -403,6 +403,16 @@ impl MemAreas {
         self.area(id).first_commit()
     }
 
+    /// Drops the area of session `id` when a commit made it, for a store whose sessions
+    /// can vanish behind its back (a host store that answers "no such session" for one
+    /// whose files are still here): a new session of that id starts with no files.
+    pub fn forget_committed(&self, id: &str) {
+        let mut areas = self.areas();
+        if areas.get(id).is_some_and(|a| a.tree().committed) {
+            areas.remove(id);
+        }
+    }
+
     /// Drops the areas of session `id` and of its child sessions (`<id>~…`).
     pub fn remove(&self, id: &str) {
         self.areas()
