@@ -26,7 +26,9 @@ export interface SessionCommit {
  * Deep Agents file backend, which is not ported). Each method may answer a value or a Promise.
  * A method that throws, rejects or answers something unreadable fails the call it served with a
  * `SessionStoreError` naming the method. The agent calls it from the runtime's threads while
- * the JS thread is free; it never blocks the JS thread.
+ * the JS thread is free; it never blocks the JS thread. The sessions' files (`scratchpad/`,
+ * offloaded results, written files) are not the store's: the addon keeps them in this
+ * process's memory for this store object, as the memory store does.
  */
 export interface HostSessionStore {
   /** The session as last committed, or `null`/`undefined` when it has none. */
@@ -47,5 +49,5 @@ export interface HostSessionStore {
 
 /** Sessions as folders under `dir` instead of `<rootDir>/sessions`. */
 export declare function createFilesystemSessionStore(options: { dir: string }): SessionStore
-/** Sessions in this process's memory, shared by every agent given this store. Cannot seed. */
+/** Sessions and their files in this process's memory, shared by every agent given this store. Cannot seed. */
 export declare function createMemorySessionStore(): SessionStore

@@ -8,7 +8,7 @@ import { NativeSessionStore } from './index.js'
 /** The Rust store behind a store made by the factories below. */
 const NATIVE = Symbol('archmax.sessionStore')
 
-/** The Rust side (leases, fallback spec snapshots) of each host store object, shared by its agents. */
+/** The Rust side (leases, fallback spec snapshots, the sessions' files) of each host store object, shared by its agents. */
 const hostSides = new WeakMap()
 
 /**
@@ -25,7 +25,7 @@ export function createFilesystemSessionStore(options) {
   return Object.freeze({ kind: 'filesystem', dir: abs, [NATIVE]: NativeSessionStore.filesystem(abs) })
 }
 
-/** Sessions in this process's memory, shared by every agent given this store; nothing durable. */
+/** Sessions and their files in this process's memory, shared by every agent given this store; nothing durable. */
 export function createMemorySessionStore() {
   return Object.freeze({ kind: 'memory', [NATIVE]: NativeSessionStore.memory() })
 }

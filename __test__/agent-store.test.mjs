@@ -303,19 +303,123 @@ test('the memory store keeps history across sends and agents, lists sessions, an
   }
 })
 
-test('without a session folder, the session file tools answer the model with a refusal', async () => {
+/** What the model was told for each tool call of `requests`, by call id. */
+function toolAnswers(requests) {
+  const answers = {}
+  for (const r of requests) for (const m of r.messages) if (m.role === 'tool') answers[m.tool_call_id] = m.content
+  return answers
+}
+
+const BIG = Array.from({ length: 2000 }, (_, i) => `row ${i} ${'x'.repeat(20)}`).join('\n')
+const bigTool = { name: 'big', description: 'Answers a long text.', schema: { type: 'object', properties: {} }, handler: async () => BIG }
+
+/** Two turns on one session working with its files: writes, an offloaded result, reads, a listing, a copy and a removal. */
+async function filesAcrossTurns(sessionStore) {
   const root = workspace({ 'workflows/one/workflow.yaml': ONE_SPEC })
+  const tools = (...calls) => ({ role: 'assistant', content: null, tool_calls: calls })
   const { model, requests } = scripted([
-    { role: 'assistant', content: null, tool_calls: [call('write_file', { file_path: 'scratchpad/a.md', content: 'x' }, 'w1')] },
-    say('Could not write.'),
+    tools(
+      call('write_file', { file_path: 'scratchpad/a.md', content: 'alpha\nbeta' }, 'w1'),
+      call('write_file', { file_path: 'outbox/note.md', content: 'to send' }, 'w2'),
+      call('big', {}, 'b1'),
+    ),
+    say('Written.'),
+    tools(
+      call('read_file', { file_path: 'scratchpad/a.md' }, 'r1'),
+      call('read_file', { file_path: 'large_tool_results/b1', offset: 1, limit: 2 }, 'r2'),
+      call('edit_file', { file_path: 'scratchpad/a.md', old_string: 'beta', new_string: 'gamma' }, 'e1'),
+      call('copy_file', { source: 'scratchpad/a.md', destination: 'scratchpad/b.md' }, 'c1'),
+      call('remove_file', { file_path: 'outbox/note.md' }, 'x1'),
+      call('ls', { path: '/' }, 'l1'),
+      call('glob', { pattern: '**/*.md' }, 'g1'),
+      call('grep', { pattern: 'gamma' }, 'g2'),
+      call('read_file', { file_path: 'outbox/note.md' }, 'r3'),
+    ),
+    say('Read.'),
   ])
-  const agent = await createAgent({ workflow: 'one', workspace: { rootDir: root, sessionStore: createMemorySessionStore() }, model })
+  const agent = await createAgent({ workflow: 'one', workspace: { rootDir: root, sessionStore }, model, tools: [bigTool], essentialTools: ['big'] })
   try {
-    const outcome = await agent.workflow.send('f1', { message: 'Write a note.' })
-    assert.equal(outcome.reply, 'Could not write.')
-    const answer = requests[1].messages.find((m) => m.role === 'tool' && m.tool_call_id === 'w1')
-    assert.equal(answer.content, "Error: 'write_file' needs a filesystem session store.")
+    await agent.workflow.send('f1', { message: 'Write the notes.' })
+    await agent.workflow.send('f1', { message: 'Read them back.' })
+  } finally {
+    agent.dispose()
+  }
+  return { root, answers: toolAnswers(requests) }
+}
+
+test("the memory and host stores hold a session's files: every file tool answers as with the filesystem store", async () => {
+  const reference = (await filesAcrossTurns(undefined)).answers
+  assert.equal(reference.w1, "Successfully wrote to 'scratchpad/a.md'")
+  assert.match(reference.b1, /^Tool result too large \(\d+ characters\), so it was saved to the file '\/large_tool_results\/b1'/)
+  assert.equal(reference.r1, '     1\talpha\n     2\tbeta')
+  assert.equal(reference.r2, `     2\trow 1 ${'x'.repeat(20)}\n     3\trow 2 ${'x'.repeat(20)}`)
+  assert.equal(reference.c1, "Copied 'scratchpad/a.md' to 'scratchpad/b.md' (11 B).")
+  assert.equal(reference.x1, "Removed 'outbox/note.md'.")
+  assert.equal(reference.l1, '/large_tool_results/ (directory)\n/outbox/ (directory)\n/scratchpad/ (directory)')
+  assert.equal(reference.g1, '/scratchpad/a.md\n/scratchpad/b.md')
+  assert.equal(reference.r3, "Error: File '/outbox/note.md' not found")
+  for (const [kind, store] of [
+    ['memory', createMemorySessionStore()],
+    ['host', mapStore().store],
+  ]) {
+    const { root, answers } = await filesAcrossTurns(store)
+    assert.deepEqual(answers, reference, kind)
+    assert.equal(existsSync(join(root, 'sessions')), false, kind)
+  }
+})
+
+test("a memory store's session files are shared by its agents and go with the session", async () => {
+  const root = workspace({ 'workflows/one/workflow.yaml': ONE_SPEC })
+  const memory = createMemorySessionStore()
+  const writer = await createAgent({
+    workflow: 'one',
+    workspace: { rootDir: root, sessionStore: memory },
+    model: scripted([{ role: 'assistant', content: null, tool_calls: [call('write_file', { file_path: 'scratchpad/a.md', content: 'kept' }, 'w1')] }, say('Done.')]).model,
+  })
+  const readAs = async (sessionStore, id) => {
+    const { model, requests } = scripted([{ role: 'assistant', content: null, tool_calls: [call('read_file', { file_path: 'scratchpad/a.md' }, 'r1')] }, say('Read.')])
+    const reader = await createAgent({ workflow: 'one', workspace: { rootDir: root, sessionStore }, model })
+    try {
+      await reader.workflow.send(id, { message: 'Read it.' })
+    } finally {
+      reader.dispose()
+    }
+    return toolAnswers(requests).r1
+  }
+  try {
+    await writer.workflow.send('m1', { message: 'Write it.' })
+    assert.equal(await readAs(memory, 'm1'), '     1\tkept')
+    assert.equal(await readAs(memory, 'm2'), "Error: File '/scratchpad/a.md' not found")
+    assert.equal(await readAs(createMemorySessionStore(), 'm1'), "Error: File '/scratchpad/a.md' not found")
+    assert.equal(await writer.sessions.delete('m1'), true)
+    assert.equal(await readAs(memory, 'm1'), "Error: File '/scratchpad/a.md' not found")
     assert.equal(existsSync(join(root, 'sessions')), false)
+  } finally {
+    writer.dispose()
+  }
+})
+
+test("a host store's session files go with the session when the host drops it behind the agent's back", async () => {
+  const root = workspace({ 'workflows/one/workflow.yaml': ONE_SPEC })
+  const { store, sessions } = mapStore()
+  const tools = (...calls) => ({ role: 'assistant', content: null, tool_calls: calls })
+  const { model, requests } = scripted([
+    tools(call('write_file', { file_path: 'scratchpad/a.md', content: 'old' }, 'w1')),
+    say('Written.'),
+    tools(call('read_file', { file_path: 'scratchpad/a.md' }, 'r1')),
+    say('Read.'),
+    tools(call('read_file', { file_path: 'scratchpad/a.md' }, 'r2')),
+    say('Read again.'),
+  ])
+  const agent = await createAgent({ workflow: 'one', workspace: { rootDir: root, sessionStore: store }, model })
+  try {
+    await agent.workflow.send('h1', { message: 'Write.' })
+    await agent.workflow.send('h1', { message: 'Read.' })
+    assert.equal(toolAnswers(requests).r1, '     1\told')
+    // The host removes the session from its own storage, not through the agent.
+    sessions.delete('h1')
+    await agent.workflow.send('h1', { message: 'Read again.' })
+    assert.equal(toolAnswers(requests).r2, "Error: File '/scratchpad/a.md' not found")
   } finally {
     agent.dispose()
   }

@@ -376,9 +376,8 @@ const STORES = {
   host: () => hostStore(),
 }
 
-/** Cells that cannot pass yet, with the reason; they run as `todo`. */
-function knownGap(scenario, store) {
-  if (scenario.files && store !== 'filesystem') return 'issue 12 item 4: only the filesystem store holds session files'
+/** Cells that cannot pass yet, with the reason; they run as `todo`. None today. */
+function knownGap(_scenario, _store) {
   return undefined
 }
 

@@ -7,6 +7,7 @@ mod example;
 mod fuzz;
 mod governed_origins;
 mod hostile_paths;
+mod memory_files;
 mod model_answers;
 mod model_client;
 mod model_faults;

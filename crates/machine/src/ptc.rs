@@ -167,9 +167,7 @@ impl ScriptTools {
             let Some(ws) = &self.workspace else {
                 return Err(format!("'{name}' needs a filesystem session store."));
             };
-            let (ws, tool) = (ws.clone(), name.to_owned());
-            let text = crate::blocking::run(move || crate::files::run_tool(&ws, &tool, &args).text)
-                .await?;
+            let text = crate::files::run_tool_async(ws, name, &args).await.text;
             return Ok(match name {
                 "ls" | "glob" | "grep" => self
                     .policy

@@ -1723,10 +1723,9 @@ impl Turn<'_> {
                 Ok(r) => r,
                 Err(e) => return error(format!("Error: {e}")),
             };
-            let read = archmax_spec::disk::read_regular(
-                &route.disk,
-                archmax_spec::disk::MAX_AUTHORED_FILE_BYTES,
-            );
+            let read = route
+                .fs
+                .read_regular(&route.disk, archmax_spec::disk::MAX_AUTHORED_FILE_BYTES);
             match read.map_err(|why| format!("it {why}")).and_then(|bytes| {
                 let bytes = bytes.ok_or_else(|| "it does not exist".to_string())?;
                 String::from_utf8(bytes).map_err(|_| "it is not UTF-8 text".to_string())
@@ -1822,7 +1821,7 @@ impl Turn<'_> {
     }
 
     fn workspace(&self) -> Option<crate::files::Workspace> {
-        let session = self.h.store.session_dir(&self.id)?;
+        let files = self.h.store.session_files(&self.id)?;
         let mounts = self
             .h
             .mounts
@@ -1833,11 +1832,11 @@ impl Turn<'_> {
                 read_only: m.read_only,
             })
             .collect();
-        Some(crate::files::Workspace {
-            root: self.h.root.clone(),
-            session,
+        Some(crate::files::Workspace::with_files(
+            self.h.root.clone(),
+            files,
             mounts,
-        })
+        ))
     }
 
     async fn execute(
@@ -2048,18 +2047,10 @@ impl Turn<'_> {
                             is_error: false,
                         };
                     }
-                    let (args, tool) = (args.clone(), name.to_owned());
-                    let out =
-                        crate::blocking::run(move || crate::files::run_tool(&ws, &tool, &args));
-                    match out.await {
-                        Ok(out) => ControlResult {
-                            text: out.text,
-                            is_error: out.is_error,
-                        },
-                        Err(e) => ControlResult {
-                            text: format!("Error: '{name}' failed: {e}"),
-                            is_error: true,
-                        },
+                    let out = crate::files::run_tool_async(&ws, name, args).await;
+                    ControlResult {
+                        text: out.text,
+                        is_error: out.is_error,
                     }
                 }
                 None => ControlResult {

@@ -13,7 +13,9 @@
 //! and called from tokio workers during a turn, so a call blocks its worker
 //! (`block_in_place`) until the JS answer arrives. It is never made on the JS main thread:
 //! the answer needs that thread, so waiting there would deadlock; such a call fails with a
-//! store error instead. `dispose` releases every waiting call.
+//! store error instead. `dispose` releases every waiting call. A host store's sessions keep
+//! their files on this side, in memory ([`MemAreas`]), as the memory store does; the host's
+//! methods never see them (`docs/decisions.md`, "Session files in memory").
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -21,6 +23,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::thread::ThreadId;
 
+use archmax_machine::files::{MemAreas, SessionFiles};
 use archmax_machine::store::{
     FsStore, Holders, MemStore, SessionId, SessionStore, Snapshot, Step, StoreError, WriterLease,
     is_descendant,
@@ -56,6 +59,9 @@ struct HostShared {
     holders: Holders,
     /// Spec snapshots, when the host store keeps none (`writeSpec`/`readSpec` absent).
     specs: Mutex<HashMap<String, Value>>,
+    /// The sessions' files (`scratchpad/`, offloads, written files): kept here, in this
+    /// process's memory, as the memory store keeps them (`docs/decisions.md`).
+    files: MemAreas,
 }
 
 #[napi]
@@ -246,6 +252,14 @@ impl JsStore {
         wait(answer).map_err(fail)
     }
 
+    /// The host holds no session `id`: files left from an earlier session of that id
+    /// (deleted in the host's storage, not through the agent) are dropped, so a new
+    /// session starts with none.
+    fn absent<T>(&self, id: &SessionId) -> Option<T> {
+        self.shared.files.forget_committed(id.as_str());
+        None
+    }
+
     fn spec_call(
         &self,
         method: &'static str,
@@ -292,11 +306,11 @@ impl SessionStore for JsStore {
             message: format!("it answered {what}; expected {{ state, messages }} or null"),
         };
         match answer {
-            Value::Null => Ok(None),
+            Value::Null => Ok(self.absent(id)),
             Value::Object(mut m) => {
                 let state = m.remove("state").unwrap_or(Value::Null);
                 if state.is_null() {
-                    return Ok(None);
+                    return Ok(self.absent(id));
                 }
                 match m.remove("messages") {
                     None | Some(Value::Null) => Ok(Some(Snapshot {
@@ -313,7 +327,10 @@ impl SessionStore for JsStore {
 
     fn load_state(&self, id: &SessionId) -> Result<Option<Value>, StoreError> {
         let state = self.call("loadState", Some(id), args([]))?;
-        Ok((!state.is_null()).then_some(state))
+        if state.is_null() {
+            return Ok(self.absent(id));
+        }
+        Ok(Some(state))
     }
 
     fn commit(&self, id: &SessionId, step: Step<'_>) -> Result<(), StoreError> {
@@ -325,7 +342,16 @@ impl SessionStore for JsStore {
                 ("state", step.state.clone()),
             ]),
         )
-        .map(drop)
+        .map(drop)?;
+        // The first commit makes `scratchpad/`, as the other stores' do.
+        self.shared
+            .files
+            .committed(id.as_str())
+            .map_err(|e| StoreError::Host {
+                method: "commit",
+                id: Some(id.as_str().to_owned()),
+                message: format!("the session's scratchpad could not be made: {e}"),
+            })
     }
 
     fn list(&self) -> Result<Vec<String>, StoreError> {
@@ -348,6 +374,7 @@ impl SessionStore for JsStore {
 
     fn delete(&self, id: &SessionId) -> Result<(), StoreError> {
         self.call("delete", Some(id), args([]))?;
+        self.shared.files.remove(id.as_str());
         // Child sessions (`<id>~…`) go with their parent, as in the other stores.
         for other in self.list()? {
             if is_descendant(id.as_str(), &other)
@@ -410,6 +437,10 @@ impl SessionStore for JsStore {
 
     fn session_dir(&self, _id: &SessionId) -> Option<PathBuf> {
         None
+    }
+
+    fn session_files(&self, id: &SessionId) -> Option<SessionFiles> {
+        Some(self.shared.files.session_files(id.as_str()))
     }
 
     fn kind(&self) -> &'static str {

@@ -4,20 +4,27 @@
 //! This module does what the tool does, plus the router's own refusals
 //! (escaping paths, read-only mounts, binary reads).
 
+mod backend;
 mod glob;
+mod memory;
 mod ops;
 pub(crate) mod route;
 pub(crate) mod text;
 pub(crate) mod tools;
 
 #[cfg(test)]
+mod memory_tests;
+#[cfg(test)]
 mod tests;
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use serde_json::Value;
 
+pub use backend::{Backend, Disk, Kind, Meta, ReadError, SessionFiles, disk};
 pub use glob::Glob;
+pub use memory::{AreaFull, MAX_BYTES, MAX_ENTRIES, MEMORY_ROOT, MemArea, MemAreas, over_limit};
 pub use route::escape_error;
 pub use text::{TRUNCATION_GUIDANCE, format_size, locale_cmp, mime_of};
 
@@ -69,8 +76,11 @@ impl MountRoute {
 pub struct Workspace {
     /// The workspace directory on disk (authored files, mounts).
     pub root: PathBuf,
-    /// The bound session's folder, `<root>/sessions/<id>`.
+    /// The bound session's folder, `<root>/sessions/<id>` by default.
     pub session: PathBuf,
+    /// What serves the session's folder (and `_specs/` beside it): the disk, or the
+    /// session store's memory. Mounts are always served from the disk under `root`.
+    pub files: Arc<dyn Backend>,
     /// The mount table.
     pub mounts: Vec<MountRoute>,
 }
@@ -84,6 +94,21 @@ impl Workspace {
         Workspace {
             root,
             session,
+            files: disk(),
+            mounts,
+        }
+    }
+
+    /// A workspace at `root` whose session area is `files` (the store's).
+    pub fn with_files(
+        root: impl Into<PathBuf>,
+        files: SessionFiles,
+        mounts: Vec<MountRoute>,
+    ) -> Self {
+        Workspace {
+            root: root.into(),
+            session: files.dir,
+            files: files.backend,
             mounts,
         }
     }
@@ -145,6 +170,22 @@ pub const FILE_TOOLS: [&str; 10] = [
     "write_todos",
 ];
 
+/// [`run_tool`] for an async caller: on a blocking thread when the session's files may
+/// wait on a disk (`crate::blocking`), so the caller's thread (Node's, for a JS-driven
+/// turn) is not held; in place when they are in memory.
+pub(crate) async fn run_tool_async(ws: &Workspace, tool: &str, args: &Value) -> ToolOutput {
+    if !ws.files.waits_on_disk() {
+        return run_tool(ws, tool, args);
+    }
+    let (ws, owned, args) = (ws.clone(), tool.to_owned(), args.clone());
+    crate::blocking::run(move || run_tool(&ws, &owned, &args))
+        .await
+        .unwrap_or_else(|e| ToolOutput {
+            text: format!("Error: '{tool}' failed: {e}"),
+            is_error: true,
+        })
+}
+
 /// Runs file tool `tool` with JSON arguments `args` over `ws`.
 pub fn run_tool(ws: &Workspace, tool: &str, args: &Value) -> ToolOutput {
     let result = match tool {
@@ -203,7 +244,10 @@ pub fn offload(
     let id = sanitize_call_id(call_id);
     let dir = ws.session.join(LARGE_TOOL_RESULTS_DIR);
     let base = ws.session.parent().unwrap_or(&ws.session);
-    if let Err(e) = crate::store::confine::write_file(base, &dir.join(&id), text.as_bytes()) {
+    if let Err(e) = ws
+        .files
+        .write_confined(base, &dir.join(&id), text.as_bytes())
+    {
         return Err(format!(
             "Error: the tool result was too large to show ({len} characters) and could not be saved to '/{LARGE_TOOL_RESULTS_DIR}/{id}': {e}. The result is lost; narrow the call and try again."
         ));

@@ -4,8 +4,7 @@
 //! error text is never relayed: failures are classified into the fixed
 //! reasons of §8.3.
 
-use std::fs;
-use std::io::ErrorKind;
+use std::io::{self, ErrorKind};
 
 use serde_json::Value;
 
@@ -86,7 +85,7 @@ fn check_path(ws: &Workspace, verb: Verb, given: &str) -> Result<Route, ToolOutp
 
 /// Step 5: reads the source's exact bytes, or the reason it cannot.
 fn read_source(route: &Route) -> Result<Vec<u8>, &'static str> {
-    let meta = match fs::symlink_metadata(&route.disk) {
+    let meta = match route.fs.meta(&route.disk) {
         Ok(meta) => meta,
         Err(e) => {
             return Err(if route.through_symlink() {
@@ -96,7 +95,7 @@ fn read_source(route: &Route) -> Result<Vec<u8>, &'static str> {
             });
         }
     };
-    if meta.file_type().is_symlink() || route.through_symlink() {
+    if meta.is_symlink() || route.through_symlink() {
         return Err(WHY_SYMLINK);
     }
     if meta.is_dir() {
@@ -105,7 +104,7 @@ fn read_source(route: &Route) -> Result<Vec<u8>, &'static str> {
     if !meta.is_file() {
         return Err(WHY_REFUSED);
     }
-    fs::read(&route.disk).map_err(|e| io_why(e.kind()))
+    route.fs.read(&route.disk).map_err(|e| io_why(e.kind()))
 }
 
 /// Step 6: writes `bytes` to the destination and reads them back.
@@ -113,40 +112,47 @@ fn write_destination(verb: Verb, dst: &Route, bytes: &[u8]) -> Result<(), ToolOu
     let v = verb.word();
     let d = &dst.rel;
     let refuse = |why: &str| fail(format!("Cannot {v} to '{d}': {why}."));
+    // A memory area's bound is named; any other failure keeps its fixed reason.
+    let refuse_io = |e: io::Error, why: &str| match super::over_limit(&e) {
+        Some(limit) => refuse(&limit),
+        None => refuse(why),
+    };
     if dst.read_only() {
         return Err(refuse(WHY_READ_ONLY));
     }
     if dst.through_symlink() {
         return Err(refuse(WHY_SYMLINK));
     }
-    let existed = match fs::symlink_metadata(&dst.disk) {
-        Ok(meta) if meta.file_type().is_symlink() => return Err(refuse(WHY_SYMLINK)),
+    let existed = match dst.fs.meta(&dst.disk) {
+        Ok(meta) if meta.is_symlink() => return Err(refuse(WHY_SYMLINK)),
         Ok(meta) if meta.is_dir() => return Err(refuse(WHY_DIRECTORY)),
         Ok(_) => true,
         Err(_) => false,
     };
     if let Some(parent) = dst.disk.parent() {
-        fs::create_dir_all(parent).map_err(|e| {
-            refuse(match e.kind() {
+        dst.fs.create_dir_all(parent).map_err(|e| {
+            let why = match e.kind() {
                 ErrorKind::PermissionDenied => WHY_PERMISSION,
                 _ => WHY_REFUSED,
-            })
+            };
+            refuse_io(e, why)
         })?;
     }
-    fs::write(&dst.disk, bytes).map_err(|e| {
-        refuse(match e.kind() {
+    dst.fs.write(&dst.disk, bytes).map_err(|e| {
+        let why = match e.kind() {
             ErrorKind::PermissionDenied => WHY_PERMISSION,
             ErrorKind::IsADirectory => WHY_DIRECTORY,
             _ => WHY_REFUSED,
-        })
+        };
+        refuse_io(e, why)
     })?;
-    let kept = fs::read(&dst.disk).is_ok_and(|back| back == bytes);
+    let kept = dst.fs.read(&dst.disk).is_ok_and(|back| back == bytes);
     if !kept {
         let tail = if existed {
             format!(" '{d}' was left as the store wrote it.")
         } else {
             // Best effort: the destination this call created is removed.
-            let _ = fs::remove_file(&dst.disk);
+            let _ = dst.fs.remove_file(&dst.disk);
             " Nothing was kept.".to_string()
         };
         return Err(fail(format!(
@@ -161,7 +167,10 @@ fn delete(route: &Route) -> Result<(), &'static str> {
     if route.read_only() {
         return Err(WHY_READ_ONLY);
     }
-    fs::remove_file(&route.disk).map_err(|e| io_why(e.kind()))
+    route
+        .fs
+        .remove_file(&route.disk)
+        .map_err(|e| io_why(e.kind()))
 }
 
 /// `copy_file` / `move_file`.
@@ -184,7 +193,7 @@ pub fn copy_or_move(ws: &Workspace, args: &Value, verb: Verb) -> Result<ToolOutp
         )));
     }
     // 3. Destination already there.
-    if !overwrite && fs::symlink_metadata(&dst.disk).is_ok() {
+    if !overwrite && dst.fs.meta(&dst.disk).is_ok() {
         return Err(fail(format!(
             "Cannot {v} to '{d}': a file is already there. Pass overwrite: true to replace it, or choose another destination."
         )));

@@ -1,9 +1,10 @@
 //! The workspace router (§7.4, §7.5, §7.7): agent path → disk path, and the
 //! virtual directory view that overlays mounts on the session folder.
 
-use std::fs;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
+use super::backend::{Backend, disk};
 use super::text::locale_cmp;
 use super::{MountRoute, Workspace};
 use archmax_kernel::canonical::canonicalize;
@@ -26,6 +27,8 @@ pub struct Route {
     pub base: PathBuf,
     /// The mount serving the path, if any.
     pub mount: Option<MountRoute>,
+    /// What holds the file: the disk for a mount, the session's files otherwise.
+    pub fs: Arc<dyn Backend>,
 }
 
 impl Route {
@@ -45,8 +48,8 @@ impl Route {
         let mut cur = self.base.clone();
         for seg in self.rel.split('/').filter(|s| !s.is_empty()) {
             cur.push(seg);
-            match fs::symlink_metadata(&cur) {
-                Ok(meta) if meta.file_type().is_symlink() => return true,
+            match self.fs.meta(&cur) {
+                Ok(meta) if meta.is_symlink() => return true,
                 Ok(_) => {}
                 Err(_) => return false,
             }
@@ -107,6 +110,7 @@ pub fn route_rel(ws: &Workspace, rel: &str) -> Route {
             disk: join_rel(&ws.root, rel),
             base: ws.root.clone(),
             mount: Some(mount.clone()),
+            fs: disk(),
         };
     }
     let first = rel.split('/').next().unwrap_or("");
@@ -122,6 +126,7 @@ pub fn route_rel(ws: &Workspace, rel: &str) -> Route {
         disk: join_rel(&base, rel),
         base,
         mount: None,
+        fs: Arc::clone(&ws.files),
     }
 }
 
@@ -165,15 +170,13 @@ fn parent_rel(rel: &str) -> &str {
 /// on disk. Sorted by shown path. `None` when it is not a directory.
 pub fn list_dir(ws: &Workspace, route: &Route) -> Option<Vec<Entry>> {
     let mut entries = Vec::new();
-    let disk_is_dir = fs::symlink_metadata(&route.disk).is_ok_and(|m| m.is_dir());
+    let disk_is_dir = route.fs.meta(&route.disk).is_ok_and(|m| m.is_dir());
     if disk_is_dir
         && !route.through_symlink()
-        && let Ok(read) = fs::read_dir(&route.disk)
+        && let Ok(names) = route.fs.read_dir(&route.disk)
     {
-        for item in read.flatten() {
-            let Ok(name) = item.file_name().into_string() else {
-                continue;
-            };
+        for name in names {
+            let path = route.disk.join(&name);
             let rel = child_rel(&route.rel, &name);
             if route.mount.is_none()
                 && route.rel.is_empty()
@@ -182,10 +185,10 @@ pub fn list_dir(ws: &Workspace, route: &Route) -> Option<Vec<Entry>> {
                 continue;
             }
             // Overlaid by another route (a mount, `_specs`)?
-            if route_rel(ws, &rel).disk != item.path() {
+            if route_rel(ws, &rel).disk != path {
                 continue;
             }
-            let Ok(meta) = fs::symlink_metadata(item.path()) else {
+            let Ok(meta) = route.fs.meta(&path) else {
                 continue;
             };
             if meta.is_dir() {
@@ -198,7 +201,7 @@ pub fn list_dir(ws: &Workspace, route: &Route) -> Option<Vec<Entry>> {
                 entries.push(Entry {
                     rel,
                     is_dir: false,
-                    size: meta.len(),
+                    size: meta.len,
                 });
             }
         }
@@ -211,7 +214,7 @@ pub fn list_dir(ws: &Workspace, route: &Route) -> Option<Vec<Entry>> {
             continue;
         }
         let disk = join_rel(&ws.root, name);
-        let Ok(meta) = fs::symlink_metadata(&disk) else {
+        let Ok(meta) = self::disk().meta(&disk) else {
             continue;
         };
         let entry = if m.is_dir && meta.is_dir() {
@@ -224,7 +227,7 @@ pub fn list_dir(ws: &Workspace, route: &Route) -> Option<Vec<Entry>> {
             Entry {
                 rel: name.to_string(),
                 is_dir: false,
-                size: meta.len(),
+                size: meta.len,
             }
         } else {
             continue;
@@ -244,14 +247,14 @@ pub fn list_dir(ws: &Workspace, route: &Route) -> Option<Vec<Entry>> {
 /// Every file under `route` (the file itself when it is one), recursively,
 /// through the virtual view. Sorted by path.
 pub fn walk_files(ws: &Workspace, route: &Route) -> Vec<Entry> {
-    if let Ok(meta) = fs::symlink_metadata(&route.disk)
+    if let Ok(meta) = route.fs.meta(&route.disk)
         && meta.is_file()
         && !route.through_symlink()
     {
         return vec![Entry {
             rel: route.rel.clone(),
             is_dir: false,
-            size: meta.len(),
+            size: meta.len,
         }];
     }
     let mut out = Vec::new();

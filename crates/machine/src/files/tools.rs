@@ -1,6 +1,5 @@
 //! The Deep Agents file tools (§8.1) with the router's text-only reads (§8.2).
 
-use std::fs;
 use std::io::ErrorKind;
 
 use serde_json::Value;
@@ -78,14 +77,14 @@ fn symlink_refusal(route: &Route) -> ToolOutput {
 /// Reads a routed file's bytes, answering Deep Agents' read errors.
 /// A routed file's bytes: refused through a symbolic link, missing when not a regular file.
 pub(crate) fn read_bytes(route: &Route) -> Result<Vec<u8>, ToolOutput> {
-    let meta = fs::symlink_metadata(&route.disk).map_err(|_| not_found(route))?;
-    if meta.file_type().is_symlink() || route.through_symlink() {
+    let meta = route.fs.meta(&route.disk).map_err(|_| not_found(route))?;
+    if meta.is_symlink() || route.through_symlink() {
         return Err(symlink_refusal(route));
     }
     if !meta.is_file() {
         return Err(not_found(route));
     }
-    fs::read(&route.disk).map_err(|e| match e.kind() {
+    route.fs.read(&route.disk).map_err(|e| match e.kind() {
         ErrorKind::NotFound => not_found(route),
         ErrorKind::PermissionDenied => ToolOutput::err(format!(
             "Error: Error reading file '{}': permission was denied",
@@ -150,17 +149,23 @@ pub fn read_file(ws: &Workspace, args: &Value) -> ToolResult {
 
 /// Writes `bytes` to a routed destination, creating parent directories.
 /// `Err` holds a short reason.
-fn write_disk(route: &Route, bytes: &[u8]) -> Result<(), &'static str> {
+fn write_disk(route: &Route, bytes: &[u8]) -> Result<(), String> {
+    let why = |e: std::io::Error, other: &str| {
+        super::over_limit(&e).unwrap_or_else(|| match e.kind() {
+            ErrorKind::PermissionDenied => "permission was denied".to_string(),
+            _ => other.to_string(),
+        })
+    };
     if let Some(parent) = route.disk.parent() {
-        fs::create_dir_all(parent).map_err(|e| match e.kind() {
-            ErrorKind::PermissionDenied => "permission was denied",
-            _ => "a parent path is not a directory",
-        })?;
+        route
+            .fs
+            .create_dir_all(parent)
+            .map_err(|e| why(e, "a parent path is not a directory"))?;
     }
-    fs::write(&route.disk, bytes).map_err(|e| match e.kind() {
-        ErrorKind::PermissionDenied => "permission was denied",
-        _ => "it could not be written",
-    })
+    route
+        .fs
+        .write(&route.disk, bytes)
+        .map_err(|e| why(e, "it could not be written"))
 }
 
 /// `write_file`: creates or replaces a file (binary-typed paths take base64).
@@ -177,7 +182,7 @@ pub fn write_file(ws: &Workspace, args: &Value) -> ToolResult {
             "Cannot write to {shown} because it is a symlink. Symlinks are not allowed."
         )));
     }
-    if fs::symlink_metadata(&route.disk).is_ok_and(|m| m.is_dir()) {
+    if route.fs.meta(&route.disk).is_ok_and(|m| m.is_dir()) {
         return Err(ToolOutput::err(format!(
             "Error writing file '{shown}': it is a directory"
         )));
@@ -298,7 +303,7 @@ pub fn grep(ws: &Workspace, args: &Value) -> ToolResult {
             continue;
         }
         let route = super::route::route_rel(ws, &entry.rel);
-        let Ok(bytes) = fs::read(&route.disk) else {
+        let Ok(bytes) = route.fs.read(&route.disk) else {
             continue;
         };
         if bytes.contains(&0) {

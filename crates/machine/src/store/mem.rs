@@ -1,4 +1,6 @@
-//! The in-memory store: same behaviour as the filesystem store, nothing durable.
+//! The in-memory store: same behaviour as the filesystem store, nothing durable. A
+//! session's files (`scratchpad/`, offloads, written files) are kept beside its state,
+//! in a [`MemArea`](crate::files::MemArea).
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -11,12 +13,14 @@ use super::{
     SessionId, SessionStore, Snapshot, Step, StoreError, WriterLease, busy, check_spec_hash,
     is_descendant,
 };
+use crate::files::{MemAreas, SessionFiles};
 
 /// An in-memory session store (tests, ephemeral hosts). Lists sessions in id order.
 #[derive(Debug, Default)]
 pub struct MemStore {
     inner: Mutex<Inner>,
     holders: Holders,
+    files: MemAreas,
 }
 
 #[derive(Debug, Default)]
@@ -60,7 +64,13 @@ impl SessionStore for MemStore {
             });
         session.messages.extend_from_slice(step.new_messages);
         session.state = step.state.clone();
-        Ok(())
+        drop(inner);
+        // The first commit makes `scratchpad/`, as the filesystem store's does.
+        self.files.committed(id.as_str()).map_err(StoreError::io(
+            id.as_str(),
+            "create folder",
+            crate::store::SCRATCHPAD_DIR,
+        ))
     }
 
     fn list(&self) -> Result<Vec<String>, StoreError> {
@@ -71,6 +81,7 @@ impl SessionStore for MemStore {
         self.inner()
             .sessions
             .retain(|k, _| k != id.as_str() && !is_descendant(id.as_str(), k));
+        self.files.remove(id.as_str());
         Ok(())
     }
 
@@ -102,6 +113,10 @@ impl SessionStore for MemStore {
 
     fn session_dir(&self, _id: &SessionId) -> Option<PathBuf> {
         None
+    }
+
+    fn session_files(&self, id: &SessionId) -> Option<SessionFiles> {
+        Some(self.files.session_files(id.as_str()))
     }
 
     fn kind(&self) -> &'static str {

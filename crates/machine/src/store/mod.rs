@@ -14,6 +14,9 @@
 //! <root>/sessions/<id>/scratchpad/        agent working area (created on first commit)
 //! <root>/sessions/<id>/turn.lock          the writer's pid while a turn holds the session
 //! ```
+//! The memory store ([`MemStore`]) keeps the same per session in memory, its files
+//! (`scratchpad/`, offloads, written files) in a [`MemArea`](crate::files::MemArea) each,
+//! bounded per session (`crate::files::MAX_BYTES`, `MAX_ENTRIES`).
 //! A commit appends the step's messages and its checkpoint line in one write and one
 //! `sync_data`: the step is durable exactly when its checkpoint line is. `state.json` is a
 //! cache (temp + rename, unsynced) rewritten when the session leaves `running` and at least
@@ -98,6 +101,15 @@ pub trait SessionStore: Send + Sync {
 
     /// The session's folder (`<root>/sessions/<id>` for the filesystem store; `None` in memory).
     fn session_dir(&self, id: &SessionId) -> Option<PathBuf>;
+
+    /// Where the session's own files live (`scratchpad/`, offloaded results, whatever
+    /// the agent writes): its folder on disk by default, the store's memory for the
+    /// memory store. `None` for a store that keeps no files (the file tools then answer
+    /// that they need a store that does).
+    fn session_files(&self, id: &SessionId) -> Option<crate::files::SessionFiles> {
+        self.session_dir(id)
+            .map(crate::files::SessionFiles::on_disk)
+    }
 
     /// What the store is, for messages (`filesystem`, `in-memory`, `host`).
     fn kind(&self) -> &'static str {

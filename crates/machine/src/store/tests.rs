@@ -221,6 +221,54 @@ fn nested_ids(store: &dyn SessionStore) {
     assert!(store.load(&child).expect("load").is_none());
 }
 
+/// A session's files: `scratchpad/` from the first commit on, kept across commits, gone
+/// with the session and with its parent, never shared between sessions.
+fn session_files_live_and_die_with_their_session(store: &dyn SessionStore) {
+    let id = sid("f");
+    let child = id.child("s", "w", 1).expect("child");
+    let files = store.session_files(&id).expect("the store keeps files");
+    let scratch = files.dir.join(SCRATCHPAD_DIR);
+    assert!(
+        files.backend.meta(&scratch).is_err(),
+        "before the first commit"
+    );
+    let lease = store.acquire(&id).expect("lease");
+    commit(store, &id, &[msg(1)], &state(1, "running"));
+    assert!(files.backend.meta(&scratch).expect("scratchpad").is_dir());
+    let note = scratch.join("n.md");
+    files.backend.write(&note, b"kept").expect("write");
+    commit(store, &id, &[msg(2)], &state(2, "running"));
+    let again = store.session_files(&id).expect("files");
+    assert_eq!(
+        again
+            .backend
+            .read(&again.dir.join("scratchpad/n.md"))
+            .expect("read"),
+        b"kept"
+    );
+    let other = store.session_files(&sid("g")).expect("files");
+    assert!(
+        other
+            .backend
+            .meta(&other.dir.join("scratchpad/n.md"))
+            .is_err()
+    );
+    commit(store, &child, &[msg(1)], &state(1, "running"));
+    let child_files = store.session_files(&child).expect("files");
+    let child_note = child_files.dir.join("scratchpad/c.md");
+    child_files.backend.write(&child_note, b"c").expect("write");
+    drop(lease);
+    store.delete(&id).expect("delete");
+    let gone = store.session_files(&id).expect("files");
+    assert!(
+        gone.backend
+            .meta(&gone.dir.join("scratchpad/n.md"))
+            .is_err()
+    );
+    let child_gone = store.session_files(&child).expect("files");
+    assert!(child_gone.backend.meta(&child_note).is_err());
+}
+
 macro_rules! suite {
     ($store_mod:ident, $make:expr) => {
         mod $store_mod {
@@ -265,6 +313,11 @@ macro_rules! suite {
             fn nested_ids() {
                 let (store, _guard) = $make;
                 super::nested_ids(&store);
+            }
+            #[test]
+            fn session_files_live_and_die_with_their_session() {
+                let (store, _guard) = $make;
+                super::session_files_live_and_die_with_their_session(&store);
             }
         }
     };
