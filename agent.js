@@ -439,6 +439,38 @@ function eventAdapter(onEvent) {
 }
 
 /**
+ * Slices: every turn polled on this thread shares it in slices of SLICE_MS, so a thousand
+ * sessions whose model answers arrive at once (or start in one tick) do not hold the host's
+ * event loop for all their polls in a row. A drive loop about to poll past its slice's end
+ * waits for the next slice, which starts after the host's timers and I/O have had their
+ * turn (the next check phase, `setImmediate`); loops resume in the order they stopped.
+ */
+const SLICE_MS = 4
+let sliceEnds = 0
+const deferred = []
+
+/** True when a poll may run now; opens a slice when none is open. */
+function inSlice() {
+  const now = performance.now()
+  if (sliceEnds === 0) {
+    sliceEnds = now + SLICE_MS
+    setImmediate(endSlice)
+    return true
+  }
+  return now < sliceEnds
+}
+
+function endSlice() {
+  sliceEnds = 0
+  for (const resume of deferred.splice(0)) resume()
+}
+
+/** Resolves when the caller's turn may poll again (in a later slice). */
+function nextSlice() {
+  return new Promise((resolve) => deferred.push(resolve))
+}
+
+/**
  * Drives one native turn (`NativeTurn`, crates/napi/src/pump.rs) on this thread: polls it,
  * passes its events to `onEvent` in order, hands each call it makes to its function and its
  * answer back, and polls again; `woken()` resolves when something else (a timer, a
@@ -449,6 +481,7 @@ async function drive(turn, handlers) {
   let woke = null
   const wake = () => kick?.()
   for (;;) {
+    while (!inSlice()) await nextSlice()
     const { done, events, calls, again } = turn.poll()
     for (const e of events) handlers.event(e)
     if (done !== undefined && done !== null) return done

@@ -4,7 +4,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 
-import { createAgent } from '@archmax-ai/harness'
+import { createAgent, createMemorySessionStore } from '@archmax-ai/harness'
 import { advance, call, say, workspace } from './helpers.mjs'
 
 const SPEC = `title: Spinning
@@ -109,6 +109,51 @@ states:
     const outcomes = await Promise.all(Array.from({ length: 100 }, (_, i) => agent.workflow.send(`n${i}`, { message: 'Write them.' })))
     assert.deepEqual(new Set(outcomes.map((o) => `${o.kind}:${o.reply}`)), new Set(['completed:Done.']))
   } finally {
+    agent.dispose()
+  }
+})
+
+// Many turns polled on the JS thread at once share it in slices: two hundred sessions whose
+// model answers at once (each step's harness work runs in its turn's poll) leave the host's
+// timers ticking between slices, instead of running every poll in one go.
+test('two hundred sessions answering at once leave the host timers ticking', { timeout: 60_000 }, async () => {
+  const SPEC_CHAT = `title: Chat
+instructions: A test workflow.
+mounts:
+  allow_always: []
+states:
+  chat:
+    triggers: { manual: }
+    instructions: Chat.
+`
+  const root = workspace({ 'workflows/chat/workflow.yaml': SPEC_CHAT })
+  const agent = await createAgent({
+    workflow: 'chat',
+    workspace: { rootDir: root, sessionStore: createMemorySessionStore() },
+    model: async (request) => {
+      const step = request.messages.filter((m) => m.role === 'assistant').length
+      return step < 20 ? { role: 'assistant', content: null, tool_calls: [call('archmax_get_variables', {}, `c${step}`)] } : say('Done.')
+    },
+  })
+  let last = performance.now()
+  let longest = 0
+  const timer = setInterval(() => {
+    const now = performance.now()
+    longest = Math.max(longest, now - last)
+    last = now
+  }, 1)
+  try {
+    const started = performance.now()
+    const outcomes = await Promise.all(Array.from({ length: 200 }, (_, i) => agent.workflow.send(`c${i}`, { message: 'Hi.' })))
+    const ended = performance.now()
+    const took = ended - started
+    // The gap still open when the run ended counts too (a loop held throughout never ticks).
+    longest = Math.max(longest, ended - last)
+    assert.deepEqual(new Set(outcomes.map((o) => o.reply)), new Set(['Done.']))
+    // 4 200 polls in all; a loop held by them for the whole run shows one gap as long as the run.
+    assert.ok(longest < Math.max(100, took / 4), `the host's event loop stalled for ${Math.round(longest)} ms of a ${Math.round(took)} ms run`)
+  } finally {
+    clearInterval(timer)
     agent.dispose()
   }
 })
