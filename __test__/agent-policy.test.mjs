@@ -4,7 +4,7 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 
 import { createAgent } from '@archmax-ai/harness'
-import { call, say, scripted, workspace } from './helpers.mjs'
+import { call, mapStore, say, scripted, workspace } from './helpers.mjs'
 
 const SPEC = `title: Policy
 instructions: A test workflow.
@@ -18,21 +18,6 @@ states:
       allow: [crm_lookup]
 `
 
-/** A host store kept in a Map: its turns run on a worker thread (the rules are then asked from there). */
-function mapStore() {
-  const sessions = new Map()
-  return {
-    load: (id) => (sessions.has(id) ? structuredClone(sessions.get(id)) : null),
-    commit: (id, step) => {
-      const s = sessions.get(id) ?? { state: null, messages: [] }
-      s.messages.push(...step.messages)
-      s.state = step.state
-      sessions.set(id, s)
-    },
-    list: () => [...sessions.keys()],
-    delete: (id) => sessions.delete(id),
-  }
-}
 
 /** One turn: the model calls each of `calls` in one answer, then says done. */
 async function turn({ policyRules, calls, hostStore = false, variables }) {
@@ -43,7 +28,7 @@ async function turn({ policyRules, calls, hostStore = false, variables }) {
   const root = workspace({ 'workflows/policy/workflow.yaml': SPEC })
   const agent = await createAgent({
     workflow: 'policy',
-    workspace: { rootDir: root, sessionStore: hostStore ? mapStore() : undefined },
+    workspace: { rootDir: root, sessionStore: hostStore ? mapStore().store : undefined },
     model,
     variables,
     onEvent: (e) => events.push(e),

@@ -12,17 +12,9 @@ import {
   SessionStoreCapabilityError,
   SessionStoreError,
 } from '@archmax-ai/harness'
-import { advance, call, say, scripted, workspace } from './helpers.mjs'
+import { advance, call, mapStore, ONE_STATE_SPEC, say, scripted, workspace } from './helpers.mjs'
 
-const ONE_SPEC = `title: One
-instructions: A test workflow.
-mounts:
-  allow_always: []
-states:
-  chat:
-    triggers: { manual: }
-    instructions: Chat.
-`
+const ONE_SPEC = ONE_STATE_SPEC
 
 const PARK_SPEC = `title: Parks
 instructions: A test workflow.
@@ -44,37 +36,6 @@ states:
   done:
     instructions: Say goodbye.
 `
-
-/** A Map-backed host store recording its commits; `async` answers every method a tick later. */
-function mapStore({ async = false } = {}) {
-  const sessions = new Map()
-  const commits = []
-  const calls = []
-  const method = (name, fn) =>
-    async
-      ? async (...args) => {
-          calls.push(name)
-          await new Promise((resolve) => setImmediate(resolve))
-          return fn(...args)
-        }
-      : (...args) => {
-          calls.push(name)
-          return fn(...args)
-        }
-  const store = {
-    load: method('load', (id) => (sessions.has(id) ? structuredClone(sessions.get(id)) : null)),
-    commit: method('commit', (id, step) => {
-      commits.push({ id, ...step })
-      const s = sessions.get(id) ?? { state: null, messages: [] }
-      s.messages.push(...step.messages)
-      s.state = step.state
-      sessions.set(id, s)
-    }),
-    list: method('list', () => [...sessions.keys()]),
-    delete: method('delete', (id) => sessions.delete(id)),
-  }
-  return { store, sessions, commits, calls }
-}
 
 async function oneTurnIntoAHostStore({ async }) {
   const root = workspace({ 'workflows/one/workflow.yaml': ONE_SPEC })

@@ -5,7 +5,7 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 
 import { createAgent, createMemorySessionStore } from '@archmax-ai/harness'
-import { advance, call, say, workspace } from './helpers.mjs'
+import { advance, call, ONE_STATE_SPEC, say, workspace } from './helpers.mjs'
 
 const SPEC = `title: Spinning
 instructions: A test workflow.
@@ -86,16 +86,7 @@ test('an archmax_eval that spins holds neither the host timers nor another sessi
 // thread is woken by another session's turn releasing one, on the same (JS) thread. That
 // wake-up must reach the waiting session's drive loop, or it never finishes.
 test('a hundred concurrent sessions over the filesystem store all complete', { timeout: 60_000 }, async () => {
-  const SPEC_NOTES = `title: Notes
-instructions: A test workflow.
-mounts:
-  allow_always: []
-states:
-  write:
-    triggers: { manual: }
-    instructions: Write the notes.
-`
-  const root = workspace({ 'workflows/notes/workflow.yaml': SPEC_NOTES })
+  const root = workspace({ 'workflows/notes/workflow.yaml': ONE_STATE_SPEC })
   const agent = await createAgent({
     workflow: 'notes',
     workspace: { rootDir: root },
@@ -117,16 +108,7 @@ states:
 // model answers at once (each step's harness work runs in its turn's poll) leave the host's
 // timers ticking between slices, instead of running every poll in one go.
 test('two hundred sessions answering at once leave the host timers ticking', { timeout: 60_000 }, async () => {
-  const SPEC_CHAT = `title: Chat
-instructions: A test workflow.
-mounts:
-  allow_always: []
-states:
-  chat:
-    triggers: { manual: }
-    instructions: Chat.
-`
-  const root = workspace({ 'workflows/chat/workflow.yaml': SPEC_CHAT })
+  const root = workspace({ 'workflows/chat/workflow.yaml': ONE_STATE_SPEC })
   const agent = await createAgent({
     workflow: 'chat',
     workspace: { rootDir: root, sessionStore: createMemorySessionStore() },

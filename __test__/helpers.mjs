@@ -51,3 +51,45 @@ export function scripted(answers) {
   }
   return { model, requests }
 }
+
+/** A Map-backed host store recording its commits; `async` answers every method a tick later. */
+export function mapStore({ async = false } = {}) {
+  const sessions = new Map()
+  const commits = []
+  const calls = []
+  const method = (name, fn) =>
+    async
+      ? async (...args) => {
+          calls.push(name)
+          await new Promise((resolve) => setImmediate(resolve))
+          return fn(...args)
+        }
+      : (...args) => {
+          calls.push(name)
+          return fn(...args)
+        }
+  const store = {
+    load: method('load', (id) => (sessions.has(id) ? structuredClone(sessions.get(id)) : null)),
+    commit: method('commit', (id, step) => {
+      commits.push({ id, ...step })
+      const s = sessions.get(id) ?? { state: null, messages: [] }
+      s.messages.push(...step.messages)
+      s.state = step.state
+      sessions.set(id, s)
+    }),
+    list: method('list', () => [...sessions.keys()]),
+    delete: method('delete', (id) => sessions.delete(id)),
+  }
+  return { store, sessions, commits, calls }
+}
+
+/** A workflow of one state, `chat`, with no transitions: a turn there ends when the model answers with text. */
+export const ONE_STATE_SPEC = `title: One
+instructions: A test workflow.
+mounts:
+  allow_always: []
+states:
+  chat:
+    triggers: { manual: }
+    instructions: Chat.
+`

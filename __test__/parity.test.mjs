@@ -17,7 +17,7 @@ import { BaseChatModel } from '@langchain/core/language_models/chat_models'
 import { AIMessage } from '@langchain/core/messages'
 
 import { createAgent, createMemorySessionStore } from '@archmax-ai/harness'
-import { EXAMPLE, call, say, workspace } from './helpers.mjs'
+import { EXAMPLE, call, mapStore, say, workspace } from './helpers.mjs'
 
 /** The text of a request's messages, for a check to search (`requestText` is their JSON). */
 function contents(requestText) {
@@ -354,26 +354,10 @@ const MODELS = {
   },
 }
 
-/** A Map-backed host store. */
-function hostStore() {
-  const sessions = new Map()
-  return {
-    load: (id) => (sessions.has(id) ? structuredClone(sessions.get(id)) : null),
-    commit: (id, step) => {
-      const s = sessions.get(id) ?? { state: null, messages: [] }
-      s.messages.push(...step.messages)
-      s.state = step.state
-      sessions.set(id, s)
-    },
-    list: () => [...sessions.keys()],
-    delete: (id) => sessions.delete(id),
-  }
-}
-
 const STORES = {
   filesystem: () => undefined,
   memory: () => createMemorySessionStore(),
-  host: () => hostStore(),
+  host: () => mapStore().store,
 }
 
 /** Cells that cannot pass yet, with the reason; they run as `todo`. None today. */

@@ -33,16 +33,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-cargo build --release -p archmax-napi >/dev/null 2>&1 \
-  || { echo "release build failed; rerun: cargo build --release -p archmax-napi" >&2; exit 2; }
-case "$(uname -s)" in
-  Darwin) lib=target/release/libarchmax_napi.dylib ;;
-  MINGW* | MSYS* | CYGWIN*) lib=target/release/archmax_napi.dll ;;
-  *) lib=target/release/libarchmax_napi.so ;;
-esac
-mkdir -p target/bench-agent
-cp "$lib" target/bench-agent/harness.node
-export NAPI_RS_NATIVE_LIBRARY_PATH="$PWD/target/bench-agent/harness.node"
+. scripts/release-addon.sh
 export ROUNDS="${ROUNDS:-5}"
 blocks="${BLOCKS:-3}"
 

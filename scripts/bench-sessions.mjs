@@ -16,41 +16,17 @@ import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createAgent, createMemorySessionStore } from '../main.js'
+import { mapStore, ONE_STATE_SPEC } from '../__test__/helpers.mjs'
 
 const store = process.argv[2] ?? 'filesystem'
 const SESSIONS = Number(process.env.SESSIONS ?? 1000)
 const CALLS = Number(process.env.CALLS ?? 6)
 const LATENCY = Number(process.env.LATENCY ?? 100)
 
-const SPEC = `title: Notes
-instructions: Write notes.
-mounts:
-  allow_always: []
-states:
-  write:
-    triggers: { manual: }
-    instructions: Write the notes.
-`
-
-function hostStore() {
-  const sessions = new Map()
-  return {
-    load: (id) => (sessions.has(id) ? structuredClone(sessions.get(id)) : null),
-    commit: (id, step) => {
-      const s = sessions.get(id) ?? { state: null, messages: [] }
-      s.messages.push(...step.messages)
-      s.state = step.state
-      sessions.set(id, s)
-    },
-    list: () => [...sessions.keys()],
-    delete: (id) => sessions.delete(id),
-  }
-}
-
 const root = mkdtempSync(join(tmpdir(), 'archmax-bench-sessions-'))
 mkdirSync(join(root, 'workflows/notes'), { recursive: true })
-writeFileSync(join(root, 'workflows/notes/workflow.yaml'), SPEC)
-const sessionStore = store === 'memory' ? createMemorySessionStore() : store === 'host' ? hostStore() : undefined
+writeFileSync(join(root, 'workflows/notes/workflow.yaml'), ONE_STATE_SPEC)
+const sessionStore = store === 'memory' ? createMemorySessionStore() : store === 'host' ? mapStore().store : undefined
 // A memory or host store holds no files: the steps then call a tool that needs none.
 const toolCall = (n) =>
   store === 'filesystem'

@@ -2,23 +2,14 @@
 # Many sessions at once through `createAgent` (issue 12 item 2): SESSIONS (1 000) concurrent
 # sessions × CALLS (6) model calls, a JS model function answering after LATENCY (100) ms,
 # once per store (filesystem, memory, a host JS store), on the release addon (built into
-# target/bench-agent/ as scripts/bench-agent.sh does). Prints, per store, the wall time as a
+# target/bench-agent/ by scripts/release-addon.sh). Prints, per store, the wall time as a
 # ratio of the latency floor, the longest event-loop stall and the memory per session
 # (scripts/bench-sessions.mjs). Floors: filesystem wall ≤ 1.5× the floor; every store's
 # longest stall < 50 ms. Exits non-zero when one is missed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-cargo build --release -p archmax-napi >/dev/null 2>&1 \
-  || { echo "release build failed; rerun: cargo build --release -p archmax-napi" >&2; exit 2; }
-case "$(uname -s)" in
-  Darwin) lib=target/release/libarchmax_napi.dylib ;;
-  MINGW* | MSYS* | CYGWIN*) lib=target/release/archmax_napi.dll ;;
-  *) lib=target/release/libarchmax_napi.so ;;
-esac
-mkdir -p target/bench-agent
-cp "$lib" target/bench-agent/harness.node
-export NAPI_RS_NATIVE_LIBRARY_PATH="$PWD/target/bench-agent/harness.node"
+. scripts/release-addon.sh
 
 status=0
 for store in filesystem memory host; do
