@@ -305,7 +305,13 @@ function langChainModelFunction(chatModel) {
     const tools = request.tools ?? []
     // OpenAI-format tool definitions: every LangChain provider's bindTools accepts them.
     const runnable = tools.length ? chatModel.bindTools(tools) : chatModel
-    return fromLangChainMessage(await runnable.invoke(messages))
+    const completion = fromLangChainMessage(await runnable.invoke(messages))
+    // Without a model id in the answer, the instance's configured one prices and attributes the call.
+    if (completion && typeof completion === 'object' && !completion.model) {
+      const configured = [chatModel.model, chatModel.modelName, chatModel.model_name].find((m) => typeof m === 'string' && m)
+      if (configured) completion.model = configured
+    }
+    return completion
   }
 }
 
@@ -694,6 +700,8 @@ export async function createAgent(params = {}) {
   const live = () => {
     if (disposed) throw new AgentDisposedError('the agent was disposed')
   }
+  // What assembly announced (skills-loaded, warnings), before anything a call emits.
+  for (const e of opened.events ?? []) handlers.event(e)
   const runtimeContract = Object.freeze(opened.runtimeContract)
   const plain = opened.plain === true
   const workflowOperations = plain

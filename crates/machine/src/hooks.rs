@@ -61,8 +61,8 @@ pub struct HookInput {
 /// A hook's answer.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Verdict {
-    /// Proceed.
-    Ok,
+    /// Proceed, with the reason the hook gave (empty when none: a script's `ok()`).
+    Ok(String),
     /// Give the agent another attempt (after hooks only).
     Correct(String),
     /// Refuse.
@@ -163,12 +163,13 @@ pub fn read_outcome(outcome: &Value) -> Verdict {
             // A verdict object is taken as it is; a missing or blank reason gets the
             // helpers' default, exactly as a script hook's `{ verdict }` does.
             let reason = m.get("reason").and_then(Value::as_str).map(str::to_string);
+            let given = reason.clone().unwrap_or_default();
             let verdict = m
                 .get("verdict")
                 .and_then(Value::as_str)
                 .and_then(|v| archmax_sandbox::verdict_from_parts(v, reason));
             match verdict {
-                Some(archmax_sandbox::HookVerdict::Ok) => Verdict::Ok,
+                Some(archmax_sandbox::HookVerdict::Ok) => Verdict::Ok(given),
                 Some(archmax_sandbox::HookVerdict::Veto(r)) => Verdict::Veto(r),
                 Some(archmax_sandbox::HookVerdict::Correct(r)) => Verdict::Correct(r),
                 None => Verdict::Error(format!(
@@ -180,7 +181,7 @@ pub fn read_outcome(outcome: &Value) -> Verdict {
         Value::Array(_) => Verdict::Error(
             "hook returned an array, which is not a verdict — return { verdict: \"ok\" | \"correct\" | \"veto\", reason }, false, or nothing at all".to_string(),
         ),
-        _ => Verdict::Ok,
+        _ => Verdict::Ok(String::new()),
     }
 }
 
@@ -286,7 +287,7 @@ impl ModelGrader {
             }
         }
         match run.verdict {
-            Ok(archmax_sandbox::HookVerdict::Ok) => Verdict::Ok,
+            Ok(archmax_sandbox::HookVerdict::Ok) => Verdict::Ok(String::new()),
             Ok(archmax_sandbox::HookVerdict::Veto(r)) => Verdict::Veto(r),
             Ok(archmax_sandbox::HookVerdict::Correct(r)) => Verdict::Correct(r),
             Err(e) => Verdict::Error(format!("hook '{script}' failed: {e}")),
@@ -385,7 +386,7 @@ pub fn parse_verdict(text: &str) -> Option<Verdict> {
                 .unwrap_or_default()
                 .to_string();
             return match v.get("verdict").and_then(Value::as_str) {
-                Some("ok") => Some(Verdict::Ok),
+                Some("ok") => Some(Verdict::Ok(reason)),
                 Some("correct") => Some(Verdict::Correct(reason)),
                 Some("veto") => Some(Verdict::Veto(reason)),
                 _ => None,
@@ -486,7 +487,7 @@ mod tests {
     fn verdicts_are_read_from_json_even_inside_prose() {
         assert_eq!(
             parse_verdict(r#"{"verdict":"ok","reason":"fine"}"#),
-            Some(Verdict::Ok)
+            Some(Verdict::Ok("fine".into()))
         );
         assert_eq!(
             parse_verdict("Here: {\"verdict\": \"veto\", \"reason\": \"wrong date\"} done"),
@@ -501,7 +502,7 @@ mod tests {
     #[test]
     fn a_custom_kinds_verdict_needs_no_reason() {
         let read = |value: Value| read_outcome(&serde_json::json!({ "ok": true, "value": value }));
-        assert_eq!(read(serde_json::json!({ "verdict": "ok" })), Verdict::Ok);
+        assert_eq!(read(serde_json::json!({ "verdict": "ok" })), Verdict::Ok(String::new()));
         assert_eq!(
             read(serde_json::json!({ "verdict": "veto" })),
             Verdict::Veto("vetoed by hook".into())

@@ -33,6 +33,7 @@ mod turn;
 
 pub use events::{Emitter, Envelope, Event, EventSink, NoEvents};
 pub use harness::{
+    UNNAMED_MODEL,
     AssemblyExtras, DEFAULT_WORKFLOW, Governance, Harness, HarnessOptions, HostRules, RunError,
     SessionSource, ToolPathDecls, mint_session_id,
 };

@@ -294,6 +294,22 @@ impl Model for JsModel {
     }
 }
 
+std::thread_local! {
+    /// The events of an assembly in progress on this (the JS) thread: handed back with
+    /// `open`'s answer and delivered before `createAgent` resolves, in order with what follows.
+    static ASSEMBLY_EVENTS: std::cell::RefCell<Option<Vec<String>>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Runs `assemble` collecting the events it emits on this thread.
+fn collecting_events<T>(assemble: impl FnOnce() -> T) -> (T, Vec<String>) {
+    ASSEMBLY_EVENTS.with(|c| *c.borrow_mut() = Some(Vec::new()));
+    let out = assemble();
+    let events = ASSEMBLY_EVENTS
+        .with(|c| c.borrow_mut().take())
+        .unwrap_or_default();
+    (out, events)
+}
+
 /// Events: a JS function, called in order on the JS thread.
 struct JsEvents {
     f: Slot<EventJsFn>,
@@ -305,6 +321,16 @@ impl EventSink for JsEvents {
         if let Some(f) = take(&self.f)
             && let Ok(text) = serde_json::to_string(event)
         {
+            let text = match ASSEMBLY_EVENTS.with(|c| match c.borrow_mut().as_mut() {
+                Some(collected) => {
+                    collected.push(text);
+                    None
+                }
+                None => Some(text),
+            }) {
+                Some(text) => text,
+                None => return,
+            };
             match crate::pump::active() {
                 Some(pump) => pump.event(text),
                 None => {
@@ -664,7 +690,7 @@ impl NativeAgent {
                 .clone()
                 .or_else(|| lookup("ARCHMAX_MODEL").map(|m| m.trim().to_string()))
                 .filter(|m| !m.is_empty())
-                .unwrap_or_else(|| "default".to_string());
+                .unwrap_or_else(|| archmax_machine::UNNAMED_MODEL.to_string());
             let js = Arc::new(JsModel {
                 f: Arc::clone(&self.model),
                 channels: Mutex::new(Channels::new()),
@@ -772,7 +798,7 @@ impl NativeAgent {
             Ok(images) => images,
             Err(message) => return plain_error("TypeError", message),
         };
-        let assembled = Harness::assemble_with(
+        let (assembled, events) = collecting_events(|| Harness::assemble_with(
             HarnessOptions {
                 store: self.store.build(&root),
                 root,
@@ -810,7 +836,7 @@ impl NativeAgent {
             harness.set_pricing(pricing);
             harness.set_images(images);
             Ok(harness)
-        });
+        }));
         match assembled {
             Ok(harness) => {
                 let plain = harness.is_plain();
@@ -820,9 +846,17 @@ impl NativeAgent {
                 if let Ok(mut slot) = self.harness.write() {
                     *slot = Some(Arc::new(harness));
                 }
-                json!({ "ok": true, "value": { "warnings": warnings, "runtimeContract": contract, "plain": plain } })
+                json!({ "ok": true, "value": { "warnings": warnings, "runtimeContract": contract, "plain": plain, "events": events } })
             }
-            Err(e) => error_dto(&e),
+            Err(e) => {
+                // Nobody waits for the agent: what assembly said before refusing goes out as usual.
+                if let Some(f) = take(&self.events) {
+                    for text in events {
+                        let _ = f.call(text, ThreadsafeFunctionCallMode::NonBlocking);
+                    }
+                }
+                error_dto(&e)
+            }
         }
     }
 
