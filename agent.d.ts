@@ -294,7 +294,12 @@ export type Verdict = { decision: 'allow' | 'block'; ruleId: string; reason?: st
 /** A host rule: a verdict, or null to abstain. Synchronous, like the kernel. */
 export type GovernanceRule = (action: ProposedToolCall, api: RuleApi) => Verdict | null | undefined
 
-export type SendInput = { message?: string; trigger?: TriggerRef; variables?: Record<string, unknown>; sessionPath?: string }
+export type SendInput =
+  | { message?: string; trigger?: TriggerRef; variables?: Record<string, unknown>; sessionPath?: string; decision?: undefined; delivery?: undefined }
+  /** Resumes a session parked at a human state, as `decide` does. */
+  | { decision: Decision | string; message?: undefined; delivery?: undefined }
+  /** Resumes a session parked for an event, as `deliver` does. */
+  | { delivery: Delivery; message?: undefined; decision?: undefined }
 /** The original's `{ target, comment? }`; `{ to }` is accepted as an alias of `target`. */
 export type Decision = ({ target: string; to?: never } | { to: string; target?: never }) & { comment?: string }
 export type Delivery = { trigger: TriggerRef; variables?: Record<string, unknown>; message?: string }

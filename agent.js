@@ -709,6 +709,9 @@ export async function createAgent(params = {}) {
     : {
         async send(sessionId, input = {}) {
           live()
+          // The original's resume payloads: a decision routes as `decide` does, a delivery as `deliver`.
+          if (input?.decision !== undefined && input.decision !== null) return workflowOperations.decide(sessionId, input.decision)
+          if (input?.delivery !== undefined && input.delivery !== null) return workflowOperations.deliver(sessionId, input.delivery)
           const vars = { ...seeds, ...(input.variables ?? {}) }
           return run(
             native.send(

@@ -453,3 +453,54 @@ test("read_file's binary notice is an ordinary result, not an error; the grep ca
     agent.dispose()
   }
 })
+
+test('send(id, { decision }) resumes a decision as decide does', async () => {
+  const { agent, events } = await agentOn(
+    { 'workflows/reviews/workflow.yaml': REVIEW_SPEC },
+    [advance('review', 'drafted'), say('It is with a reviewer.'), say('Approved, goodbye.')],
+    { workflow: 'reviews' },
+  )
+  try {
+    await agent.workflow.send('sd1', { message: 'Go.' })
+    const done = await agent.workflow.send('sd1', { decision: { target: 'done', comment: 'fine' } })
+    assert.equal(done.disposition, 'decide')
+    assert.equal(done.kind, 'completed')
+    assert.equal(done.state, 'done')
+    assert.deepEqual(events.filter((e) => e.type === 'decided').map((e) => [e.state, e.to]), [['review', 'done']])
+    assert.equal(done.auditTrail.at(-1).kind, 'human')
+  } finally {
+    agent.dispose()
+  }
+})
+
+test("a person's message to a session waiting for an event resets that state's maxParks count", async () => {
+  const SPEC = `title: Polls
+instructions: A test workflow.
+mounts:
+  allow_always: []
+states:
+  invoice:
+    triggers: { manual: }
+    instructions: Wait for the payment.
+    budget: { maxParks: 1 }
+`
+  const waitSaying = (text, id) => ({ role: 'assistant', content: text, tool_calls: [call('archmax_wait', { reason: 'the payment' }, id)] })
+  const { agent } = await agentOn(
+    { 'workflows/polls/workflow.yaml': SPEC },
+    [waitSaying('I will wait for the payment.', 'w1'), waitSaying('Still waiting for it.', 'w2'), waitSaying('Waiting once more.', 'w3')],
+    { workflow: 'polls' },
+  )
+  try {
+    assert.equal((await agent.workflow.send('mp1', { message: 'Here is the invoice.' })).status, 'awaiting_input')
+    // A person writes while it waits: the wait loop starts over, so the second park fits the budget.
+    const asked = await agent.workflow.send('mp1', { message: 'Has it arrived?' })
+    assert.equal(asked.disposition, 'deliver')
+    assert.equal(asked.status, 'awaiting_input')
+    // An event without a person's message counts on.
+    const polled = await agent.workflow.deliver('mp1', { trigger: { id: 'tick' } })
+    assert.equal(polled.kind, 'rejected')
+    assert.match(polled.rejected, /exhausted its park budget \(maxParks: 1\)/)
+  } finally {
+    agent.dispose()
+  }
+})

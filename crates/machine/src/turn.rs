@@ -563,6 +563,9 @@ impl Harness {
             &crate::park::event_note(trigger, &state, &variables, message.is_some()),
         );
         if let Some(m) = message {
+            // A person wrote: the state's wait loop starts over, so `maxParks` bounds how long
+            // the run waits unanswered, not how long a conversation lasts.
+            turn.session.park_counts.remove(&state);
             turn.emit(Event::ParkMessage {
                 state: state.clone(),
                 session_id: id,
@@ -852,6 +855,8 @@ impl Turn<'_> {
         s.status = Status::Running;
         s.rejected = None;
         s.exit = None;
+        // A turn boundary starts every park budget over (the original's `parkCounts: {}`).
+        s.park_counts.clear();
         s.state_turns = 0;
         s.turn_model_calls = 0;
         s.budget_warned = false;
