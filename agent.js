@@ -415,14 +415,62 @@ async function normalizeTools(tools) {
   return out
 }
 
-function toolAdapter(tools) {
+/**
+ * `context.workspace` of one host tool call: the turn's files, each access decided by the
+ * kernel as the agent's own file tool (`read_file`, `write_file`, `remove_file`) would be in
+ * the calling state (crates/machine/src/host_workspace.rs). Refusals are answered in the
+ * results (`error`), as a Deep Agents backend answers them; nothing throws.
+ */
+function toolWorkspace(native, contextId) {
+  const op = (name, args) => unwrap(native.toolWorkspace(contextId, name, args))
+  return Object.freeze({
+    /** `{ content }` (what `read_file` answers: numbered lines) or `{ error }`. */
+    async read(filePath, offset, limit) {
+      return op('read', { path: String(filePath), offset, limit })
+    },
+    /** `[{ path, content: Uint8Array | null, error: string | null }]`. */
+    async downloadFiles(paths) {
+      return op('download', { paths: [...paths].map(String) }).map((r) => ({
+        path: r.path,
+        content: r.content === null ? null : new Uint8Array(Buffer.from(r.content, 'base64')),
+        error: r.error,
+      }))
+    },
+    /** `files`: `[[path, Uint8Array]]`; `[{ path, error: string | null }]`. */
+    async uploadFiles(files) {
+      return op('upload', { files: [...files].map(([path, bytes]) => [String(path), Buffer.from(bytes).toString('base64')]) })
+    },
+    /** `{}` or `{ error }`. */
+    async delete(filePath) {
+      return op('delete', { path: String(filePath) })
+    },
+  })
+}
+
+function toolAdapter(tools, getNative) {
   const byName = new Map(tools.map((t) => [t.name, t]))
   return (callJson) =>
     settle(async () => {
-      const { name, args, sessionId, state } = JSON.parse(callJson)
+      const { name, args, sessionId, state, contextId } = JSON.parse(callJson)
       const tool = byName.get(name)
       if (!tool) throw new Error(`no handler for tool '${name}'`)
-      return tool.handler(args ?? {}, { sessionId, state, toolName: name })
+      const context = { sessionId, state, toolName: name }
+      const workspace = contextId === null || contextId === undefined ? null : toolWorkspace(getNative(), contextId)
+      let open = true
+      // Non-enumerable, as the original's: readable only while the call runs.
+      Object.defineProperty(context, 'workspace', {
+        enumerable: false,
+        get() {
+          if (!open) throw new Error('context.workspace is only usable while its tool call runs')
+          if (!workspace) throw new Error("context.workspace is not available to a tool called from a script's code")
+          return workspace
+        },
+      })
+      try {
+        return await tool.handler(args ?? {}, context)
+      } finally {
+        open = false
+      }
     }, 'the tool handler', (result) => {
       if (typeof result === 'string') return result
       if (result === undefined) return ''
@@ -653,7 +701,7 @@ export async function createAgent(params = {}) {
   }
   const handlers = {
     model: modelFn ? modelAdapter(modelFn) : null,
-    tool: tools.length ? toolAdapter(tools) : null,
+    tool: tools.length ? toolAdapter(tools, () => native) : null,
     event: onEvent ? eventAdapter(onEvent) : () => {},
   }
   const native = new NativeAgent(handlers.model, handlers.tool, onEvent ? handlers.event : null)

@@ -504,3 +504,65 @@ states:
     agent.dispose()
   }
 })
+
+const ARCHIVE_SPEC = `title: Archive
+instructions: A test workflow.
+mounts:
+  allow_always: []
+states:
+  work:
+    triggers: { manual: }
+    instructions: Write the note, then archive it.
+    tools:
+      allow: [archive]
+      forbid: [remove_file]
+`
+
+test('a host tool handler reads, uploads, downloads and deletes through context.workspace, governed as the agent file tools are', async () => {
+  const seen = {}
+  let kept
+  const archive = {
+    name: 'archive',
+    description: 'Archives the note.',
+    schema: { type: 'object', properties: {} },
+    handler: async (_args, context) => {
+      const ws = context.workspace
+      kept = context
+      assert.equal(Object.keys(context).includes('workspace'), false)
+      seen.read = await ws.read('scratchpad/note.md')
+      seen.upload = await ws.uploadFiles([
+        ['scratchpad/logo.png', new Uint8Array(PNG)],
+        ['catalog/prices.md', new TextEncoder().encode('new prices')],
+      ])
+      seen.download = await ws.downloadFiles(['scratchpad/logo.png', 'scratchpad/missing.txt'])
+      seen.internal = await ws.read('checkpoints/state.json')
+      seen.forbidden = await ws.delete('scratchpad/note.md')
+      return 'archived'
+    },
+  }
+  const root = workspace({ 'workflows/archive/workflow.yaml': ARCHIVE_SPEC, 'catalog/prices.md': 'old prices\n' })
+  const { model } = scripted([
+    tools(call('write_file', { file_path: 'scratchpad/note.md', content: 'alpha\nbeta' }, 'c1')),
+    tools(call('archive', {}, 'c2')),
+    say('Archived.'),
+  ])
+  const agent = await createAgent({ workflow: 'archive', workspace: { rootDir: root, mounts: { '/catalog/': { readOnly: true } } }, model, tools: [archive] })
+  try {
+    const outcome = await agent.workflow.send('ws1', { message: 'Archive it.' })
+    assert.equal(outcome.kind, 'completed')
+    assert.deepEqual(seen.read, { content: '     1\talpha\n     2\tbeta' })
+    assert.equal(seen.upload[0].error, null)
+    assert.match(seen.upload[1].error, /^\[workflow\] BLOCKED: 'write_file' on 'catalog\/prices\.md' targets a read-only mount/)
+    assert.deepEqual([...seen.download[0].content], [...PNG])
+    assert.equal(seen.download[0].error, null)
+    assert.equal(seen.download[1].content, null)
+    assert.match(seen.download[1].error, /missing\.txt/)
+    assert.match(seen.internal.error, /^\[workflow\] BLOCKED: 'read_file'/)
+    assert.match(seen.forbidden.error, /^\[workflow\] BLOCKED: 'remove_file'.* is forbidden by state 'work'/)
+    // Outside its call the context's workspace is gone.
+    assert.throws(() => kept.workspace, /only usable while its tool call runs/)
+    assert.deepEqual(await agent.sessions.messages('ws1').then((m) => m.filter((x) => x.role === 'tool').map((x) => x.content)).then((c) => c.includes('archived')), true)
+  } finally {
+    agent.dispose()
+  }
+})

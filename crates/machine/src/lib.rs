@@ -12,6 +12,7 @@ pub mod events;
 pub mod files;
 mod governed;
 mod harness;
+pub mod host_workspace;
 pub mod hooks;
 pub mod images;
 mod invoke;

@@ -182,6 +182,7 @@ impl ScriptTools {
                 let ctx = ToolContext {
                     session_id: self.session_id.clone(),
                     state: self.state.clone(),
+                    workspace: None,
                 };
                 let left = self
                     .deadline

@@ -2164,9 +2164,18 @@ impl Turn<'_> {
             },
             _ => match self.h.tools.iter().find(|t| t.name() == name).cloned() {
                 Some(tool) => {
+                    let workspace = std::sync::Arc::new(crate::host_workspace::HostWorkspace::new(
+                        std::sync::Arc::clone(&self.h.policy),
+                        self.id.as_str(),
+                        &state,
+                        self.session.kernel_variables(),
+                        self.reply_only,
+                        self.workspace(),
+                    ));
                     let ctx = ToolContext {
                         session_id: self.id.as_str().to_string(),
                         state,
+                        workspace: Some(std::sync::Arc::clone(&workspace)),
                     };
                     let left = self.segment_left();
                     let run = crate::governed::run_host_tool(
@@ -2178,6 +2187,7 @@ impl Turn<'_> {
                         left,
                     )
                     .await;
+                    workspace.close();
                     let result = match run {
                         HostRun::Done(r) => r,
                         HostRun::Escapes(text) => Err(text),

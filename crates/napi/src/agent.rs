@@ -348,6 +348,8 @@ struct JsTool {
     schema: Value,
     paths: Option<Vec<(String, String)>>,
     f: Slot<AsyncJsFn>,
+    /// Where the call's `context.workspace` is registered while it runs.
+    workspaces: Arc<crate::tool_workspace::ToolWorkspaces>,
 }
 
 impl HostTool for JsTool {
@@ -369,14 +371,20 @@ impl HostTool for JsTool {
         ctx: ToolContext,
     ) -> BoxFuture<'a, std::result::Result<String, String>> {
         let f = take(&self.f);
+        let registered = ctx
+            .workspace
+            .map(|ws| crate::tool_workspace::ToolWorkspaces::register(&self.workspaces, ws));
         let input = json!({
             "name": self.name,
             "args": args,
             "sessionId": ctx.session_id,
             "state": ctx.state,
+            "contextId": registered.as_ref().map(crate::tool_workspace::Registered::id),
         })
         .to_string();
         Box::pin(async move {
+            // Held until the call settles: the handle is closed with it.
+            let _registered = registered;
             let f = f.ok_or_else(|| "the agent was disposed".to_string())?;
             match call_js(f, input, "tool", "tool handler").await? {
                 Value::String(text) => Ok(text),
@@ -610,6 +618,8 @@ pub struct NativeAgent {
     pub(crate) policy_rules: Mutex<archmax_machine::HostRules>,
     /// The host's custom hook kinds `open` assembles with (`useHookExecutors`).
     pub(crate) hook_kinds: Mutex<Option<archmax_machine::hooks::HostHookKinds>>,
+    /// The `context.workspace` handles of the host tool calls in flight.
+    pub(crate) tool_workspaces: Arc<crate::tool_workspace::ToolWorkspaces>,
 }
 
 /// Marks a session busy for the life of one call.
@@ -665,6 +675,7 @@ impl NativeAgent {
             js_model: RwLock::new(None),
             policy_rules: Mutex::default(),
             hook_kinds: Mutex::default(),
+            tool_workspaces: Arc::default(),
         }
     }
 
@@ -753,6 +764,7 @@ impl NativeAgent {
                 name: def.name,
                 paths,
                 f: Arc::clone(&self.tools),
+                workspaces: Arc::clone(&self.tool_workspaces),
             }));
         }
         let extras = match options.tool_paths.as_ref().map(tool_paths).transpose() {
