@@ -487,7 +487,7 @@ states:
   const waitSaying = (text, id) => ({ role: 'assistant', content: text, tool_calls: [call('archmax_wait', { reason: 'the payment' }, id)] })
   const { agent } = await agentOn(
     { 'workflows/polls/workflow.yaml': SPEC },
-    [waitSaying('I will wait for the payment.', 'w1'), waitSaying('Still waiting for it.', 'w2'), waitSaying('Waiting once more.', 'w3')],
+    [waitSaying('I will wait for the payment.', 'w1'), waitSaying('Still waiting for it.', 'w2'), waitSaying('Waiting once more.', 'w3'), say('I cannot wait any longer.')],
     { workflow: 'polls' },
   )
   try {
@@ -562,6 +562,102 @@ test('a host tool handler reads, uploads, downloads and deletes through context.
     // Outside its call the context's workspace is gone.
     assert.throws(() => kept.workspace, /only usable while its tool call runs/)
     assert.deepEqual(await agent.sessions.messages('ws1').then((m) => m.filter((x) => x.role === 'tool').map((x) => x.content)).then((c) => c.includes('archived')), true)
+  } finally {
+    agent.dispose()
+  }
+})
+
+test("on_error routes once the model has finished its segment, and into a human state it parks awaiting a decision", async () => {
+  const SPEC = `title: Approvals
+instructions: A test workflow.
+mounts:
+  allow_always: []
+states:
+  draft:
+    triggers: { manual: }
+    instructions: Draft the refund.
+    on_error: triage
+    transitions:
+      - to: done
+    after:
+      approval: finance
+  triage:
+    type: human
+    instructions: A person decides what to do with a failed refund.
+    transitions:
+      - to: done
+        description: close it
+  done:
+    instructions: Say goodbye.
+`
+  const { agent, events, requests } = await agentOn(
+    { 'workflows/approvals/workflow.yaml': SPEC },
+    [advance('done'), say('I could not get the approval.'), say('A person will decide what happens next.')],
+    {
+      workflow: 'approvals',
+      hookExecutors: {
+        approval: async () => {
+          throw new Error('the approval service is down')
+        },
+      },
+    },
+  )
+  try {
+    const outcome = await agent.workflow.send('oe1', { message: 'Refund it.' })
+    // The failed advance is answered in place; the model's next call is still in `draft`.
+    const texts = events.filter((e) => e.type === 'agent-text').map((e) => [e.state, e.text])
+    assert.deepEqual(texts, [
+      ['draft', 'I could not get the approval.'],
+      ['triage', 'A person will decide what happens next.'],
+    ])
+    const types = events.map((e) => e.type)
+    assert.ok(types.indexOf('state-error-routed') > types.indexOf('agent-text'))
+    assert.match(JSON.stringify(requests[1].messages.at(-1)), /archmax_advance rejected: /)
+    // Routed into a human state: parked there, awaiting a decision, after one reply-only call.
+    assert.equal(outcome.kind, 'parked')
+    assert.equal(outcome.status, 'awaiting_decision')
+    assert.equal(outcome.state, 'triage')
+    assert.equal(outcome.parkedChannel, 'decision')
+    assert.equal(outcome.pending.seq, 1)
+    assert.equal(outcome.reply, 'A person will decide what happens next.')
+    assert.deepEqual(events.filter((e) => e.type === 'parked').map((e) => [e.state, e.awaiting]), [['triage', 'decision']])
+    assert.equal(requests.length, 3)
+    assert.equal(outcome.auditTrail.at(-1).kind, 'on_error')
+  } finally {
+    agent.dispose()
+  }
+})
+
+test('a failure routed when the model finishes runs the handler state in the same turn', async () => {
+  const SPEC = `title: Approvals
+instructions: A test workflow.
+mounts:
+  allow_always: []
+states:
+  draft:
+    triggers: { manual: }
+    instructions: Draft the refund.
+    on_error: closed
+    transitions:
+      - to: done
+    after:
+      approval: finance
+  closed:
+    instructions: Tell the customer it could not be done.
+  done:
+    instructions: Say goodbye.
+`
+  const { agent, events } = await agentOn(
+    { 'workflows/approvals/workflow.yaml': SPEC },
+    [advance('done'), say('I could not get the approval.'), say('Sorry, the refund could not be made.')],
+    { workflow: 'approvals', hookExecutors: { approval: async () => ({ ok: false, error: { message: 'down' }, logs: [], formatted: '' }) } },
+  )
+  try {
+    const outcome = await agent.workflow.send('oe2', { message: 'Refund it.' })
+    assert.equal(outcome.kind, 'completed')
+    assert.equal(outcome.state, 'closed')
+    assert.equal(outcome.reply, 'Sorry, the refund could not be made.')
+    assert.deepEqual(events.filter((e) => e.type === 'agent-text').map((e) => e.state), ['draft', 'closed'])
   } finally {
     agent.dispose()
   }

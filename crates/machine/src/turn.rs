@@ -1204,6 +1204,11 @@ impl Turn<'_> {
                     }
                 }
                 self.complete().await?;
+                // A failure routed at completion jumps back to the model: the handler's
+                // segment runs, or, at a human handler, the park's one message is owed.
+                if self.session.status == Status::Running || (self.session.park.is_some() && self.closing) {
+                    continue;
+                }
                 break;
             }
             let mut moved: Option<String> = None;
@@ -1212,13 +1217,11 @@ impl Turn<'_> {
                 let (content, is_error) = self.tool_call(call, others, &mut moved, i).await;
                 self.push_result(&call.id, content, is_error);
             }
-            if self.session.status == Status::Running
-                && let Some(reason) = self.session.rejected.clone()
-            {
-                // A terminal verdict: route at the end of the step.
-                self.route_failure(&reason).await?;
-                continue;
-            }
+            // A terminal failure of this step (a hook that could not run, an exhausted park
+            // budget, an unevaluable guard) stays committed as `rejected`: the model reads
+            // the refusal and goes on in this state, and the failure routes once it has
+            // finished its segment (text without a tool call, `complete`), as the original's
+            // `afterModel` does. The state does not move under the model's feet.
             if self.session.park.is_some() && self.session.rejected.is_some() {
                 // A park refused by its budget: the failure routes instead.
                 let reason = self.session.rejected.clone().unwrap_or_default();
@@ -1402,7 +1405,19 @@ impl Turn<'_> {
                 self.segment_started = Instant::now();
                 self.before_done = false;
                 self.trail(&to, "on_error", Some(reason));
-                self.emit(Event::StateEnter { state: to });
+                self.emit(Event::StateEnter { state: to.clone() });
+                if self
+                    .h
+                    .spec
+                    .states
+                    .get(&to)
+                    .is_some_and(archmax_spec::model::State::is_human)
+                {
+                    // An error handler that is a person's decision: the run parks there,
+                    // owing them one message about the failure (the runtime note opens it).
+                    self.reply_case = crate::park::ReplyCase::Routed;
+                    self.park_decision(&to, Vec::new());
+                }
             }
         }
         self.commit().await
