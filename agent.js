@@ -346,6 +346,13 @@ function resolveModel(model, modelFactory, defaultModel, rootDir) {
   const idOf = (request) => (!request.model || request.model === defaultId ? undefined : request.model)
   return {
     ready: direct ? Promise.resolve(direct) : build('agent', undefined),
+    /** Builds the models the spec declares (`models` of `open`), as the original does at assembly. */
+    prebuild: async ({ agent = [], rubric = [] } = {}) => {
+      // In the original's order: the rubrics' graders with the rubrics, then the states' models.
+      const graders = rubric.map((id) => build('rubric', id ?? undefined))
+      const agents = direct ? [] : agent.filter((id) => id !== defaultId).map((id) => build('agent', id))
+      await Promise.all([...graders, ...agents])
+    },
     fn: async (request, info) => {
       const role = info?.role === 'rubric' ? 'rubric' : 'agent'
       if (role === 'agent' && direct) return direct(request, info)
@@ -750,6 +757,14 @@ export async function createAgent(params = {}) {
   }
   // What assembly announced (skills-loaded, warnings), before anything a call emits.
   for (const e of opened.events ?? []) handlers.event(e)
+  if (resolved && typeof resolved === 'object') {
+    try {
+      await resolved.prebuild(opened.models)
+    } catch (e) {
+      native.dispose()
+      throw e
+    }
+  }
   const runtimeContract = Object.freeze(opened.runtimeContract)
   const plain = opened.plain === true
   const workflowOperations = plain

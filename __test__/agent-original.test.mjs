@@ -662,3 +662,66 @@ states:
     agent.dispose()
   }
 })
+
+test('modelFactory builds the declared model ids at assembly, once each', async () => {
+  const SPEC = `title: Models
+instructions: A test workflow.
+mounts:
+  allow_always: []
+states:
+  intake:
+    triggers: { manual: }
+    instructions: Take it in.
+    transitions:
+      - to: lookup
+  lookup:
+    instructions: Look it up.
+    model: big-model
+    after:
+      rubric:
+        instructions: Must name an order.
+        model: grader-model
+    transitions:
+      - to: done
+  done:
+    instructions: Say goodbye.
+    model: big-model
+    after:
+      rubric:
+        instructions: Must be polite.
+`
+  const asked = []
+  const agent = await createAgent({
+    workflow: 'models',
+    workspace: { rootDir: workspace({ 'workflows/models/workflow.yaml': SPEC }) },
+    defaultModel: 'small-model',
+    modelFactory: (role, env, id) => {
+      asked.push([role, id])
+      return async () => ({ role: 'assistant', content: 'Hi.' })
+    },
+  })
+  try {
+    assert.deepEqual(asked, [
+      ['agent', undefined],
+      ['rubric', 'grader-model'],
+      ['rubric', undefined],
+      ['agent', 'big-model'],
+    ])
+    await agent.workflow.send('mf1', { message: 'Hi' })
+    assert.equal(asked.length, 4)
+  } finally {
+    agent.dispose()
+  }
+  // A declared model the factory cannot build fails assembly.
+  await assert.rejects(
+    createAgent({
+      workflow: 'models',
+      workspace: { rootDir: workspace({ 'workflows/models/workflow.yaml': SPEC }) },
+      modelFactory: (role, env, id) => {
+        if (id === 'grader-model') throw new Error('no grader here')
+        return async () => ({ role: 'assistant', content: 'Hi.' })
+      },
+    }),
+    /no grader here/,
+  )
+})

@@ -294,6 +294,36 @@ impl Model for JsModel {
     }
 }
 
+/// The model ids the spec declares, for `modelFactory` to build at assembly as the original
+/// does: `{ agent: [the settings' and the states' ids], rubric: [each rubric's id, or null] }`,
+/// distinct, in declaration order.
+fn declared_models(spec: &archmax_spec::Workflow) -> Value {
+    let mut agent: Vec<String> = Vec::new();
+    let mut rubric: Vec<Value> = Vec::new();
+    let settings = spec.settings.as_ref().and_then(|s| s.model.clone());
+    for id in settings
+        .into_iter()
+        .chain(spec.states.values().filter_map(|s| s.model.clone()))
+    {
+        if !agent.contains(&id) {
+            agent.push(id);
+        }
+    }
+    for state in spec.states.values() {
+        for hooks in [&state.before, &state.after].into_iter().flatten() {
+            for hook in hooks.hooks() {
+                if let archmax_spec::model::Hook::Rubric { rubric: r } = hook {
+                    let id = r.model.clone().map_or(Value::Null, Value::String);
+                    if !rubric.contains(&id) {
+                        rubric.push(id);
+                    }
+                }
+            }
+        }
+    }
+    json!({ "agent": agent, "rubric": rubric })
+}
+
 std::thread_local! {
     /// The events of an assembly in progress on this (the JS) thread: handed back with
     /// `open`'s answer and delivered before `createAgent` resolves, in order with what follows.
@@ -852,13 +882,14 @@ impl NativeAgent {
         match assembled {
             Ok(harness) => {
                 let plain = harness.is_plain();
+                let models = declared_models(harness.spec());
                 let warnings = serde_json::to_value(&harness.warnings).unwrap_or(Value::Null);
                 let contract =
                     serde_json::to_value(harness.runtime_contract()).unwrap_or(Value::Null);
                 if let Ok(mut slot) = self.harness.write() {
                     *slot = Some(Arc::new(harness));
                 }
-                json!({ "ok": true, "value": { "warnings": warnings, "runtimeContract": contract, "plain": plain, "events": events } })
+                json!({ "ok": true, "value": { "warnings": warnings, "runtimeContract": contract, "plain": plain, "events": events, "models": models } })
             }
             Err(e) => {
                 // Nobody waits for the agent: what assembly said before refusing goes out as usual.
