@@ -469,7 +469,7 @@ function toolAdapter(tools, getNative) {
         enumerable: false,
         get() {
           if (!open) throw new Error('context.workspace is only usable while its tool call runs')
-          if (!workspace) throw new Error("context.workspace is not available to a tool called from a script's code")
+          if (!workspace) throw new Error('context.workspace is not available to this call')
           return workspace
         },
       })

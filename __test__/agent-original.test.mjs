@@ -725,3 +725,38 @@ states:
     /no grader here/,
   )
 })
+
+test("a host tool called from archmax_eval code gets context.workspace too", async () => {
+  const SPEC = `title: Archive
+instructions: A test workflow.
+mounts:
+  allow_always: []
+states:
+  work:
+    triggers: { manual: }
+    instructions: Write the note, then archive it from code.
+    tools:
+      allow: [archive]
+`
+  const archive = {
+    name: 'archive',
+    description: 'Archives the note.',
+    schema: { type: 'object', properties: {} },
+    handler: async (_args, { workspace: ws }) => {
+      const { content, error } = await ws.read('scratchpad/note.md')
+      return error ?? `archived: ${content.trim()}`
+    },
+  }
+  const { model, requests } = scripted([
+    tools(call('write_file', { file_path: 'scratchpad/note.md', content: 'alpha' }, 'c1')),
+    tools(call('archmax_eval', { code: 'await tools.archive({})' }, 'c2')),
+    say('Archived.'),
+  ])
+  const agent = await createAgent({ workflow: 'archive', workspace: { rootDir: workspace({ 'workflows/archive/workflow.yaml': SPEC }) }, model, tools: [archive] })
+  try {
+    await agent.workflow.send('ws2', { message: 'Archive it.' })
+    assert.match(JSON.stringify(requests[2].messages.at(-1)), /→ archived: 1\\talpha/)
+  } finally {
+    agent.dispose()
+  }
+})

@@ -1,7 +1,8 @@
 //! The workspace a host tool's handler is handed (`context.workspace` in JS): the turn's
 //! files, routed as the agent's own file tools route them (mounts, the session's folder,
 //! read-only authored content), every access decided by the kernel as that file tool's
-//! call would be in the calling state.
+//! call would be in the calling state, from the caller's origin (the agent, its script
+//! code, a hook).
 //!
 //! ```text
 //! read(path, offset?, limit?)  as read_file    → what read_file answers
@@ -32,6 +33,7 @@ pub struct HostWorkspace {
     policy: Arc<Policy>,
     session_id: String,
     state: String,
+    origin: Origin,
     variables: Variables,
     reply_only: bool,
     files: Option<Workspace>,
@@ -48,12 +50,14 @@ impl std::fmt::Debug for HostWorkspace {
 }
 
 impl HostWorkspace {
-    /// The workspace of a call made in `state` of session `session_id`; `files` is `None`
-    /// when the session store keeps no folder.
+    /// The workspace of a call made in `state` of session `session_id` by `origin` (the
+    /// agent, its script code, a hook); `files` is `None` when the session store keeps no
+    /// folder.
     pub(crate) fn new(
         policy: Arc<Policy>,
         session_id: &str,
         state: &str,
+        origin: Origin,
         variables: Variables,
         reply_only: bool,
         files: Option<Workspace>,
@@ -62,6 +66,7 @@ impl HostWorkspace {
             policy,
             session_id: session_id.to_string(),
             state: state.to_string(),
+            origin,
             variables,
             reply_only,
             files,
@@ -81,7 +86,7 @@ impl HostWorkspace {
         }
         let ctx = CallContext {
             state: &self.state,
-            origin: Origin::Agent,
+            origin: self.origin,
             reply_only: self.reply_only,
             variables: Some(&self.variables),
         };

@@ -2183,6 +2183,7 @@ impl Turn<'_> {
                         std::sync::Arc::clone(&self.h.policy),
                         self.id.as_str(),
                         &state,
+                        Origin::Agent,
                         self.session.kernel_variables(),
                         self.reply_only,
                         self.workspace(),
