@@ -3,7 +3,7 @@
 // model attribution and tool texts.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { mkdirSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 
 import { createAgent } from '@archmax-ai/harness'
@@ -756,6 +756,33 @@ states:
   try {
     await agent.workflow.send('ws2', { message: 'Archive it.' })
     assert.match(JSON.stringify(requests[2].messages.at(-1)), /→ archived: 1\\talpha/)
+  } finally {
+    agent.dispose()
+  }
+})
+
+test('the plain agent answers a copy onto, or a removal from, a read-only mount as its file operations do', async () => {
+  const root = workspace({ 'AGENTS.md': '# Persona\n', 'catalog/a.md': 'a\n' })
+  const { model } = scripted([
+    tools(
+      call('write_file', { file_path: 'scratchpad/x.md', content: 'x' }, 'w1'),
+      call('copy_file', { source: 'scratchpad/x.md', destination: 'catalog/b.md' }, 'c1'),
+      call('remove_file', { file_path: 'catalog/a.md' }, 'r1'),
+      call('write_file', { file_path: 'catalog/c.md', content: 'c' }, 'w2'),
+    ),
+    say('Done.'),
+  ])
+  const agent = await createAgent({ workflow: false, workspace: { rootDir: root, mounts: { '/catalog/': { readOnly: true } } }, model })
+  try {
+    const { messages } = await agent.invoke({ messages: [{ role: 'user', content: 'Go.' }] }, { configurable: { thread_id: 'pl1' } })
+    const copy = toolMessage(messages, 'c1')
+    assert.equal(copy.content, "Error: Cannot copy to 'catalog/b.md': it is served by a read-only mount.")
+    assert.equal(copy.governance_blocked, undefined)
+    assert.equal(toolMessage(messages, 'r1').content, "Error: Cannot remove 'catalog/a.md': it is served by a read-only mount.")
+    // Nothing was written or removed; other writes there stay the kernel's refusal.
+    assert.equal(existsSync(join(root, 'catalog/b.md')), false)
+    assert.equal(existsSync(join(root, 'catalog/a.md')), true)
+    assert.match(toolMessage(messages, 'w2').content, /^\[workflow\] BLOCKED: 'write_file'/)
   } finally {
     agent.dispose()
   }

@@ -1707,7 +1707,13 @@ impl Turn<'_> {
         };
         let (args, verdict) =
             crate::governed::decide(&self.h.policy, self.id.as_str(), &name, args, &ctx);
-        if !verdict.allowed {
+        // The original's plain agent has no kernel: its file operations answer a read-only
+        // mount themselves (`Cannot copy to '…': it is served by a read-only mount.`), and
+        // they refuse it just as surely.
+        let file_operation_answers = self.h.plain
+            && verdict.rule == archmax_kernel::RuleId::ReadOnlyZone
+            && matches!(name.as_str(), "copy_file" | "move_file" | "remove_file");
+        if !verdict.allowed && !file_operation_answers {
             let reason = verdict.message.unwrap_or_default();
             self.blocked = true;
             if verdict.warn {
