@@ -144,7 +144,25 @@ export type ModelFactory = (
 ) => AgentModel | Promise<AgentModel>
 
 /** Where a host tool is called from. */
-export type ToolCallContext = { sessionId: string; state: string; toolName: string }
+export type ToolCallContext = {
+  sessionId: string
+  state: string
+  toolName: string
+  /**
+   * The turn's files while this call runs (non-enumerable; reading it afterwards throws):
+   * each access is decided as the agent's own `read_file`, `write_file` or `remove_file`
+   * call would be in `state`, and routed as the file tools route it.
+   */
+  readonly workspace: ToolWorkspace
+}
+/** `context.workspace`: refusals are answered in the results, never thrown. */
+export interface ToolWorkspace {
+  /** What `read_file` answers (numbered lines), or why it may not. */
+  read(filePath: string, offset?: number, limit?: number): Promise<{ content: string; error?: undefined } | { error: string; content?: undefined }>
+  downloadFiles(paths: string[]): Promise<Array<{ path: string; content: Uint8Array | null; error: string | null }>>
+  uploadFiles(files: Array<[string, Uint8Array]>): Promise<Array<{ path: string; error: string | null }>>
+  delete(filePath: string): Promise<{ error?: string }>
+}
 
 /** A zod (3 or 4) or Standard Schema object: what its parse yields types a host tool's arguments. */
 export type ZodLikeSchema<Out = unknown> = { _output: Out } | { '~standard': { types?: { output: Out } } }
@@ -310,7 +328,12 @@ export type Verdict = { decision: 'allow' | 'block'; ruleId: string; reason?: st
 /** A host rule: a verdict, or null to abstain. Synchronous, like the kernel. */
 export type GovernanceRule = (action: ProposedToolCall, api: RuleApi) => Verdict | null | undefined
 
-export type SendInput = { message?: string; trigger?: TriggerRef; variables?: Record<string, unknown>; sessionPath?: string }
+export type SendInput =
+  | { message?: string; trigger?: TriggerRef; variables?: Record<string, unknown>; sessionPath?: string; decision?: undefined; delivery?: undefined }
+  /** Resumes a session parked at a human state, as `decide` does. */
+  | { decision: Decision | string; message?: undefined; delivery?: undefined }
+  /** Resumes a session parked for an event, as `deliver` does. */
+  | { delivery: Delivery; message?: undefined; decision?: undefined }
 /** The original's `{ target, comment? }`; `{ to }` is accepted as an alias of `target`. */
 export type Decision = ({ target: string; to?: never } | { to: string; target?: never }) & { comment?: string }
 export type Delivery = { trigger: TriggerRef; variables?: Record<string, unknown>; message?: string }

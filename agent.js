@@ -305,7 +305,13 @@ function langChainModelFunction(chatModel) {
     const tools = request.tools ?? []
     // OpenAI-format tool definitions: every LangChain provider's bindTools accepts them.
     const runnable = tools.length ? chatModel.bindTools(tools) : chatModel
-    return fromLangChainMessage(await runnable.invoke(messages))
+    const completion = fromLangChainMessage(await runnable.invoke(messages))
+    // Without a model id in the answer, the instance's configured one prices and attributes the call.
+    if (completion && typeof completion === 'object' && !completion.model) {
+      const configured = [chatModel.model, chatModel.modelName, chatModel.model_name].find((m) => typeof m === 'string' && m)
+      if (configured) completion.model = configured
+    }
+    return completion
   }
 }
 
@@ -340,6 +346,13 @@ function resolveModel(model, modelFactory, defaultModel, rootDir) {
   const idOf = (request) => (!request.model || request.model === defaultId ? undefined : request.model)
   return {
     ready: direct ? Promise.resolve(direct) : build('agent', undefined),
+    /** Builds the models the spec declares (`models` of `open`), as the original does at assembly. */
+    prebuild: async ({ agent = [], rubric = [] } = {}) => {
+      // In the original's order: the rubrics' graders with the rubrics, then the states' models.
+      const graders = rubric.map((id) => build('rubric', id ?? undefined))
+      const agents = direct ? [] : agent.filter((id) => id !== defaultId).map((id) => build('agent', id))
+      await Promise.all([...graders, ...agents])
+    },
     fn: async (request, info) => {
       const role = info?.role === 'rubric' ? 'rubric' : 'agent'
       if (role === 'agent' && direct) return direct(request, info)
@@ -409,14 +422,62 @@ async function normalizeTools(tools) {
   return out
 }
 
-function toolAdapter(tools) {
+/**
+ * `context.workspace` of one host tool call: the turn's files, each access decided by the
+ * kernel as the agent's own file tool (`read_file`, `write_file`, `remove_file`) would be in
+ * the calling state (crates/machine/src/host_workspace.rs). Refusals are answered in the
+ * results (`error`), as a Deep Agents backend answers them; nothing throws.
+ */
+function toolWorkspace(native, contextId) {
+  const op = (name, args) => unwrap(native.toolWorkspace(contextId, name, args))
+  return Object.freeze({
+    /** `{ content }` (what `read_file` answers: numbered lines) or `{ error }`. */
+    async read(filePath, offset, limit) {
+      return op('read', { path: String(filePath), offset, limit })
+    },
+    /** `[{ path, content: Uint8Array | null, error: string | null }]`. */
+    async downloadFiles(paths) {
+      return op('download', { paths: [...paths].map(String) }).map((r) => ({
+        path: r.path,
+        content: r.content === null ? null : new Uint8Array(Buffer.from(r.content, 'base64')),
+        error: r.error,
+      }))
+    },
+    /** `files`: `[[path, Uint8Array]]`; `[{ path, error: string | null }]`. */
+    async uploadFiles(files) {
+      return op('upload', { files: [...files].map(([path, bytes]) => [String(path), Buffer.from(bytes).toString('base64')]) })
+    },
+    /** `{}` or `{ error }`. */
+    async delete(filePath) {
+      return op('delete', { path: String(filePath) })
+    },
+  })
+}
+
+function toolAdapter(tools, getNative) {
   const byName = new Map(tools.map((t) => [t.name, t]))
   return (callJson) =>
     settle(async () => {
-      const { name, args, sessionId, state } = JSON.parse(callJson)
+      const { name, args, sessionId, state, contextId } = JSON.parse(callJson)
       const tool = byName.get(name)
       if (!tool) throw new Error(`no handler for tool '${name}'`)
-      return tool.handler(args ?? {}, { sessionId, state, toolName: name })
+      const context = { sessionId, state, toolName: name }
+      const workspace = contextId === null || contextId === undefined ? null : toolWorkspace(getNative(), contextId)
+      let open = true
+      // Non-enumerable, as the original's: readable only while the call runs.
+      Object.defineProperty(context, 'workspace', {
+        enumerable: false,
+        get() {
+          if (!open) throw new Error('context.workspace is only usable while its tool call runs')
+          if (!workspace) throw new Error('context.workspace is not available to this call')
+          return workspace
+        },
+      })
+      try {
+        return await tool.handler(args ?? {}, context)
+      } finally {
+        open = false
+      }
     }, 'the tool handler', (result) => {
       if (typeof result === 'string') return result
       if (result === undefined) return ''
@@ -689,7 +750,7 @@ export async function createAgent(params = {}) {
   }
   const handlers = {
     model: modelFn ? modelAdapter(modelFn) : null,
-    tool: tools.length ? toolAdapter(tools) : null,
+    tool: tools.length ? toolAdapter(tools, () => native) : null,
     event: onEvent ? eventAdapter(onEvent) : () => {},
   }
   const native = new NativeAgent(handlers.model, handlers.tool, onEvent ? handlers.event : null)
@@ -739,6 +800,16 @@ export async function createAgent(params = {}) {
   const live = () => {
     if (disposed) throw new AgentDisposedError('the agent was disposed')
   }
+  // What assembly announced (skills-loaded, warnings), before anything a call emits.
+  for (const e of opened.events ?? []) handlers.event(e)
+  if (resolved && typeof resolved === 'object') {
+    try {
+      await resolved.prebuild(opened.models)
+    } catch (e) {
+      native.dispose()
+      throw e
+    }
+  }
   const runtimeContract = Object.freeze(opened.runtimeContract)
   const plain = opened.plain === true
   const workflowOperations = plain
@@ -746,6 +817,9 @@ export async function createAgent(params = {}) {
     : {
         async send(sessionId, input = {}) {
           live()
+          // The original's resume payloads: a decision routes as `decide` does, a delivery as `deliver`.
+          if (input?.decision !== undefined && input.decision !== null) return workflowOperations.decide(sessionId, input.decision)
+          if (input?.delivery !== undefined && input.delivery !== null) return workflowOperations.deliver(sessionId, input.delivery)
           const vars = { ...seeds, ...(input.variables ?? {}) }
           return run(
             native.send(

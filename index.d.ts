@@ -197,6 +197,11 @@ export declare class NativeAgent {
    * host keeps spec snapshots (else they are kept in memory).
    */
   useSessionStore(store: NativeSessionStore, handler: ((callJson: string) => Promise<string>) | null | undefined, hostSpecs: boolean | null | undefined): NativeResult
+  /**
+   * Serves one `context.workspace` access of the host tool call `contextId`:
+   * `{ ok: true, value }` (see the operations above) or `{ ok: false, code, message }`.
+   */
+  toolWorkspace(contextId: number, op: string, args: Record<string, unknown>): NativeResult
 }
 
 /**

@@ -20,6 +20,8 @@ export type TranscriptMessage = {
   name?: string
   /** Present on the runtime's own notes. */
   archmax?: { note: RuntimeNoteKind; [key: string]: unknown }
+  /** A tool result the governance refused (its text opens `[workflow] BLOCKED`). */
+  governance_blocked?: true
   [key: string]: unknown
 }
 

@@ -165,10 +165,15 @@ test('modelFactory: asked for the agent model with no id at assembly, and may re
     },
   })
   try {
-    assert.deepEqual(asked, [['agent', 'function', undefined]])
+    // The example's rubric (no model of its own) gets its grader at assembly too, as in the original.
+    const atAssembly = [
+      ['agent', 'function', undefined],
+      ['rubric', 'function', undefined],
+    ]
+    assert.deepEqual(asked, atAssembly)
     const outcome = await agent.workflow.send('s-f', { message: 'Hi' })
     assert.equal(outcome.reply, 'Hello.')
-    assert.deepEqual(asked, [['agent', 'function', undefined]])
+    assert.deepEqual(asked, atAssembly)
   } finally {
     agent.dispose()
   }

@@ -144,6 +144,32 @@ const noVip = (action) =>
 
 const PNG = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])
 
+const ARCHIVE_SPEC = `title: Archive
+instructions: A test workflow.
+mounts:
+  allow_always: []
+states:
+  work:
+    triggers: { manual: }
+    instructions: Write the note, then archive it.
+    tools:
+      allow: [archive]
+`
+/** A host tool working on the session's files through `context.workspace`. */
+const archive = {
+  name: 'archive',
+  description: 'Archives the note.',
+  schema: { type: 'object', properties: {} },
+  handler: async (_args, { workspace: ws }) => {
+    const [note] = await ws.downloadFiles(['scratchpad/note.md'])
+    if (note.error) return `not archived: ${note.error}`
+    const [copied] = await ws.uploadFiles([['scratchpad/archive/note.md', note.content]])
+    const removed = await ws.delete('scratchpad/note.md')
+    const { content } = await ws.read('scratchpad/archive/note.md')
+    return `archived (${copied.error ?? 'copied'}, ${removed.error ?? 'removed'}): ${content}`
+  },
+}
+
 /**
  * name, a workspace maker, the agent options beyond model/store/onEvent, the model's
  * scripted answers (to the agent and to any grader, in the order asked), the steps (each
@@ -262,6 +288,23 @@ const SCENARIOS = [
       assert.equal(done.kind, 'completed')
       assert.match(contents(requests[1]), /VIP records are off limits/)
       assert.match(contents(requests[1]), /"tier":"gold"/)
+    },
+  },
+  {
+    name: 'a host tool reads, writes and deletes session files through context.workspace',
+    files: true,
+    workspace: () => workspace({ 'workflows/archive/workflow.yaml': ARCHIVE_SPEC }),
+    options: { workflow: 'archive', tools: [archive] },
+    answers: [
+      tools(call('write_file', { file_path: 'scratchpad/note.md', content: 'alpha' }, 'c1')),
+      tools(call('archive', {}, 'c2'), call('ls', { path: 'scratchpad' }, 'c3')),
+      say('Archived.'),
+    ],
+    steps: [(w) => w.send('x1', { message: 'Archive the note.' })],
+    check: ([done], requests) => {
+      assert.equal(done.kind, 'completed')
+      assert.match(contents(requests[2]), /archived \(copied, removed\): +1\s+alpha/)
+      assert.doesNotMatch(contents(requests[2]), /scratchpad\/note\.md \(/)
     },
   },
   {

@@ -28,9 +28,18 @@ sessionId: string,
  */
 status: WorkflowStatus, 
 /**
- * The current state.
+ * The current state: the state parked at when parked, else `workflowState`.
  */
 state: string, 
+/**
+ * The state the session stands in (the original's `workflowState`).
+ */
+workflowState: string, 
+/**
+ * Whether a resumed session (`decide`, `reply`, `deliver`) parked again, on either
+ * channel; absent for a turn, as in the original's `send` outcome.
+ */
+reparked?: boolean, 
 /**
  * The agent's last text ("" if none).
  */

@@ -22,6 +22,7 @@ pub fn raw_line(envelope: &Envelope) -> Option<String> {
             format!("[workflow:{state}] tool {tool}{detail}")
         }
         Event::Warning { scope, message } => format!("[{scope}] {message}"),
+        Event::SkillsLoaded { names } => format!("[skills] loaded: {}", names.join(", ")),
         Event::WorkflowReset { entry } => format!("[workflow] reset to entry '{entry}'"),
         Event::StateEnter { state } => format!("[workflow] entering node '{state}'"),
         Event::StateLeave { state, next } => {

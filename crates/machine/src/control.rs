@@ -107,7 +107,9 @@ pub struct Written {
     pub title: Option<String>,
 }
 
-fn title_problem(v: &Value) -> Option<String> {
+/// Why `v` cannot be the run's `title` (a non-empty single line of at most
+/// [`TITLE_MAX_LENGTH`] characters), or `None` when it can.
+pub(crate) fn title_problem(v: &Value) -> Option<String> {
     let base = format!(
         "'title' is reserved for a short label naming the task this run is doing. It must be a non-empty single-line string of at most {TITLE_MAX_LENGTH} characters"
     );

@@ -19,6 +19,9 @@ use ts_rs::TS;
 pub enum Event {
     /// Something the host should know.
     Warning { scope: String, message: String },
+    /// The skills the agent was assembled with, in discovery order (emitted at assembly,
+    /// only when there is at least one).
+    SkillsLoaded { names: Vec<String> },
     /// The turn reopened at the entry state.
     WorkflowReset { entry: String },
     /// A state was entered.

@@ -231,6 +231,10 @@ impl RunError {
     }
 }
 
+/// The model id requests carry when the host names none (no `defaultModel`, no
+/// `ARCHMAX_MODEL`, no `model:` in the spec): it is never reported as the call's model.
+pub const UNNAMED_MODEL: &str = "default";
+
 /// How to assemble a harness.
 pub struct HarnessOptions {
     /// The workspace root.
@@ -496,6 +500,14 @@ impl Harness {
                 },
             );
         }
+        if !loaded.skills.is_empty() {
+            emitter.emit(
+                None,
+                Event::SkillsLoaded {
+                    names: loaded.skills.iter().map(|b| b.slug.clone()).collect(),
+                },
+            );
+        }
         Ok(Harness {
             root: opts.root,
             workflow: if plain { String::new() } else { opts.workflow },
@@ -527,6 +539,10 @@ impl Harness {
     /// Shows the agent the images it reads (`createAgent({ images })`; `None`: off).
     pub fn set_images(&mut self, images: Option<crate::images::ImageReads>) {
         self.images = images;
+        // `read_file`'s description depends on it.
+        if let Ok(mut defs) = self.tool_defs.write() {
+            defs.clear();
+        }
     }
 
     /// Sets the host's `promptCache` option: each given field outranks the spec's

@@ -61,8 +61,8 @@ pub struct HookInput {
 /// A hook's answer.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Verdict {
-    /// Proceed.
-    Ok,
+    /// Proceed, with the reason the hook gave (empty when none: a script's `ok()`).
+    Ok(String),
     /// Give the agent another attempt (after hooks only).
     Correct(String),
     /// Refuse.
@@ -87,7 +87,7 @@ impl Verdict {
             }
         };
         match self {
-            Verdict::Ok => Verdict::Ok,
+            Verdict::Ok(r) => Verdict::Ok(cut(r)),
             Verdict::Correct(r) => Verdict::Correct(cut(r)),
             Verdict::Veto(r) => Verdict::Veto(cut(r)),
             Verdict::Error(e) => Verdict::Error(cut(e)),
@@ -187,12 +187,13 @@ pub fn read_outcome(outcome: &Value) -> Verdict {
             // A verdict object is taken as it is; a missing or blank reason gets the
             // helpers' default, exactly as a script hook's `{ verdict }` does.
             let reason = m.get("reason").and_then(Value::as_str).map(str::to_string);
+            let given = reason.clone().unwrap_or_default();
             let verdict = m
                 .get("verdict")
                 .and_then(Value::as_str)
                 .and_then(|v| archmax_sandbox::verdict_from_parts(v, reason));
             match verdict {
-                Some(archmax_sandbox::HookVerdict::Ok) => Verdict::Ok,
+                Some(archmax_sandbox::HookVerdict::Ok) => Verdict::Ok(given),
                 Some(archmax_sandbox::HookVerdict::Veto(r)) => Verdict::Veto(r),
                 Some(archmax_sandbox::HookVerdict::Correct(r)) => Verdict::Correct(r),
                 None => Verdict::Error(format!(
@@ -204,7 +205,7 @@ pub fn read_outcome(outcome: &Value) -> Verdict {
         Value::Array(_) => Verdict::Error(
             "hook returned an array, which is not a verdict — return { verdict: \"ok\" | \"correct\" | \"veto\", reason }, false, or nothing at all".to_string(),
         ),
-        _ => Verdict::Ok,
+        _ => Verdict::Ok(String::new()),
     }
 }
 
@@ -311,7 +312,7 @@ impl ModelGrader {
             }
         }
         match run.verdict {
-            Ok(archmax_sandbox::HookVerdict::Ok) => Verdict::Ok,
+            Ok(archmax_sandbox::HookVerdict::Ok) => Verdict::Ok(String::new()),
             Ok(archmax_sandbox::HookVerdict::Veto(r)) => Verdict::Veto(r),
             Ok(archmax_sandbox::HookVerdict::Correct(r)) => Verdict::Correct(r),
             Err(e) => Verdict::Error(format!("hook '{script}' failed: {e}")),
@@ -410,7 +411,7 @@ pub fn parse_verdict(text: &str) -> Option<Verdict> {
                 .unwrap_or_default()
                 .to_string();
             return match v.get("verdict").and_then(Value::as_str) {
-                Some("ok") => Some(Verdict::Ok),
+                Some("ok") => Some(Verdict::Ok(reason)),
                 Some("correct") => Some(Verdict::Correct(reason)),
                 Some("veto") => Some(Verdict::Veto(reason)),
                 _ => None,
@@ -511,7 +512,7 @@ mod tests {
     fn verdicts_are_read_from_json_even_inside_prose() {
         assert_eq!(
             parse_verdict(r#"{"verdict":"ok","reason":"fine"}"#),
-            Some(Verdict::Ok)
+            Some(Verdict::Ok("fine".into()))
         );
         assert_eq!(
             parse_verdict("Here: {\"verdict\": \"veto\", \"reason\": \"wrong date\"} done"),
@@ -526,7 +527,10 @@ mod tests {
     #[test]
     fn a_custom_kinds_verdict_needs_no_reason() {
         let read = |value: Value| read_outcome(&serde_json::json!({ "ok": true, "value": value }));
-        assert_eq!(read(serde_json::json!({ "verdict": "ok" })), Verdict::Ok);
+        assert_eq!(
+            read(serde_json::json!({ "verdict": "ok" })),
+            Verdict::Ok(String::new())
+        );
         assert_eq!(
             read(serde_json::json!({ "verdict": "veto" })),
             Verdict::Veto("vetoed by hook".into())
@@ -558,6 +562,9 @@ mod tests {
         );
         let short = Verdict::Correct("fix the date".into());
         assert_eq!(short.clone().bounded(), short);
-        assert_eq!(Verdict::Ok.bounded(), Verdict::Ok);
+        assert_eq!(
+            Verdict::Ok("fine".into()).bounded(),
+            Verdict::Ok("fine".into())
+        );
     }
 }

@@ -14,6 +14,7 @@ pub mod files;
 mod governed;
 mod harness;
 pub mod hooks;
+pub mod host_workspace;
 pub mod images;
 mod invoke;
 pub mod model;
@@ -35,7 +36,7 @@ mod turn;
 pub use events::{Emitter, Envelope, Event, EventSink, NoEvents};
 pub use harness::{
     AssemblyExtras, DEFAULT_WORKFLOW, Governance, Harness, HarnessOptions, HostRules, RunError,
-    SessionSource, ToolPathDecls, mint_session_id,
+    SessionSource, ToolPathDecls, UNNAMED_MODEL, mint_session_id,
 };
 pub use invoke::{DEFAULT_SESSION_ID, InvokeInput};
 pub use outcome::{Outcome, OutcomeKind, SessionExit, VariableEntry};

@@ -101,8 +101,14 @@ pub struct Outcome {
     /// The session's status.
     #[ts(as = "Status")]
     pub status: &'static str,
-    /// The current state.
+    /// The current state: the state parked at when parked, else `workflowState`.
     pub state: String,
+    /// The state the session stands in (the original's `workflowState`).
+    pub workflow_state: String,
+    /// Whether a resumed session (`decide`, `reply`, `deliver`) parked again, on either
+    /// channel; absent for a turn, as in the original's `send` outcome.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reparked: Option<bool>,
     /// The agent's last text ("" if none).
     pub reply: String,
     /// Why the turn was rejected.
@@ -159,6 +165,14 @@ pub fn last_agent_text(messages: &[Value]) -> String {
 }
 
 impl Outcome {
+    /// This outcome as `disposition` settled it: a resume (`decide`, `reply`, `deliver`)
+    /// says whether it parked again.
+    pub fn with_disposition(mut self, disposition: &'static str) -> Outcome {
+        self.disposition = disposition;
+        self.reparked = (disposition != "turn").then_some(self.kind == OutcomeKind::Parked);
+        self
+    }
+
     /// The outcome of a session as it stands.
     pub fn from_session(session_id: &str, s: &SessionState, messages: &[Value]) -> Outcome {
         let kind = match s.status {
@@ -183,6 +197,8 @@ impl Outcome {
                 .park
                 .as_ref()
                 .map_or_else(|| s.workflow_state.clone(), |p| p.state().to_string()),
+            workflow_state: s.workflow_state.clone(),
+            reparked: None,
             reply: last_agent_text(messages),
             rejected: s
                 .rejected
@@ -228,7 +244,7 @@ mod tests {
         let failed = serde_json::to_string(&Outcome::from_session("s", &s, &[])).unwrap();
         assert_eq!(
             failed,
-            r#"{"kind":"failed","disposition":"turn","sessionId":"s","status":"failed","state":"work","reply":"","exit":{"success":false,"code":"no-invoice","reason":"nothing to bill"},"auditTrail":[],"variables":{"trigger":{"value":"manual","locked":true}},"messages":[]}"#
+            r#"{"kind":"failed","disposition":"turn","sessionId":"s","status":"failed","state":"work","workflowState":"work","reply":"","exit":{"success":false,"code":"no-invoice","reason":"nothing to bill"},"auditTrail":[],"variables":{"trigger":{"value":"manual","locked":true}},"messages":[]}"#
         );
         s.status = Status::Completed;
         let completed = serde_json::to_value(Outcome::from_session("s", &s, &[])).unwrap();

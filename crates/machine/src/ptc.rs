@@ -179,15 +179,27 @@ impl ScriptTools {
         }
         match self.host.iter().find(|t| t.name() == name) {
             Some(tool) => {
+                let workspace = Arc::new(crate::host_workspace::HostWorkspace::new(
+                    Arc::clone(&self.policy),
+                    &self.session_id,
+                    &self.state,
+                    self.origin,
+                    self.variables.clone(),
+                    false,
+                    self.workspace.clone(),
+                ));
                 let ctx = ToolContext {
                     session_id: self.session_id.clone(),
                     state: self.state.clone(),
+                    workspace: Some(Arc::clone(&workspace)),
                 };
                 let left = self
                     .deadline
                     .as_ref()
                     .map(|(at, _)| at.saturating_duration_since(Instant::now()));
-                match run_host_tool(&self.policy, tool, args, ctx, &self.cancel, left).await {
+                let run = run_host_tool(&self.policy, tool, args, ctx, &self.cancel, left).await;
+                workspace.close();
+                match run {
                     HostRun::Done(result) => result,
                     HostRun::Escapes(text) => Err(text),
                     HostRun::TimedOut => {

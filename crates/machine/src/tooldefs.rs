@@ -25,6 +25,22 @@ fn object(properties: Value, required: &[&str]) -> Value {
     json!({ "type": "object", "properties": properties, "required": required })
 }
 
+/// The `read_file` description's line on binary files when the model is shown the images
+/// it reads (the `images` option), in place of the text-only line.
+const READ_FILE_IMAGES_LINE: &str = "- Text files, and images (PNG, JPEG, GIF, WebP): an image is shown to you right after the tool result. Any other binary file (audio, video, a PDF, an archive, …) is not returned; the result says the file is binary and was not read.";
+
+/// [`built_in`] for an agent whose model is shown the images it reads (`images` on):
+/// `read_file` says so, every other tool is unchanged.
+pub fn built_in_with_images(name: &str) -> Option<ToolSpec> {
+    let mut spec = built_in(name)?;
+    if name == "read_file"
+        && let Some((head, _)) = spec.description.split_once("\n- Text files only")
+    {
+        spec.description = format!("{head}\n{READ_FILE_IMAGES_LINE}");
+    }
+    Some(spec)
+}
+
 /// The definition of a built-in tool the runtime can execute, or `None`.
 pub fn built_in(name: &str) -> Option<ToolSpec> {
     let path = json!({ "type": "string", "description": "Workspace-relative path." });
@@ -68,7 +84,7 @@ pub fn built_in(name: &str) -> Option<ToolSpec> {
         ),
         "archmax_raise" => spec(
             name,
-            "End the session as failed when the task cannot be completed, after trying to recover. Call it alone in its message.",
+            "End the session as failed. Only for a task that cannot be completed, once recovery has been tried: never to finish work that worked, and never in place of archmax_wait (something has to arrive), archmax_reset (a wrong branch) or a human state (a person has to decide). Put any message for the person in the text of this same assistant message, and call it alone in that message.",
             object(
                 json!({ "code": { "type": "string", "description": "A short machine-readable code (at most 64 characters, one line)." }, "reason": { "type": "string" } }),
                 &["code", "reason"],

@@ -18,6 +18,9 @@ pub struct ToolContext {
     pub session_id: String,
     /// The active state.
     pub state: String,
+    /// The turn's files as this call may use them (`context.workspace`); `None` where the
+    /// caller gives none (a script's call).
+    pub workspace: Option<Arc<crate::host_workspace::HostWorkspace>>,
 }
 
 /// A tool the host provides. Its result is text for the model; an `Err` answers

@@ -131,6 +131,9 @@ struct Turn<'h> {
     images: Vec<(usize, crate::images::ImageMark)>,
     /// The image the tool call being answered showed (`push_result` records it).
     shown: Option<crate::images::ImageMark>,
+    /// The kernel refused the tool call being answered (`push_result` marks its message
+    /// `governance_blocked`, as the original's `additional_kwargs.governance_blocked`).
+    blocked: bool,
     /// The tool-call ids this turn has answered: a model that repeats one gets it
     /// renamed ([`unique_call_ids`]), so every result pairs with exactly one call.
     call_ids: std::collections::HashSet<String>,
@@ -186,7 +189,12 @@ impl Harness {
         let mut out = Vec::new();
         for name in surface {
             if EXECUTABLE.contains(&name.as_str()) {
-                if let Some(t) = crate::tooldefs::built_in(&name) {
+                let def = if self.images.is_some() {
+                    crate::tooldefs::built_in_with_images(&name)
+                } else {
+                    crate::tooldefs::built_in(&name)
+                };
+                if let Some(t) = def {
                     out.push(ToolDef {
                         name: t.name,
                         description: t.description,
@@ -273,6 +281,7 @@ impl Harness {
             sandbox: None,
             lineage: NEXT_LINEAGE.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             shown: None,
+            blocked: false,
             call_ids: std::collections::HashSet::new(),
         };
         Ok((lease, turn))
@@ -498,13 +507,25 @@ impl Harness {
             to: state.clone(),
             session_id: id.clone(),
         });
+        let mut delivered_title = None;
         for (k, v) in &variables {
             if k == "title" {
-                // The title stays the agent's: a delivered one is written unlocked.
+                // The title stays the agent's: a delivered one is written unlocked, trimmed; a
+                // malformed one is skipped with a warning (dropping the whole delivery over a
+                // bad label would be the worse failure).
+                if let Some(problem) = control::title_problem(v) {
+                    turn.emit(Event::Warning {
+                        scope: "workflow".into(),
+                        message: format!("Delivered title ignored: {problem}"),
+                    });
+                    continue;
+                }
+                let t = v.as_str().unwrap_or_default().trim().to_string();
+                delivered_title = Some(t.clone());
                 turn.session.variables.insert(
                     k.clone(),
                     crate::state::Variable {
-                        value: v.clone(),
+                        value: Value::String(t),
                         locked_by: None,
                     },
                 );
@@ -525,11 +546,23 @@ impl Harness {
                 locked_by: Some(LockedBy::Host),
             },
         );
-        if !variables.is_empty() {
+        let names: Vec<String> = variables
+            .keys()
+            .filter(|k| *k != "title" || delivered_title.is_some())
+            .cloned()
+            .collect();
+        if !names.is_empty() {
             turn.emit(Event::VariablesSet {
                 state: Some(state.clone()),
-                names: variables.keys().cloned().collect(),
+                names,
                 locked: true,
+                call_id: None,
+            });
+        }
+        if let Some(title) = delivered_title {
+            turn.emit(Event::TitleSet {
+                title,
+                state: Some(state.clone()),
                 call_id: None,
             });
         }
@@ -538,6 +571,9 @@ impl Harness {
             &crate::park::event_note(trigger, &state, &variables, message.is_some()),
         );
         if let Some(m) = message {
+            // A person wrote: the state's wait loop starts over, so `maxParks` bounds how long
+            // the run waits unanswered, not how long a conversation lasts.
+            turn.session.park_counts.remove(&state);
             turn.emit(Event::ParkMessage {
                 state: state.clone(),
                 session_id: id,
@@ -652,6 +688,9 @@ impl Turn<'_> {
         let mut msg = json!({ "role": "tool", "tool_call_id": call_id, "content": content, "is_error": is_error });
         if let Some(mark) = self.shown.take() {
             msg["image"] = mark.to_value();
+        }
+        if std::mem::take(&mut self.blocked) {
+            msg["governance_blocked"] = Value::Bool(true);
         }
         self.push(msg);
     }
@@ -779,8 +818,21 @@ impl Turn<'_> {
             h.store.write_spec_snapshot(&h.spec_hash, &stripped)?;
             s.spec_hash = h.spec_hash.clone();
         }
+        let mut seeded_title = None;
         for (k, v) in &input.variables {
-            if k == "title" && s.variables.contains_key("title") {
+            if k == "title" {
+                // An opening label: it loses to a title the session holds, and stays
+                // unlocked so the agent can correct it.
+                if !s.variables.contains_key("title") {
+                    seeded_title = v.as_str().map(str::to_string);
+                    s.variables.insert(
+                        k.clone(),
+                        Variable {
+                            value: v.clone(),
+                            locked_by: None,
+                        },
+                    );
+                }
                 continue;
             }
             s.variables.insert(
@@ -801,6 +853,8 @@ impl Turn<'_> {
         s.status = Status::Running;
         s.rejected = None;
         s.exit = None;
+        // A turn boundary starts every park budget over (the original's `parkCounts: {}`).
+        s.park_counts.clear();
         s.state_turns = 0;
         s.turn_model_calls = 0;
         s.budget_warned = false;
@@ -813,6 +867,13 @@ impl Turn<'_> {
             reason: None,
             call_id: None,
         });
+        if let Some(title) = seeded_title {
+            self.emit(Event::TitleSet {
+                title,
+                state: None,
+                call_id: None,
+            });
+        }
         self.trail(&here, "trigger", Some(trigger));
         if let Some(reason) = self.requires_refusal(trigger) {
             self.emit(Event::Warning {
@@ -823,7 +884,21 @@ impl Turn<'_> {
             self.session.rejected = Some(reason);
             return self.commit().await;
         }
-        self.emit(Event::StateEnter { state: here });
+        self.emit(Event::StateEnter {
+            state: here.clone(),
+        });
+        if self
+            .h
+            .spec
+            .states
+            .get(&here)
+            .is_some_and(archmax_spec::model::State::is_human)
+        {
+            // A turn opened at a human state presents the decision again on a fresh record
+            // (`seq` + 1): the run owes the person one message, then waits where it stood.
+            self.reply_case = crate::park::ReplyCase::PersonWrote;
+            self.park_decision(&here, Vec::new());
+        }
         for m in prior {
             self.push(m);
         }
@@ -1076,7 +1151,19 @@ impl Turn<'_> {
                         self.tool_call(call, calls.len() - 1, &mut moved, i).await;
                     self.push_result(&call.id, content, is_error);
                 }
+                // Only an answer to a person is a message to them from the park: the text
+                // handing the run over (after a tool result or a runtime note) is not.
+                let answers_person =
+                    self.messages
+                        .iter()
+                        .rev()
+                        .nth(1 + calls.len())
+                        .is_some_and(|m| {
+                            m.get("role").and_then(Value::as_str) == Some("user")
+                                && m.get("archmax").is_none()
+                        });
                 if calls.is_empty()
+                    && answers_person
                     && !text.trim().is_empty()
                     && let Some(state) = self.parked_state()
                 {
@@ -1115,6 +1202,13 @@ impl Turn<'_> {
                     }
                 }
                 self.complete().await?;
+                // A failure routed at completion jumps back to the model: the handler's
+                // segment runs, or, at a human handler, the park's one message is owed.
+                if self.session.status == Status::Running
+                    || (self.session.park.is_some() && self.closing)
+                {
+                    continue;
+                }
                 break;
             }
             let mut moved: Option<String> = None;
@@ -1123,13 +1217,11 @@ impl Turn<'_> {
                 let (content, is_error) = self.tool_call(call, others, &mut moved, i).await;
                 self.push_result(&call.id, content, is_error);
             }
-            if self.session.status == Status::Running
-                && let Some(reason) = self.session.rejected.clone()
-            {
-                // A terminal verdict: route at the end of the step.
-                self.route_failure(&reason).await?;
-                continue;
-            }
+            // A terminal failure of this step (a hook that could not run, an exhausted park
+            // budget, an unevaluable guard) stays committed as `rejected`: the model reads
+            // the refusal and goes on in this state, and the failure routes once it has
+            // finished its segment (text without a tool call, `complete`), as the original's
+            // `afterModel` does. The state does not move under the model's feet.
             if self.session.park.is_some() && self.session.rejected.is_some() {
                 // A park refused by its budget: the failure routes instead.
                 let reason = self.session.rejected.clone().unwrap_or_default();
@@ -1176,13 +1268,17 @@ impl Turn<'_> {
 
     fn record_usage(&mut self, r: &ChatResponse) {
         let Some(u) = &r.usage else { return };
-        // The model id of the response, else the one requested, picks the price.
-        let model = r.model.clone().unwrap_or_else(|| self.model_for());
+        // The model id of the response, else the one requested, picks the price and is
+        // reported; with neither (the placeholder a host that names no model gets), none is.
+        let model = r
+            .model
+            .clone()
+            .or_else(|| Some(self.model_for()).filter(|m| m != crate::UNNAMED_MODEL));
         let cost_usd = self
             .h
             .pricing
             .as_ref()
-            .and_then(|table| table.cost_usd(&model, u));
+            .and_then(|table| table.cost_usd(model.as_deref().unwrap_or_default(), u));
         let total = &mut self.session.usage;
         total.input_tokens = total.input_tokens.saturating_add(u.input_tokens);
         total.output_tokens = total.output_tokens.saturating_add(u.output_tokens);
@@ -1200,7 +1296,7 @@ impl Turn<'_> {
             output_tokens: u.output_tokens,
             cache_read_tokens: u.cache_read_tokens,
             cache_creation_tokens: u.cache_creation_tokens,
-            model: Some(model),
+            model,
             cost_usd,
         });
     }
@@ -1309,7 +1405,19 @@ impl Turn<'_> {
                 self.segment_started = Instant::now();
                 self.before_done = false;
                 self.trail(&to, "on_error", Some(reason));
-                self.emit(Event::StateEnter { state: to });
+                self.emit(Event::StateEnter { state: to.clone() });
+                if self
+                    .h
+                    .spec
+                    .states
+                    .get(&to)
+                    .is_some_and(archmax_spec::model::State::is_human)
+                {
+                    // An error handler that is a person's decision: the run parks there,
+                    // owing them one message about the failure (the runtime note opens it).
+                    self.reply_case = crate::park::ReplyCase::Routed;
+                    self.park_decision(&to, Vec::new());
+                }
             }
         }
         self.commit().await
@@ -1383,7 +1491,7 @@ impl Turn<'_> {
             });
             let verdict = self.h.hooks.run(hook, input).await.bounded();
             let (word, why) = match &verdict {
-                Verdict::Ok => ("ok", String::new()),
+                Verdict::Ok(r) => ("ok", r.clone()),
                 Verdict::Correct(r) => ("correct", r.clone()),
                 Verdict::Veto(r) => ("veto", r.clone()),
                 Verdict::Error(e) => {
@@ -1404,37 +1512,47 @@ impl Turn<'_> {
                     reason: why,
                 });
             }
-            match verdict {
-                Verdict::Ok => {
+            let gate = match verdict {
+                Verdict::Ok(_) => {
                     self.session.iterations.remove(&key);
+                    continue;
                 }
                 Verdict::Error(e) => return Gate::Fail(e),
-                Verdict::Veto(r) if phase == Phase::Before => return Gate::Block(r),
-                Verdict::Correct(r) if phase == Phase::Before => {
-                    return Gate::Block(format!(
-                        "before hooks cannot request corrections ('correct' gates nothing at entry, treated as veto): {r}"
-                    ));
-                }
-                Verdict::Veto(r) => return Gate::Block(format!("{label} veto: {r}")),
+                Verdict::Veto(r) if phase == Phase::Before => Gate::Block(r),
+                Verdict::Correct(r) if phase == Phase::Before => Gate::Block(format!(
+                    "before hooks cannot request corrections ('correct' gates nothing at entry, treated as veto): {r}"
+                )),
+                Verdict::Veto(r) => Gate::Block(format!("{label} veto: {r}")),
                 Verdict::Correct(r) => {
                     let max = hook.max_iterations().unwrap_or(0);
                     let used = self.session.iterations.get(&key).copied().unwrap_or(0);
                     if used >= max {
-                        return Gate::Fail(format!(
+                        Gate::Fail(format!(
                             "{label} veto: reply still incomplete after {max} attempt(s) — {r}"
-                        ));
+                        ))
+                    } else {
+                        self.session.iterations.insert(key, used + 1);
+                        let call = match to {
+                            Some(t) => format!("archmax_advance({{ to: \"{t}\" }})"),
+                            None => "archmax_advance".to_string(),
+                        };
+                        Gate::Block(format!(
+                            "{label}: reply incomplete — {r}. Update your answer and call {call} again. ({} attempt(s) remaining)",
+                            max - used - 1
+                        ))
                     }
-                    self.session.iterations.insert(key, used + 1);
-                    let call = match to {
-                        Some(t) => format!("archmax_advance({{ to: \"{t}\" }})"),
-                        None => "archmax_advance".to_string(),
-                    };
-                    return Gate::Block(format!(
-                        "{label}: reply incomplete — {r}. Update your answer and call {call} again. ({} attempt(s) remaining)",
-                        max - used - 1
-                    ));
                 }
+            };
+            // A verdict that refuses is announced as the original does: `hook-rejected`
+            // with the reason the agent reads.
+            if let Gate::Block(r) | Gate::Fail(r) = &gate {
+                self.emit(Event::HookRejected {
+                    state: state.to_string(),
+                    phase: phase.as_str().into(),
+                    reason: r.clone(),
+                });
             }
+            return gate;
         }
         Gate::Pass
     }
@@ -1568,6 +1686,7 @@ impl Turn<'_> {
                 Ok(a) => a,
                 Err(f) => {
                     let reason = crate::substitute::unresolved_message(&f);
+                    self.blocked = true;
                     self.emit(Event::ToolBlocked {
                         state,
                         tool: name,
@@ -1588,8 +1707,15 @@ impl Turn<'_> {
         };
         let (args, verdict) =
             crate::governed::decide(&self.h.policy, self.id.as_str(), &name, args, &ctx);
-        if !verdict.allowed {
+        // The original's plain agent has no kernel: its file operations answer a read-only
+        // mount themselves (`Cannot copy to '…': it is served by a read-only mount.`), and
+        // they refuse it just as surely.
+        let file_operation_answers = self.h.plain
+            && verdict.rule == archmax_kernel::RuleId::ReadOnlyZone
+            && matches!(name.as_str(), "copy_file" | "move_file" | "remove_file");
+        if !verdict.allowed && !file_operation_answers {
             let reason = verdict.message.unwrap_or_default();
+            self.blocked = true;
             if verdict.warn {
                 self.emit(Event::ToolBlocked {
                     state,
@@ -1606,18 +1732,22 @@ impl Turn<'_> {
             return (reason, true);
         }
         let started = Instant::now();
-        if name != "archmax_advance" && name != "archmax_raise" {
-            self.emit(Event::ToolCalled {
-                state: state.clone(),
-                tool: name.clone(),
-                call_id: Some(call.id.clone()),
-                args: Some(args.clone()),
-                detail: None,
-                origin: None,
-            });
-        }
+        self.emit(Event::ToolCalled {
+            state: state.clone(),
+            tool: name.clone(),
+            call_id: Some(call.id.clone()),
+            args: Some(args.clone()),
+            detail: None,
+            origin: None,
+        });
+        let moved_before = moved.is_some();
         let result = self.execute(&name, &args, &call.id, others, moved).await;
         let (text, is_error) = (result.text, result.is_error);
+        // A refused move answers the agent without erroring its message, but the call did
+        // not do what it was for: its `tool-result` says so (the original reads it off the
+        // move).
+        let settled_ok =
+            !is_error && (name != "archmax_advance" || (!moved_before && moved.is_some()));
         let text = if matches!(name.as_str(), "ls" | "glob" | "grep") {
             self.h
                 .policy
@@ -1638,7 +1768,7 @@ impl Turn<'_> {
             state,
             name,
             call.id.clone(),
-            !is_error,
+            settled_ok,
             started,
             &text,
             None,
@@ -2060,9 +2190,19 @@ impl Turn<'_> {
             },
             _ => match self.h.tools.iter().find(|t| t.name() == name).cloned() {
                 Some(tool) => {
+                    let workspace = std::sync::Arc::new(crate::host_workspace::HostWorkspace::new(
+                        std::sync::Arc::clone(&self.h.policy),
+                        self.id.as_str(),
+                        &state,
+                        Origin::Agent,
+                        self.session.kernel_variables(),
+                        self.reply_only,
+                        self.workspace(),
+                    ));
                     let ctx = ToolContext {
                         session_id: self.id.as_str().to_string(),
                         state,
+                        workspace: Some(std::sync::Arc::clone(&workspace)),
                     };
                     let left = self.segment_left();
                     let run = crate::governed::run_host_tool(
@@ -2074,6 +2214,7 @@ impl Turn<'_> {
                         left,
                     )
                     .await;
+                    workspace.close();
                     let result = match run {
                         HostRun::Done(r) => r,
                         HostRun::Escapes(text) => Err(text),
@@ -2180,8 +2321,7 @@ impl Turn<'_> {
     }
 
     fn outcome(&self) -> Outcome {
-        let mut out = Outcome::from_session(self.id.as_str(), &self.session, &self.messages);
-        out.disposition = self.disposition;
-        out
+        Outcome::from_session(self.id.as_str(), &self.session, &self.messages)
+            .with_disposition(self.disposition)
     }
 }

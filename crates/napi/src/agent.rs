@@ -294,6 +294,52 @@ impl Model for JsModel {
     }
 }
 
+/// The model ids the spec declares, for `modelFactory` to build at assembly as the original
+/// does: `{ agent: [the settings' and the states' ids], rubric: [each rubric's id, or null] }`,
+/// distinct, in declaration order.
+fn declared_models(spec: &archmax_spec::Workflow) -> Value {
+    let mut agent: Vec<String> = Vec::new();
+    let mut rubric: Vec<Value> = Vec::new();
+    let settings = spec.settings.as_ref().and_then(|s| s.model.clone());
+    for id in settings
+        .into_iter()
+        .chain(spec.states.values().filter_map(|s| s.model.clone()))
+    {
+        if !agent.contains(&id) {
+            agent.push(id);
+        }
+    }
+    for state in spec.states.values() {
+        for hooks in [&state.before, &state.after].into_iter().flatten() {
+            for hook in hooks.hooks() {
+                if let archmax_spec::model::Hook::Rubric { rubric: r } = hook {
+                    let id = r.model.clone().map_or(Value::Null, Value::String);
+                    if !rubric.contains(&id) {
+                        rubric.push(id);
+                    }
+                }
+            }
+        }
+    }
+    json!({ "agent": agent, "rubric": rubric })
+}
+
+std::thread_local! {
+    /// The events of an assembly in progress on this (the JS) thread: handed back with
+    /// `open`'s answer and delivered before `createAgent` resolves, in order with what follows.
+    static ASSEMBLY_EVENTS: std::cell::RefCell<Option<Vec<String>>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Runs `assemble` collecting the events it emits on this thread.
+fn collecting_events<T>(assemble: impl FnOnce() -> T) -> (T, Vec<String>) {
+    ASSEMBLY_EVENTS.with(|c| *c.borrow_mut() = Some(Vec::new()));
+    let out = assemble();
+    let events = ASSEMBLY_EVENTS
+        .with(|c| c.borrow_mut().take())
+        .unwrap_or_default();
+    (out, events)
+}
+
 /// Events: a JS function, called in order on the JS thread.
 struct JsEvents {
     f: Slot<EventJsFn>,
@@ -305,6 +351,16 @@ impl EventSink for JsEvents {
         if let Some(f) = take(&self.f)
             && let Ok(text) = serde_json::to_string(event)
         {
+            let text = match ASSEMBLY_EVENTS.with(|c| match c.borrow_mut().as_mut() {
+                Some(collected) => {
+                    collected.push(text);
+                    None
+                }
+                None => Some(text),
+            }) {
+                Some(text) => text,
+                None => return,
+            };
             match crate::pump::active() {
                 Some(pump) => pump.event(text),
                 None => {
@@ -322,6 +378,8 @@ struct JsTool {
     schema: Value,
     paths: Option<Vec<(String, String)>>,
     f: Slot<AsyncJsFn>,
+    /// Where the call's `context.workspace` is registered while it runs.
+    workspaces: Arc<crate::tool_workspace::ToolWorkspaces>,
 }
 
 impl HostTool for JsTool {
@@ -343,14 +401,20 @@ impl HostTool for JsTool {
         ctx: ToolContext,
     ) -> BoxFuture<'a, std::result::Result<String, String>> {
         let f = take(&self.f);
+        let registered = ctx
+            .workspace
+            .map(|ws| crate::tool_workspace::ToolWorkspaces::register(&self.workspaces, ws));
         let input = json!({
             "name": self.name,
             "args": args,
             "sessionId": ctx.session_id,
             "state": ctx.state,
+            "contextId": registered.as_ref().map(crate::tool_workspace::Registered::id),
         })
         .to_string();
         Box::pin(async move {
+            // Held until the call settles: the handle is closed with it.
+            let _registered = registered;
             let f = f.ok_or_else(|| "the agent was disposed".to_string())?;
             match call_js(f, input, "tool", "tool handler").await? {
                 Value::String(text) => Ok(text),
@@ -628,6 +692,8 @@ pub struct NativeAgent {
     pub(crate) policy_rules: Mutex<archmax_machine::HostRules>,
     /// The host's custom hook kinds `open` assembles with (`useHookExecutors`).
     pub(crate) hook_kinds: Mutex<Option<archmax_machine::hooks::HostHookKinds>>,
+    /// The `context.workspace` handles of the host tool calls in flight.
+    pub(crate) tool_workspaces: Arc<crate::tool_workspace::ToolWorkspaces>,
 }
 
 /// Marks a session busy for the life of one call.
@@ -683,6 +749,7 @@ impl NativeAgent {
             js_model: RwLock::new(None),
             policy_rules: Mutex::default(),
             hook_kinds: Mutex::default(),
+            tool_workspaces: Arc::default(),
         }
     }
 
@@ -708,7 +775,7 @@ impl NativeAgent {
                 .clone()
                 .or_else(|| lookup("ARCHMAX_MODEL").map(|m| m.trim().to_string()))
                 .filter(|m| !m.is_empty())
-                .unwrap_or_else(|| "default".to_string());
+                .unwrap_or_else(|| archmax_machine::UNNAMED_MODEL.to_string());
             let js = Arc::new(JsModel {
                 f: Arc::clone(&self.model),
                 channels: Mutex::new(Channels::new()),
@@ -774,6 +841,7 @@ impl NativeAgent {
                 name: def.name,
                 paths,
                 f: Arc::clone(&self.tools),
+                workspaces: Arc::clone(&self.tool_workspaces),
             }));
         }
         let extras = match options.tool_paths.as_ref().map(tool_paths).transpose() {
@@ -819,57 +887,68 @@ impl NativeAgent {
             Ok(images) => images,
             Err(message) => return plain_error("TypeError", message),
         };
-        let assembled = Harness::assemble_with(
-            HarnessOptions {
-                store: self.store.build(&root),
-                root,
-                workflow: options
-                    .workflow
-                    .clone()
-                    .unwrap_or_else(|| DEFAULT_WORKFLOW.to_string()),
-                model,
-                default_model,
-                events: Arc::new(JsEvents {
-                    f: Arc::clone(&self.events),
-                }),
-                tools,
-                essential_tools: options.essential_tools.unwrap_or_default(),
-                mounts: options.mounts.map(mount_decls),
-                skills: options
-                    .skills
-                    .unwrap_or_else(|| vec!["skills/".to_string()]),
-            },
-            extras,
-        )
-        .and_then(|mut harness| {
-            // Assembly's last refusals, in the original's order: the default trigger, the seeds
-            // (a plain agent has neither: it has no triggers and no variables).
-            if let Some(trigger) = options.trigger.as_ref().filter(|_| !harness.is_plain()) {
-                harness.start_state(trigger)?;
-            }
-            if !harness.is_plain() {
-                harness.check_seeds(&seeds)?;
-            }
-            harness.set_env_prompt_cache(env_cache.0, env_cache.1.as_str());
-            if let Some(p) = &options.prompt_cache {
-                harness.set_prompt_cache_option(p.enabled, p.ttl.clone());
-            }
-            harness.set_pricing(pricing);
-            harness.set_images(images);
-            Ok(harness)
+        let (assembled, events) = collecting_events(|| {
+            Harness::assemble_with(
+                HarnessOptions {
+                    store: self.store.build(&root),
+                    root,
+                    workflow: options
+                        .workflow
+                        .clone()
+                        .unwrap_or_else(|| DEFAULT_WORKFLOW.to_string()),
+                    model,
+                    default_model,
+                    events: Arc::new(JsEvents {
+                        f: Arc::clone(&self.events),
+                    }),
+                    tools,
+                    essential_tools: options.essential_tools.unwrap_or_default(),
+                    mounts: options.mounts.map(mount_decls),
+                    skills: options
+                        .skills
+                        .unwrap_or_else(|| vec!["skills/".to_string()]),
+                },
+                extras,
+            )
+            .and_then(|mut harness| {
+                // Assembly's last refusals, in the original's order: the default trigger, the seeds
+                // (a plain agent has neither: it has no triggers and no variables).
+                if let Some(trigger) = options.trigger.as_ref().filter(|_| !harness.is_plain()) {
+                    harness.start_state(trigger)?;
+                }
+                if !harness.is_plain() {
+                    harness.check_seeds(&seeds)?;
+                }
+                harness.set_env_prompt_cache(env_cache.0, env_cache.1.as_str());
+                if let Some(p) = &options.prompt_cache {
+                    harness.set_prompt_cache_option(p.enabled, p.ttl.clone());
+                }
+                harness.set_pricing(pricing);
+                harness.set_images(images);
+                Ok(harness)
+            })
         });
         match assembled {
             Ok(harness) => {
                 let plain = harness.is_plain();
+                let models = declared_models(harness.spec());
                 let warnings = serde_json::to_value(&harness.warnings).unwrap_or(Value::Null);
                 let contract =
                     serde_json::to_value(harness.runtime_contract()).unwrap_or(Value::Null);
                 if let Ok(mut slot) = self.harness.write() {
                     *slot = Some(Arc::new(harness));
                 }
-                json!({ "ok": true, "value": { "warnings": warnings, "runtimeContract": contract, "plain": plain } })
+                json!({ "ok": true, "value": { "warnings": warnings, "runtimeContract": contract, "plain": plain, "events": events, "models": models } })
             }
-            Err(e) => error_dto(&e),
+            Err(e) => {
+                // Nobody waits for the agent: what assembly said before refusing goes out as usual.
+                if let Some(f) = take(&self.events) {
+                    for text in events {
+                        let _ = f.call(text, ThreadsafeFunctionCallMode::NonBlocking);
+                    }
+                }
+                error_dto(&e)
+            }
         }
     }
 

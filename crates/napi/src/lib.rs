@@ -14,6 +14,7 @@ mod policy;
 mod pump;
 mod spec;
 mod store;
+mod tool_workspace;
 
 pub use agent::*;
 pub use cli::run_cli;

@@ -101,7 +101,7 @@ fn verbose_prints_raw_lines_before_the_flow_lines() {
     );
     assert_eq!(r.code, 0, "{}", r.err);
     let expected = format!(
-        "{}[workflow] entering start state 'classify'\n[workflow] entering node 'classify'\n\n● classify\n[workflow:classify] tool read_file\n    › read_file\n[workflow] advanced 'classify' -> 'answer': order known\n    → order known\n[workflow] leaving node 'classify' -> workflowState=answer\n✔ classify → answer\n[workflow] entering node 'answer'\n\n● answer\n[agent:answer] Your order KK-1 has shipped.\nAnything else?\n    │ Your order KK-1 has shipped.\n    │ Anything else?\n[workflow] leaving node 'answer' -> workflowState=answer\n✔ answer (turn ends here)\n\n✔ answer\n\ntokens     in 22,869 · out 90 · cache r 0/w 0\n",
+        "{}[workflow] entering start state 'classify'\n[workflow] entering node 'classify'\n\n● classify\n[workflow:classify] tool read_file\n    › read_file\n[workflow:classify] tool archmax_advance\n[workflow] advanced 'classify' -> 'answer': order known\n    → order known\n[workflow] leaving node 'classify' -> workflowState=answer\n✔ classify → answer\n[workflow] entering node 'answer'\n\n● answer\n[agent:answer] Your order KK-1 has shipped.\nAnything else?\n    │ Your order KK-1 has shipped.\n    │ Anything else?\n[workflow] leaving node 'answer' -> workflowState=answer\n✔ answer (turn ends here)\n\n✔ answer\n\ntokens     in 22,869 · out 90 · cache r 0/w 0\n",
         ws.header("orders", Some("scripted-model"))
     );
     assert_eq!(r.err, expected);

@@ -284,20 +284,21 @@ fn read_file_empty_and_missing() {
 
 #[test]
 fn read_file_refuses_binary() {
+    // The notice is an answer, not a failed call (as in the original): status ok.
     let fx = Fx::new();
     fx.put("scratchpad/chart.png", &vec![7u8; 24_678]);
     assert_eq!(
-        fx.err("read_file", json!({"file_path": "scratchpad/chart.png"})),
+        fx.ok("read_file", json!({"file_path": "scratchpad/chart.png"})),
         "Error: 'scratchpad/chart.png' is a binary file (image/png, 24.1 KB) and was not read; read_file returns text files only."
     );
     fx.put("Deck.PDF", &[1u8; 500]);
     assert_eq!(
-        fx.err("read_file", json!({"file_path": "/Deck.PDF"})),
+        fx.ok("read_file", json!({"file_path": "/Deck.PDF"})),
         "Error: 'Deck.PDF' is a binary file (application/pdf, 500 B) and was not read; read_file returns text files only."
     );
     fx.put("scratchpad/export.zip", b"PK\x03\x04\0\0");
     assert_eq!(
-        fx.err("read_file", json!({"file_path": "scratchpad/export.zip"})),
+        fx.ok("read_file", json!({"file_path": "scratchpad/export.zip"})),
         "Error: 'scratchpad/export.zip' is a binary file (application/octet-stream) and was not read; read_file returns text files only."
     );
     // SVG is text.

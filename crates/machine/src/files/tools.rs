@@ -17,11 +17,9 @@ use super::{
 /// Default `read_file` line limit.
 pub const DEFAULT_READ_LIMIT: usize = 100;
 
-/// The note appended when grep hits `max_count`.
-///
-/// PENDING: the digest says Deep Agents appends "its cap note" without giving
-/// the text; this wording is provisional.
-pub const GREP_CAP_NOTE: &str = "Note: the search stopped at the maximum match count (max_count); the matches above are valid but incomplete. Narrow the pattern or path, or raise max_count, to see the rest.";
+/// The note appended when grep hits `max_count`: hosts and tests match the original's
+/// fragment `hit the maximum match count`.
+pub const GREP_CAP_NOTE: &str = "Note: the search stopped early because it hit the maximum match count (max_count); the matches above are valid but incomplete. Narrow the pattern or the path, or raise max_count, to see the rest.";
 
 type ToolResult = Result<ToolOutput, ToolOutput>;
 
@@ -117,15 +115,17 @@ pub fn read_file(ws: &Workspace, args: &Value) -> ToolResult {
     let route = routed(ws, path)?;
     let bytes = read_bytes(&route)?;
     let mime = mime_of(&route.rel);
+    // The binary notice is a read that answered, not a failed call (as in the original):
+    // its text keeps the `Error: ` prefix, its status is ok.
     if !is_text_mime(mime) {
-        return Err(ToolOutput::err(format!(
+        return Ok(ToolOutput::ok(format!(
             "Error: {}",
             binary_refusal(&route.rel, mime, Some(bytes.len() as u64))
         )));
     }
     let text = String::from_utf8_lossy(&bytes);
     if text.contains('\0') {
-        return Err(ToolOutput::err(format!(
+        return Ok(ToolOutput::ok(format!(
             "Error: {}",
             binary_refusal(&route.rel, "application/octet-stream", None)
         )));

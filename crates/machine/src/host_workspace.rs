@@ -1,0 +1,165 @@
+//! The workspace a host tool's handler is handed (`context.workspace` in JS): the turn's
+//! files, routed as the agent's own file tools route them (mounts, the session's folder,
+//! read-only authored content), every access decided by the kernel as that file tool's
+//! call would be in the calling state, from the caller's origin (the agent, its script
+//! code, a hook).
+//!
+//! ```text
+//! read(path, offset?, limit?)  as read_file    → what read_file answers
+//! download(path)               as read_file    → the file's bytes
+//! upload(path, bytes)          as write_file   → written (base64 for a binary-typed path)
+//! delete(path)                 as remove_file  → removed
+//! ```
+//!
+//! A handle serves the one host tool call it was made for: once the call settles it is
+//! closed and every access is refused, as the original's context is unreadable outside a
+//! turn.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use archmax_kernel::{CallContext, Origin, Policy, Variables};
+use base64::Engine;
+use serde_json::{Value, json};
+
+use crate::files::Workspace;
+
+/// The refusal of an access through a handle whose call has settled.
+pub const CLOSED: &str =
+    "Error: this tool call has finished; its context.workspace is no longer usable.";
+
+/// A host tool call's view of the turn's workspace.
+pub struct HostWorkspace {
+    policy: Arc<Policy>,
+    session_id: String,
+    state: String,
+    origin: Origin,
+    variables: Variables,
+    reply_only: bool,
+    files: Option<Workspace>,
+    open: AtomicBool,
+}
+
+impl std::fmt::Debug for HostWorkspace {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HostWorkspace")
+            .field("session_id", &self.session_id)
+            .field("state", &self.state)
+            .finish_non_exhaustive()
+    }
+}
+
+impl HostWorkspace {
+    /// The workspace of a call made in `state` of session `session_id` by `origin` (the
+    /// agent, its script code, a hook); `files` is `None` when the session store keeps no
+    /// folder.
+    pub(crate) fn new(
+        policy: Arc<Policy>,
+        session_id: &str,
+        state: &str,
+        origin: Origin,
+        variables: Variables,
+        reply_only: bool,
+        files: Option<Workspace>,
+    ) -> HostWorkspace {
+        HostWorkspace {
+            policy,
+            session_id: session_id.to_string(),
+            state: state.to_string(),
+            origin,
+            variables,
+            reply_only,
+            files,
+            open: AtomicBool::new(true),
+        }
+    }
+
+    /// Refuses every later access (the call it served has settled).
+    pub fn close(&self) {
+        self.open.store(false, Ordering::Release);
+    }
+
+    /// The call's arguments as the kernel scoped them, or its refusal text.
+    fn governed(&self, tool: &str, args: Value) -> Result<(&Workspace, Value), String> {
+        if !self.open.load(Ordering::Acquire) {
+            return Err(CLOSED.to_string());
+        }
+        let ctx = CallContext {
+            state: &self.state,
+            origin: self.origin,
+            reply_only: self.reply_only,
+            variables: Some(&self.variables),
+        };
+        let (args, verdict) =
+            crate::governed::decide(&self.policy, &self.session_id, tool, args, &ctx);
+        if !verdict.allowed {
+            return Err(verdict.message.unwrap_or_default());
+        }
+        let files = self
+            .files
+            .as_ref()
+            .ok_or_else(|| format!("Error: '{tool}' needs a filesystem session store."))?;
+        Ok((files, args))
+    }
+
+    fn run(&self, tool: &str, args: Value) -> Result<String, String> {
+        let (files, args) = self.governed(tool, args)?;
+        let out = crate::files::run_tool(files, tool, &args);
+        if out.is_error {
+            Err(out.text)
+        } else {
+            Ok(out.text)
+        }
+    }
+
+    /// `path` read as `read_file` reads it (numbered lines from `offset`, at most `limit`).
+    pub fn read(
+        &self,
+        path: &str,
+        offset: Option<u64>,
+        limit: Option<u64>,
+    ) -> Result<String, String> {
+        let mut args = json!({ "file_path": path });
+        if let Some(o) = offset {
+            args["offset"] = json!(o);
+        }
+        if let Some(l) = limit {
+            args["limit"] = json!(l);
+        }
+        self.run("read_file", args)
+    }
+
+    /// The bytes of `path`, read where `read_file` may read.
+    pub fn download(&self, path: &str) -> Result<Vec<u8>, String> {
+        let (files, args) = self.governed("read_file", json!({ "file_path": path }))?;
+        let scoped = args
+            .get("file_path")
+            .and_then(Value::as_str)
+            .unwrap_or(path);
+        let route = crate::files::route::resolve(files, scoped)?;
+        crate::files::tools::read_bytes(&route).map_err(|out| out.text)
+    }
+
+    /// Writes `bytes` to `path` where `write_file` may write: a binary-typed path takes them
+    /// as they are, any other path takes UTF-8 text.
+    pub fn upload(&self, path: &str, bytes: &[u8]) -> Result<(), String> {
+        let content = if crate::files::text::is_binary_path(path) {
+            base64::engine::general_purpose::STANDARD.encode(bytes)
+        } else {
+            String::from_utf8(bytes.to_vec()).map_err(|_| {
+                format!("Error: Cannot write '{path}': its bytes are not UTF-8 text, and the path is not of a binary file type.")
+            })?
+        };
+        self.run(
+            "write_file",
+            json!({ "file_path": path, "content": content }),
+        )
+        .map(|_| ())
+    }
+
+    /// Removes the file at `path` where `remove_file` may.
+    pub fn delete(&self, path: &str) -> Result<(), String> {
+        self.run("remove_file", json!({ "file_path": path }))
+            .map(|_| ())
+    }
+}
