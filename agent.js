@@ -534,15 +534,22 @@ function nextSlice() {
 /**
  * Drives one native turn (`NativeTurn`, crates/napi/src/pump.rs) on this thread: polls it,
  * passes its events to `onEvent` in order, hands each call it makes to its function and its
- * answer back, and polls again; `woken()` resolves when something else (a timer, a
+ * answer back, and polls again; the turn calls `wake` when something else (a timer, a
  * cancellation, a worker) needs a poll. Resolves with the turn's `{ ok, ... }` answer.
  */
 async function drive(turn, handlers) {
+  // `wake` asks for another poll; one that arrives while the loop is busy is kept in
+  // `pending`, so it is never lost.
   let kick = null
-  let woke = null
-  const wake = () => kick?.()
+  let pending = false
+  const wake = () => {
+    if (kick) kick()
+    else pending = true
+  }
+  turn.onWake(wake)
   for (;;) {
     while (!inSlice()) await nextSlice()
+    pending = false
     const { done, events, calls, again } = turn.poll()
     for (const e of events) handlers.event(e)
     if (done !== undefined && done !== null) return done
@@ -555,12 +562,8 @@ async function drive(turn, handlers) {
       })
     }
     // A wake-up raised on this thread while it polled (the turn woke itself, then
-    // stopped to hand over events or calls) is not signalled through `woken()`.
-    if (again) continue
-    woke ??= turn.woken().then(() => {
-      woke = null
-      wake()
-    })
+    // stopped to hand over events or calls) is not signalled through `wake`.
+    if (again || pending) continue
     await new Promise((resolve) => {
       kick = resolve
     })

@@ -228,10 +228,11 @@ export declare class NativeTurn {
    */
   answer(id: number, envelope: string): boolean
   /**
-   * Resolves when the turn should be polled again after waiting on something other than
-   * its JS calls (a timer, a cancellation, a worker), or once it has ended.
+   * Registers the drive loop's `wake`: called (on the JS thread) whenever the turn should
+   * be polled again after waiting on something other than its JS calls (a timer, a
+   * cancellation, the blocking pool, a worker). Held until the turn ends.
    */
-  woken(): Promise<void>
+  onWake(wake: () => void): void
 }
 
 /** The access connection trigger `id` names (`connection:`); `undefined` when none. */

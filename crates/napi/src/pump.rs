@@ -11,8 +11,9 @@
 //!   requests, host tool calls) and, at the end, the outcome;
 //! - the loop hands each call to its JS function and gives the answer back with
 //!   `answer(id, envelope)`, then polls again: no thread is woken at all;
-//! - anything else the turn waits for (a timeout, a cancellation, I/O) wakes it from another
-//!   thread; `woken()` is the promise that tells the loop to poll again.
+//! - anything else the turn waits for (a timeout, a cancellation, the blocking pool) wakes it
+//!   from another thread through the loop's `wake` function (`onWake`, a threadsafe call:
+//!   one queued JS call per wake-up, no task or promise made).
 //!
 //! The JS-facing callbacks (`agent.rs`, `hook_kinds.rs`) take this path when [`active`]
 //! names a pump on the calling thread, i.e. while `poll()` runs; a host governance rule,
@@ -29,9 +30,15 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll, Wake, Waker};
 
+use napi::Status;
+use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi_derive::napi;
 use serde_json::Value;
-use tokio::sync::{Notify, oneshot};
+use tokio::sync::oneshot;
+
+/// The drive loop's `() => void` that asks for another poll. Strong: while a turn waits on
+/// something other than JS (the blocking pool, a timer), it is what keeps Node running.
+type WakeJsFn = ThreadsafeFunction<(), (), (), Status, false>;
 
 /// A turn's whole work; its output is the `{ ok, value | code, message }` answer.
 pub(crate) type TurnFuture = Pin<Box<dyn Future<Output = Value> + Send>>;
@@ -98,7 +105,8 @@ struct Outbox {
 pub(crate) struct Pump {
     out: Mutex<Outbox>,
     woken: AtomicBool,
-    notify: Notify,
+    /// The drive loop's wake function, from `onWake` until the turn ends.
+    wake_fn: Mutex<Option<WakeJsFn>>,
 }
 
 impl Pump {
@@ -125,6 +133,22 @@ impl Pump {
     pub(crate) fn event(&self, json: String) {
         self.outbox().events.push(json);
     }
+
+    /// Asks the drive loop for another poll, from any thread: one call queued to the JS
+    /// thread, no task spawned. Before `onWake` (the loop polls first anyway) and after the
+    /// turn ended, nobody needs telling.
+    fn signal(&self) {
+        let wake = self.wake_fn.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(f) = wake.as_ref() {
+            let _ = f.call((), ThreadsafeFunctionCallMode::NonBlocking);
+        }
+    }
+
+    /// The turn ended: releases the wake function, so it no longer holds Node.
+    fn release(&self) {
+        let wake = self.wake_fn.lock().unwrap_or_else(PoisonError::into_inner).take();
+        drop(wake);
+    }
 }
 
 impl Wake for Pump {
@@ -140,7 +164,7 @@ impl Wake for Pump {
         let driving_this =
             ACTIVE.with(|a| a.borrow().as_ref().is_some_and(|p| Arc::ptr_eq(p, self)));
         if !driving_this {
-            self.notify.notify_one();
+            self.signal();
         }
     }
 }
@@ -171,7 +195,7 @@ pub struct NativePoll {
     /// The calls to answer: `kind` is `model` (a request delta) or `tool`.
     pub calls: Vec<NativeCall>,
     /// True when the turn woke itself during this poll (a wake-up on the polling thread
-    /// sends no message): poll again at once, without waiting for `woken()`.
+    /// sends no message): poll again at once, without waiting for a `wake`.
     pub again: bool,
 }
 
@@ -192,7 +216,7 @@ impl NativeTurn {
             pump: Arc::new(Pump {
                 out: Mutex::default(),
                 woken: AtomicBool::new(false),
-                notify: Notify::new(),
+                wake_fn: Mutex::new(None),
             }),
             work: Mutex::new(work),
         }
@@ -211,7 +235,7 @@ impl NativeTurn {
         napi::bindgen_prelude::spawn(async move {
             let answer = fut.await;
             *slot.lock().unwrap_or_else(PoisonError::into_inner) = Some(answer);
-            pump.notify.notify_one();
+            pump.signal();
         });
         turn
     }
@@ -254,9 +278,9 @@ impl NativeTurn {
             Work::Done => None,
         };
         if done.is_some() {
-            // Drops the future here, on this thread, and releases the loop's `woken()`.
+            // Drops the future here, on this thread, and lets Node go.
             *work = Work::Done;
-            self.pump.notify.notify_one();
+            self.pump.release();
         }
         drop(work);
         let again = done.is_none() && self.pump.woken.load(Ordering::Acquire);
@@ -286,10 +310,11 @@ impl NativeTurn {
         tx.is_some_and(|tx| tx.send(envelope).is_ok())
     }
 
-    /// Resolves when the turn should be polled again after waiting on something other than
-    /// its JS calls (a timer, a cancellation, a worker), or once it has ended.
-    #[napi]
-    pub async fn woken(&self) {
-        self.pump.notify.notified().await;
+    /// Registers the drive loop's `wake`: called (on the JS thread) whenever the turn should
+    /// be polled again after waiting on something other than its JS calls (a timer, a
+    /// cancellation, the blocking pool, a worker). Held until the turn ends.
+    #[napi(ts_args_type = "wake: () => void")]
+    pub fn on_wake(&self, wake: WakeJsFn) {
+        *self.pump.wake_fn.lock().unwrap_or_else(PoisonError::into_inner) = Some(wake);
     }
 }
