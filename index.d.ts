@@ -403,7 +403,7 @@ export interface NativePoll {
   calls: Array<NativeCall>
   /**
    * True when the turn woke itself during this poll (a wake-up on the polling thread
-   * sends no message): poll again at once, without waiting for `woken()`.
+   * sends no message): poll again at once, without waiting for a `wake`.
    */
   again: boolean
 }

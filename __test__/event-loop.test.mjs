@@ -5,7 +5,7 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 
 import { createAgent, createMemorySessionStore } from '@archmax-ai/harness'
-import { advance, call, ONE_STATE_SPEC, say, workspace } from './helpers.mjs'
+import { advance, call, ONE_STATE_SPEC, ROOT, say, workspace } from './helpers.mjs'
 
 const SPEC = `title: Spinning
 instructions: A test workflow.
@@ -138,4 +138,37 @@ test('two hundred sessions answering at once leave the host timers ticking', { t
     clearInterval(timer)
     agent.dispose()
   }
+})
+
+// The wake function a turn holds keeps Node running only while the turn runs: a script
+// whose turn waited on the blocking pool (filesystem commits, file tools) exits on its own
+// once the turn is done, without dispose.
+test('Node exits by itself after a turn that waited on the blocking pool', { timeout: 60_000 }, async () => {
+  const { spawn } = await import('node:child_process')
+  const root = workspace({ 'workflows/notes/workflow.yaml': ONE_STATE_SPEC })
+  const script = `
+    import { createAgent } from '@archmax-ai/harness'
+    const answers = [
+      { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'write_file', arguments: JSON.stringify({ file_path: 'scratchpad/a.md', content: 'a' }) } }] },
+      { role: 'assistant', content: 'Done.' },
+    ]
+    const agent = await createAgent({ workflow: 'notes', workspace: { rootDir: ${JSON.stringify(root)} }, model: async () => answers.shift() })
+    const out = await agent.workflow.send('x1', { message: 'Write it.' })
+    console.log(out.reply)
+  `
+  const child = spawn(process.execPath, ['--input-type=module', '-e', script], { cwd: ROOT })
+  let out = ''
+  child.stdout.on('data', (d) => (out += d))
+  const code = await new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL')
+      resolve('still running after 20 s')
+    }, 20_000)
+    child.on('exit', (c) => {
+      clearTimeout(timer)
+      resolve(c)
+    })
+  })
+  assert.equal(code, 0)
+  assert.equal(out.trim(), 'Done.')
 })
