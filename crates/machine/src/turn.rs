@@ -216,6 +216,14 @@ impl Harness {
         defs
     }
 
+    /// Gives the session's writer lease back (its lock file is removed on a blocking thread
+    /// when the store waits on the disk). A turn's early refusals just drop theirs.
+    async fn release(&self, lease: crate::store::WriterLease) {
+        if self.store.commit_blocks() {
+            let _ = crate::blocking::run(move || drop(lease)).await;
+        }
+    }
+
     /// Takes the session's writer lease and loads it into a turn (on a blocking thread
     /// when the store waits on the disk).
     async fn begin(
@@ -307,11 +315,11 @@ impl Harness {
         let (lease, mut turn) = self.begin(session_id).await?;
         match turn.session.status {
             Status::AwaitingDecision if turn.session.park.is_some() => {
-                drop(lease);
+                self.release(lease).await;
                 return self.reply(session_id, &input.message).await;
             }
             Status::AwaitingInput if turn.session.park.is_some() => {
-                drop(lease);
+                self.release(lease).await;
                 let trigger = input
                     .trigger
                     .clone()
@@ -346,7 +354,7 @@ impl Harness {
         }
         turn.open(&trigger, &start, prior, &input).await?;
         let out = turn.run().await;
-        drop(lease);
+        self.release(lease).await;
         out
     }
 
@@ -371,7 +379,7 @@ impl Harness {
         }
         turn.commit().await?;
         let out = turn.run().await;
-        drop(lease);
+        self.release(lease).await;
         out
     }
 
@@ -448,7 +456,7 @@ impl Harness {
         }
         turn.commit().await?;
         let out = turn.run().await;
-        drop(lease);
+        self.release(lease).await;
         out
     }
 
@@ -476,7 +484,7 @@ impl Harness {
         turn.closing = true;
         turn.commit().await?;
         let out = turn.run().await;
-        drop(lease);
+        self.release(lease).await;
         out
     }
 
@@ -592,7 +600,7 @@ impl Harness {
         turn.before_done = true;
         turn.commit().await?;
         let out = turn.run().await;
-        drop(lease);
+        self.release(lease).await;
         out
     }
 }
@@ -811,13 +819,20 @@ impl Turn<'_> {
             let entry = s.entry_state.clone();
             self.emit(Event::WorkflowReset { entry });
         }
-        let s = &mut self.session;
-        s.trigger = trigger.to_string();
-        if s.spec_hash != h.spec_hash {
+        self.session.trigger = trigger.to_string();
+        if self.session.spec_hash != h.spec_hash {
             let stripped = archmax_spec::hash::strip_metadata(&h.spec_json);
-            h.store.write_spec_snapshot(&h.spec_hash, &stripped)?;
-            s.spec_hash = h.spec_hash.clone();
+            if h.store.commit_blocks() {
+                let (store, hash) = (std::sync::Arc::clone(&h.store), h.spec_hash.clone());
+                crate::blocking::run(move || store.write_spec_snapshot(&hash, &stripped))
+                    .await
+                    .map_err(RunError::Store)??;
+            } else {
+                h.store.write_spec_snapshot(&h.spec_hash, &stripped)?;
+            }
+            self.session.spec_hash = h.spec_hash.clone();
         }
+        let s = &mut self.session;
         let mut seeded_title = None;
         for (k, v) in &input.variables {
             if k == "title" {

@@ -146,7 +146,11 @@ impl Pump {
 
     /// The turn ended: releases the wake function, so it no longer holds Node.
     fn release(&self) {
-        let wake = self.wake_fn.lock().unwrap_or_else(PoisonError::into_inner).take();
+        let wake = self
+            .wake_fn
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
         drop(wake);
     }
 }
@@ -315,6 +319,10 @@ impl NativeTurn {
     /// cancellation, the blocking pool, a worker). Held until the turn ends.
     #[napi(ts_args_type = "wake: () => void")]
     pub fn on_wake(&self, wake: WakeJsFn) {
-        *self.pump.wake_fn.lock().unwrap_or_else(PoisonError::into_inner) = Some(wake);
+        *self
+            .pump
+            .wake_fn
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = Some(wake);
     }
 }
