@@ -1,10 +1,10 @@
 // The authoring skill (skills/archmax-harness/): its frontmatter, its links, and every example
 // in it. A ```yaml block is a whole workflow (it validates, no lint error) or a whole case file
 // (it validates beside the first workflow of the same file); a ```js block that default-exports
-// a hook runs in the sandbox as a before hook; any other ```js block must at least parse.
+// a hook runs in the sandbox as a before hook; any other ```js block (host code) runs under Node.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { existsSync, readFileSync, readdirSync } from 'node:fs'
+import { existsSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { execFileSync } from 'node:child_process'
 import { dirname, join } from 'node:path'
 
@@ -82,13 +82,22 @@ states:
       script: hooks/example.js
 `
 
-test('every js hook example runs in the sandbox and returns a verdict', async () => {
+test('every js example runs: hooks in the sandbox returning a verdict, host code under Node', async () => {
   let hooks = 0
+  let hosts = 0
   for (const file of FILES) {
     for (const js of blocks(file, 'js')) {
       if (!/export default defineHook/.test(js)) {
-        const rootDir = workspace({ 'host.mjs': js })
-        execFileSync(process.execPath, ['--check', join(rootDir, 'host.mjs')])
+        // Host code runs from inside the package (so its imports resolve to this build),
+        // with the repository as working directory (so the example workspace is found).
+        const path = join(ROOT, '__test__', `.skill-example-${process.pid}.mjs`)
+        writeFileSync(path, js)
+        try {
+          execFileSync(process.execPath, [path], { cwd: ROOT, stdio: 'pipe', timeout: 30_000 })
+        } finally {
+          rmSync(path, { force: true })
+        }
+        hosts++
         continue
       }
       hooks++
@@ -120,6 +129,7 @@ test('every js hook example runs in the sandbox and returns a verdict', async ()
     }
   }
   assert.ok(hooks >= 2, `only ${hooks} hook examples`)
+  assert.ok(hosts >= 2, `only ${hosts} host examples`)
 })
 
 test('the skill and the schema are in the published package', () => {

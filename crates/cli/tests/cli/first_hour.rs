@@ -75,7 +75,10 @@ fn init_writes_a_workspace_that_validates_and_refuses_to_overwrite() {
         Some(format!("# yaml-language-server: $schema={schema}").as_str())
     );
     let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    assert!(repo.join(schema.trim_start_matches("../../node_modules/@archmax-ai/harness/")).is_file());
+    assert!(
+        repo.join(schema.trim_start_matches("../../node_modules/@archmax-ai/harness/"))
+            .is_file()
+    );
     let again = cli(&ws, None, &["init", "starter"]);
     assert_eq!((again.code, again.out.as_str()), (1, ""));
     assert_eq!(
