@@ -148,6 +148,11 @@ that drafts an answer, an after hook that checks the draft, a human state that a
 back), a case file, AGENTS.md and .env.example. Copy .env.example to .env and set the endpoint, then \
 'archmax run hello \"<request>\"'. Existing files are never overwritten: if any is there, nothing is written.";
 
+const SKILL_LONG: &str = "Copies the archmax-harness skill (SKILL.md and its references on the workflow \
+language, hooks, cases, diagnostics and host wiring) into <dir>/archmax-harness, replacing an older copy \
+of the skill's own files. Without a directory it goes to .claude/skills of the project (--root, else the \
+current directory), where Claude Code finds it.";
+
 /// The command table, in help order.
 pub const COMMANDS: &[Command] = &[
     Command {
@@ -159,6 +164,23 @@ pub const COMMANDS: &[Command] = &[
         options: &[],
         summary: "Write a starter workspace that 'archmax validate' passes",
         long: Some(INIT_LONG),
+    },
+    Command {
+        name: "skill",
+        positionals: &[
+            required("action", "The action: 'install'"),
+            optional(
+                "dir",
+                "The coding agent's skills folder (default: .claude/skills of the project)",
+            ),
+        ],
+        options: &[value(
+            "dir",
+            "<dir>",
+            "The skills folder, as the positional (default: .claude/skills under --root)",
+        )],
+        summary: "Install the workflow-authoring skill for a coding agent",
+        long: Some(SKILL_LONG),
     },
     Command {
         name: "run",

@@ -115,6 +115,7 @@ Usage: archmax <command> [arguments] [options]
 
 Commands:
   init [dir]                    Write a starter workspace that 'archmax validate' passes
+  skill <action> [dir]          Install the workflow-authoring skill for a coding agent
   run <workflow> <prompt...>    Run a workflow on a prompt; the reply goes to stdout
   test <workflow> [filter]      Run a workflow's cases (not available in this build yet)
   validate <workflow>           Statically validate a workflow — no model calls

@@ -31,6 +31,7 @@ pub mod raw;
 mod record;
 mod run;
 mod sessions;
+pub mod skill;
 pub mod style;
 pub mod usage;
 mod validate;
@@ -176,6 +177,7 @@ fn dispatch(cli: &mut Cli<'_>, args: &[String]) -> i32 {
         "reply" => park::reply(cli, &parsed, &positionals),
         "deliver" => park::deliver(cli, &parsed, &positionals),
         "init" => init::run(cli, &parsed, &positionals),
+        "skill" => skill::run(cli, &parsed, &positionals),
         _ => preflight::run(cli, cmd, &parsed, &positionals),
     };
     match outcome {

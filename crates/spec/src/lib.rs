@@ -31,6 +31,7 @@ pub mod hash;
 pub mod jsfmt;
 pub mod lint;
 pub mod model;
+pub mod reference;
 pub mod rules;
 pub mod runtime_contract;
 mod shape;

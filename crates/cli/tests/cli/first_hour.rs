@@ -68,6 +68,17 @@ fn init_writes_a_workspace_that_validates_and_refuses_to_overwrite() {
     );
     let yaml = std::fs::read_to_string(root.join("workflows/hello/workflow.yaml")).expect("read");
     assert!(yaml.contains("type: human") && yaml.contains("script: hooks/check-answer.js"));
+    // Editors find the shipped schema from the workflow's directory.
+    let schema = "../../node_modules/@archmax-ai/harness/workflow.schema.json";
+    assert_eq!(
+        yaml.lines().next(),
+        Some(format!("# yaml-language-server: $schema={schema}").as_str())
+    );
+    let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    assert!(
+        repo.join(schema.trim_start_matches("../../node_modules/@archmax-ai/harness/"))
+            .is_file()
+    );
     let again = cli(&ws, None, &["init", "starter"]);
     assert_eq!((again.code, again.out.as_str()), (1, ""));
     assert_eq!(

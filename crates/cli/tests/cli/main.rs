@@ -9,5 +9,6 @@ mod run;
 #[path = "../../../../tests/src/scripted.rs"]
 mod scripted;
 mod sessions;
+mod skill;
 mod support;
 mod validate;

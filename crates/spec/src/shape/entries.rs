@@ -2,7 +2,7 @@
 
 use indexmap::IndexMap;
 
-use super::{Shape, child, index};
+use super::{Shape, child, index, keys};
 use crate::grammar::{is_slug, mount_name_problem};
 use crate::jsfmt::json_of;
 use crate::model::*;
@@ -20,7 +20,7 @@ pub(crate) fn workflow_tools(s: &mut Shape, n: &Node) -> Option<WorkflowTools> {
     if let Some(v) = n.get("forbid_always") {
         t.forbid_always = tool_entries(s, v, "tools.forbid_always");
     }
-    s.strict(n, "tools", &["allow_always", "forbid_always"]);
+    s.strict(n, "tools", keys::WORKFLOW_GOVERNANCE);
     Some(t)
 }
 
@@ -36,7 +36,7 @@ pub(crate) fn state_tools(s: &mut Shape, n: &Node, path: &str) -> Option<StateTo
     if let Some(v) = n.get("forbid") {
         t.forbid = tool_entries(s, v, &child(path, "forbid"));
     }
-    s.strict(n, path, &["allow", "forbid"]);
+    s.strict(n, path, keys::STATE_GOVERNANCE);
     Some(t)
 }
 
@@ -92,7 +92,7 @@ fn tool_entry(s: &mut Shape, n: &Node, path: &str) -> Option<ToolEntry> {
         return None;
     };
     let before = s.issues.len();
-    s.strict(n, path, &["tool", "args", "paths", "connection", "source"]);
+    s.strict(n, path, keys::TOOL_ENTRY);
     (s.issues.len() == before).then_some(ToolEntry::Guarded(GuardedTool {
         tool,
         args,
@@ -125,7 +125,7 @@ pub(crate) fn workflow_skills(s: &mut Shape, n: &Node) -> Option<WorkflowSkills>
     if let Some(v) = n.get("forbid_always") {
         k.forbid_always = skill_list(s, v, "skills.forbid_always");
     }
-    s.strict(n, "skills", &["allow_always", "forbid_always"]);
+    s.strict(n, "skills", keys::WORKFLOW_GOVERNANCE);
     Some(k)
 }
 
@@ -141,7 +141,7 @@ pub(crate) fn state_skills(s: &mut Shape, n: &Node, path: &str) -> Option<StateS
     if let Some(v) = n.get("forbid") {
         k.forbid = skill_list(s, v, &child(path, "forbid"));
     }
-    s.strict(n, path, &["allow", "forbid"]);
+    s.strict(n, path, keys::STATE_GOVERNANCE);
     Some(k)
 }
 
@@ -186,7 +186,7 @@ pub(crate) fn workflow_mounts(s: &mut Shape, n: &Node) -> Option<WorkflowMounts>
     if let Some(v) = n.get("forbid_always") {
         m.forbid_always = mount_names(s, v, "mounts.forbid_always");
     }
-    s.strict(n, "mounts", &["allow_always", "forbid_always"]);
+    s.strict(n, "mounts", keys::WORKFLOW_GOVERNANCE);
     Some(m)
 }
 
@@ -202,7 +202,7 @@ pub(crate) fn state_mounts(s: &mut Shape, n: &Node, path: &str) -> Option<StateM
     if let Some(v) = n.get("forbid") {
         m.forbid = mount_names(s, v, &child(path, "forbid"));
     }
-    s.strict(n, path, &["allow", "forbid"]);
+    s.strict(n, path, keys::STATE_GOVERNANCE);
     Some(m)
 }
 
@@ -266,7 +266,7 @@ fn mount_grant(s: &mut Shape, n: &Node, path: &str) -> Option<MountGrant> {
         let pos = n.get("mount").map_or(n.pos, |m| m.pos);
         s.soft(&child(path, "mount"), pos, not_a_mount_name(mount));
     }
-    s.strict(n, path, &["mount", "access"]);
+    s.strict(n, path, keys::MOUNT_GRANT);
     (s.issues.len() == before).then(|| MountGrant::WithAccess {
         mount: mount.to_string(),
         access,

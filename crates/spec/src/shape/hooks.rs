@@ -13,7 +13,7 @@ use crate::grammar::is_hook_script_path;
 use crate::model::{Hook, HookSpec, Rubric};
 use crate::yaml::Node;
 
-const SIDECAR: &str = "max_iterations";
+use super::keys::{self, SIDECAR};
 
 /// The sentence for a hook no spelling accepts.
 pub(crate) const NOT_A_HOOK: &str = "must be a hook: { script: 'hooks/<file>.js' } (a script under \
@@ -113,7 +113,7 @@ fn script_hook(s: &mut Shape, n: &Node, path: &str) -> Option<Hook> {
     if let Some(v) = n.get(SIDECAR) {
         max_iterations = s.int(v, &child(path, SIDECAR), IntRule::NonNegative);
     }
-    s.strict(n, path, &["script", SIDECAR]);
+    s.strict(n, path, keys::SCRIPT_HOOK);
     if !s.is_clean() {
         return None;
     }
@@ -155,8 +155,8 @@ fn rubric_hook(s: &mut Shape, n: &Node, path: &str) -> Option<Hook> {
     if let Some(v) = r.get("metadata") {
         metadata = s.metadata(v, &child(&rpath, "metadata"));
     }
-    s.strict(r, &rpath, &["instructions", SIDECAR, "model", "metadata"]);
-    s.strict(n, path, &["rubric"]);
+    s.strict(r, &rpath, keys::RUBRIC);
+    s.strict(n, path, keys::RUBRIC_HOOK);
     if !s.is_clean() {
         return None;
     }

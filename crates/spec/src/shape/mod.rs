@@ -8,6 +8,7 @@
 
 mod entries;
 mod hooks;
+pub(crate) mod keys;
 mod removed;
 mod state;
 mod suggest;
@@ -20,8 +21,8 @@ use crate::jsfmt::{js_number, json_of};
 use crate::model::*;
 use crate::yaml::{Node, Pos, Value};
 
+pub(crate) use keys::TRIGGER as DECLARATION_KEYS;
 pub(crate) use state::walk_state;
-pub(crate) use triggers::DECLARATION_KEYS;
 
 /// The largest integer a double holds exactly.
 const MAX_SAFE: f64 = 9_007_199_254_740_991.0;
@@ -398,25 +399,7 @@ pub(crate) fn walk(root: &Node) -> (Option<Workflow>, Vec<Issue>) {
             "Machine spec is missing or has empty 'states'",
         ),
     }
-    s.strict(
-        root,
-        "",
-        &[
-            "title",
-            "instructions",
-            "disabled",
-            "runtime",
-            "budget",
-            "settings",
-            "tools",
-            "skills",
-            "mounts",
-            "tests",
-            "extensions",
-            "metadata",
-            "states",
-        ],
-    );
+    s.strict(root, "", keys::WORKFLOW);
     let ok = s.is_clean();
     (ok.then_some(wf), s.issues)
 }
@@ -436,7 +419,7 @@ fn runtime(s: &mut Shape, n: &Node) -> Option<RuntimeDecl> {
             _ => s.hard("runtime.version", v.pos, "Invalid input"),
         }
     }
-    s.strict(n, "runtime", &["engine", "version"]);
+    s.strict(n, "runtime", keys::RUNTIME);
     Some(r)
 }
 
@@ -448,7 +431,7 @@ fn workflow_budget(s: &mut Shape, n: &Node) -> Option<WorkflowBudget> {
     if let Some(v) = n.get("maxModelCalls") {
         b.max_model_calls = s.budget_int(v, "budget.maxModelCalls");
     }
-    s.strict(n, "budget", &["maxModelCalls"]);
+    s.strict(n, "budget", keys::WORKFLOW_BUDGET);
     Some(b)
 }
 
@@ -485,18 +468,7 @@ fn settings(s: &mut Shape, n: &Node) -> Option<Settings> {
     if let Some(v) = n.get("prompt_cache") {
         out.prompt_cache = prompt_cache(s, v);
     }
-    s.strict(
-        n,
-        "settings",
-        &[
-            "model",
-            "timeoutMs",
-            "memoryLimitBytes",
-            "maxPtcCalls",
-            "maxResultChars",
-            "prompt_cache",
-        ],
-    );
+    s.strict(n, "settings", keys::SETTINGS);
     Some(out)
 }
 
@@ -520,7 +492,7 @@ fn prompt_cache(s: &mut Shape, n: &Node) -> Option<PromptCache> {
             ),
         }
     }
-    s.strict(n, path, &["enabled", "ttl"]);
+    s.strict(n, path, keys::PROMPT_CACHE);
     Some(pc)
 }
 
@@ -540,7 +512,7 @@ fn tests_config(s: &mut Shape, n: &Node) -> Option<TestsConfig> {
     if let Some(v) = n.get("judge") {
         t.judge = judge(s, v);
     }
-    s.strict(n, "tests", &["maxConcurrency", "caseTimeoutMs", "judge"]);
+    s.strict(n, "tests", keys::TESTS);
     Some(t)
 }
 
@@ -574,11 +546,11 @@ fn judge(s: &mut Shape, n: &Node) -> Option<Judge> {
             if let Some(m) = v.get("maxTokens") {
                 o.max_tokens = s.int(m, &child(mpath, "maxTokens"), IntRule::Positive);
             }
-            s.strict(v, mpath, &["temperature", "maxTokens"]);
+            s.strict(v, mpath, keys::JUDGE_MODEL_OPTIONS);
             j.model_options = Some(o);
         }
     }
-    s.strict(n, path, &["model", "modelOptions"]);
+    s.strict(n, path, keys::JUDGE);
     Some(j)
 }
 
@@ -588,7 +560,7 @@ fn extensions(s: &mut Shape, n: &Node) -> Option<Extensions> {
     if let Some(v) = n.get("hooks") {
         x.hooks = s.strings(v, "extensions.hooks");
     }
-    s.strict(n, "extensions", &["hooks"]);
+    s.strict(n, "extensions", keys::EXTENSIONS);
     Some(x)
 }
 

@@ -1,32 +1,9 @@
 //! The shape of one state and its transitions.
 
-use super::{Shape, bad_variable_name, child, entries, hooks, index, js_string, triggers};
+use super::{Shape, bad_variable_name, child, entries, hooks, index, js_string, keys, triggers};
 use crate::grammar::is_variable_name;
 use crate::model::*;
 use crate::yaml::{Node, Value};
-
-/// The state keys in the order the original checked them.
-const STATE_KEYS: &[&str] = &[
-    "type",
-    "title",
-    "instructions",
-    "summary",
-    "evidence",
-    "approvers",
-    "triggers",
-    "before",
-    "after",
-    "budget",
-    "model",
-    "on_error",
-    "tools",
-    "skills",
-    "mounts",
-    "requires",
-    "locks",
-    "metadata",
-    "transitions",
-];
 
 /// Walks `states.<slug>`. A null state reads as `{}`.
 pub(crate) fn walk_state(s: &mut Shape, n: &Node, path: &str) -> Option<State> {
@@ -93,7 +70,7 @@ pub(crate) fn walk_state(s: &mut Shape, n: &Node, path: &str) -> Option<State> {
     if let Some(v) = n.get("transitions") {
         st.transitions = transitions(s, v, &child(path, "transitions"));
     }
-    s.strict(n, path, STATE_KEYS);
+    s.strict(n, path, keys::STATE);
     (s.issues.len() == before).then_some(st)
 }
 
@@ -146,7 +123,7 @@ fn state_budget(s: &mut Shape, n: &Node, path: &str) -> Option<StateBudget> {
     if let Some(v) = n.get("maxParks") {
         b.max_parks = s.budget_int(v, &child(path, "maxParks"));
     }
-    s.strict(n, path, &["maxTurns", "timeoutMs", "maxParks"]);
+    s.strict(n, path, keys::STATE_BUDGET);
     Some(b)
 }
 
@@ -225,7 +202,7 @@ fn transition(s: &mut Shape, n: &Node, path: &str) -> Option<Transition> {
             }
         };
     }
-    s.strict(n, path, &["to", "description", "type"]);
+    s.strict(n, path, keys::TRANSITION);
     if s.issues.len() != before {
         return None;
     }

@@ -2,22 +2,13 @@
 
 use indexmap::IndexMap;
 
+use super::keys::{SIGNATURE_ENTRY, TRIGGER as DECLARATION_KEYS};
 use super::{Shape, bad_variable_name, child, index, js_string};
 use crate::grammar::{is_variable_name, session_path_problem};
 use crate::jsfmt::json_of;
 use crate::model::{SignatureItem, TriggerDecl};
 use crate::signature::SIGNATURE_TYPES;
 use crate::yaml::{Node, Value};
-
-/// Keys a declaration's reader understands; others are kept and lint-warned.
-pub(crate) const DECLARATION_KEYS: &[&str] = &[
-    "session",
-    "message",
-    "connection",
-    "description",
-    "requires",
-    "returns",
-];
 
 const TRIGGERS_MESSAGE: &str = "must be a mapping of trigger id to its declaration (e.g. \
      'triggers: { manual: }', or an id with a 'session' path under it).";
@@ -269,7 +260,7 @@ fn signature_item(s: &mut Shape, n: &Node, path: &str) -> Option<SignatureItem> 
         .as_map()
         .into_iter()
         .flatten()
-        .filter(|e| !matches!(e.key.as_str(), "name" | "type" | "description"))
+        .filter(|e| !SIGNATURE_ENTRY.contains(&e.key.as_str()))
         .map(|e| format!("'{}'", e.key))
         .collect();
     if !unknown.is_empty() {
