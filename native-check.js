@@ -27,8 +27,10 @@ function isMusl() {
   try {
     return readFileSync('/usr/bin/ldd', 'utf8').includes('musl')
   } catch {
-    const header = process.report?.getReport?.()?.header
-    return !header?.glibcVersionRuntime
+    // As index.js decides it: a glibc runtime in the report, else a musl library loaded.
+    const report = process.report?.getReport?.()
+    if (!report || report.header?.glibcVersionRuntime) return false
+    return (report.sharedObjects ?? []).some((f) => f.includes('libc.musl-') || f.includes('ld-musl-'))
   }
 }
 

@@ -92,3 +92,16 @@ test('the main tarball carries no .node file, though the build left one beside i
   assert.ok(files.includes('index.js') && files.includes('main.js'))
   assert.deepEqual(files.filter((f) => f.endsWith('.node')), [])
 })
+
+test('docs/packaging.md gives every package a size budget, and check-size holds a tarball to it', async () => {
+  const { budgets, overBudget } = await import('../scripts/check-size.mjs')
+  const table = budgets()
+  for (const p of ['main', ...(await platformPackages()).map((p) => p.platform)]) {
+    assert.ok(table[p] && table[p].packed > 0 && table[p].unpacked >= table[p].packed, `${p} has a budget`)
+  }
+  const b = table['linux-x64-gnu']
+  assert.deepEqual(overBudget('linux-x64-gnu', { packed: b.packed, unpacked: b.unpacked }, table), [])
+  assert.equal(overBudget('linux-x64-gnu', { packed: b.packed + 1, unpacked: 1 }, table).length, 1)
+  assert.equal(overBudget('linux-x64-gnu', { packed: 1, unpacked: b.unpacked + 1 }, table).length, 1)
+  assert.match(overBudget('sunos-x64', { packed: 1, unpacked: 1 }, table)[0], /no size budget/)
+})

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The install smoke test (issue 18 item 4), run by .ci/run after the build: packs the main
-# package and this machine's platform package (the addon the build left at the root, its
-# debug info stripped to keep the tarball small), installs both tarballs into an empty app with
+# package and this machine's platform package with scripts/pack.sh (the addon the build left at
+# the root, its debug info stripped to keep the tarball small), installs both tarballs into an empty app with
 # `npm install --offline` (the package has no runtime dependencies, so nothing else is needed),
 # then, with no Rust toolchain on PATH: `npx archmax --help`, `npx archmax validate` on a copy
 # of the example, `import { createAgent }` with a one-turn run of a JS model function, and
@@ -28,27 +28,13 @@ deps="$(node -p 'Object.keys(require("./package.json").dependencies ?? {}).join(
 
 tmp="$(mktemp -d "${TMPDIR:-/tmp}/archmax-smoke-XXXXXX")"
 if [[ "${SMOKE_KEEP:-}" == 1 ]]; then echo "smoke-install: keeping $tmp"; else trap 'rm -rf "$tmp"' EXIT; fi
-mkdir -p "$tmp/main" "$tmp/platform" "$tmp/dist" "$tmp/app"
+mkdir -p "$tmp/app"
 
-# The main package as published: its packed files, package.json with optionalDependencies.
-npm pack --dry-run --json --ignore-scripts | node -e '
-  const { cpSync, mkdirSync } = require("fs"), { dirname, join } = require("path")
-  for (const { path } of JSON.parse(require("fs").readFileSync(0, "utf8"))[0].files) {
-    mkdirSync(dirname(join(process.argv[1], path)), { recursive: true })
-    cpSync(path, join(process.argv[1], path))
-  }' "$tmp/main"
-node scripts/sync-platform-packages.mjs --manifest "$tmp/main/package.json"
-# The platform package: npm/<platform>/ plus the addon.
-cp "npm/$platform/package.json" "npm/$platform/README.md" "$tmp/platform/"
-if command -v strip >/dev/null; then strip --strip-debug -o "$tmp/platform/$binary" "$addon"; else cp "$addon" "$tmp/platform/$binary"; fi
-
-(cd "$tmp/main" && npm pack --silent --ignore-scripts --pack-destination "$tmp/dist" >/dev/null)
-(cd "$tmp/platform" && npm pack --silent --ignore-scripts --pack-destination "$tmp/dist" >/dev/null)
+# The two tarballs as scripts/pack.sh makes them, with this addon.
+PACK_OUT="$tmp/dist" bash scripts/pack.sh --addon "$addon" >/dev/null
 main_tgz="$tmp/dist/$(echo "${name#@}" | tr / -)-$version.tgz"
 platform_tgz="$tmp/dist/$(echo "${name#@}" | tr / -)-$platform-$version.tgz"
-[[ -f "$main_tgz" && -f "$platform_tgz" ]] || { ls -la "$tmp/dist"; fail "npm pack did not write the expected tarballs"; }
-if tar -tzf "$main_tgz" | grep -q '\.node$'; then fail "the main tarball carries a .node file"; fi
-tar -tzf "$platform_tgz" | grep -qx "package/$binary" || fail "the platform tarball lacks $binary"
+[[ -f "$main_tgz" && -f "$platform_tgz" ]] || { ls -la "$tmp/dist"; fail "scripts/pack.sh did not write the expected tarballs"; }
 echo "smoke-install: main $(du -k "$main_tgz" | cut -f1) KiB, $platform $(du -k "$platform_tgz" | cut -f1) KiB"
 
 # An empty app, outside the repository, with no Rust toolchain on PATH.
