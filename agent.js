@@ -3,7 +3,7 @@
 // text with its callbacks; this module adapts plain JS functions to it, never
 // lets a callback's throw cross into Rust, and raises the harness's refusals
 // as the original's error classes.
-import { NativeAgent, readEnv } from './index.js'
+import { NativeAgent, readEnv } from './native.js'
 import { sessionStoreBinding } from './store.js'
 
 /**

@@ -4,7 +4,7 @@
 // The factories' refusals become the documented error classes (`WorkflowLoadError` with
 // `workflow`, `workflowPath`, `problem`), and a call in a state the workflow does not declare
 // throws `UnknownStateError` naming the states.
-import { Governance as NativeGovernance, validateSpec, validateWorkflow } from './index.js'
+import { Governance as NativeGovernance, validateSpec, validateWorkflow } from './native.js'
 import { UnknownStateError, WorkflowLoadError } from './agent.js'
 
 const packed = NativeGovernance.prototype.decidePacked

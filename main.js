@@ -17,7 +17,7 @@ export {
   specHash,
   validateSpec,
   validateWorkflow,
-} from './index.js'
+} from './native.js'
 // Governance with the faster decide (same class, same answers) and the documented error classes.
 export { Governance } from './governance.js'
 export * from './agent.js'

@@ -14,4 +14,4 @@ export {
   specHash,
   validateSpec,
   validateWorkflow,
-} from './index.js'
+} from './native.js'

@@ -3,7 +3,7 @@
 // methods below, adapted here so nothing it does (throw, reject, answer garbage) can
 // throw into Rust: every call answers an `{ ok, value | error }` envelope.
 import { resolve } from 'node:path'
-import { NativeSessionStore } from './index.js'
+import { NativeSessionStore } from './native.js'
 
 /** The Rust store behind a store made by the factories below. */
 const NATIVE = Symbol('archmax.sessionStore')
