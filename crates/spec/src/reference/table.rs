@@ -245,7 +245,7 @@ pub const KEYS: &[KeyDoc] = &[
         "enabled",
         "boolean",
         "true",
-        "`Invalid input: expected boolean, received …`",
+        "a non-boolean prints `Invalid input: expected …, received …` (here: boolean)",
         r#"{"type":"boolean"}"#,
     ),
     k(
@@ -578,7 +578,7 @@ pub const KEYS: &[KeyDoc] = &[
         "transitions",
         "list of transitions",
         "none (a state without any is terminal)",
-        "`Invalid input: expected array, received …`",
+        "a non-list prints `Invalid input: expected …, received …` (here: array)",
         r##"{"type":"array","items":{"$ref":"#/$defs/transition"}}"##,
     ),
     k(
