@@ -2,7 +2,8 @@
 //! (`workflow.schema.json`): the table they are written from holds exactly the
 //! keys the shape checker accepts, the committed files are what the table writes,
 //! and the schema agrees with the parser on every example and corpus document.
-//! `BLESS=1 cargo test -p archmax-tests reference` rewrites both files.
+//! The case-file schema (`case.schema.json`) is checked the same way against the case
+//! checker. `BLESS=1 cargo test -p archmax-tests reference` rewrites the three files.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -164,4 +165,140 @@ fn the_schema_rejects_the_invalid_corpus_except_what_it_cannot_express() {
         accepted, listed,
         "the corpus documents the schema accepts must be exactly SCHEMA_CANNOT_EXPRESS"
     );
+}
+
+#[test]
+fn the_case_schema_names_every_key_and_step_the_case_checker_knows() {
+    use archmax_spec::case::{ACTIONS, ASSERTIONS, TOP_KEYS};
+    use archmax_spec::reference::{CASE_KEYS, STEP_KEYS};
+    let keys: Vec<&str> = CASE_KEYS.iter().map(|(k, _)| *k).collect();
+    assert_eq!(keys, TOP_KEYS);
+    let steps: Vec<&str> = STEP_KEYS.iter().map(|(k, _)| *k).collect();
+    let known: Vec<&str> = ACTIONS.iter().chain(ASSERTIONS).copied().collect();
+    assert_eq!(steps, known);
+    for (k, s) in CASE_KEYS.iter().chain(STEP_KEYS) {
+        let parsed: Result<serde_json::Value, _> = serde_json::from_str(s);
+        assert!(
+            parsed.is_ok_and(|v| v.is_object()),
+            "{k}: bad schema fragment"
+        );
+    }
+}
+
+fn case_text() -> String {
+    let mut s =
+        serde_json::to_string_pretty(&archmax_spec::reference::case_json_schema()).expect("json");
+    s.push('\n');
+    s
+}
+
+#[test]
+fn the_committed_case_schema_is_what_the_table_writes() {
+    check_generated("case.schema.json", &case_text());
+}
+
+fn case_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.filter_map(Result::ok) {
+        let p = e.path();
+        if p.is_dir() {
+            case_files(&p, out);
+        } else if p.to_string_lossy().ends_with(".test.yaml") {
+            out.push(p);
+        }
+    }
+}
+
+#[test]
+fn case_files_pass_the_case_schema_exactly_when_the_case_checker_accepts_their_shape() {
+    let schema: serde_json::Value = serde_json::from_str(&case_text()).expect("json");
+    assert!(jsonschema::meta::is_valid(&schema));
+    let v = jsonschema::draft202012::new(&schema).expect("compiles");
+    let mut files = Vec::new();
+    for dir in ["examples", "crates/cli/templates/init"] {
+        case_files(&repo_root().join(dir), &mut files);
+    }
+    assert!(files.len() >= 3, "found {} case files", files.len());
+    for f in &files {
+        let text = std::fs::read_to_string(f).expect("read");
+        assert!(
+            archmax_spec::case::check_case(&text).is_ok(),
+            "{}",
+            f.display()
+        );
+        assert_eq!(schema_accepts(&v, &text), Some(true), "{}", f.display());
+    }
+    let ok = "title: t\ndescription: d\nsteps:\n  - send: hi\n";
+    assert_eq!(schema_accepts(&v, ok), Some(true));
+    for bad in [
+        "title: t\ndescription: d\nsteps:\n  - send: hi\nextra: 1\n",
+        "title: t\nsteps:\n  - send: hi\n",
+        "title: t\ndescription: d\nsteps:\n  - send: hi\n    succeeded: true\n",
+        "title: t\ndescription: d\nsteps:\n  - send: hi\n  - landed: done\n",
+        "title: t\ndescription: d\nsteps:\n  - send: hi\n  - succeeded: yes please\n",
+        "title: t\ndescription: d\nsteps:\n  - decide: { comment: ok }\n",
+        "title: t\ndescription: d\nsteps:\n  - send: hi\n  - grade: { closedQA: good, atLeast: 2 }\n",
+        "title: t\ndescription: d\nvariables: { Order: 1 }\nsteps:\n  - send: hi\n",
+    ] {
+        assert!(
+            archmax_spec::case::check_case(bad).is_err(),
+            "the checker accepts {bad}"
+        );
+        assert_eq!(
+            schema_accepts(&v, bad),
+            Some(false),
+            "the schema accepts {bad}"
+        );
+    }
+}
+
+/// The texts the reference quotes in backticks with a space in them are messages: each
+/// piece between `…` must be printed by the spec crate, so a reworded message fails here
+/// until the reference says what the parser says.
+#[test]
+fn the_messages_the_reference_quotes_are_the_parsers() {
+    let mut source = String::new();
+    let mut dirs = vec![repo_root().join("crates/spec/src")];
+    while let Some(dir) = dirs.pop() {
+        for e in std::fs::read_dir(&dir).expect("src").filter_map(Result::ok) {
+            let p = e.path();
+            if p.is_dir() && !p.ends_with("reference") {
+                dirs.push(p);
+            } else if p.extension().is_some_and(|x| x == "rs") {
+                source.push_str(&std::fs::read_to_string(&p).expect("read"));
+            }
+        }
+    }
+    // Messages are split over source lines with `\` continuations; compare on single spaces,
+    // with the escapes of string literals (quotes) and of `format!` (braces) undone.
+    let flat: String = source
+        .replace("\\\n", " ")
+        .replace("\\\"", "\"")
+        .replace("{{", "{")
+        .replace("}}", "}")
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    let mut checked = 0;
+    let mut unknown = Vec::new();
+    for d in KEYS {
+        for (i, quoted) in d.rules.split('`').enumerate() {
+            if i % 2 == 0 || !quoted.contains(' ') {
+                continue;
+            }
+            for piece in quoted.split('…').map(str::trim).filter(|p| p.len() > 3) {
+                if !flat.contains(piece) {
+                    unknown.push(format!("{}.{}: `{piece}`", d.object, d.key));
+                }
+                checked += 1;
+            }
+        }
+    }
+    assert!(
+        unknown.is_empty(),
+        "quoted but never printed by the parser: {unknown:#?}"
+    );
+    assert!(checked >= 30, "only {checked} quoted messages");
 }

@@ -10,7 +10,8 @@ pub const CASE_TITLE_MAX_LENGTH: usize = 60;
 /// Longest description, measured on whitespace-collapsed text.
 pub const CASE_DESCRIPTION_MAX_LENGTH: usize = 200;
 
-const TOP_KEYS: &[&str] = &[
+/// The top-level keys of a case file.
+pub const TOP_KEYS: &[&str] = &[
     "title",
     "description",
     "skip",
@@ -20,8 +21,10 @@ const TOP_KEYS: &[&str] = &[
     "mocks",
     "steps",
 ];
-const ACTIONS: &[&str] = &["send", "decide", "deliver"];
-const ASSERTIONS: &[&str] = &[
+/// The step kinds that act on the run.
+pub const ACTIONS: &[&str] = &["send", "decide", "deliver"];
+/// The step kinds that assert on what happened so far.
+pub const ASSERTIONS: &[&str] = &[
     "succeeded",
     "raised",
     "usedNoTools",

@@ -74,7 +74,17 @@ fn init_writes_a_workspace_that_validates_and_refuses_to_overwrite() {
         yaml.lines().next(),
         Some(format!("# yaml-language-server: $schema={schema}").as_str())
     );
+    let case =
+        std::fs::read_to_string(root.join("workflows/hello/tests/parks-for-review.test.yaml"))
+            .expect("read case");
+    assert_eq!(
+        case.lines().next(),
+        Some(
+            "# yaml-language-server: $schema=../../../node_modules/@archmax-ai/harness/case.schema.json"
+        )
+    );
     let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    assert!(repo.join("case.schema.json").is_file());
     assert!(
         repo.join(schema.trim_start_matches("../../node_modules/@archmax-ai/harness/"))
             .is_file()

@@ -8,10 +8,12 @@
 //! assert!(archmax_spec::reference::markdown().contains("| `maxModelCalls` |"));
 //! ```
 
+mod case_schema;
 mod schema;
 mod table;
 
 pub use crate::shape::keys::OBJECTS;
+pub use case_schema::{CASE_KEYS, STEP_KEYS, case_json_schema};
 pub use schema::json_schema;
 pub use table::{KEYS, KeyDoc};
 

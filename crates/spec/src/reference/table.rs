@@ -245,7 +245,7 @@ pub const KEYS: &[KeyDoc] = &[
         "enabled",
         "boolean",
         "true",
-        "`Invalid input: expected boolean, received …`",
+        "a non-boolean prints `Invalid input: expected …, received …` (here: boolean)",
         r#"{"type":"boolean"}"#,
     ),
     k(
@@ -474,7 +474,7 @@ pub const KEYS: &[KeyDoc] = &[
         "approvers",
         "list of strings",
         "none",
-        "who may decide a human state",
+        "informational: who decides a human state",
         STRINGS,
     ),
     k(
@@ -490,7 +490,7 @@ pub const KEYS: &[KeyDoc] = &[
         "before",
         "hook or list of hooks",
         "none",
-        "runs before the state's turn",
+        "gates entry to the state",
         HOOK_SPEC,
     ),
     k(
@@ -498,7 +498,7 @@ pub const KEYS: &[KeyDoc] = &[
         "after",
         "hook or list of hooks",
         "none",
-        "runs when the agent advances; a failing hook sends it back",
+        "gates the advance out of the state (or its completion)",
         HOOK_SPEC,
     ),
     k(
@@ -554,7 +554,7 @@ pub const KEYS: &[KeyDoc] = &[
         "requires",
         "list of variable names",
         "none",
-        "variables that must be set to enter; `must be a list of run-variable names`",
+        "variables that must be set before the state may be left; `must be a list of run-variable names`",
         VARIABLES,
     ),
     k(
@@ -562,7 +562,7 @@ pub const KEYS: &[KeyDoc] = &[
         "locks",
         "list of variable names",
         "none",
-        "variables frozen from this state on",
+        "variables only this state may write (one owner each; not the built-in `trigger`, `title`)",
         VARIABLES,
     ),
     k(
@@ -578,7 +578,7 @@ pub const KEYS: &[KeyDoc] = &[
         "transitions",
         "list of transitions",
         "none (a state without any is terminal)",
-        "`Invalid input: expected array, received …`",
+        "a non-list prints `Invalid input: expected …, received …` (here: array)",
         r##"{"type":"array","items":{"$ref":"#/$defs/transition"}}"##,
     ),
     k(
