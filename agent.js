@@ -376,13 +376,26 @@ function agentEnv(rootDir) {
     return value
   }
   const num = (name) => (values[name] === undefined || values[name] === '' ? undefined : Number(values[name]))
+  const apiBaseUrl = need('ARCHMAX_API_BASE_URL')
   return {
-    apiBaseUrl: need('ARCHMAX_API_BASE_URL'),
-    apiKey: need('ARCHMAX_API_KEY'),
+    apiBaseUrl,
+    // A server on this machine needs no key, as for the CLI and the ARCHMAX_* endpoint.
+    apiKey: isLoopback(apiBaseUrl) ? (values.ARCHMAX_API_KEY ?? '') : need('ARCHMAX_API_KEY'),
     model: need('ARCHMAX_MODEL'),
     temperature: num('ARCHMAX_TEMPERATURE'),
     maxTokens: num('ARCHMAX_MAX_TOKENS'),
   }
+}
+
+/** Whether `url`'s host is a loopback address (localhost, 127.0.0.0/8, [::1]), as the native side decides. */
+function isLoopback(url) {
+  let host
+  try {
+    host = new URL(url).hostname.toLowerCase()
+  } catch {
+    return false
+  }
+  return host === 'localhost' || host.endsWith('.localhost') || host === '[::1]' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host)
 }
 
 /** Tool entries as host tool definitions: LangChain tools get a JSON schema and a handler over `invoke`. */

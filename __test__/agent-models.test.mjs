@@ -75,7 +75,7 @@ test("without a factory the agent's model grades, told the role; with both, mode
   assert.deepEqual(built, [['rubric', undefined]])
 })
 
-test("modelFactory's env() reads the environment, then .env in rootDir; a missing variable throws when read", async () => {
+test("modelFactory's env() reads the environment, then .env in rootDir; a missing variable throws when read (the key only off this machine)", async () => {
   const NAMES = ['ARCHMAX_API_BASE_URL', 'ARCHMAX_API_KEY', 'ARCHMAX_MODEL', 'ARCHMAX_TEMPERATURE', 'ARCHMAX_MAX_TOKENS']
   const saved = Object.fromEntries(NAMES.map((n) => [n, process.env[n]]))
   for (const n of NAMES) delete process.env[n]
@@ -96,6 +96,15 @@ test("modelFactory's env() reads the environment, then .env in rootDir; a missin
     })
     agent.dispose()
     assert.deepEqual(seen, { apiBaseUrl: 'http://127.0.0.1:9/v1', apiKey: 'key-from-dotenv', model: 'from-the-environment', temperature: 0.25, maxTokens: undefined })
+    // No key is needed for a server on this machine; elsewhere a missing key throws.
+    for (const [url, expected] of [['http://localhost:8080/v1', ''], ['http://127.0.0.2/v1', ''], ['http://[::1]:1/v1', ''], ['https://api.example/v1', /ARCHMAX_API_KEY is not set/]]) {
+      const keyless = workspace({ 'workflows/graded/workflow.yaml': spec(), '.env': `ARCHMAX_API_BASE_URL=${url}\nARCHMAX_MODEL=m\n` })
+      const read = createAgent({ workflow: 'graded', workspace: { rootDir: keyless }, modelFactory: (role, env) => (seen = env(), async () => OK) })
+      if (typeof expected === 'string') {
+        ;(await read).dispose()
+        assert.equal(seen.apiKey, expected, url)
+      } else await assert.rejects(read, expected, url)
+    }
     const bare = workspace({ 'workflows/graded/workflow.yaml': spec() })
     await assert.rejects(
       createAgent({ workflow: 'graded', workspace: { rootDir: bare }, modelFactory: (role, env) => env() }),
