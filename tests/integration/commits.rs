@@ -66,8 +66,8 @@ impl SessionStore for SlowDisk {
     fn session_dir(&self, id: &SessionId) -> Option<std::path::PathBuf> {
         self.inner.session_dir(id)
     }
-    fn commit_blocks(&self) -> bool {
-        self.inner.commit_blocks()
+    fn waits_on_disk(&self) -> bool {
+        self.inner.waits_on_disk()
     }
 }
 

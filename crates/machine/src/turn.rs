@@ -216,12 +216,27 @@ impl Harness {
         defs
     }
 
-    /// Gives the session's writer lease back (its lock file is removed on a blocking thread
-    /// when the store waits on the disk). A turn's early refusals just drop theirs.
-    async fn release(&self, lease: crate::store::WriterLease) {
-        if self.store.commit_blocks() {
-            let _ = crate::blocking::run(move || drop(lease)).await;
+    /// Runs `work` on the session store: on a blocking thread when the store waits on the
+    /// disk (`crate::blocking`), so the turn's own thread is free meanwhile; in place
+    /// otherwise.
+    pub(crate) async fn store_io<T, F>(&self, work: F) -> Result<T, RunError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&dyn crate::store::SessionStore) -> T + Send + 'static,
+    {
+        if !self.store.waits_on_disk() {
+            return Ok(work(self.store.as_ref()));
         }
+        let store = std::sync::Arc::clone(&self.store);
+        crate::blocking::run(move || work(store.as_ref()))
+            .await
+            .map_err(RunError::Store)
+    }
+
+    /// Gives the session's writer lease back (its lock file is removed through
+    /// [`store_io`](Self::store_io)). A turn's early refusals just drop theirs.
+    async fn release(&self, lease: crate::store::WriterLease) {
+        let _ = self.store_io(move |_| drop(lease)).await;
     }
 
     /// Takes the session's writer lease and loads it into a turn (on a blocking thread
@@ -232,18 +247,13 @@ impl Harness {
     ) -> Result<(crate::store::WriterLease, Turn<'_>), RunError> {
         let rules = crate::store::IdRules::with_mounts(self.mounts.iter().map(|m| m.name.clone()));
         let id = SessionId::parse_with(session_id, &rules)?;
-        let open = |store: &dyn crate::store::SessionStore, id: &SessionId| {
-            let lease = store.acquire(id)?;
-            Ok::<_, crate::store::StoreError>((lease, store.load(id)?))
-        };
-        let (lease, snapshot) = if self.store.commit_blocks() {
-            let (store, at) = (std::sync::Arc::clone(&self.store), id.clone());
-            crate::blocking::run(move || open(store.as_ref(), &at))
-                .await
-                .map_err(RunError::Store)??
-        } else {
-            open(self.store.as_ref(), &id)?
-        };
+        let at = id.clone();
+        let (lease, snapshot) = self
+            .store_io(move |store| {
+                let lease = store.acquire(&at)?;
+                Ok::<_, crate::store::StoreError>((lease, store.load(&at)?))
+            })
+            .await??;
         let (session, messages) = match snapshot {
             Some(s) => {
                 let state: SessionState = serde_json::from_value(s.state).map_err(|e| {
@@ -705,33 +715,25 @@ impl Turn<'_> {
 
     /// Writes the new messages and the state: the step is durable once this returns.
     ///
-    /// A store whose commit waits on the disk commits on a blocking thread
-    /// (`crate::blocking`): the turn's own thread is free meanwhile, and concurrent
-    /// sessions' commits share their syncs (the filesystem store's group commit).
+    /// A store that waits on the disk commits on a blocking thread (`Harness::store_io`):
+    /// the turn's own thread is free meanwhile, and concurrent sessions' commits share
+    /// their syncs (the filesystem store's group commit).
     async fn commit(&mut self) -> Result<(), RunError> {
         self.session.transcript_len = self.messages.len() as u64;
         let state =
             serde_json::to_value(&self.session).map_err(|e| RunError::Store(e.to_string()))?;
-        if !self.h.store.commit_blocks() {
-            let step = Step {
-                new_messages: &self.pending,
-                state: &state,
-            };
-            self.h.store.commit(&self.id, step)?;
-            self.pending.clear();
-            return Ok(());
-        }
-        let (store, id) = (std::sync::Arc::clone(&self.h.store), self.id.clone());
+        let id = self.id.clone();
         let pending = std::mem::take(&mut self.pending);
-        let committed = crate::blocking::run(move || {
-            let step = Step {
-                new_messages: &pending,
-                state: &state,
-            };
-            (store.commit(&id, step), pending)
-        })
-        .await
-        .map_err(RunError::Store)?;
+        let committed = self
+            .h
+            .store_io(move |store| {
+                let step = Step {
+                    new_messages: &pending,
+                    state: &state,
+                };
+                (store.commit(&id, step), pending)
+            })
+            .await?;
         match committed {
             (Ok(()), _) => Ok(()),
             (Err(e), pending) => {
@@ -822,14 +824,9 @@ impl Turn<'_> {
         self.session.trigger = trigger.to_string();
         if self.session.spec_hash != h.spec_hash {
             let stripped = archmax_spec::hash::strip_metadata(&h.spec_json);
-            if h.store.commit_blocks() {
-                let (store, hash) = (std::sync::Arc::clone(&h.store), h.spec_hash.clone());
-                crate::blocking::run(move || store.write_spec_snapshot(&hash, &stripped))
-                    .await
-                    .map_err(RunError::Store)??;
-            } else {
-                h.store.write_spec_snapshot(&h.spec_hash, &stripped)?;
-            }
+            let hash = h.spec_hash.clone();
+            h.store_io(move |store| store.write_spec_snapshot(&hash, &stripped))
+                .await??;
             self.session.spec_hash = h.spec_hash.clone();
         }
         let s = &mut self.session;

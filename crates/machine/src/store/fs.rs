@@ -540,7 +540,7 @@ impl SessionStore for FsStore {
         }
     }
 
-    fn commit_blocks(&self) -> bool {
+    fn waits_on_disk(&self) -> bool {
         true
     }
 

@@ -116,10 +116,10 @@ pub trait SessionStore: Send + Sync {
         "filesystem"
     }
 
-    /// True when [`commit`](SessionStore::commit) waits on the disk (a sync): an async
-    /// caller then runs it on a blocking thread, so its own thread (Node's event loop, for
-    /// a JS-driven turn) is not held, and concurrent sessions' syncs overlap.
-    fn commit_blocks(&self) -> bool {
+    /// True when the store's operations wait on the disk (a commit's sync, a lock file, a
+    /// read): an async caller then runs them on a blocking thread, so its own thread (Node's
+    /// event loop, for a JS-driven turn) is not held, and concurrent sessions' syncs overlap.
+    fn waits_on_disk(&self) -> bool {
         false
     }
 }
