@@ -4,26 +4,11 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 
 import { createAgent } from '@archmax-ai/harness'
-import { advance, say, scripted, workspace } from './helpers.mjs'
+import { advance, APPROVAL_SPEC, say, scripted, workspace } from './helpers.mjs'
 
-const SPEC = `title: Approvals
-instructions: A test workflow.
-mounts:
-  allow_always: []
-states:
-  draft:
-    triggers: { manual: }
-    instructions: Draft the refund.
-    transitions:
-      - to: done
-    after:
-      approval: finance
-  done:
-    instructions: Say goodbye.
-`
 
 async function run(executor, answers) {
-  const root = workspace({ 'workflows/approvals/workflow.yaml': SPEC })
+  const root = workspace({ 'workflows/approvals/workflow.yaml': APPROVAL_SPEC })
   const { model, requests } = scripted(answers)
   const calls = []
   const events = []
@@ -79,7 +64,7 @@ test('an executor that throws or answers a non-verdict fails the state closed; a
     assert.notEqual(outcome.state, 'done')
     assert.match(JSON.stringify(outcome), reason)
   }
-  const root = workspace({ 'workflows/approvals/workflow.yaml': SPEC })
+  const root = workspace({ 'workflows/approvals/workflow.yaml': APPROVAL_SPEC })
   await assert.rejects(
     createAgent({ workflow: 'approvals', workspace: { rootDir: root }, model: async () => say('x'), hookExecutors: { script: async () => ({ ok: true }), approval: async () => ({ ok: true }) } }),
     (e) => e.constructor === Error && e.message === 'hookExecutors may not override built-in hook kind(s): script. Register a custom kind under a different name.',

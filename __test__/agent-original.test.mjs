@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 
 import { createAgent } from '@archmax-ai/harness'
-import { advance, call, say, scripted, workspace } from './helpers.mjs'
+import { advance, APPROVAL_SPEC, call, say, scripted, workspace } from './helpers.mjs'
 
 const tools = (...calls) => ({ role: 'assistant', content: null, tool_calls: calls })
 const toolMessage = (messages, id) => messages.find((m) => m.role === 'tool' && m.tool_call_id === id)
@@ -127,23 +127,8 @@ test('a refused archmax_advance reports tool-result error; its tool message stay
 })
 
 test('hook-rejected is emitted for a veto and a correct; an ok keeps its reason in hook-verdict', async () => {
-  const CUSTOM = `title: Approvals
-instructions: A test workflow.
-mounts:
-  allow_always: []
-states:
-  draft:
-    triggers: { manual: }
-    instructions: Draft the refund.
-    transitions:
-      - to: done
-    after:
-      approval: finance
-  done:
-    instructions: Say goodbye.
-`
   const verdicts = [{ verdict: 'veto', reason: 'not signed off' }, { verdict: 'ok', reason: 'signed off' }]
-  const vetoed = await agentOn({ 'workflows/approvals/workflow.yaml': CUSTOM }, [advance('done'), advance('done'), say('Done.')], {
+  const vetoed = await agentOn({ 'workflows/approvals/workflow.yaml': APPROVAL_SPEC }, [advance('done'), advance('done'), say('Done.')], {
     workflow: 'approvals',
     hookExecutors: { approval: async () => ({ ok: true, value: verdicts.shift(), logs: [], formatted: '' }) },
   })

@@ -93,3 +93,20 @@ states:
     triggers: { manual: }
     instructions: Chat.
 `
+
+/** A workflow whose `draft` state leaves for `done` only past a custom `approval: finance` hook (run by `hookExecutors`). */
+export const APPROVAL_SPEC = `title: Approvals
+instructions: A test workflow.
+mounts:
+  allow_always: []
+states:
+  draft:
+    triggers: { manual: }
+    instructions: Draft the refund.
+    transitions:
+      - to: done
+    after:
+      approval: finance
+  done:
+    instructions: Say goodbye.
+`

@@ -17,7 +17,7 @@ import { BaseChatModel } from '@langchain/core/language_models/chat_models'
 import { AIMessage } from '@langchain/core/messages'
 
 import { createAgent, createMemorySessionStore } from '@archmax-ai/harness'
-import { EXAMPLE, call, mapStore, say, workspace } from './helpers.mjs'
+import { APPROVAL_SPEC, call, EXAMPLE, mapStore, say, workspace } from './helpers.mjs'
 
 /** The text of a request's messages, for a check to search (`requestText` is their JSON). */
 function contents(requestText) {
@@ -104,21 +104,6 @@ states:
     instructions: Wait for the payment, then say thanks.
 `
 
-const CUSTOM_SPEC = `title: Approvals
-instructions: A test workflow.
-mounts:
-  allow_always: []
-states:
-  draft:
-    triggers: { manual: }
-    instructions: Draft the refund.
-    transitions:
-      - to: done
-    after:
-      approval: finance
-  done:
-    instructions: Say goodbye.
-`
 
 const POLICY_SPEC = `title: Lookups
 instructions: A test workflow.
@@ -261,7 +246,7 @@ const SCENARIOS = [
   },
   {
     name: 'a custom hook kind vetoes, then lets the agent move',
-    workspace: () => workspace({ 'workflows/approvals/workflow.yaml': CUSTOM_SPEC }),
+    workspace: () => workspace({ 'workflows/approvals/workflow.yaml': APPROVAL_SPEC }),
     options: () => {
       let asked = 0
       return {
