@@ -58,6 +58,8 @@ struct Tip {
     len: u64,
     bytes: u64,
     since_cache: u32,
+    /// The last commit's state was `running`.
+    running: bool,
     transcript: Option<Arc<File>>,
 }
 
@@ -387,11 +389,11 @@ impl SessionStore for FsStore {
         let session = self.dir(id);
         let dir = session.join(CHECKPOINTS_DIR);
         let tip = self.tips.lock().ok().and_then(|t| t.get(sid).cloned());
-        let (first, len, bytes, since_cache, held) = match tip {
-            Some(t) => (false, t.len, t.bytes, t.since_cache, t.transcript),
+        let (first, len, bytes, since_cache, was_running, held) = match tip {
+            Some(t) => (false, t.len, t.bytes, t.since_cache, t.running, t.transcript),
             None => match Self::durable_envelope(sid, &dir)? {
-                Some(e) => (false, e.transcript_len, e.transcript_bytes, CACHE_EVERY, None),
-                None => (true, 0, 0, CACHE_EVERY, None),
+                Some(e) => (false, e.transcript_len, e.transcript_bytes, CACHE_EVERY, true, None),
+                None => (true, 0, 0, CACHE_EVERY, true, None),
             },
         };
         let encode = |source| StoreError::Encode {
@@ -434,7 +436,11 @@ impl SessionStore for FsStore {
         }
         let end = bytes + buf.len() as u64;
         let running = step.state.get("status").and_then(Value::as_str) == Some("running");
-        let write_cache = first || !running || since_cache + 1 >= CACHE_EVERY;
+        // Leaving `running` rewrites the cache (a parked or finished session is read from
+        // it); a later commit that is not `running` either (a turn's closing bookkeeping)
+        // leaves the reader one more line to scan instead of another temp file and rename.
+        let write_cache =
+            first || (was_running && !running) || since_cache + 1 >= CACHE_EVERY;
         if write_cache {
             let env = Envelope {
                 transcript_len: len,
@@ -454,6 +460,7 @@ impl SessionStore for FsStore {
                     len,
                     bytes: end,
                     since_cache,
+                    running,
                     transcript,
                 },
             );

@@ -375,6 +375,36 @@ fn checkpoint_line(len: u64, st: &Value) -> Vec<u8> {
 }
 
 #[test]
+fn fs_the_cache_is_written_when_the_session_leaves_running_not_after() {
+    let (store, _root, id, sdir) = fs_with_session("leave", 2);
+    let cache = |sdir: &Path| -> Value {
+        let env: Value =
+            serde_json::from_slice(&fs::read(sdir.join("checkpoints/state.json")).expect("read"))
+                .expect("json");
+        env["state"].clone()
+    };
+    // Written at the first commit, not at the second (still running).
+    assert_eq!(cache(&sdir), state(1, "running"));
+    commit(&store, &id, &[msg(3)], &state(3, "parked"));
+    assert_eq!(cache(&sdir), state(3, "parked"), "leaving running writes it");
+    commit(&store, &id, &[msg(4)], &state(4, "parked"));
+    assert_eq!(cache(&sdir), state(3, "parked"), "staying parked appends only");
+    // Readers take the cache and the line past it.
+    assert_eq!(store.load_state(&id).expect("state"), Some(state(4, "parked")));
+    let other = FsStore::new(_root.path());
+    assert_eq!(other.load_state(&id).expect("state"), Some(state(4, "parked")));
+    assert_eq!(other.list().expect("list"), vec!["s"]);
+    // Running again, then leaving once more, writes it again.
+    commit(&store, &id, &[msg(5)], &state(5, "running"));
+    commit(&store, &id, &[msg(6)], &state(6, "done"));
+    assert_eq!(cache(&sdir), state(6, "done"));
+    assert_eq!(
+        store.load(&id).expect("load").expect("present").messages,
+        (1..=6).map(msg).collect::<Vec<_>>()
+    );
+}
+
+#[test]
 fn fs_a_synced_checkpoint_beyond_a_stale_cache_wins() {
     // A crash after the step's synced append but before the state.json cache write.
     let (store, _root, id, sdir) = fs_with_session("stale", 2);
