@@ -155,6 +155,38 @@ const archive = {
   },
 }
 
+const BATCH_SPEC = `title: Batch
+instructions: A test workflow.
+mounts:
+  allow_always: []
+states:
+  work:
+    triggers: { manual: }
+    instructions: Call both tools at once.
+    tools:
+      allow: [first, second]
+`
+/**
+ * Two host tools that can only answer \`together\` when they run at once: each waits (at
+ * most 3 s, so a sequential run answers \`alone\` rather than hanging) for the other to start.
+ */
+function meetingTools() {
+  let arrived = 0
+  let release
+  const met = new Promise((r) => (release = r))
+  const meet = async (name) => {
+    arrived += 1
+    if (arrived === 2) release()
+    let timer
+    const bound = new Promise((r) => (timer = setTimeout(r, 3000)))
+    await Promise.race([met, bound])
+    clearTimeout(timer)
+    return arrived === 2 ? `${name}: together` : `${name}: alone`
+  }
+  const tool = (name) => ({ name, description: `Meets the other tool (${name}).`, schema: { type: 'object', properties: {} }, handler: () => meet(name) })
+  return [tool('first'), tool('second')]
+}
+
 /**
  * name, a workspace maker, the agent options beyond model/store/onEvent, the model's
  * scripted answers (to the agent and to any grader, in the order asked), the steps (each
@@ -308,6 +340,17 @@ const SCENARIOS = [
     check: ([done], requests) => {
       assert.match(requests[1], /data:image\/png;base64,/)
       assert.ok(JSON.stringify(done).includes('One chart.'))
+    },
+  },
+  {
+    name: "a batch's host tools run at once, answered in call order",
+    workspace: () => workspace({ 'workflows/batch/workflow.yaml': BATCH_SPEC }),
+    options: () => ({ workflow: 'batch', tools: meetingTools() }),
+    answers: [tools(call('first', {}, 'c1'), call('second', {}, 'c2')), say('Both met.')],
+    steps: [(w) => w.send('b1', { message: 'Go.' })],
+    check: ([done], requests) => {
+      assert.equal(done.kind, 'completed')
+      assert.match(contents(requests[1]), /first: together\nsecond: together/)
     },
   },
 ]

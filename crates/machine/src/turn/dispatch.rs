@@ -1,17 +1,20 @@
-//! One tool call, from the model's name to the recorded result: name resolution, arguments as
-//! a JSON object, `${{…}}` substitution, the kernel's decision, execution
-//! ([`execute`](super::execute)), listing redaction, offloading, and the result message.
+//! A response's tool calls, from the model's names to the recorded results: per call, name
+//! resolution, arguments as a JSON object, `${{…}}` substitution and the kernel's decision
+//! (`plan`), execution ([`execute`](super::execute)), listing redaction, offloading and the
+//! result message (`finish`, `apply`). A batch's independent calls run at once.
 //!
-//! State it changes: the call marks (`answering`: the image shown, the governance block, the
-//! call ids used) and `rejected` for a terminal refusal.
+//! State it changes: the transcript (results, in call order) and `rejected` (a terminal
+//! refusal, or the failure a call left); everything else through `execute`.
 
 use std::time::Instant;
 
 use archmax_kernel::{CallContext, Origin};
 use serde_json::{Value, json};
 
+use crate::control::ControlResult;
 use crate::events::Event;
 use crate::harness::Harness;
+use crate::model::ToolCall;
 use crate::model::types::ToolDef;
 
 use super::Turn;
@@ -40,6 +43,83 @@ pub(super) const EXECUTABLE: [&str; 18] = [
 
 /// Results longer than this are offloaded to `large_tool_results/`.
 const OFFLOAD_CHARS: usize = 40_000;
+
+/// The read-only file tools: they run beside a batch's other such calls.
+const READS: [&str; 4] = ["read_file", "ls", "glob", "grep"];
+
+/// Which calls of a batch may run at once: consecutive calls of one group do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Group {
+    /// File reads: nothing they do is seen by another call.
+    Reads,
+    /// Host tools (delegations later): they change nothing the turn holds, but may write
+    /// the session's files (`context.workspace`), so reads wait for them.
+    Outside,
+}
+
+/// The group of a call that may run beside others, `None` for one that runs alone.
+fn group_of(name: &str) -> Option<Group> {
+    if READS.contains(&name) {
+        Some(Group::Reads)
+    } else if !(EXECUTABLE.contains(&name) || name.starts_with("archmax_")) {
+        Some(Group::Outside)
+    } else {
+        None
+    }
+}
+
+/// A call's answer, as its result message records it.
+struct Answer {
+    text: String,
+    is_error: bool,
+    /// The image its `read_file` showed.
+    shown: Option<crate::images::ImageMark>,
+    /// The kernel refused it (the message is marked `governance_blocked`, as the
+    /// original's `additional_kwargs.governance_blocked`).
+    blocked: bool,
+}
+
+impl Answer {
+    fn error(text: String) -> Self {
+        Answer {
+            text,
+            is_error: true,
+            shown: None,
+            blocked: false,
+        }
+    }
+
+    fn blocked(text: String) -> Self {
+        Answer {
+            blocked: true,
+            ..Answer::error(text)
+        }
+    }
+}
+
+/// A call the kernel allowed, announced and ready to run.
+struct Allowed {
+    name: String,
+    args: Value,
+    call_id: String,
+    /// The state it was decided in.
+    state: String,
+    /// When it was announced (its `durationMs` counts from here).
+    started: Instant,
+}
+
+/// What planning a call came to.
+enum Planned {
+    /// Refused or unknown: nothing runs.
+    Answered(Answer),
+    Allowed(Allowed),
+}
+
+/// A call of the batch waiting for its answer to be recorded.
+enum Queued {
+    Answered(String, Answer),
+    Run(Allowed),
+}
 
 /// `calls` with every id this turn already used (or an earlier call of the same message
 /// used) renamed `{id}_2`, `{id}_3`, …: the assistant message is stored with the renamed
@@ -111,21 +191,96 @@ impl Harness {
 }
 
 impl Turn<'_> {
-    /// One tool call: resolution, substitution, kernel, execution.
-    pub(super) async fn tool_call(
-        &mut self,
-        call: &crate::model::types::ToolCall,
-        others: usize,
-        moved: &mut Option<String>,
-        _index: usize,
-    ) -> (String, bool) {
+    /// A response's tool calls, answered in call order. Consecutive calls of one [`Group`]
+    /// (file reads; host tools) run at once, their `tool-result`s in completion order; any
+    /// other call waits for them and runs alone, so a control tool sees every earlier call's
+    /// effect and keeps its one move per batch.
+    pub(super) async fn run_batch(&mut self, calls: &[ToolCall]) {
+        let others = calls.len().saturating_sub(1);
+        let mut moved: Option<String> = None;
+        let mut queue: Vec<Queued> = Vec::new();
+        let mut queued_group = None;
+        for call in calls {
+            let group = self.resolve_name(&call.name).and_then(|n| group_of(&n));
+            if group.is_none() || group != queued_group {
+                self.run_queue(&mut queue).await;
+            }
+            queued_group = group;
+            let alongside = group.is_some();
+            let allowed = match self.plan(call) {
+                Planned::Answered(answer) => {
+                    queue.push(Queued::Answered(call.id.clone(), answer));
+                    continue;
+                }
+                Planned::Allowed(allowed) => allowed,
+            };
+            if alongside {
+                queue.push(Queued::Run(allowed));
+                continue;
+            }
+            let moved_before = moved.is_some();
+            let (result, effects) = self
+                .execute(
+                    &allowed.name,
+                    &allowed.args,
+                    &allowed.call_id,
+                    others,
+                    &mut moved,
+                )
+                .await;
+            // A refused move answers the agent without erroring its message, but the call
+            // did not do what it was for: its `tool-result` says so (the original reads it
+            // off the move).
+            let settled_ok = !result.is_error
+                && (allowed.name != "archmax_advance" || (!moved_before && moved.is_some()));
+            let answer = self.finish(&allowed, result, settled_ok, effects.shown);
+            self.apply(&allowed.call_id, answer, effects.fails);
+        }
+        self.run_queue(&mut queue).await;
+    }
+
+    /// Runs the queued calls at once, then records every queued answer in call order.
+    async fn run_queue(&mut self, queue: &mut Vec<Queued>) {
+        let queued = std::mem::take(queue);
+        let this = &*self;
+        let ran = futures_util::future::join_all(queued.iter().map(|q| async move {
+            let Queued::Run(allowed) = q else {
+                return None;
+            };
+            let (result, effects) = this.run_alongside(&allowed.name, &allowed.args).await;
+            let settled_ok = !result.is_error;
+            Some((
+                this.finish(allowed, result, settled_ok, effects.shown),
+                effects.fails,
+            ))
+        }))
+        .await;
+        for (q, ran) in queued.into_iter().zip(ran) {
+            match (q, ran) {
+                (Queued::Answered(id, answer), _) => self.apply(&id, answer, None),
+                (Queued::Run(allowed), Some((answer, fails))) => {
+                    self.apply(&allowed.call_id, answer, fails)
+                }
+                (Queued::Run(allowed), None) => {
+                    // `join_all` answers every future it was given: this is unreachable, and
+                    // still a call is never left without its result.
+                    let answer = Answer::error(format!("Error: '{}' did not run.", allowed.name));
+                    self.apply(&allowed.call_id, answer, None)
+                }
+            }
+        }
+    }
+
+    /// Resolution, arguments, substitution and the kernel's decision: a refusal answers
+    /// the call; an allowed call is announced (`tool-called`) and returned to run.
+    fn plan(&mut self, call: &ToolCall) -> Planned {
         let state = self.session.workflow_state.clone();
         let Some(name) = self.resolve_name(&call.name) else {
-            return (self.unknown_tool(&call.name), true);
+            return Planned::Answered(Answer::error(self.unknown_tool(&call.name)));
         };
         let args = match crate::governed::arguments(&name, &call.arguments) {
             Ok(args) => args,
-            Err(refusal) => return (refusal, true),
+            Err(refusal) => return Planned::Answered(Answer::error(refusal)),
         };
         let vars = self.session.kernel_variables();
         let args = if name.starts_with(archmax_kernel::tools::WORKFLOW_TOOL_PREFIX) {
@@ -135,7 +290,6 @@ impl Turn<'_> {
                 Ok(a) => a,
                 Err(f) => {
                     let reason = crate::substitute::unresolved_message(&f);
-                    self.answering.blocked = true;
                     self.emit(Event::ToolBlocked {
                         state,
                         tool: name,
@@ -144,7 +298,7 @@ impl Turn<'_> {
                         args: Some(args),
                         origin: None,
                     });
-                    return (reason, true);
+                    return Planned::Answered(Answer::blocked(reason));
                 }
             }
         };
@@ -164,7 +318,6 @@ impl Turn<'_> {
             && matches!(name.as_str(), "copy_file" | "move_file" | "remove_file");
         if !verdict.allowed && !file_operation_answers {
             let reason = verdict.message.unwrap_or_default();
-            self.answering.blocked = true;
             if verdict.warn {
                 self.emit(Event::ToolBlocked {
                     state,
@@ -178,7 +331,7 @@ impl Turn<'_> {
             if verdict.terminal {
                 self.session.rejected = Some(reason.clone());
             }
-            return (reason, true);
+            return Planned::Answered(Answer::blocked(reason));
         }
         let started = Instant::now();
         self.emit(Event::ToolCalled {
@@ -189,49 +342,69 @@ impl Turn<'_> {
             detail: None,
             origin: None,
         });
-        let moved_before = moved.is_some();
-        let result = self.execute(&name, &args, &call.id, others, moved).await;
+        Planned::Allowed(Allowed {
+            name,
+            args,
+            call_id: call.id.clone(),
+            state,
+            started,
+        })
+    }
+
+    /// What ran becomes the call's answer: listings redacted, long results offloaded, and
+    /// its `tool-result` emitted (when it finishes, so a batch's arrive in completion order).
+    fn finish(
+        &self,
+        allowed: &Allowed,
+        result: ControlResult,
+        settled_ok: bool,
+        shown: Option<crate::images::ImageMark>,
+    ) -> Answer {
         let (text, is_error) = (result.text, result.is_error);
-        // A refused move answers the agent without erroring its message, but the call did
-        // not do what it was for: its `tool-result` says so (the original reads it off the
-        // move).
-        let settled_ok =
-            !is_error && (name != "archmax_advance" || (!moved_before && moved.is_some()));
-        let text = if matches!(name.as_str(), "ls" | "glob" | "grep") {
+        let text = if matches!(allowed.name.as_str(), "ls" | "glob" | "grep") {
             self.h
                 .policy
-                .redact_listing(&state, Origin::Agent, &text)
+                .redact_listing(&allowed.state, Origin::Agent, &text)
                 .into_owned()
         } else {
             text
         };
         let (text, is_error) = match self
             .workspace()
-            .map(|ws| crate::files::offload(&ws, &call.id, &text, OFFLOAD_CHARS))
+            .map(|ws| crate::files::offload(&ws, &allowed.call_id, &text, OFFLOAD_CHARS))
         {
             Some(Ok(Some(pointer))) => (pointer, is_error),
             Some(Err(refused)) => (refused, true),
             Some(Ok(None)) | None => (text, is_error),
         };
         self.emit(Event::tool_result(
-            state,
-            name,
-            call.id.clone(),
+            allowed.state.clone(),
+            allowed.name.clone(),
+            allowed.call_id.clone(),
             settled_ok,
-            started,
+            allowed.started,
             &text,
             None,
         ));
-        (text, is_error)
+        Answer {
+            text,
+            is_error,
+            shown,
+            blocked: false,
+        }
     }
 
-    /// A tool call's answer, carrying the image its `read_file` showed, if any.
-    pub(super) fn push_result(&mut self, call_id: &str, content: String, is_error: bool) {
-        let mut msg = json!({ "role": "tool", "tool_call_id": call_id, "content": content, "is_error": is_error });
-        if let Some(mark) = self.answering.shown.take() {
+    /// Records a call's answer (with the image its `read_file` showed, if any, and the
+    /// kernel's refusal mark) and the step failure it left, if any.
+    fn apply(&mut self, call_id: &str, answer: Answer, fails: Option<String>) {
+        if let Some(reason) = fails {
+            self.session.rejected = Some(reason);
+        }
+        let mut msg = json!({ "role": "tool", "tool_call_id": call_id, "content": answer.text, "is_error": answer.is_error });
+        if let Some(mark) = answer.shown {
             msg["image"] = mark.to_value();
         }
-        if std::mem::take(&mut self.answering.blocked) {
+        if answer.blocked {
             msg["governance_blocked"] = Value::Bool(true);
         }
         self.transcript.push(msg);

@@ -17,8 +17,7 @@
 //!
 //! The state is grouped by who changes it: [`Transcript`] (only through its methods),
 //! [`Mode`] (the loop and the parks), [`Visit`] (every move of the position, the gates,
-//! the budgets read it), [`Answering`] (the call being answered, `dispatch`), and the
-//! session itself, which each module's header says it touches.
+//! the budgets read it), and the session itself, which each module's header says it touches.
 
 mod arrivals;
 mod boundary;
@@ -85,7 +84,9 @@ struct Turn<'h> {
     sandbox: Option<std::sync::Arc<archmax_sandbox::Sandbox>>,
     /// The lineage of this turn's model requests (`ChatRequest::lineage`), unique per turn.
     lineage: u64,
-    answering: Answering,
+    /// The tool-call ids this turn has answered: a model that repeats one gets it
+    /// renamed (`dispatch::unique_call_ids`), so every result pairs with exactly one call.
+    call_ids: std::collections::HashSet<String>,
 }
 
 /// The current visit of a state: reset by every move of the position.
@@ -115,19 +116,6 @@ struct Mode {
     reply_case: crate::park::ReplyCase,
     /// `turn`, `decide`, `reply` or `deliver`.
     disposition: &'static str,
-}
-
-/// What the tool call being answered left for its result message.
-#[derive(Default)]
-struct Answering {
-    /// The image the tool call being answered showed (`push_result` records it).
-    shown: Option<crate::images::ImageMark>,
-    /// The kernel refused the tool call being answered (`push_result` marks its message
-    /// `governance_blocked`, as the original's `additional_kwargs.governance_blocked`).
-    blocked: bool,
-    /// The tool-call ids this turn has answered: a model that repeats one gets it
-    /// renamed (`dispatch::unique_call_ids`), so every result pairs with exactly one call.
-    call_ids: std::collections::HashSet<String>,
 }
 
 /// The next turn's lineage.
@@ -209,7 +197,7 @@ impl Harness {
             cancel,
             sandbox: None,
             lineage: NEXT_LINEAGE.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
-            answering: Answering::default(),
+            call_ids: std::collections::HashSet::new(),
         };
         Ok((lease, turn))
     }

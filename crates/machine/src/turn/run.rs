@@ -96,10 +96,7 @@ impl Turn<'_> {
             self.session.state_turns += 1;
             self.session.turn_model_calls += 1;
             self.record_usage(&response);
-            let calls = unique_call_ids(
-                response.message.tool_calls.clone(),
-                &mut self.answering.call_ids,
-            );
+            let calls = unique_call_ids(response.message.tool_calls.clone(), &mut self.call_ids);
             let text = response.message.content.clone().unwrap_or_default();
             let msg_id = format!("msg_{}_{}", self.transcript.len(), crate::clock::now_ms());
             let mut assistant = json!({ "role": "assistant", "content": text });
@@ -118,12 +115,7 @@ impl Turn<'_> {
             }
             if self.mode.reply_only {
                 // Any call of a reply-only turn is refused; the session stays parked either way.
-                let mut moved = None;
-                for (i, call) in calls.iter().enumerate() {
-                    let (content, is_error) =
-                        self.tool_call(call, calls.len() - 1, &mut moved, i).await;
-                    self.push_result(&call.id, content, is_error);
-                }
+                self.run_batch(&calls).await;
                 // Only an answer to a person is a message to them from the park: the text
                 // handing the run over (after a tool result or a runtime note) is not.
                 let answers_person = self
@@ -185,12 +177,7 @@ impl Turn<'_> {
                 }
                 break;
             }
-            let mut moved: Option<String> = None;
-            for (i, call) in calls.iter().enumerate() {
-                let others = calls.len() - 1;
-                let (content, is_error) = self.tool_call(call, others, &mut moved, i).await;
-                self.push_result(&call.id, content, is_error);
-            }
+            self.run_batch(&calls).await;
             // A terminal failure of this step (a hook that could not run, an exhausted park
             // budget, an unevaluable guard) stays committed as `rejected`: the model reads
             // the refusal and goes on in this state, and the failure routes once it has
