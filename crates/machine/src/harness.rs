@@ -23,6 +23,7 @@ use crate::error::RunError;
 pub const UNNAMED_MODEL: &str = "default";
 
 /// How to assemble a harness.
+#[derive(Clone)]
 pub struct HarnessOptions {
     /// The workspace root.
     pub root: PathBuf,
@@ -129,6 +130,10 @@ pub struct Harness {
     pub(crate) pricing: Option<crate::model::PricingTable>,
     /// Image reads (`createAgent({ images })`); `None`: images are binary files, not shown.
     pub(crate) images: Option<crate::images::ImageReads>,
+    /// How this harness was assembled: a delegation assembles its target the same way.
+    pub(crate) recipe: Arc<crate::registry::Recipe>,
+    /// The delegation targets assembled so far, by slug (`crate::registry`).
+    pub(crate) children: std::sync::Mutex<std::collections::HashMap<String, Arc<Harness>>>,
     /// The tool definitions offered in each state, built once (`Harness::tool_defs`).
     pub(crate) tool_defs:
         std::sync::RwLock<std::collections::HashMap<String, Arc<[crate::model::ToolDef]>>>,
@@ -162,6 +167,10 @@ impl Harness {
         // The original's order decides which refusal wins: reserved tool names,
         // mounts, tool paths, the workflow load, then the runtime contract.
         crate::tools::check_names(&opts.tools)?;
+        let recipe = Arc::new(crate::registry::Recipe {
+            opts: opts.clone(),
+            extras: extras.clone(),
+        });
         let mounts = opts.mounts.unwrap_or_else(zero_config);
         check_mounts(&mounts)?;
         let mut tool_paths = ToolPaths::new();
@@ -320,6 +329,8 @@ impl Harness {
             pricing: None,
             tool_defs: std::sync::RwLock::default(),
             images: None,
+            recipe,
+            children: std::sync::Mutex::default(),
         })
     }
 

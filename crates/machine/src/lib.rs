@@ -24,6 +24,7 @@ pub mod park;
 pub mod plain;
 pub mod prompt;
 pub mod ptc;
+mod registry;
 pub mod resolve;
 mod script_thread;
 pub mod sessions;

@@ -8,6 +8,7 @@
 
 use std::time::Instant;
 
+use archmax_kernel::tools::WORKFLOW_TOOL_PREFIX;
 use archmax_kernel::{CallContext, Origin};
 use serde_json::{Value, json};
 
@@ -52,8 +53,8 @@ const READS: [&str; 4] = ["read_file", "ls", "glob", "grep"];
 enum Group {
     /// File reads: nothing they do is seen by another call.
     Reads,
-    /// Host tools (delegations later): they change nothing the turn holds, but may write
-    /// the session's files (`context.workspace`), so reads wait for them.
+    /// Host tools and delegations: they change nothing the turn holds, but may write the
+    /// session's files (`context.workspace`, a child's `scratchpad/`), so reads wait for them.
     Outside,
 }
 
@@ -61,7 +62,9 @@ enum Group {
 fn group_of(name: &str) -> Option<Group> {
     if READS.contains(&name) {
         Some(Group::Reads)
-    } else if !(EXECUTABLE.contains(&name) || name.starts_with("archmax_")) {
+    } else if name.starts_with(WORKFLOW_TOOL_PREFIX)
+        || !(EXECUTABLE.contains(&name) || name.starts_with("archmax_"))
+    {
         Some(Group::Outside)
     } else {
         None
@@ -106,6 +109,8 @@ struct Allowed {
     state: String,
     /// When it was announced (its `durationMs` counts from here).
     started: Instant,
+    /// A delegation's checked target and seeds (it announces itself as a sub-workflow).
+    delegation: Option<super::delegate::Delegation>,
 }
 
 /// What planning a call came to.
@@ -174,6 +179,8 @@ impl Harness {
                         parameters: t.parameters,
                     });
                 }
+            } else if name.starts_with(WORKFLOW_TOOL_PREFIX) {
+                out.extend(self.delegation_def(&name));
             } else if let Some(t) = self.tools.iter().find(|t| t.name() == name) {
                 out.push(ToolDef {
                     name: t.name().to_string(),
@@ -192,9 +199,9 @@ impl Harness {
 
 impl Turn<'_> {
     /// A response's tool calls, answered in call order. Consecutive calls of one [`Group`]
-    /// (file reads; host tools) run at once, their `tool-result`s in completion order; any
-    /// other call waits for them and runs alone, so a control tool sees every earlier call's
-    /// effect and keeps its one move per batch.
+    /// (file reads; host tools and delegations) run at once, their `tool-result`s in
+    /// completion order; any other call waits for them and runs alone, so a control tool
+    /// sees every earlier call's effect and keeps its one move per batch.
     pub(super) async fn run_batch(&mut self, calls: &[ToolCall]) {
         let others = calls.len().saturating_sub(1);
         let mut moved: Option<String> = None;
@@ -233,8 +240,10 @@ impl Turn<'_> {
             // off the move).
             let settled_ok = !result.is_error
                 && (allowed.name != "archmax_advance" || (!moved_before && moved.is_some()));
-            let answer = self.finish(&allowed, result, settled_ok, effects.shown);
-            self.apply(&allowed.call_id, answer, effects.fails);
+            let mut effects = effects;
+            let shown = effects.shown.take();
+            let answer = self.finish(&allowed, result, settled_ok, shown);
+            self.apply(&allowed.call_id, answer, effects);
         }
         self.run_queue(&mut queue).await;
     }
@@ -247,25 +256,31 @@ impl Turn<'_> {
             let Queued::Run(allowed) = q else {
                 return None;
             };
-            let (result, effects) = this.run_alongside(&allowed.name, &allowed.args).await;
+            if let Some(d) = &allowed.delegation {
+                let (result, settled) = this.delegate(d, &allowed.call_id).await;
+                let effects = super::execute::Effects {
+                    delegated: Some(settled),
+                    ..Default::default()
+                };
+                return Some((this.finish(allowed, result, false, None), effects));
+            }
+            let (result, mut effects) = this.run_alongside(&allowed.name, &allowed.args).await;
             let settled_ok = !result.is_error;
-            Some((
-                this.finish(allowed, result, settled_ok, effects.shown),
-                effects.fails,
-            ))
+            let shown = effects.shown.take();
+            Some((this.finish(allowed, result, settled_ok, shown), effects))
         }))
         .await;
         for (q, ran) in queued.into_iter().zip(ran) {
             match (q, ran) {
-                (Queued::Answered(id, answer), _) => self.apply(&id, answer, None),
-                (Queued::Run(allowed), Some((answer, fails))) => {
-                    self.apply(&allowed.call_id, answer, fails)
+                (Queued::Answered(id, answer), _) => self.apply(&id, answer, Default::default()),
+                (Queued::Run(allowed), Some((answer, effects))) => {
+                    self.apply(&allowed.call_id, answer, effects)
                 }
                 (Queued::Run(allowed), None) => {
                     // `join_all` answers every future it was given: this is unreachable, and
                     // still a call is never left without its result.
                     let answer = Answer::error(format!("Error: '{}' did not run.", allowed.name));
-                    self.apply(&allowed.call_id, answer, None)
+                    self.apply(&allowed.call_id, answer, Default::default())
                 }
             }
         }
@@ -283,7 +298,7 @@ impl Turn<'_> {
             Err(refusal) => return Planned::Answered(Answer::error(refusal)),
         };
         let vars = self.session.kernel_variables();
-        let args = if name.starts_with(archmax_kernel::tools::WORKFLOW_TOOL_PREFIX) {
+        let args = if name.starts_with(WORKFLOW_TOOL_PREFIX) {
             args
         } else {
             match crate::substitute::substitute_args(&args, &vars) {
@@ -333,6 +348,30 @@ impl Turn<'_> {
             }
             return Planned::Answered(Answer::blocked(reason));
         }
+        if name.starts_with(WORKFLOW_TOOL_PREFIX) {
+            return match self.prepare(&name, &args) {
+                Ok(d) => Planned::Allowed(Allowed {
+                    name,
+                    args,
+                    call_id: call.id.clone(),
+                    state,
+                    started: Instant::now(),
+                    delegation: Some(d),
+                }),
+                Err(reason) => {
+                    self.emit(Event::ToolBlocked {
+                        state,
+                        tool: name.clone(),
+                        reason: reason.clone(),
+                        call_id: Some(call.id.clone()),
+                        args: Some(args),
+                        origin: None,
+                    });
+                    self.refused(&name, &call.id, &reason);
+                    Planned::Answered(Answer::blocked(reason))
+                }
+            };
+        }
         let started = Instant::now();
         self.emit(Event::ToolCalled {
             state: state.clone(),
@@ -348,6 +387,7 @@ impl Turn<'_> {
             call_id: call.id.clone(),
             state,
             started,
+            delegation: None,
         })
     }
 
@@ -377,15 +417,18 @@ impl Turn<'_> {
             Some(Err(refused)) => (refused, true),
             Some(Ok(None)) | None => (text, is_error),
         };
-        self.emit(Event::tool_result(
-            allowed.state.clone(),
-            allowed.name.clone(),
-            allowed.call_id.clone(),
-            settled_ok,
-            allowed.started,
-            &text,
-            None,
-        ));
+        // A delegation reports itself (`sub-workflow-result`).
+        if allowed.delegation.is_none() {
+            self.emit(Event::tool_result(
+                allowed.state.clone(),
+                allowed.name.clone(),
+                allowed.call_id.clone(),
+                settled_ok,
+                allowed.started,
+                &text,
+                None,
+            ));
+        }
         Answer {
             text,
             is_error,
@@ -395,10 +438,13 @@ impl Turn<'_> {
     }
 
     /// Records a call's answer (with the image its `read_file` showed, if any, and the
-    /// kernel's refusal mark) and the step failure it left, if any.
-    fn apply(&mut self, call_id: &str, answer: Answer, fails: Option<String>) {
-        if let Some(reason) = fails {
+    /// kernel's refusal mark) and the effects it left: a step failure, a delegation's result.
+    fn apply(&mut self, call_id: &str, answer: Answer, effects: super::execute::Effects) {
+        if let Some(reason) = effects.fails {
             self.session.rejected = Some(reason);
+        }
+        if let Some(settled) = effects.delegated {
+            self.settle(settled);
         }
         let mut msg = json!({ "role": "tool", "tool_call_id": call_id, "content": answer.text, "is_error": answer.is_error });
         if let Some(mark) = answer.shown {
@@ -422,6 +468,7 @@ impl Turn<'_> {
                 || self.h.tools.iter().any(|t| t.name() == n)
                 || n == "eval"
                 || n == "task"
+                || n.starts_with(WORKFLOW_TOOL_PREFIX)
         };
         if registered(called) || archmax_kernel::tools::ALWAYS_ALLOWED.contains(&called) {
             return Some(called.to_string());

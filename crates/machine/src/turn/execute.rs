@@ -25,6 +25,8 @@ pub(super) struct Effects {
     /// A terminal failure of the step (a host tool stopped by the segment's time budget):
     /// committed as `rejected`.
     pub(super) fails: Option<String>,
+    /// A delegation's result, for the failure bookkeeping.
+    pub(super) delegated: Option<super::delegate::Settled>,
 }
 
 impl Turn<'_> {
@@ -63,10 +65,22 @@ impl Turn<'_> {
     pub(super) async fn run_alongside(&self, name: &str, args: &Value) -> (ControlResult, Effects) {
         if EXECUTABLE.contains(&name) {
             let (result, shown) = self.file_tool(name, args).await;
-            (result, Effects { shown, fails: None })
+            (
+                result,
+                Effects {
+                    shown,
+                    ..Default::default()
+                },
+            )
         } else {
             let (result, fails) = self.host_tool(name, args).await;
-            (result, Effects { shown: None, fails })
+            (
+                result,
+                Effects {
+                    fails,
+                    ..Default::default()
+                },
+            )
         }
     }
 

@@ -23,6 +23,7 @@ mod arrivals;
 mod boundary;
 mod budget;
 mod code;
+mod delegate;
 mod dispatch;
 mod execute;
 mod gates;
@@ -87,6 +88,12 @@ struct Turn<'h> {
     /// The tool-call ids this turn has answered: a model that repeats one gets it
     /// renamed (`dispatch::unique_call_ids`), so every result pairs with exactly one call.
     call_ids: std::collections::HashSet<String>,
+    /// The workflows from the root session's down to this one (a root turn holds its own).
+    chain: Vec<String>,
+    /// Delegations of this turn that failed and are not recovered yet (`delegate::settle`).
+    failed: Vec<delegate::Failure>,
+    /// The children this turn may run at once (`delegate::MAX_CONCURRENT`).
+    delegations: tokio::sync::Semaphore,
 }
 
 /// The current visit of a state: reset by every move of the position.
@@ -198,6 +205,9 @@ impl Harness {
             sandbox: None,
             lineage: NEXT_LINEAGE.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             call_ids: std::collections::HashSet::new(),
+            chain: vec![self.workflow.clone()],
+            failed: Vec::new(),
+            delegations: tokio::sync::Semaphore::new(delegate::MAX_CONCURRENT),
         };
         Ok((lease, turn))
     }
@@ -249,7 +259,8 @@ impl Turn<'_> {
     }
 
     fn workspace(&self) -> Option<crate::files::Workspace> {
-        let files = self.h.store.session_files(&self.id)?;
+        // A child session works in its root's files: it writes the caller's `scratchpad/`.
+        let files = self.h.store.session_files(&self.id.root())?;
         let mounts = self
             .h
             .mounts

@@ -117,6 +117,7 @@ impl Turn<'_> {
             self.emit(Event::StateEnter {
                 state: entry.clone(),
             });
+            self.failed.clear();
             *moved = Some(entry);
         }
         result
@@ -205,6 +206,7 @@ impl Turn<'_> {
         self.session.rejected = None;
         self.trail(&to, "agent", Some(&reason));
         self.emit(Event::StateEnter { state: to.clone() });
+        self.failed.clear();
         *moved = Some(to.clone());
         if into_human {
             self.mode.reply_case = crate::park::ReplyCase::HandedOver;

@@ -23,6 +23,7 @@ impl Turn<'_> {
             }
         }
         self.session.decision_count += 1;
+        self.failed.clear();
         let transitions = st
             .map(|s| {
                 s.edges()
@@ -122,6 +123,7 @@ impl Turn<'_> {
             resume_at: resume_at.clone(),
         });
         self.session.status = Status::AwaitingInput;
+        self.failed.clear();
         self.emit(Event::Parked {
             state: state.clone(),
             session_id: self.id.as_str().to_string(),

@@ -145,6 +145,13 @@ impl Turn<'_> {
                 break;
             }
             if calls.is_empty() {
+                // Delegations that failed and were not recovered fail the state now that
+                // the model has finished (the original's `pendingFailure`).
+                if let Some(reason) = self.take_failures()
+                    && self.session.rejected.is_none()
+                {
+                    self.session.rejected = Some(reason);
+                }
                 let here = self.session.workflow_state.clone();
                 let terminal = self
                     .h

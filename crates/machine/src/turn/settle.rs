@@ -23,7 +23,12 @@ impl Turn<'_> {
         if let Some(reason) = self.session.rejected.clone() {
             return self.route_failure(&reason).await;
         }
-        if let Some(reason) = self.returns_shortfall(&here) {
+        // A child's unset returns are its caller's note, and their types the caller's
+        // `invalid-return` check (`delegate`): the child completes.
+        if let Some(reason) = self
+            .returns_shortfall(&here)
+            .filter(|_| self.chain.len() < 2)
+        {
             self.session.status = Status::Rejected;
             self.session.rejected = Some(reason);
             return self.commit().await;
@@ -84,6 +89,7 @@ impl Turn<'_> {
     /// A terminal failure: through the state's `on_error` when it has one, else the
     /// turn ends rejected.
     pub(super) async fn route_failure(&mut self, reason: &str) -> Result<(), RunError> {
+        self.failed.clear();
         let from = self.session.workflow_state.clone();
         let target = self
             .h

@@ -1,0 +1,233 @@
+//! Sub-workflows are tools (`archmax_workflow_<slug>`), end to end: one scripted server
+//! serves the caller and its children, over real files.
+
+use std::sync::{Arc, Mutex};
+
+use archmax_machine::{Envelope, EventSink, OutcomeKind};
+use archmax_tests::scripted::{Reply, ScriptedServer};
+use archmax_tests::{TempWorkspace, send, tool_results};
+use serde_json::{Value, json};
+
+const CALLER: &str = r#"
+title: Orders
+instructions: Handle the order.
+states:
+  work:
+    triggers: { manual: }
+    instructions: Enrich the order, then answer.
+    tools:
+      allow: [archmax_workflow_enrich, archmax_workflow_off, archmax_workflow_nowhere]
+    on_error: failed
+    transitions:
+      - { to: failed, description: Never by the agent. }
+  failed:
+    instructions: Apologise.
+"#;
+
+const CHILD: &str = r#"
+title: Enrichment
+instructions: CHILD-ONLY instructions.
+states:
+  enrich:
+    triggers:
+      manual:
+        description: Enrich one order
+        requires:
+          - { name: order_id, type: string, description: The order to enrich. }
+          - { name: quantity, type: integer }
+        returns:
+          - { name: risk, type: string }
+          - delayed
+    instructions: Set risk for the order.
+    tools:
+      allow: [{ tool: write_file, paths: ["scratchpad/**"] }]
+"#;
+
+const OFF: &str = "disabled: true\nstates:\n  s:\n    triggers: { manual: }\n";
+
+#[derive(Default)]
+struct Recorder(Mutex<Vec<Value>>);
+
+impl EventSink for Recorder {
+    fn emit(&self, e: &Envelope) {
+        if let (Ok(mut v), Ok(j)) = (self.0.lock(), serde_json::to_value(e)) {
+            v.push(j);
+        }
+    }
+}
+
+fn workspace() -> TempWorkspace {
+    TempWorkspace::new(&[
+        ("workflows/orders/workflow.yaml", CALLER),
+        ("workflows/enrich/workflow.yaml", CHILD),
+        ("workflows/off/workflow.yaml", OFF),
+    ])
+}
+
+#[test]
+fn a_delegation_runs_the_child_on_its_own_spec_and_answers_with_its_returns() {
+    let ws = workspace();
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(vec![
+            (
+                "c1",
+                "archmax_workflow_enrich",
+                json!({ "order_id": "KK-1", "quantity": 2 }),
+            ),
+            (
+                "c2",
+                "archmax_workflow_enrich",
+                json!({ "order_id": "KK-1" }),
+            ),
+            ("c3", "archmax_workflow_off", json!({})),
+        ]),
+        // The child: it writes the caller's scratchpad and sets one of its returns.
+        Reply::tool_calls(vec![
+            (
+                "k1",
+                "archmax_set_variables",
+                json!({ "variables": { "risk": "low" } }),
+            ),
+            (
+                "k2",
+                "write_file",
+                json!({ "file_path": "scratchpad/e.md", "content": "enriched" }),
+            ),
+        ]),
+        Reply::text("Enriched KK-1."),
+        Reply::text("Done."),
+    ])
+    .expect("server");
+    let events = Arc::new(Recorder::default());
+    let sink = Arc::clone(&events);
+    let h = archmax_tests::harness(ws.root(), "orders", &server.url(), "m", |o| o.events = sink);
+    let out = send(&h, "d-1", "Enrich KK-1.");
+    assert_eq!(out.kind, OutcomeKind::Completed, "{out:?}");
+    assert_eq!(out.reply, "Done.");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 4);
+    // The tool, from the child's `manual` signature.
+    let def = requests[0]["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|t| t["function"]["name"] == "archmax_workflow_enrich")
+        .cloned()
+        .expect("the delegation tool is offered");
+    assert!(def["function"]["description"].as_str().is_some_and(|d| {
+        d.starts_with("Enrich one order. Run the 'enrich' workflow (Enrichment) to completion")
+    }));
+    assert_eq!(
+        def["function"]["parameters"]["required"],
+        json!(["order_id", "quantity"])
+    );
+    // The child: its own instructions, a fresh transcript opened by the opening note.
+    let child = &requests[1];
+    let system = child["messages"][0]["content"].to_string();
+    assert!(system.contains("CHILD-ONLY instructions."));
+    assert!(!system.contains("Handle the order."));
+    assert_eq!(child["messages"].as_array().map(Vec::len), Some(2));
+    assert_eq!(
+        child["messages"][1]["content"],
+        "Begin. Your instructions are already in context. You were started with these inputs:\n- order_id: \"KK-1\"\n- quantity: 2"
+    );
+    assert!(
+        !requests[0]["messages"][0]["content"]
+            .to_string()
+            .contains("CHILD-ONLY")
+    );
+    // The answers, in call order.
+    assert_eq!(
+        tool_results(&requests[3]),
+        vec![
+            json!({ "message": "Enriched KK-1.", "returns": { "risk": "low", "note": "Not all return variables were set by the sub-workflow: 'delayed' was not set." } }).to_string(),
+            "Refusing to run sub-workflow 'enrich': it requires 'quantity', which this call does not supply. Call it again with that argument.".to_string(),
+            "Refusing to run sub-workflow 'off': it is disabled ('disabled: true' in its workflow.yaml), so it starts no run. Remove that flag to re-enable it.".to_string(),
+        ]
+    );
+    // Nothing is captured into the caller's variables; the child wrote the caller's files.
+    assert!(!out.variables.contains_key("risk"));
+    assert_eq!(
+        std::fs::read_to_string(ws.root().join("sessions/d-1/scratchpad/e.md"))
+            .ok()
+            .as_deref(),
+        Some("enriched")
+    );
+    // The child is its own session, named after the calling state.
+    let child_out = h
+        .session_summary("d-1~work:enrich:0")
+        .expect("store")
+        .expect("the child session");
+    assert_eq!(child_out.status.as_str(), "completed");
+    // Events: a start and a result per call; refusals are blocked calls.
+    let seen: Vec<(String, String)> = events
+        .0
+        .lock()
+        .map(|v| {
+            v.iter()
+                .filter(|e| {
+                    e["type"]
+                        .as_str()
+                        .is_some_and(|t| t.starts_with("sub-workflow") || t == "tool-blocked")
+                })
+                .map(|e| {
+                    let t = e["type"].as_str().unwrap_or_default().to_string();
+                    let status = e["status"].as_str().unwrap_or_default().to_string();
+                    (t, status)
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let pair = |t: &str, s: &str| (t.to_string(), s.to_string());
+    assert_eq!(
+        seen,
+        vec![
+            pair("tool-blocked", ""),
+            pair("sub-workflow-start", ""),
+            pair("sub-workflow-result", "error"),
+            pair("tool-blocked", ""),
+            pair("sub-workflow-start", ""),
+            pair("sub-workflow-result", "error"),
+            pair("sub-workflow-start", ""),
+            pair("sub-workflow-result", "ok"),
+        ]
+    );
+}
+
+#[test]
+fn a_failed_delegation_fails_the_calling_state_when_the_model_finishes() {
+    let ws = workspace();
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(vec![(
+            "c1",
+            "archmax_workflow_enrich",
+            json!({ "order_id": "KK-9", "quantity": 1 }),
+        )]),
+        // The child raises.
+        Reply::tool_calls(vec![(
+            "k1",
+            "archmax_raise",
+            json!({ "code": "no-order", "reason": "KK-9 does not exist" }),
+        )]),
+        Reply::text("I could not enrich it."),
+        Reply::text("Sorry, that failed."),
+    ])
+    .expect("server");
+    let h = archmax_tests::harness(ws.root(), "orders", &server.url(), "m", |_| {});
+    let out = send(&h, "d-2", "Enrich KK-9.");
+    let requests = server.requests();
+    let failure = "Sub-workflow 'enrich' failed: its agent raised 'no-order' in state 'enrich': KK-9 does not exist";
+    assert_eq!(tool_results(&requests[2]), vec![failure.to_string()]);
+    // Routed through `on_error` once the model answered without a call.
+    assert_eq!(out.kind, OutcomeKind::Completed, "{out:?}");
+    assert_eq!(out.state, "failed");
+    let routed = out
+        .audit_trail
+        .iter()
+        .find(|t| t.kind == "on_error")
+        .and_then(|t| t.reason.clone());
+    assert_eq!(
+        routed.as_deref(),
+        Some(format!("{failure} (called with {{\"order_id\":\"KK-9\",\"quantity\":1}})").as_str())
+    );
+}
