@@ -187,6 +187,33 @@ function meetingTools() {
   return [tool('first'), tool('second')]
 }
 
+const CALLER_SPEC = `title: Orders
+instructions: Handle the order.
+mounts:
+  allow_always: []
+states:
+  work:
+    triggers: { manual: }
+    instructions: Enrich the order, then answer.
+    tools:
+      allow: [archmax_workflow_enrich]
+`
+const CHILD_SPEC = `title: Enrichment
+instructions: Enrich orders.
+mounts:
+  allow_always: []
+states:
+  enrich:
+    triggers:
+      manual:
+        description: Enrich one order
+        requires: [{ name: order_id, type: string }]
+        returns: [{ name: risk, type: string }]
+    instructions: Set risk for the order.
+    tools:
+      allow: [{ tool: write_file, paths: ["scratchpad/**"] }]
+`
+
 /**
  * name, a workspace maker, the agent options beyond model/store/onEvent, the model's
  * scripted answers (to the agent and to any grader, in the order asked), the steps (each
@@ -351,6 +378,32 @@ const SCENARIOS = [
     check: ([done], requests) => {
       assert.equal(done.kind, 'completed')
       assert.match(contents(requests[1]), /first: together\nsecond: together/)
+    },
+  },
+  {
+    name: 'a sub-workflow runs as a child session and answers with its returns',
+    files: true,
+    workspace: () => workspace({ 'workflows/orders/workflow.yaml': CALLER_SPEC, 'workflows/enrich/workflow.yaml': CHILD_SPEC }),
+    options: { workflow: 'orders' },
+    answers: [
+      tools(call('archmax_workflow_enrich', { order_id: 'KK-1' }, 'c1')),
+      tools(
+        call('archmax_set_variables', { variables: { risk: 'low' } }, 'k1'),
+        call('write_file', { file_path: 'scratchpad/e.md', content: 'enriched' }, 'k2'),
+      ),
+      say('Enriched KK-1.'),
+      tools(call('read_file', { file_path: 'scratchpad/e.md' }, 'c2')),
+      say('Done.'),
+    ],
+    steps: [(w) => w.send('s1', { message: 'Enrich KK-1.' })],
+    check: ([done], requests) => {
+      assert.equal(done.kind, 'completed')
+      assert.equal(done.reply, 'Done.')
+      assert.match(contents(requests[1]), /Begin\. Your instructions are already in context\. You were started with these inputs:\n- order_id: "KK-1"/)
+      assert.doesNotMatch(contents(requests[1]), /Enrich KK-1\./)
+      assert.match(contents(requests[3]), /\{"message":"Enriched KK-1\.","returns":\{"risk":"low"\}\}/)
+      assert.match(contents(requests[4]), /enriched/)
+      assert.equal(done.variables.risk, undefined)
     },
   },
 ]

@@ -231,3 +231,59 @@ fn a_failed_delegation_fails_the_calling_state_when_the_model_finishes() {
         Some(format!("{failure} (called with {{\"order_id\":\"KK-9\",\"quantity\":1}})").as_str())
     );
 }
+
+#[test]
+fn a_later_success_recovers_a_failure_and_a_cycle_is_refused() {
+    let caller = CALLER.replace(
+        "allow: [archmax_workflow_enrich, archmax_workflow_off, archmax_workflow_nowhere]",
+        "allow: [archmax_workflow_enrich, archmax_workflow_orders, archmax_workflow_nowhere]",
+    );
+    let ws = TempWorkspace::new(&[
+        ("workflows/orders/workflow.yaml", caller.as_str()),
+        ("workflows/enrich/workflow.yaml", CHILD),
+    ]);
+    let args = json!({ "order_id": "KK-1", "quantity": 1 });
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(vec![
+            ("c1", "archmax_workflow_orders", json!({})),
+            ("c2", "archmax_workflow_nowhere", json!({})),
+            ("c3", "archmax_workflow_enrich", args.clone()),
+        ]),
+        Reply::tool_calls(vec![(
+            "k1",
+            "archmax_raise",
+            json!({ "code": "flaky", "reason": "try again" }),
+        )]),
+        Reply::tool_calls(vec![("c4", "archmax_workflow_enrich", args)]),
+        Reply::text("Enriched."),
+        Reply::text("Done."),
+    ])
+    .expect("server");
+    let h = archmax_tests::harness(ws.root(), "orders", &server.url(), "m", |_| {});
+    let out = send(&h, "d-3", "Enrich KK-1.");
+    let requests = server.requests();
+    let first = tool_results(&requests[2]);
+    assert_eq!(
+        first[0],
+        "Refusing to run sub-workflow 'orders': it is already running in this chain (orders → orders), so the run would not terminate."
+    );
+    assert!(
+        first[1].starts_with(
+            "Refusing to run sub-workflow 'nowhere': it does not load in this workspace ("
+        ),
+        "{}",
+        first[1]
+    );
+    assert_eq!(
+        first[2],
+        "Sub-workflow 'enrich' failed: its agent raised 'flaky' in state 'enrich': try again"
+    );
+    // The second call, from the same state in a later step, succeeded: nothing routes.
+    assert_eq!(out.kind, OutcomeKind::Completed, "{out:?}");
+    assert_eq!(out.state, "work");
+    assert_eq!(out.reply, "Done.");
+    // Each call got its own child session.
+    for id in ["d-3~work:enrich:0", "d-3~work:enrich:1"] {
+        assert!(h.session_summary(id).expect("store").is_some(), "{id}");
+    }
+}
