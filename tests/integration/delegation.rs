@@ -287,3 +287,119 @@ fn a_later_success_recovers_a_failure_and_a_cycle_is_refused() {
         assert!(h.session_summary(id).expect("store").is_some(), "{id}");
     }
 }
+
+/// An in-process model routing by who asks: the caller fans out `fan` delegations, then
+/// finishes; each child calls `probe` once, then answers.
+struct Router {
+    fan: usize,
+}
+
+impl archmax_machine::model::Model for Router {
+    fn complete<'a>(
+        &'a self,
+        req: &'a archmax_machine::model::ChatRequest,
+    ) -> archmax_machine::model::ModelFuture<'a> {
+        use archmax_machine::model::{AssistantMessage, ChatResponse, ToolCall};
+        let messages = serde_json::to_value(&req.messages).unwrap_or(Value::Null);
+        let system = messages[0]["content"].to_string();
+        let answered = messages
+            .as_array()
+            .is_some_and(|m| m.iter().any(|m| m["role"] == "tool"));
+        let call = |id: String, name: &str, args: Value| ToolCall {
+            id,
+            name: name.to_string(),
+            arguments: args.to_string(),
+        };
+        let message = match (system.contains("PROBE-CHILD"), answered) {
+            (true, false) => AssistantMessage {
+                content: None,
+                tool_calls: vec![call("p".into(), "probe", json!({}))],
+            },
+            (false, false) => AssistantMessage {
+                content: None,
+                tool_calls: (0..self.fan)
+                    .map(|i| call(format!("c{i}"), "archmax_workflow_prober", json!({})))
+                    .collect(),
+            },
+            (_, true) => AssistantMessage {
+                content: Some("Done.".into()),
+                tool_calls: Vec::new(),
+            },
+        };
+        Box::pin(async move {
+            Ok(ChatResponse {
+                message,
+                usage: None,
+                model: None,
+                finish_reason: None,
+            })
+        })
+    }
+}
+
+/// Counts the probes running at once: each waits (at most 1 s) for the limit to be
+/// reached, so the highest count seen is how many children ran together.
+#[derive(Default)]
+struct Probe {
+    active: std::sync::atomic::AtomicUsize,
+    most: std::sync::atomic::AtomicUsize,
+}
+
+impl archmax_machine::HostTool for Probe {
+    fn name(&self) -> &str {
+        "probe"
+    }
+    fn description(&self) -> &str {
+        "Counts concurrent children."
+    }
+    fn schema(&self) -> Value {
+        json!({ "type": "object" })
+    }
+    fn call<'a>(
+        &'a self,
+        _args: Value,
+        _ctx: archmax_machine::ToolContext,
+    ) -> archmax_machine::tools::BoxFuture<'a, Result<String, String>> {
+        use std::sync::atomic::Ordering::SeqCst;
+        Box::pin(async move {
+            let now = self.active.fetch_add(1, SeqCst) + 1;
+            self.most.fetch_max(now, SeqCst);
+            for _ in 0..100 {
+                if self.active.load(SeqCst) >= 4 {
+                    break;
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+            self.active.fetch_sub(1, SeqCst);
+            Ok("probed".into())
+        })
+    }
+}
+
+#[test]
+fn a_batch_runs_its_children_at_once_up_to_four_the_rest_queue() {
+    let caller = "states:\n  work:\n    triggers: { manual: }\n    tools:\n      allow: [archmax_workflow_prober]\n";
+    let child = "instructions: PROBE-CHILD.\nstates:\n  run:\n    triggers: { manual: }\n    tools:\n      allow: [probe]\n";
+    let ws = TempWorkspace::new(&[
+        ("workflows/orders/workflow.yaml", caller),
+        ("workflows/prober/workflow.yaml", child),
+    ]);
+    let probe = Arc::new(Probe::default());
+    let tool = Arc::clone(&probe);
+    let server = ScriptedServer::start(vec![]).expect("server");
+    let h = archmax_tests::harness(ws.root(), "orders", &server.url(), "m", |o| {
+        o.model = Arc::new(Router { fan: 6 });
+        o.tools = vec![tool];
+    });
+    let out = send(&h, "fan-1", "Fan out.");
+    assert_eq!(out.kind, OutcomeKind::Completed, "{out:?}");
+    let answers: Vec<String> = out
+        .messages
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .filter_map(|m| m["content"].as_str().map(str::to_string))
+        .collect();
+    assert_eq!(answers, vec!["Done.".to_string(); 6]);
+    assert_eq!(probe.most.load(std::sync::atomic::Ordering::SeqCst), 4);
+}
