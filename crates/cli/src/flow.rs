@@ -20,6 +20,9 @@ pub struct FlowRenderer {
     /// one is the turn ending in that state (a final state's completion, or a
     /// state waiting for the next message), not a self-transition.
     advanced_to: Option<String>,
+    /// The message whose text is being shown as it streams (its id, if it has one): the
+    /// last line written is its open `    │ …` line, closed by the next event.
+    streaming: Option<Option<String>>,
 }
 
 impl FlowRenderer {
@@ -30,11 +33,76 @@ impl FlowRenderer {
             raised: false,
             routed: None,
             advanced_to: None,
+            streaming: None,
         }
+    }
+
+    /// Whether a streamed message's line is open (the cursor is after its text).
+    pub fn mid_line(&self) -> bool {
+        self.streaming.is_some()
+    }
+
+    /// Ends a streamed message's open line ("\n"), or "" when none is open.
+    pub fn close_line(&mut self) -> String {
+        match self.streaming.take() {
+            Some(_) => "\n".to_string(),
+            None => String::new(),
+        }
+    }
+
+    /// A piece of streamed text: quoted as `agent-text` would quote the whole (each line
+    /// `    │ <line>`), written as it comes, the line left open.
+    fn delta(&mut self, text: &str, message_id: &Option<String>) -> String {
+        let s = self.style;
+        let mut out = String::new();
+        if self.streaming.as_ref() != Some(message_id) {
+            out.push_str(&self.close_line());
+            out.push_str(&format!("{INDENT}{} ", s.gray(QUOTE)));
+            self.streaming = Some(message_id.clone());
+        }
+        let mut lines = text.split('\n');
+        if let Some(first) = lines.next() {
+            out.push_str(first);
+        }
+        for line in lines {
+            out.push_str(&format!("\n{INDENT}{} {line}", s.gray(QUOTE)));
+        }
+        out
     }
 
     /// The lines for one event (each ending in a newline), or "".
     pub fn on_event(&mut self, envelope: &Envelope) -> String {
+        if let Event::AgentTextDelta {
+            text, message_id, ..
+        } = &envelope.event
+        {
+            return self.delta(text, message_id);
+        }
+        if let Event::AgentText {
+            message_id,
+            partial,
+            ..
+        } = &envelope.event
+            && let Some(shown) = &self.streaming
+        {
+            // The text is on screen already: its message ends here.
+            if *partial == Some(true) {
+                self.streaming = None;
+                return format!(" {}\n", self.style.dim("(cut off)"));
+            }
+            if shown == message_id {
+                return self.close_line();
+            }
+        }
+        let lines = self.event_lines(envelope);
+        if lines.is_empty() {
+            // An event that prints nothing (usage, a tool result) leaves the line open.
+            return lines;
+        }
+        self.close_line() + &lines
+    }
+
+    fn event_lines(&mut self, envelope: &Envelope) -> String {
         let s = self.style;
         let routed = self.routed.take();
         match &envelope.event {
@@ -277,6 +345,64 @@ mod tests {
         events.into_iter().map(|e| r.on_event(&env(e))).collect()
     }
 
+    fn delta(text: &str) -> Event {
+        Event::AgentTextDelta {
+            state: "b".into(),
+            text: text.into(),
+            message_id: Some("m1".into()),
+        }
+    }
+
+    fn said(text: &str, partial: Option<bool>) -> Event {
+        Event::AgentText {
+            state: "b".into(),
+            text: text.into(),
+            message_id: if partial.is_some() { None } else { Some("m1".into()) },
+            partial,
+        }
+    }
+
+    #[test]
+    fn streamed_text_ends_up_as_the_whole_text_would_show_and_is_not_repeated() {
+        let whole = render(vec![said("one\ntwo\n", None), Event::StateEnter { state: "c".into() }]);
+        let mut r = FlowRenderer::new(Style::new(false));
+        let mut pieces = Vec::new();
+        let usage = Event::ModelUsage {
+            state: "b".into(),
+            input_tokens: 1,
+            output_tokens: 1,
+            cache_read_tokens: 0,
+            cache_creation_tokens: 0,
+            model: None,
+            cost_usd: None,
+        };
+        for e in [delta("on"), delta("e\nt"), delta("wo"), delta("\n"), usage, said("one\ntwo\n", None), Event::StateEnter { state: "c".into() }] {
+            pieces.push(r.on_event(&env(e)));
+            if pieces.len() == 2 {
+                assert!(r.mid_line());
+            }
+        }
+        assert_eq!(pieces[0], "    │ on", "the first piece shows at once");
+        assert_eq!(pieces[1], "e\n    │ t");
+        assert_eq!(pieces.concat(), whole);
+        assert!(!r.mid_line());
+    }
+
+    #[test]
+    fn another_event_closes_a_streamed_line_and_a_cut_off_message_says_so() {
+        let out = render(vec![
+            delta("Thinking"),
+            Event::Warning { scope: "session".into(), message: "slow".into() },
+            delta(" more"),
+            said("Thinking more", Some(true)),
+        ]);
+        assert_eq!(out, "    │ Thinking\n⚠ [session] slow\n    │  more (cut off)\n");
+        let mut r = FlowRenderer::new(Style::new(false));
+        r.on_event(&env(delta("x")));
+        assert_eq!(r.close_line(), "\n");
+        assert_eq!(r.close_line(), "");
+    }
+
     #[test]
     fn a_turn_in_plain_text() {
         let out = render(vec![
@@ -326,6 +452,7 @@ mod tests {
                 state: "b".into(),
                 text: "one\ntwo".into(),
                 message_id: None,
+                partial: None,
             },
         ]);
         assert_eq!(
