@@ -109,7 +109,7 @@ async fn a_server_that_ignores_stream_is_read_as_json() {
         .expect("completes");
     assert_eq!(resp.message.content.as_deref(), Some("not streamed"));
     assert_eq!(resp.usage.map(|u| u.input_tokens), Some(2));
-    assert!(pieces.all().is_empty(), "a whole answer has no deltas");
+    assert_eq!(pieces.all(), vec!["not streamed"], "a whole answer is one piece");
     assert_eq!(server.requests()[0]["stream"], json!(true));
 }
 

@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 
 use archmax_machine::model::delta::{Channels, StreamTag};
 use archmax_machine::model::{
-    NoText, TextSink, ChatRequest, ChatResponse, Model, ModelConfig, ModelError, ModelFuture, OpenAiClient,
+    NoText, TextSink, show_whole, ChatRequest, ChatResponse, Model, ModelConfig, ModelError, ModelFuture, OpenAiClient,
 };
 use archmax_machine::tools::BoxFuture;
 use archmax_machine::{
@@ -236,7 +236,8 @@ struct JsModel {
 /// What a JS model answered: a whole answer, or (the `{ archmaxStreamed: true }` marker)
 /// the pieces it streamed.
 enum JsAnswer {
-    Whole(Value),
+    /// The answer, and whether some of its text was streamed (a LangChain `.stream()`).
+    Whole(Value, bool),
     Streamed(archmax_machine::model::Chunks),
 }
 
@@ -283,7 +284,8 @@ impl JsModel {
         if value.get("archmaxStreamed").and_then(Value::as_bool) == Some(true) {
             return chunks.map(|c| Some(JsAnswer::Streamed(c)));
         }
-        Ok(Some(JsAnswer::Whole(value)))
+        let shown = chunks.is_ok_and(|c| !c.text().is_empty());
+        Ok(Some(JsAnswer::Whole(value, shown)))
     }
 
     async fn answer(
@@ -317,15 +319,22 @@ impl JsModel {
                     transport("the model adapter refused the request twice".to_string())
                 })?,
         };
-        match answer {
-            JsAnswer::Whole(value) => read_model_answer(&value),
-            JsAnswer::Streamed(chunks) => chunks.finish(),
-        }
-        .map_err(|message| ModelError::Decode {
+        let decode = |message: String| ModelError::Decode {
             url: JS_MODEL_URL.to_string(),
             model: model.clone(),
             message,
-        })
+        };
+        match answer {
+            JsAnswer::Whole(value, shown) => {
+                let response = read_model_answer(&value).map_err(decode)?;
+                // A whole answer (or a stream that showed no text) is one piece.
+                if show && !shown {
+                    show_whole(&response, text);
+                }
+                Ok(response)
+            }
+            JsAnswer::Streamed(chunks) => chunks.finish().map_err(decode),
+        }
     }
 }
 

@@ -27,12 +27,23 @@ pub trait Model: Send + Sync {
     fn complete<'a>(&'a self, req: &'a ChatRequest) -> ModelFuture<'a>;
 
     /// Completes one request, reporting the answer's text to `text` as it arrives, in
-    /// order, when the model streams (a model that does not answers as [`Model::complete`]).
-    /// The answer is the same whole response either way. A call that fails after some text
-    /// was reported is never retried: what was shown stays the failed call's.
+    /// order, when the model streams; a model that does not reports its whole text as one
+    /// piece ([`show_whole`]), as a stream of one chunk would. The answer is the same whole
+    /// response either way. A call that fails after some text was reported is never
+    /// retried: what was shown stays the failed call's.
     fn stream<'a>(&'a self, req: &'a ChatRequest, text: &'a dyn TextSink) -> ModelFuture<'a> {
-        let _ = text;
-        self.complete(req)
+        Box::pin(async move {
+            let response = self.complete(req).await?;
+            show_whole(&response, text);
+            Ok(response)
+        })
+    }
+}
+
+/// Reports a whole answer's text to `text` as one piece (nothing for an answer without text).
+pub fn show_whole(response: &ChatResponse, text: &dyn TextSink) {
+    if let Some(content) = response.message.content.as_deref().filter(|c| !c.is_empty()) {
+        text.text(content);
     }
 }
 
@@ -420,7 +431,12 @@ impl OpenAiClient {
                 excerpt_text(&excerpt(&bytes))
             ))
         })?;
-        ChatResponse::from_value(&value).map_err(decode)
+        let response = ChatResponse::from_value(&value).map_err(decode)?;
+        // Asked for a stream, answered whole: the whole text is the one piece.
+        if let Some(sink) = text {
+            show_whole(&response, sink);
+        }
+        Ok(response)
     }
 }
 
