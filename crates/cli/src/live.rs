@@ -13,7 +13,7 @@ use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::time::{Duration, Instant};
 
 use archmax_machine::model::{ModelConfig, OpenAiClient};
-use archmax_machine::{Envelope, Harness, Outcome, RunError};
+use archmax_machine::{Envelope, Event, Harness, Outcome, RunError};
 
 use crate::assembly::{ChannelSink, Message, assemble};
 use crate::flow::FlowRenderer;
@@ -52,6 +52,11 @@ impl Live {
     /// Renders one event.
     pub fn render(&mut self, cli: &mut Cli<'_>, envelope: &Envelope) {
         self.tally.on_event(envelope);
+        // `--verbose` keeps the original's order (an event's raw line, then its flow lines),
+        // so its text is printed whole at `agent-text`, not as it streams.
+        if self.verbose && matches!(envelope.event, Event::AgentTextDelta { .. }) {
+            return;
+        }
         let mut text = String::new();
         if self.verbose
             && let Some(line) = raw_line(envelope)

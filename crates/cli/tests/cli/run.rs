@@ -84,6 +84,40 @@ fn a_completed_run() {
 }
 
 #[test]
+fn a_streamed_answer_prints_as_the_whole_one_would_and_a_cut_one_says_so() {
+    let whole = {
+        let ws = workspace();
+        let server = ScriptedServer::start(completed_script()).expect("server");
+        let r = cli(&ws, Some(&server), &["run", "orders", "Where is KK-1?", "--session", "s-1"]);
+        assert_eq!(r.code, 0, "{}", r.err);
+        r.err.replace(&ws.header("orders", Some("scripted-model")), "")
+    };
+    let ws = workspace();
+    let mut script = completed_script();
+    script.pop();
+    script.push(Reply::stream_text(&["Your order ", "KK-1 has shipped.\nAny", "thing else?"]));
+    let server = ScriptedServer::start(script).expect("server");
+    let r = cli(&ws, Some(&server), &["run", "orders", "Where is KK-1?", "--session", "s-1"]);
+    assert_eq!(r.code, 0, "{}", r.err);
+    assert_eq!(r.out, "Your order KK-1 has shipped.\nAnything else?\n");
+    let streamed = r.err.replace(&ws.header("orders", Some("scripted-model")), "");
+    // The usage differs (the stream's last chunk reports its own); the flow does not.
+    let flow = |t: &str| t.split("\ntokens").next().unwrap_or_default().to_string();
+    assert_eq!(flow(&streamed), flow(&whole));
+    assert_eq!(server.requests()[2]["stream"], json!(true));
+
+    let ws = workspace();
+    let mut script = completed_script();
+    script.pop();
+    script.push(Reply::stream_text(&["Your order ", "KK-1", " never"]).cut_after(3, crate::scripted::SseEnd::Cut));
+    let server = ScriptedServer::start(script).expect("server");
+    let r = cli(&ws, Some(&server), &["run", "orders", "Where is KK-1?", "--session", "s-1"]);
+    assert_eq!(r.code, 1, "{}", r.err);
+    assert!(r.err.contains("\n● answer\n    │ Your order KK-1 (cut off)\n"), "{}", r.err);
+    assert!(r.err.contains("with code 'turn-error'"), "{}", r.err);
+}
+
+#[test]
 fn verbose_prints_raw_lines_before_the_flow_lines() {
     let ws = workspace();
     let server = ScriptedServer::start(completed_script()).expect("server");
