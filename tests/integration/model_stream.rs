@@ -5,8 +5,8 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use archmax_machine::model::{
-    ChatMessage, ChatRequest, Model, ModelConfig, ModelError, OpenAiClient, RetryPolicy,
-    TextSink,
+    ChatMessage, ChatRequest, ChatResponse, Model, ModelConfig, ModelError, OpenAiClient,
+    RetryPolicy, TextSink,
 };
 use archmax_tests::scripted::{Reply, SSE_DONE, ScriptedServer, SseEnd, chunk, sse_data};
 use serde_json::json;
@@ -47,6 +47,17 @@ fn request() -> ChatRequest {
 
 fn start(script: Vec<Reply>) -> ScriptedServer {
     ScriptedServer::start(script).expect("server starts")
+}
+
+/// One streamed call to a server serving `pieces`: the answer and the text shown.
+async fn streamed(pieces: Vec<String>) -> (ChatResponse, Vec<String>) {
+    let server = start(vec![Reply::sse(pieces)]);
+    let shown = Pieces::default();
+    let resp = client(&server, true)
+        .stream(&request(), &shown)
+        .await
+        .expect("completes");
+    (resp, shown.all())
 }
 
 #[tokio::test]
@@ -123,12 +134,7 @@ async fn tool_calls_split_across_chunks_come_back_whole() {
         sse_data(&chunk(json!({}), Some("tool_calls"))),
         SSE_DONE.to_owned(),
     ];
-    let server = start(vec![Reply::sse(pieces)]);
-    let shown = Pieces::default();
-    let resp = client(&server, true)
-        .stream(&request(), &shown)
-        .await
-        .expect("completes");
+    let (resp, shown) = streamed(pieces).await;
     let calls: Vec<_> = resp
         .message
         .tool_calls
@@ -139,7 +145,7 @@ async fn tool_calls_split_across_chunks_come_back_whole() {
         calls,
         vec![("call_a", "read_file", "{\"file_path\":\"a.md\"}"), ("call_b", "ls", "{}")]
     );
-    assert!(shown.all().is_empty());
+    assert!(shown.is_empty());
     assert_eq!(resp.message.content, None);
 }
 
@@ -155,13 +161,8 @@ async fn empty_deltas_and_comments_between_chunks_change_nothing() {
         sse_data(&chunk(json!({"content": "b"}), Some("stop"))),
         SSE_DONE.to_owned(),
     ];
-    let server = start(vec![Reply::sse(pieces)]);
-    let shown = Pieces::default();
-    let resp = client(&server, true)
-        .stream(&request(), &shown)
-        .await
-        .expect("completes");
-    assert_eq!(shown.all(), vec!["a", "b"]);
+    let (resp, shown) = streamed(pieces).await;
+    assert_eq!(shown, vec!["a", "b"]);
     assert_eq!(resp.message.content.as_deref(), Some("ab"));
 }
 
@@ -190,12 +191,9 @@ async fn a_stream_without_done_is_whole_once_it_has_a_finish_reason() {
     let pieces = vec![
         sse_data(&chunk(json!({"content": "done"}), Some("stop"))),
     ];
-    let server = start(vec![Reply::sse(pieces)]);
-    let resp = client(&server, true)
-        .stream(&request(), &Pieces::default())
-        .await
-        .expect("completes");
+    let (resp, shown) = streamed(pieces).await;
     assert_eq!(resp.message.content.as_deref(), Some("done"));
+    assert_eq!(shown, vec!["done"]);
 }
 
 #[tokio::test]

@@ -17,7 +17,9 @@
 
 use serde_json::{Map, Value, json};
 
-use super::types::{ChatResponse, MAX_ANSWER_TEXT_BYTES, MAX_TOOL_ARGUMENTS_BYTES};
+use super::types::{
+    ChatResponse, MAX_ANSWER_TEXT_BYTES, MAX_TOOL_ARGUMENTS_BYTES, error_message,
+};
 
 /// Where a streaming model reports the text of its answer, piece by piece, in order.
 /// Called synchronously from inside the model call.
@@ -68,12 +70,7 @@ impl Chunks {
         let obj = chunk
             .as_object()
             .ok_or_else(|| format!("a stream chunk is not a JSON object: {chunk}"))?;
-        if let Some(error) = obj.get("error").filter(|e| !e.is_null()) {
-            let message = error
-                .get("message")
-                .and_then(Value::as_str)
-                .map(str::to_owned)
-                .unwrap_or_else(|| error.to_string());
+        if let Some(message) = error_message(obj) {
             return Err(format!("the endpoint sent an error in the stream: {message}"));
         }
         self.seen = true;
