@@ -90,8 +90,9 @@ export type ModelAnswer =
   | { choices: Array<{ message: { role?: string; content: string | null; tool_calls?: Array<ChatToolCall> }; finish_reason?: string }>; usage?: Record<string, number>; model?: string }
 
 /**
- * Who a request is for: the agent's turn, or a rubric hook's grader. `stream`: the answer's
- * text is shown as it arrives (`agent-text-delta`) when the function answers with a stream.
+ * Who a request is for: the agent's turn, or a rubric hook's grader. `stream: true` (absent
+ * otherwise): the answer's text is shown as it arrives (`agent-text-delta`) when the function
+ * answers with a stream.
  */
 export type ModelCallInfo = { role: 'agent' | 'rubric'; stream?: boolean }
 /**

@@ -161,7 +161,9 @@ function modelAdapter(model) {
       const { role = 'agent', ...head } = d.head
       request = { ...head, messages: ch.messages.slice() }
       if (ch.tools) request.tools = ch.tools
-      info = { role, stream: d.stream?.show === true }
+      info = { role }
+      // Present only when the text is shown live: `{ role }` alone otherwise, as before streaming.
+      if (d.stream?.show) info.stream = true
       if (d.stream) Object.defineProperty(info, STREAM_ID, { value: d.stream.id })
     } catch {
       if (d) channels.delete(d.ch)
