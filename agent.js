@@ -189,7 +189,7 @@ const STREAMED = Object.freeze({ archmaxStreamed: true })
 
 /** An answer that streams: an async iterable (a ReadableStream is one) or a reader-bearing stream. */
 function isStream(answer) {
-  if (!answer || typeof answer !== 'object' || typeof answer === 'string') return false
+  if (!answer || typeof answer !== 'object') return false
   return typeof answer[Symbol.asyncIterator] === 'function' || typeof answer.getReader === 'function'
 }
 

@@ -23,6 +23,9 @@ pub struct FlowRenderer {
     /// The message whose text is being shown as it streams (its id, if it has one): the
     /// last line written is its open `    │ …` line, closed by the next event.
     streaming: Option<Option<String>>,
+    /// A streamed message whose line something else closed (the Ctrl-C hint) before its
+    /// `agent-text` came: that text is on screen already too.
+    closed: Option<Option<String>>,
 }
 
 impl FlowRenderer {
@@ -34,6 +37,7 @@ impl FlowRenderer {
             routed: None,
             advanced_to: None,
             streaming: None,
+            closed: None,
         }
     }
 
@@ -45,7 +49,10 @@ impl FlowRenderer {
     /// Ends a streamed message's open line ("\n"), or "" when none is open.
     pub fn close_line(&mut self) -> String {
         match self.streaming.take() {
-            Some(_) => "\n".to_string(),
+            Some(id) => {
+                self.closed = Some(id);
+                "\n".to_string()
+            }
             None => String::new(),
         }
     }
@@ -55,6 +62,7 @@ impl FlowRenderer {
     fn delta(&mut self, text: &str, message_id: &Option<String>) -> String {
         let s = self.style;
         let mut out = String::new();
+        self.closed = None;
         if self.streaming.as_ref() != Some(message_id) {
             out.push_str(&self.close_line());
             out.push_str(&format!("{INDENT}{} ", s.gray(QUOTE)));
@@ -88,10 +96,27 @@ impl FlowRenderer {
             // The text is on screen already: its message ends here.
             if *partial == Some(true) {
                 self.streaming = None;
+                self.closed = None;
                 return format!(" {}\n", self.style.dim("(cut off)"));
             }
             if shown == message_id {
-                return self.close_line();
+                let close = self.close_line();
+                self.closed = None;
+                return close;
+            }
+        }
+        if let Event::AgentText {
+            message_id,
+            partial,
+            ..
+        } = &envelope.event
+            && let Some(shown) = self.closed.take()
+        {
+            if *partial == Some(true) {
+                return format!("{INDENT}{} {}\n", self.style.gray(QUOTE), self.style.dim("(cut off)"));
+            }
+            if shown == *message_id {
+                return String::new();
             }
         }
         let lines = self.event_lines(envelope);
@@ -401,6 +426,12 @@ mod tests {
         r.on_event(&env(delta("x")));
         assert_eq!(r.close_line(), "\n");
         assert_eq!(r.close_line(), "");
+        // Closed from outside (the Ctrl-C hint), the text is not shown again.
+        assert_eq!(r.on_event(&env(said("x", Some(true)))), "    │ (cut off)\n");
+        r.on_event(&env(delta("y")));
+        r.close_line();
+        assert_eq!(r.on_event(&env(said("y", None))), "");
+        assert_eq!(r.on_event(&env(said("z", None))), "    │ z\n", "a later text is shown");
     }
 
     #[test]
