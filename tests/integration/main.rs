@@ -12,6 +12,7 @@ mod memory_files;
 mod model_answers;
 mod model_client;
 mod model_faults;
+mod model_stream;
 mod reference;
 mod runtime;
 mod runtime_writes;

@@ -154,6 +154,12 @@ impl Harness {
         self.cancels.cancel(session_id)
     }
 
+    /// Cancels every turn in flight on this harness (a process being interrupted); how
+    /// many there were. Each ends as [`Harness::cancel`] says.
+    pub fn cancel_all(&self) -> usize {
+        self.cancels.cancel_all()
+    }
+
     /// Assembles `workflow` of the workspace at `root`.
     pub fn assemble(opts: HarnessOptions) -> Result<Harness, RunError> {
         Self::assemble_with(opts, AssemblyExtras::default())

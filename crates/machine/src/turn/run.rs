@@ -66,12 +66,22 @@ impl Turn<'_> {
                 break;
             }
             let request = self.request();
+            let msg_id = format!("msg_{}_{}", self.transcript.len(), crate::clock::now_ms());
+            let shown = crate::events::TextDeltas::new(
+                self.h.emitter.clone(),
+                self.id.as_str(),
+                &self.session.workflow_state,
+                &msg_id,
+            );
             let raced = race(
                 &self.cancel,
                 self.segment_left(),
-                self.h.model.complete(&request),
+                self.h.model.stream(&request, &shown),
             )
             .await;
+            if !matches!(raced, Raced::Done(Ok(_))) {
+                shown.partial();
+            }
             // The conversation moves back out of the request (no per-call copy), unless the
             // request was a copy with images added (no lineage).
             if request.lineage.is_some() {
@@ -98,7 +108,6 @@ impl Turn<'_> {
             self.record_usage(&response);
             let calls = unique_call_ids(response.message.tool_calls.clone(), &mut self.call_ids);
             let text = response.message.content.clone().unwrap_or_default();
-            let msg_id = format!("msg_{}_{}", self.transcript.len(), crate::clock::now_ms());
             let mut assistant = json!({ "role": "assistant", "content": text });
             if !calls.is_empty() {
                 assistant["tool_calls"] = Value::Array(
@@ -111,6 +120,7 @@ impl Turn<'_> {
                     state: self.session.workflow_state.clone(),
                     text: text.clone(),
                     message_id: Some(msg_id),
+                    partial: None,
                 });
             }
             if self.mode.reply_only {
