@@ -403,3 +403,35 @@ fn a_batch_runs_its_children_at_once_up_to_four_the_rest_queue() {
     assert_eq!(answers, vec!["Done.".to_string(); 6]);
     assert_eq!(probe.most.load(std::sync::atomic::Ordering::SeqCst), 4);
 }
+
+#[test]
+fn a_script_fans_out_over_the_delegation_tools() {
+    let caller = CALLER.replace(
+        "allow: [archmax_workflow_enrich, archmax_workflow_off, archmax_workflow_nowhere]",
+        "allow: [archmax_workflow_enrich, archmax_eval]",
+    );
+    let ws = TempWorkspace::new(&[
+        ("workflows/orders/workflow.yaml", caller.as_str()),
+        ("workflows/enrich/workflow.yaml", CHILD),
+    ]);
+    let code = "const r = await Promise.all(['A', 'B'].map((id) => tools.archmaxWorkflowEnrich({ order_id: id, quantity: 1 })));\nconst refused = await tools.archmaxWorkflowEnrich({ order_id: 'C' }).catch((e) => String(e));\n[r.map((x) => JSON.parse(x).message), refused.includes(\"requires 'quantity'\")]";
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(vec![("c1", "archmax_eval", json!({ "code": code }))]),
+        Reply::text("Enriched."),
+        Reply::text("Enriched."),
+        Reply::text("Done."),
+    ])
+    .expect("server");
+    let h = archmax_tests::harness(ws.root(), "orders", &server.url(), "m", |_| {});
+    let out = send(&h, "d-4", "Enrich A and B.");
+    assert_eq!(out.kind, OutcomeKind::Completed, "{out:?}");
+    let requests = server.requests();
+    let result = tool_results(&requests[3]).join("\n");
+    assert!(
+        result.contains("[\n  [\n    \"Enriched.\",\n    \"Enriched.\"\n  ],\n  true\n]"),
+        "{result}"
+    );
+    for id in ["d-4~work:enrich:0", "d-4~work:enrich:1"] {
+        assert!(h.session_summary(id).expect("store").is_some(), "{id}");
+    }
+}
