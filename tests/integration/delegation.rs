@@ -159,6 +159,14 @@ fn a_delegation_runs_the_child_on_its_own_spec_and_answers_with_its_returns() {
         .expect("store")
         .expect("the child session");
     assert_eq!(child_out.status.as_str(), "completed");
+    assert_eq!(child_out.parent_session_id.as_deref(), Some("d-1"));
+    // `sessions` lists the child with its parent.
+    let listed = h.session_summaries().expect("store");
+    assert!(
+        listed.iter().any(|s| s.session_id == "d-1~work:enrich:0"
+            && s.parent_session_id.as_deref() == Some("d-1")),
+        "{listed:?}"
+    );
     // Events: a start and a result per call; refusals are blocked calls.
     let seen: Vec<(String, String)> = events
         .0
