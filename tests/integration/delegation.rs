@@ -159,6 +159,14 @@ fn a_delegation_runs_the_child_on_its_own_spec_and_answers_with_its_returns() {
         .expect("store")
         .expect("the child session");
     assert_eq!(child_out.status.as_str(), "completed");
+    assert_eq!(child_out.parent_session_id.as_deref(), Some("d-1"));
+    // `sessions` lists the child with its parent.
+    let listed = h.session_summaries().expect("store");
+    assert!(
+        listed.iter().any(|s| s.session_id == "d-1~work:enrich:0"
+            && s.parent_session_id.as_deref() == Some("d-1")),
+        "{listed:?}"
+    );
     // Events: a start and a result per call; refusals are blocked calls.
     let seen: Vec<(String, String)> = events
         .0
@@ -402,4 +410,36 @@ fn a_batch_runs_its_children_at_once_up_to_four_the_rest_queue() {
         .collect();
     assert_eq!(answers, vec!["Done.".to_string(); 6]);
     assert_eq!(probe.most.load(std::sync::atomic::Ordering::SeqCst), 4);
+}
+
+#[test]
+fn a_script_fans_out_over_the_delegation_tools() {
+    let caller = CALLER.replace(
+        "allow: [archmax_workflow_enrich, archmax_workflow_off, archmax_workflow_nowhere]",
+        "allow: [archmax_workflow_enrich, archmax_eval]",
+    );
+    let ws = TempWorkspace::new(&[
+        ("workflows/orders/workflow.yaml", caller.as_str()),
+        ("workflows/enrich/workflow.yaml", CHILD),
+    ]);
+    let code = "const r = await Promise.all(['A', 'B'].map((id) => tools.archmaxWorkflowEnrich({ order_id: id, quantity: 1 })));\nconst refused = await tools.archmaxWorkflowEnrich({ order_id: 'C' }).catch((e) => String(e));\n[r.map((x) => JSON.parse(x).message), refused.includes(\"requires 'quantity'\")]";
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(vec![("c1", "archmax_eval", json!({ "code": code }))]),
+        Reply::text("Enriched."),
+        Reply::text("Enriched."),
+        Reply::text("Done."),
+    ])
+    .expect("server");
+    let h = archmax_tests::harness(ws.root(), "orders", &server.url(), "m", |_| {});
+    let out = send(&h, "d-4", "Enrich A and B.");
+    assert_eq!(out.kind, OutcomeKind::Completed, "{out:?}");
+    let requests = server.requests();
+    let result = tool_results(&requests[3]).join("\n");
+    assert!(
+        result.contains("[\n  [\n    \"Enriched.\",\n    \"Enriched.\"\n  ],\n  true\n]"),
+        "{result}"
+    );
+    for id in ["d-4~work:enrich:0", "d-4~work:enrich:1"] {
+        assert!(h.session_summary(id).expect("store").is_some(), "{id}");
+    }
 }

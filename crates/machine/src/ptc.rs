@@ -81,6 +81,8 @@ pub struct ScriptTools {
     /// When the state's time budget runs out, and the reason a call stopped by it
     /// answers; `None` when the state has no `timeoutMs`.
     pub(crate) deadline: Option<(Instant, String)>,
+    /// Model code's delegation tools (`None` for a hook, which delegates nothing).
+    pub(crate) delegations: Option<Arc<crate::turn::delegate::ScriptDelegations>>,
 }
 
 impl std::fmt::Debug for ScriptTools {
@@ -124,6 +126,13 @@ impl ScriptTools {
                 });
             }
             return Err(reason);
+        }
+        if name.starts_with(archmax_kernel::tools::WORKFLOW_TOOL_PREFIX) {
+            // A delegation reports itself (`sub-workflow-start`/`-result`).
+            return match &self.delegations {
+                Some(d) => d.call(name, &args, &self.variables, &call_id).await,
+                None => Err(format!("'{name}' is not a tool scripts can call")),
+            };
         }
         self.emit(Event::ToolCalled {
             state: self.state.clone(),

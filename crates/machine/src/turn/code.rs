@@ -74,6 +74,7 @@ impl Turn<'_> {
             },
         };
         let bridge = self.script_tools(Origin::Script, variables, workspace);
+        let delegations = bridge.delegations.clone();
         // QuickJS runs on a thread of its own; its tools.* calls are served here.
         let limit = crate::ptc::limits(&self.h.spec).timeout;
         let run = crate::script_thread::run(bridge, limit, move |bridge| async move {
@@ -83,6 +84,10 @@ impl Turn<'_> {
             }
         })
         .await;
+        if let Some(d) = delegations {
+            // The script's children took ordinals: the next call goes on from there.
+            self.session.sub_workflow_count = d.next.load(std::sync::atomic::Ordering::SeqCst);
+        }
         match run {
             Ok(run) => ControlResult {
                 text: run.text,
@@ -110,11 +115,33 @@ impl Turn<'_> {
             .iter()
             .map(|t| (*t).to_string())
             .chain(self.h.tools.iter().map(|t| t.name().to_string()));
+        let mut delegations = None;
         let listed = match origin {
             Origin::Lifecycle => callable.collect(),
             _ => {
                 let disclosed = self.h.policy.surface(&state);
-                callable.filter(|t| disclosed.contains(t)).collect()
+                let targets: Vec<&String> = disclosed
+                    .iter()
+                    .filter(|t| t.starts_with(archmax_kernel::tools::WORKFLOW_TOOL_PREFIX))
+                    .collect();
+                if !targets.is_empty() && !self.h.plain {
+                    let children = targets
+                        .iter()
+                        .map(|t| {
+                            let slug = super::delegate::target(t);
+                            let child = self.h.child_harness(slug).map_err(|e| e.to_string());
+                            (slug.to_string(), child)
+                        })
+                        .collect();
+                    delegations = Some(std::sync::Arc::new(super::delegate::ScriptDelegations {
+                        caller: self.caller(),
+                        children,
+                        next: self.session.sub_workflow_count.into(),
+                    }));
+                }
+                let mut listed: Vec<String> = callable.filter(|t| disclosed.contains(t)).collect();
+                listed.extend(targets.into_iter().cloned());
+                listed
             }
         };
         std::sync::Arc::new(crate::ptc::ScriptTools {
@@ -133,6 +160,7 @@ impl Turn<'_> {
             listed,
             events: self.h.emitter.clone(),
             calls: Default::default(),
+            delegations,
         })
     }
 }

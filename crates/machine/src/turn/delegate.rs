@@ -33,7 +33,7 @@ pub(super) const MAX_CONCURRENT: usize = 4;
 const NO_CLOSING: &str = "(the sub-workflow completed without a closing message)";
 
 /// A delegation that passed its dispatch checks.
-pub(super) struct Delegation {
+pub(crate) struct Delegation {
     workflow: String,
     child: Arc<Harness>,
     /// The resolved arguments: the child's seeds.
@@ -242,7 +242,7 @@ fn answer(workflow: &str, child: &Harness, out: &Outcome) -> Result<String, Stri
 impl Harness {
     /// A child session's turn: the `manual` entry, seeded with the call's arguments, the
     /// opening note, then the loop; it runs under its caller's cancel switch.
-    pub(super) fn run_child<'a>(
+    pub(crate) fn run_child<'a>(
         &'a self,
         id: &'a str,
         seeds: Map<String, Value>,
@@ -270,121 +270,118 @@ impl Harness {
     }
 }
 
-impl Turn<'_> {
-    /// The dispatch checks of §7.2, in order; `Err` is the refusal the agent reads.
-    pub(super) fn prepare(&mut self, name: &str, args: &Value) -> Result<Delegation, String> {
-        let workflow = name
-            .strip_prefix(archmax_kernel::tools::WORKFLOW_TOOL_PREFIX)
-            .unwrap_or(name)
-            .to_string();
-        let w = &workflow;
-        let depth = self.chain.len();
-        if depth > MAX_DEPTH {
-            let mut chain = self.chain.clone();
-            chain.push(workflow.clone());
-            return Err(format!(
-                "Refusing to run sub-workflow '{w}': it would be {depth} delegations deep, past the dispatcher's limit of {MAX_DEPTH}. Chain so far: {}.",
-                chain.join(" → ")
-            ));
-        }
-        if self.chain.contains(&workflow) {
-            let mut chain = self.chain.clone();
-            chain.push(workflow.clone());
-            return Err(format!(
-                "Refusing to run sub-workflow '{w}': it is already running in this chain ({}), so the run would not terminate.",
-                chain.join(" → ")
-            ));
-        }
-        let vars = self.session.kernel_variables();
-        let mut seeds = Map::new();
-        for (param, value) in args.as_object().into_iter().flatten() {
-            let resolved = resolve_param(value, &vars).map_err(|detail| {
-                format!("Cannot run sub-workflow '{w}': its param '{param}' references {detail}.")
-            })?;
-            seeds.insert(param.clone(), resolved);
-        }
-        let child = self.h.child_harness(w).map_err(|e| {
-            format!("Refusing to run sub-workflow '{w}': it does not load in this workspace ({e}).")
+/// The dispatch checks of §7.2, in order, for a call of `workflow` from a caller running
+/// `chain`; `child` is the target as the registry loads it. `Err` is the refusal.
+pub(crate) fn check(
+    workflow: &str,
+    chain: &[String],
+    vars: &Map<String, Value>,
+    args: &Value,
+    child: Result<Arc<Harness>, String>,
+) -> Result<(Arc<Harness>, Map<String, Value>), String> {
+    let w = workflow;
+    let depth = chain.len();
+    let through = || {
+        let mut all = chain.to_vec();
+        all.push(w.to_string());
+        all.join(" → ")
+    };
+    if depth > MAX_DEPTH {
+        return Err(format!(
+            "Refusing to run sub-workflow '{w}': it would be {depth} delegations deep, past the dispatcher's limit of {MAX_DEPTH}. Chain so far: {}.",
+            through()
+        ));
+    }
+    if chain.iter().any(|c| c == w) {
+        return Err(format!(
+            "Refusing to run sub-workflow '{w}': it is already running in this chain ({}), so the run would not terminate.",
+            through()
+        ));
+    }
+    let mut seeds = Map::new();
+    for (param, value) in args.as_object().into_iter().flatten() {
+        let resolved = resolve_param(value, vars).map_err(|detail| {
+            format!("Cannot run sub-workflow '{w}': its param '{param}' references {detail}.")
         })?;
-        let Some(sig) = child.manual_signature() else {
-            return Err(format!(
-                "Refusing to run sub-workflow '{w}': it has no 'manual' entry, so there is no state a call could start it in."
-            ));
+        seeds.insert(param.clone(), resolved);
+    }
+    let child = child.map_err(|e| {
+        format!("Refusing to run sub-workflow '{w}': it does not load in this workspace ({e}).")
+    })?;
+    let Some(sig) = child.manual_signature() else {
+        return Err(format!(
+            "Refusing to run sub-workflow '{w}': it has no 'manual' entry, so there is no state a call could start it in."
+        ));
+    };
+    if child.spec.disabled == Some(true) {
+        return Err(format!(
+            "Refusing to run sub-workflow '{w}': it is disabled ('disabled: true' in its workflow.yaml), so it starts no run. Remove that flag to re-enable it."
+        ));
+    }
+    let missing: Vec<String> = sig
+        .requires
+        .iter()
+        .filter(|e| !seeds.contains_key(&e.name))
+        .map(|e| e.name.clone())
+        .collect();
+    if !missing.is_empty() {
+        let which = if missing.len() == 1 {
+            "that argument"
+        } else {
+            "those arguments"
         };
-        if child.spec.disabled == Some(true) {
-            return Err(format!(
-                "Refusing to run sub-workflow '{w}': it is disabled ('disabled: true' in its workflow.yaml), so it starts no run. Remove that flag to re-enable it."
-            ));
-        }
-        let missing: Vec<String> = sig
-            .requires
-            .iter()
-            .filter(|e| !seeds.contains_key(&e.name))
-            .map(|e| e.name.clone())
-            .collect();
-        if !missing.is_empty() {
-            let which = if missing.len() == 1 {
-                "that argument"
-            } else {
-                "those arguments"
-            };
-            return Err(format!(
-                "Refusing to run sub-workflow '{w}': it requires {}, which this call does not supply. Call it again with {which}.",
-                names(&missing)
-            ));
-        }
-        let typed: Vec<_> = sig
-            .requires
-            .iter()
-            .filter(|e| e.ty.is_some())
-            .cloned()
-            .collect();
-        let issues: Vec<String> = signature_value_issues(&typed, &seeds)
-            .into_iter()
-            .map(|i| i.message)
-            .collect();
-        if !issues.is_empty() {
-            let which = if issues.len() == 1 {
-                "a value"
-            } else {
-                "values"
-            };
-            return Err(format!(
-                "Refusing to run sub-workflow '{w}': {}. Call it again with {which} of the declared type.",
-                issues.join("; ")
-            ));
-        }
-        let ordinal = self.session.sub_workflow_count;
-        self.session.sub_workflow_count += 1;
-        Ok(Delegation {
-            workflow,
-            child,
-            seeds,
-            ordinal,
-        })
+        return Err(format!(
+            "Refusing to run sub-workflow '{w}': it requires {}, which this call does not supply. Call it again with {which}.",
+            names(&missing)
+        ));
     }
-
-    /// The events of a delegation refused at dispatch: `sub-workflow-start`, then its
-    /// `error` result with no duration.
-    pub(super) fn refused(&self, name: &str, call_id: &str, reason: &str) {
-        let workflow = name
-            .strip_prefix(archmax_kernel::tools::WORKFLOW_TOOL_PREFIX)
-            .unwrap_or(name)
-            .to_string();
-        let dispatch_id = format!("subwf-{}", self.session.sub_workflow_count);
-        self.announce(&workflow, &dispatch_id, call_id);
-        self.emit(self.result_event(&workflow, &dispatch_id, call_id, 0, Err(reason), None));
+    let typed: Vec<_> = sig
+        .requires
+        .iter()
+        .filter(|e| e.ty.is_some())
+        .cloned()
+        .collect();
+    let issues: Vec<String> = signature_value_issues(&typed, &seeds)
+        .into_iter()
+        .map(|i| i.message)
+        .collect();
+    if !issues.is_empty() {
+        let which = if issues.len() == 1 {
+            "a value"
+        } else {
+            "values"
+        };
+        return Err(format!(
+            "Refusing to run sub-workflow '{w}': {}. Call it again with {which} of the declared type.",
+            issues.join("; ")
+        ));
     }
+    Ok((child, seeds))
+}
 
-    fn announce(&self, workflow: &str, dispatch_id: &str, call_id: &str) {
-        self.emit(Event::SubWorkflowStart {
-            state: self.session.workflow_state.clone(),
-            workflow: workflow.to_string(),
-            dispatch_id: dispatch_id.to_string(),
-            depth: self.chain.len() as u64,
-            tool_call_id: Some(call_id.to_string()),
-            chain: Some(self.chain_to(workflow)),
-        });
+/// The workflow a delegation tool names.
+pub(crate) fn target(name: &str) -> &str {
+    name.strip_prefix(archmax_kernel::tools::WORKFLOW_TOOL_PREFIX)
+        .unwrap_or(name)
+}
+
+/// Who delegates: what running a child and reporting it needs from the caller, the same
+/// for the agent's calls and a script's.
+#[derive(Clone)]
+pub(crate) struct Caller {
+    pub(crate) parent: crate::store::SessionId,
+    pub(crate) state: String,
+    /// The workflows from the root down to the caller's.
+    pub(crate) chain: Vec<String>,
+    pub(crate) cancel: crate::cancel::Cancel,
+    pub(crate) emitter: crate::events::Emitter,
+    /// The turn's slots for children (`MAX_CONCURRENT`).
+    pub(crate) slots: Arc<tokio::sync::Semaphore>,
+}
+
+impl Caller {
+    fn emit(&self, event: Event) {
+        self.emitter.emit(Some(self.parent.as_str()), event);
     }
 
     fn chain_to(&self, workflow: &str) -> Vec<String> {
@@ -393,7 +390,18 @@ impl Turn<'_> {
         chain
     }
 
-    fn result_event(
+    fn announce(&self, workflow: &str, dispatch_id: &str, call_id: &str) {
+        self.emit(Event::SubWorkflowStart {
+            state: self.state.clone(),
+            workflow: workflow.to_string(),
+            dispatch_id: dispatch_id.to_string(),
+            depth: self.chain.len() as u64,
+            tool_call_id: Some(call_id.to_string()),
+            chain: Some(self.chain_to(workflow)),
+        });
+    }
+
+    fn result(
         &self,
         workflow: &str,
         dispatch_id: &str,
@@ -401,9 +409,9 @@ impl Turn<'_> {
         duration_ms: u64,
         result: Result<(), &str>,
         returns: Option<Vec<String>>,
-    ) -> Event {
-        Event::SubWorkflowResult {
-            state: self.session.workflow_state.clone(),
+    ) {
+        self.emit(Event::SubWorkflowResult {
+            state: self.state.clone(),
             workflow: workflow.to_string(),
             dispatch_id: dispatch_id.to_string(),
             depth: self.chain.len() as u64,
@@ -413,21 +421,29 @@ impl Turn<'_> {
             duration_ms,
             reason: result.err().map(str::to_string),
             returns,
-        }
+        });
     }
 
-    /// Runs the child and answers the call with its result (or its failure, as an error).
-    pub(super) async fn delegate(&self, d: &Delegation, call_id: &str) -> (ControlResult, Settled) {
-        let state = self.session.workflow_state.clone();
+    /// The events of a delegation refused at dispatch: `sub-workflow-start`, then its
+    /// `error` result with no duration (`next`: the ordinal the call would have had).
+    pub(crate) fn refused(&self, name: &str, next: u64, call_id: &str, reason: &str) {
+        let workflow = target(name);
+        let dispatch_id = format!("subwf-{next}");
+        self.announce(workflow, &dispatch_id, call_id);
+        self.result(workflow, &dispatch_id, call_id, 0, Err(reason), None);
+    }
+
+    /// Runs the child (once a slot is free) and answers with its result, or the failure.
+    pub(crate) async fn run(&self, d: &Delegation, call_id: &str) -> Result<String, String> {
         let dispatch_id = format!("subwf-{}", d.ordinal);
         // Never closed, so acquiring only waits for a free slot.
-        let _slot = self.delegations.acquire().await;
+        let _slot = self.slots.acquire().await;
         self.announce(&d.workflow, &dispatch_id, call_id);
         let started = Instant::now();
-        let result = match self.id.child(&state, &d.workflow, d.ordinal) {
+        let result = match self.parent.child(&self.state, &d.workflow, d.ordinal) {
             None => Err(format!(
-                "Sub-workflow '{}' failed: no child session id can be formed from state '{state}'",
-                d.workflow
+                "Sub-workflow '{}' failed: no child session id can be formed from state '{}'",
+                d.workflow, self.state
             )),
             Some(child_id) => {
                 let run = d.child.run_child(
@@ -452,17 +468,103 @@ impl Turn<'_> {
                 .filter(|k| *k != "note");
             Some(names.cloned().collect())
         });
-        self.emit(self.result_event(
+        self.result(
             &d.workflow,
             &dispatch_id,
             call_id,
             ms,
             result.as_ref().map(|_| ()).map_err(String::as_str),
             returns,
-        ));
+        );
+        result
+    }
+}
+
+/// A script's delegation tools (`tools.archmaxWorkflow…`): the targets the state
+/// discloses, loaded before the script runs, and the session's next ordinal.
+pub(crate) struct ScriptDelegations {
+    pub(crate) caller: Caller,
+    pub(crate) children: std::collections::HashMap<String, Result<Arc<Harness>, String>>,
+    pub(crate) next: std::sync::atomic::AtomicU64,
+}
+
+impl ScriptDelegations {
+    /// One call of delegation tool `name` from a script: checked and run as the agent's
+    /// are; a refusal or failure is the call's error.
+    pub(crate) async fn call(
+        &self,
+        name: &str,
+        args: &Value,
+        vars: &Map<String, Value>,
+        call_id: &str,
+    ) -> Result<String, String> {
+        use std::sync::atomic::Ordering::SeqCst;
+        let workflow = target(name);
+        let child = self
+            .children
+            .get(workflow)
+            .cloned()
+            .unwrap_or_else(|| Err(format!("'{name}' is not a tool this script can call")));
+        match check(workflow, &self.caller.chain, vars, args, child) {
+            Err(reason) => {
+                self.caller
+                    .refused(name, self.next.load(SeqCst), call_id, &reason);
+                Err(reason)
+            }
+            Ok((child, seeds)) => {
+                let d = Delegation {
+                    workflow: workflow.to_string(),
+                    child,
+                    seeds,
+                    ordinal: self.next.fetch_add(1, SeqCst),
+                };
+                self.caller.run(&d, call_id).await
+            }
+        }
+    }
+}
+
+impl Turn<'_> {
+    /// Who this turn delegates as, from its current state.
+    pub(super) fn caller(&self) -> Caller {
+        Caller {
+            parent: self.id.clone(),
+            state: self.session.workflow_state.clone(),
+            chain: self.chain.clone(),
+            cancel: self.cancel.clone(),
+            emitter: self.h.emitter.clone(),
+            slots: Arc::clone(&self.delegations),
+        }
+    }
+
+    /// The dispatch checks of an agent's call; a passing call takes the next ordinal.
+    pub(super) fn prepare(&mut self, name: &str, args: &Value) -> Result<Delegation, String> {
+        let workflow = target(name);
+        let vars = self.session.kernel_variables();
+        let child = self.h.child_harness(workflow).map_err(|e| e.to_string());
+        let (child, seeds) = check(workflow, &self.chain, &vars, args, child)?;
+        let ordinal = self.session.sub_workflow_count;
+        self.session.sub_workflow_count += 1;
+        Ok(Delegation {
+            workflow: workflow.to_string(),
+            child,
+            seeds,
+            ordinal,
+        })
+    }
+
+    /// The events of an agent's call refused at dispatch.
+    pub(super) fn refused(&self, name: &str, call_id: &str, reason: &str) {
+        self.caller()
+            .refused(name, self.session.sub_workflow_count, call_id, reason);
+    }
+
+    /// Runs the child of an agent's call: its answer, and the result for the bookkeeping.
+    pub(super) async fn delegate(&self, d: &Delegation, call_id: &str) -> (ControlResult, Settled) {
+        let result = self.caller().run(d, call_id).await;
         let settled = Settled {
             workflow: d.workflow.clone(),
-            state,
+            state: self.session.workflow_state.clone(),
             input: d.seeds.clone(),
             failure: result.as_ref().err().cloned(),
         };

@@ -23,7 +23,7 @@ mod arrivals;
 mod boundary;
 mod budget;
 mod code;
-mod delegate;
+pub(crate) mod delegate;
 mod dispatch;
 mod execute;
 mod gates;
@@ -93,7 +93,7 @@ struct Turn<'h> {
     /// Delegations of this turn that failed and are not recovered yet (`delegate::settle`).
     failed: Vec<delegate::Failure>,
     /// The children this turn may run at once (`delegate::MAX_CONCURRENT`).
-    delegations: tokio::sync::Semaphore,
+    delegations: std::sync::Arc<tokio::sync::Semaphore>,
 }
 
 /// The current visit of a state: reset by every move of the position.
@@ -207,7 +207,7 @@ impl Harness {
             call_ids: std::collections::HashSet::new(),
             chain: vec![self.workflow.clone()],
             failed: Vec::new(),
-            delegations: tokio::sync::Semaphore::new(delegate::MAX_CONCURRENT),
+            delegations: std::sync::Arc::new(tokio::sync::Semaphore::new(delegate::MAX_CONCURRENT)),
         };
         Ok((lease, turn))
     }
