@@ -76,7 +76,10 @@ async fn a_streamed_answer_is_shown_piece_by_piece_and_assembled_whole() {
     assert_eq!((usage.input_tokens, usage.output_tokens), (11, 3));
     let recorded = server.recorded();
     assert_eq!(recorded[0].body["stream"], json!(true));
-    assert_eq!(recorded[0].body["stream_options"], json!({"include_usage": true}));
+    assert_eq!(
+        recorded[0].body["stream_options"],
+        json!({"include_usage": true})
+    );
     assert_eq!(recorded[0].body["model"], json!("gpt-test"));
     assert!(
         recorded[0]
@@ -103,16 +106,20 @@ async fn streaming_off_sends_a_plain_request_and_shows_nothing() {
 #[tokio::test]
 async fn complete_never_asks_for_a_stream() {
     let server = start(vec![Reply::text("whole")]);
-    let resp = client(&server, true).complete(&request()).await.expect("completes");
+    let resp = client(&server, true)
+        .complete(&request())
+        .await
+        .expect("completes");
     assert_eq!(resp.message.content.as_deref(), Some("whole"));
     assert!(server.requests()[0].get("stream").is_none());
 }
 
 #[tokio::test]
 async fn a_server_that_ignores_stream_is_read_as_json() {
-    let server = start(vec![
-        Reply::text("not streamed").with_usage(json!({"prompt_tokens": 2, "completion_tokens": 1})),
-    ]);
+    let server =
+        start(vec![Reply::text("not streamed").with_usage(
+            json!({"prompt_tokens": 2, "completion_tokens": 1}),
+        )]);
     let pieces = Pieces::default();
     let resp = client(&server, true)
         .stream(&request(), &pieces)
@@ -120,17 +127,33 @@ async fn a_server_that_ignores_stream_is_read_as_json() {
         .expect("completes");
     assert_eq!(resp.message.content.as_deref(), Some("not streamed"));
     assert_eq!(resp.usage.map(|u| u.input_tokens), Some(2));
-    assert_eq!(pieces.all(), vec!["not streamed"], "a whole answer is one piece");
+    assert_eq!(
+        pieces.all(),
+        vec!["not streamed"],
+        "a whole answer is one piece"
+    );
     assert_eq!(server.requests()[0]["stream"], json!(true));
 }
 
 #[tokio::test]
 async fn tool_calls_split_across_chunks_come_back_whole() {
     let pieces = vec![
-        sse_data(&chunk(json!({"role": "assistant", "content": null, "tool_calls": [{"index": 0, "id": "call_a", "type": "function", "function": {"name": "read_file", "arguments": ""}}]}), None)),
-        sse_data(&chunk(json!({"tool_calls": [{"index": 1, "id": "call_b", "type": "function", "function": {"name": "ls", "arguments": "{}"}}]}), None)),
-        sse_data(&chunk(json!({"tool_calls": [{"index": 0, "function": {"arguments": "{\"file_path\":"}}]}), None)),
-        sse_data(&chunk(json!({"tool_calls": [{"index": 0, "function": {"arguments": "\"a.md\"}"}}]}), None)),
+        sse_data(&chunk(
+            json!({"role": "assistant", "content": null, "tool_calls": [{"index": 0, "id": "call_a", "type": "function", "function": {"name": "read_file", "arguments": ""}}]}),
+            None,
+        )),
+        sse_data(&chunk(
+            json!({"tool_calls": [{"index": 1, "id": "call_b", "type": "function", "function": {"name": "ls", "arguments": "{}"}}]}),
+            None,
+        )),
+        sse_data(&chunk(
+            json!({"tool_calls": [{"index": 0, "function": {"arguments": "{\"file_path\":"}}]}),
+            None,
+        )),
+        sse_data(&chunk(
+            json!({"tool_calls": [{"index": 0, "function": {"arguments": "\"a.md\"}"}}]}),
+            None,
+        )),
         sse_data(&chunk(json!({}), Some("tool_calls"))),
         SSE_DONE.to_owned(),
     ];
@@ -143,7 +166,10 @@ async fn tool_calls_split_across_chunks_come_back_whole() {
         .collect();
     assert_eq!(
         calls,
-        vec![("call_a", "read_file", "{\"file_path\":\"a.md\"}"), ("call_b", "ls", "{}")]
+        vec![
+            ("call_a", "read_file", "{\"file_path\":\"a.md\"}"),
+            ("call_b", "ls", "{}")
+        ]
     );
     assert!(shown.is_empty());
     assert_eq!(resp.message.content, None);
@@ -188,9 +214,7 @@ async fn an_early_done_ends_the_answer_even_if_the_stream_stays_open() {
 
 #[tokio::test]
 async fn a_stream_without_done_is_whole_once_it_has_a_finish_reason() {
-    let pieces = vec![
-        sse_data(&chunk(json!({"content": "done"}), Some("stop"))),
-    ];
+    let pieces = vec![sse_data(&chunk(json!({"content": "done"}), Some("stop")))];
     let (resp, shown) = streamed(pieces).await;
     assert_eq!(resp.message.content.as_deref(), Some("done"));
     assert_eq!(shown, vec!["done"]);
@@ -224,11 +248,16 @@ async fn a_stream_cut_after_text_was_shown_fails_without_a_retry() {
         .await
         .expect_err("a cut stream is a failed call");
     assert_eq!(shown.all(), vec!["half ", "an answer"]);
-    assert_eq!(server.requests().len(), 1, "not retried once text was shown");
+    assert_eq!(
+        server.requests().len(),
+        1,
+        "not retried once text was shown"
+    );
     assert_eq!(server.remaining(), 1);
     assert!(matches!(err, ModelError::Transport { .. }), "{err:?}");
     assert!(
-        err.to_string().starts_with("model request to http://127.0.0.1:"),
+        err.to_string()
+            .starts_with("model request to http://127.0.0.1:"),
         "{err}"
     );
 }
@@ -245,9 +274,14 @@ async fn a_stream_that_ends_cleanly_but_early_is_a_retried_transport_failure() {
         .await
         .expect_err("never whole");
     let text = err.to_string();
-    assert!(text.starts_with("model request gave up after 3 attempts: "), "{text}");
     assert!(
-        text.ends_with("the answer's stream ended before the answer was complete (no finish reason, no [DONE])"),
+        text.starts_with("model request gave up after 3 attempts: "),
+        "{text}"
+    );
+    assert!(
+        text.ends_with(
+            "the answer's stream ended before the answer was complete (no finish reason, no [DONE])"
+        ),
         "{text}"
     );
 }
@@ -259,11 +293,27 @@ async fn an_error_event_and_an_invalid_chunk_are_decode_errors() {
         Reply::sse(vec!["data: {not json\n\n".to_owned()]),
     ]);
     let c = client(&server, true);
-    let first = c.stream(&request(), &Pieces::default()).await.expect_err("error event");
+    let first = c
+        .stream(&request(), &Pieces::default())
+        .await
+        .expect_err("error event");
     assert!(matches!(first, ModelError::Decode { .. }), "{first:?}");
-    assert!(first.to_string().ends_with("the endpoint sent an error in the stream: overloaded"), "{first}");
-    let second = c.stream(&request(), &Pieces::default()).await.expect_err("bad chunk");
-    assert!(second.to_string().contains("a stream chunk is invalid JSON"), "{second}");
+    assert!(
+        first
+            .to_string()
+            .ends_with("the endpoint sent an error in the stream: overloaded"),
+        "{first}"
+    );
+    let second = c
+        .stream(&request(), &Pieces::default())
+        .await
+        .expect_err("bad chunk");
+    assert!(
+        second
+            .to_string()
+            .contains("a stream chunk is invalid JSON"),
+        "{second}"
+    );
     assert_eq!(server.requests().len(), 2, "decode errors are not retried");
 }
 
@@ -290,5 +340,8 @@ async fn a_stream_larger_than_the_limit_is_refused() {
         .stream(&request(), &Pieces::default())
         .await
         .expect_err("too large");
-    assert!(matches!(err, ModelError::TooLarge { limit: 16384, .. }), "{err:?}");
+    assert!(
+        matches!(err, ModelError::TooLarge { limit: 16384, .. }),
+        "{err:?}"
+    );
 }

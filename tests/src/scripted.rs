@@ -102,8 +102,15 @@ impl Reply {
     /// A streamed answer saying `pieces` in turn: a role-only chunk, one chunk per piece, a
     /// `stop` chunk, a usage chunk (no choices) and `[DONE]`.
     pub fn stream_text(pieces: &[&str]) -> Reply {
-        let mut out = vec![sse_data(&chunk(json!({"role": "assistant", "content": ""}), None))];
-        out.extend(pieces.iter().map(|p| sse_data(&chunk(json!({"content": p}), None))));
+        let mut out = vec![sse_data(&chunk(
+            json!({"role": "assistant", "content": ""}),
+            None,
+        ))];
+        out.extend(
+            pieces
+                .iter()
+                .map(|p| sse_data(&chunk(json!({"content": p}), None))),
+        );
         out.push(sse_data(&chunk(json!({}), Some("stop"))));
         out.push(sse_data(&json!({
             "id": "chatcmpl-scripted", "object": "chat.completion.chunk", "model": "scripted-model",

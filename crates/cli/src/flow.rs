@@ -114,7 +114,11 @@ impl FlowRenderer {
             && let Some(shown) = self.closed.take()
         {
             if *partial == Some(true) {
-                return format!("{INDENT}{} {}\n", self.style.gray(QUOTE), self.style.dim("(cut off)"));
+                return format!(
+                    "{INDENT}{} {}\n",
+                    self.style.gray(QUOTE),
+                    self.style.dim("(cut off)")
+                );
             }
             if shown == *message_id {
                 return String::new();
@@ -508,14 +512,21 @@ mod tests {
         Event::AgentText {
             state: "b".into(),
             text: text.into(),
-            message_id: if partial.is_some() { None } else { Some("m1".into()) },
+            message_id: if partial.is_some() {
+                None
+            } else {
+                Some("m1".into())
+            },
             partial,
         }
     }
 
     #[test]
     fn streamed_text_ends_up_as_the_whole_text_would_show_and_is_not_repeated() {
-        let whole = render(vec![said("one\ntwo\n", None), Event::StateEnter { state: "c".into() }]);
+        let whole = render(vec![
+            said("one\ntwo\n", None),
+            Event::StateEnter { state: "c".into() },
+        ]);
         let mut r = FlowRenderer::new(Style::new(false));
         let mut pieces = Vec::new();
         let usage = Event::ModelUsage {
@@ -527,7 +538,15 @@ mod tests {
             model: None,
             cost_usd: None,
         };
-        for e in [delta("on"), delta("e\nt"), delta("wo"), delta("\n"), usage, said("one\ntwo\n", None), Event::StateEnter { state: "c".into() }] {
+        for e in [
+            delta("on"),
+            delta("e\nt"),
+            delta("wo"),
+            delta("\n"),
+            usage,
+            said("one\ntwo\n", None),
+            Event::StateEnter { state: "c".into() },
+        ] {
             pieces.push(r.on_event(&env(e)));
             if pieces.len() == 2 {
                 assert!(r.mid_line());
@@ -543,11 +562,17 @@ mod tests {
     fn another_event_closes_a_streamed_line_and_a_cut_off_message_says_so() {
         let out = render(vec![
             delta("Thinking"),
-            Event::Warning { scope: "session".into(), message: "slow".into() },
+            Event::Warning {
+                scope: "session".into(),
+                message: "slow".into(),
+            },
             delta(" more"),
             said("Thinking more", Some(true)),
         ]);
-        assert_eq!(out, "    │ Thinking\n⚠ [session] slow\n    │  more (cut off)\n");
+        assert_eq!(
+            out,
+            "    │ Thinking\n⚠ [session] slow\n    │  more (cut off)\n"
+        );
         let mut r = FlowRenderer::new(Style::new(false));
         r.on_event(&env(delta("x")));
         assert_eq!(r.close_line(), "\n");
@@ -557,7 +582,11 @@ mod tests {
         r.on_event(&env(delta("y")));
         r.close_line();
         assert_eq!(r.on_event(&env(said("y", None))), "");
-        assert_eq!(r.on_event(&env(said("z", None))), "    │ z\n", "a later text is shown");
+        assert_eq!(
+            r.on_event(&env(said("z", None))),
+            "    │ z\n",
+            "a later text is shown"
+        );
     }
 
     #[test]

@@ -97,7 +97,10 @@ mod tests {
         let signals = Signals::new();
         assert_eq!(signals.interrupt(), Interrupt::Exit, "no turn: quit now");
         signals.start();
-        assert!(!signals.requested(), "a signal before the turn is forgotten");
+        assert!(
+            !signals.requested(),
+            "a signal before the turn is forgotten"
+        );
         assert_eq!(signals.interrupt(), Interrupt::Cancelling);
         assert!(signals.requested());
         assert_eq!(signals.interrupt(), Interrupt::Exit);

@@ -42,7 +42,9 @@ fn watch_signals() {
                         _ = int.recv() => 130,
                         _ = term.recv() => 143,
                     };
-                    if archmax_cli::interrupt::interrupt() == archmax_cli::interrupt::Interrupt::Exit {
+                    if archmax_cli::interrupt::interrupt()
+                        == archmax_cli::interrupt::Interrupt::Exit
+                    {
                         std::process::exit(code);
                     }
                 }

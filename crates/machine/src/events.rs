@@ -510,19 +510,48 @@ mod tests {
         deltas.partial();
         deltas.partial();
         let lines = keep.0.lock().map(|v| v.clone()).unwrap_or_default();
-        let events: Vec<Value> = lines.iter().filter_map(|l| serde_json::from_str(l).ok()).collect();
+        let events: Vec<Value> = lines
+            .iter()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect();
         let shape: Vec<(String, String, Value, Value)> = events
             .iter()
-            .map(|e| (e["type"].as_str().unwrap_or_default().to_string(), e["text"].as_str().unwrap_or_default().to_string(), e["messageId"].clone(), e["partial"].clone()))
+            .map(|e| {
+                (
+                    e["type"].as_str().unwrap_or_default().to_string(),
+                    e["text"].as_str().unwrap_or_default().to_string(),
+                    e["messageId"].clone(),
+                    e["partial"].clone(),
+                )
+            })
             .collect();
         assert_eq!(
             shape,
             vec![
-                ("agent-text-delta".into(), "Hel".into(), Value::from("msg_1"), Value::Null),
-                ("agent-text-delta".into(), "lo".into(), Value::from("msg_1"), Value::Null),
-                ("agent-text".into(), "Hello".into(), Value::Null, Value::Bool(true)),
+                (
+                    "agent-text-delta".into(),
+                    "Hel".into(),
+                    Value::from("msg_1"),
+                    Value::Null
+                ),
+                (
+                    "agent-text-delta".into(),
+                    "lo".into(),
+                    Value::from("msg_1"),
+                    Value::Null
+                ),
+                (
+                    "agent-text".into(),
+                    "Hello".into(),
+                    Value::Null,
+                    Value::Bool(true)
+                ),
             ]
         );
-        assert!(events.iter().all(|e| e["sessionId"] == "s1" && e["state"] == "draft"));
+        assert!(
+            events
+                .iter()
+                .all(|e| e["sessionId"] == "s1" && e["state"] == "draft")
+        );
     }
 }

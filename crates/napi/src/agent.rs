@@ -21,7 +21,8 @@ use std::time::{Duration, Instant};
 
 use archmax_machine::model::delta::{Channels, StreamTag};
 use archmax_machine::model::{
-    NoText, TextSink, show_whole, ChatRequest, ChatResponse, Model, ModelConfig, ModelError, ModelFuture, OpenAiClient,
+    ChatRequest, ChatResponse, Model, ModelConfig, ModelError, ModelFuture, NoText, OpenAiClient,
+    TextSink, show_whole,
 };
 use archmax_machine::tools::BoxFuture;
 use archmax_machine::{

@@ -26,7 +26,9 @@ static NEXT: AtomicU32 = AtomicU32::new(1);
 
 fn send(stream: u32, piece: Piece) -> bool {
     let streams = STREAMS.lock().unwrap_or_else(PoisonError::into_inner);
-    streams.get(&stream).is_some_and(|tx| tx.send(piece).is_ok())
+    streams
+        .get(&stream)
+        .is_some_and(|tx| tx.send(piece).is_ok())
 }
 
 /// A piece of a streaming JS model's text; false when the call no longer listens.
@@ -102,7 +104,9 @@ fn fold(chunks: &mut Result<Chunks, String>, piece: Piece, sink: &dyn TextSink) 
         Piece::Chunk(text) => match serde_json::from_str::<Value>(&text) {
             Ok(v) => as_chunk(v),
             Err(e) => {
-                *chunks = Err(format!("the model's stream sent a chunk that is not JSON: {e}"));
+                *chunks = Err(format!(
+                    "the model's stream sent a chunk that is not JSON: {e}"
+                ));
                 return;
             }
         },

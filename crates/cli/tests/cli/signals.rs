@@ -10,9 +10,19 @@ use crate::run::workspace;
 use crate::scripted::{Reply, ScriptedServer};
 
 /// Starts `archmax run` against `server`; its stderr arrives on the receiver as it grows.
-fn spawn(ws: &crate::support::Workspace, server: &ScriptedServer) -> (Child, mpsc::Receiver<String>) {
+fn spawn(
+    ws: &crate::support::Workspace,
+    server: &ScriptedServer,
+) -> (Child, mpsc::Receiver<String>) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_archmax"))
-        .args(["run", "orders", "Where is KK-1?", "--session", "s-1", "--root"])
+        .args([
+            "run",
+            "orders",
+            "Where is KK-1?",
+            "--session",
+            "s-1",
+            "--root",
+        ])
         .arg(ws.root())
         .env("ARCHMAX_API_BASE_URL", server.url())
         .env("ARCHMAX_API_KEY", "k")
@@ -92,15 +102,27 @@ fn the_first_signal_cancels_the_turn_mid_stream_and_a_second_exits_at_once() {
         // Everything it wrote: the reader ends at the pipe's end.
         let err = rx.iter().last().unwrap_or_default();
         assert_eq!(status.code(), Some(1), "SIG{name}: {err}");
-        assert!(err.contains("cancelling the turn: the last completed step is kept"), "{err}");
+        assert!(
+            err.contains("cancelling the turn: the last completed step is kept"),
+            "{err}"
+        );
         assert!(err.contains("with code 'turn-cancelled'"), "{err}");
         assert!(err.contains("    │ Your"), "{err}");
         assert!(!err.contains("shipped."), "the stream stopped: {err}");
 
         // A hook that holds the turn: the second signal does not wait for it.
         let ws = crate::support::Workspace::new(&[
-            ("workflows/orders/workflow.yaml", &format!("{}    before:\n      script: hooks/slow.js\n", crate::run::SPEC)),
-            ("workflows/orders/hooks/slow.js", "export default async () => { const end = Date.now() + 4000; while (Date.now() < end) {} return { verdict: 'ok', reason: 'slow' } }\n"),
+            (
+                "workflows/orders/workflow.yaml",
+                &format!(
+                    "{}    before:\n      script: hooks/slow.js\n",
+                    crate::run::SPEC
+                ),
+            ),
+            (
+                "workflows/orders/hooks/slow.js",
+                "export default async () => { const end = Date.now() + 4000; while (Date.now() < end) {} return { verdict: 'ok', reason: 'slow' } }\n",
+            ),
         ]);
         let server = ScriptedServer::start(slow_script()).expect("server");
         let started = Instant::now();
@@ -111,6 +133,9 @@ fn the_first_signal_cancels_the_turn_mid_stream_and_a_second_exits_at_once() {
         signal(&child, name);
         let status = child.wait().expect("exits");
         assert_eq!(status.code(), Some(code), "SIG{name} twice");
-        assert!(started.elapsed() < Duration::from_millis(3500), "it did not wait for the hook");
+        assert!(
+            started.elapsed() < Duration::from_millis(3500),
+            "it did not wait for the hook"
+        );
     }
 }

@@ -42,7 +42,12 @@ pub trait Model: Send + Sync {
 
 /// Reports a whole answer's text to `text` as one piece (nothing for an answer without text).
 pub fn show_whole(response: &ChatResponse, text: &dyn TextSink) {
-    if let Some(content) = response.message.content.as_deref().filter(|c| !c.is_empty()) {
+    if let Some(content) = response
+        .message
+        .content
+        .as_deref()
+        .filter(|c| !c.is_empty())
+    {
         text.text(content);
     }
 }
@@ -454,7 +459,11 @@ fn is_event_stream(headers: &HeaderMap) -> bool {
     headers
         .get(CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.trim().to_ascii_lowercase().starts_with("text/event-stream"))
+        .is_some_and(|v| {
+            v.trim()
+                .to_ascii_lowercase()
+                .starts_with("text/event-stream")
+        })
 }
 
 enum StreamError {

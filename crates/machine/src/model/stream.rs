@@ -17,9 +17,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::types::{
-    ChatResponse, MAX_ANSWER_TEXT_BYTES, MAX_TOOL_ARGUMENTS_BYTES, error_message,
-};
+use super::types::{ChatResponse, MAX_ANSWER_TEXT_BYTES, MAX_TOOL_ARGUMENTS_BYTES, error_message};
 
 /// Where a streaming model reports the text of its answer, piece by piece, in order.
 /// Called synchronously from inside the model call.
@@ -71,13 +69,19 @@ impl Chunks {
             .as_object()
             .ok_or_else(|| format!("a stream chunk is not a JSON object: {chunk}"))?;
         if let Some(message) = error_message(obj) {
-            return Err(format!("the endpoint sent an error in the stream: {message}"));
+            return Err(format!(
+                "the endpoint sent an error in the stream: {message}"
+            ));
         }
         self.seen = true;
         if let Some(usage) = obj.get("usage").filter(|u| u.is_object()) {
             self.usage = Some(usage.clone());
         }
-        if let Some(model) = obj.get("model").and_then(Value::as_str).filter(|m| !m.is_empty()) {
+        if let Some(model) = obj
+            .get("model")
+            .and_then(Value::as_str)
+            .filter(|m| !m.is_empty())
+        {
             self.model = Some(model.to_owned());
         }
         let Some(choice) = obj
@@ -234,11 +238,20 @@ mod tests {
     #[test]
     fn text_pieces_come_back_in_order_and_empty_deltas_add_nothing() {
         let mut c = Chunks::default();
-        assert_eq!(c.push(&chunk(json!({"role": "assistant", "content": ""}))), Ok(None));
-        assert_eq!(c.push(&chunk(json!({"content": "Hel"}))), Ok(Some("Hel".into())));
+        assert_eq!(
+            c.push(&chunk(json!({"role": "assistant", "content": ""}))),
+            Ok(None)
+        );
+        assert_eq!(
+            c.push(&chunk(json!({"content": "Hel"}))),
+            Ok(Some("Hel".into()))
+        );
         assert_eq!(c.push(&chunk(json!({}))), Ok(None));
         assert_eq!(c.push(&chunk(json!({"content": null}))), Ok(None));
-        assert_eq!(c.push(&chunk(json!({"content": "lo"}))), Ok(Some("lo".into())));
+        assert_eq!(
+            c.push(&chunk(json!({"content": "lo"}))),
+            Ok(Some("lo".into()))
+        );
         assert!(!c.finished());
         let r = c.finish().expect("whole");
         assert_eq!(r.message.content.as_deref(), Some("Hello"));
@@ -250,30 +263,64 @@ mod tests {
         let mut c = Chunks::default();
         c.push(&chunk(json!({"tool_calls": [{"index": 0, "id": "a", "type": "function", "function": {"name": "read_file", "arguments": ""}}]}))).expect("ok");
         c.push(&chunk(json!({"tool_calls": [{"index": 1, "id": "b", "function": {"name": "ls", "arguments": "{\"pa"}}]}))).expect("ok");
-        c.push(&chunk(json!({"tool_calls": [{"index": 0, "function": {"arguments": "{\"file_path\":"}}]}))).expect("ok");
-        c.push(&chunk(json!({"tool_calls": [{"index": 0, "function": {"arguments": "\"x\"}"}}]}))).expect("ok");
-        c.push(&chunk(json!({"tool_calls": [{"index": 1, "function": {"arguments": "th\":\".\"}"}}]}))).expect("ok");
-        c.push(&json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]})).expect("ok");
+        c.push(&chunk(
+            json!({"tool_calls": [{"index": 0, "function": {"arguments": "{\"file_path\":"}}]}),
+        ))
+        .expect("ok");
+        c.push(&chunk(
+            json!({"tool_calls": [{"index": 0, "function": {"arguments": "\"x\"}"}}]}),
+        ))
+        .expect("ok");
+        c.push(&chunk(
+            json!({"tool_calls": [{"index": 1, "function": {"arguments": "th\":\".\"}"}}]}),
+        ))
+        .expect("ok");
+        c.push(&json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}))
+            .expect("ok");
         c.push(&json!({"choices": [], "usage": {"prompt_tokens": 7, "completion_tokens": 4}, "model": "m-1"})).expect("ok");
         assert!(c.finished());
         let r = c.finish().expect("whole");
-        let calls: Vec<_> = r.message.tool_calls.iter().map(|t| (t.id.as_str(), t.name.as_str(), t.arguments.as_str())).collect();
-        assert_eq!(calls, vec![("a", "read_file", "{\"file_path\":\"x\"}"), ("b", "ls", "{\"path\":\".\"}")]);
+        let calls: Vec<_> = r
+            .message
+            .tool_calls
+            .iter()
+            .map(|t| (t.id.as_str(), t.name.as_str(), t.arguments.as_str()))
+            .collect();
+        assert_eq!(
+            calls,
+            vec![
+                ("a", "read_file", "{\"file_path\":\"x\"}"),
+                ("b", "ls", "{\"path\":\".\"}")
+            ]
+        );
         assert_eq!(r.message.content, None);
         assert_eq!(r.finish_reason.as_deref(), Some("tool_calls"));
-        assert_eq!(r.usage.map(|u| (u.input_tokens, u.output_tokens)), Some((7, 4)));
+        assert_eq!(
+            r.usage.map(|u| (u.input_tokens, u.output_tokens)),
+            Some((7, 4))
+        );
         assert_eq!(r.model.as_deref(), Some("m-1"));
     }
 
     #[test]
     fn a_call_without_an_id_or_index_gets_the_same_rules_as_a_whole_answer() {
         let mut c = Chunks::default();
-        c.push(&chunk(json!({"tool_calls": [{"function": {"name": "ls", "arguments": "{}"}}]}))).expect("ok");
+        c.push(&chunk(
+            json!({"tool_calls": [{"function": {"name": "ls", "arguments": "{}"}}]}),
+        ))
+        .expect("ok");
         let r = c.finish().expect("whole");
         assert_eq!(r.message.tool_calls[0].id, "call_0");
         let mut nameless = Chunks::default();
-        nameless.push(&chunk(json!({"tool_calls": [{"index": 0, "function": {"arguments": "{}"}}]}))).expect("ok");
-        assert_eq!(nameless.finish().err().as_deref(), Some("tool call 0 has no function name"));
+        nameless
+            .push(&chunk(
+                json!({"tool_calls": [{"index": 0, "function": {"arguments": "{}"}}]}),
+            ))
+            .expect("ok");
+        assert_eq!(
+            nameless.finish().err().as_deref(),
+            Some("tool call 0 has no function name")
+        );
     }
 
     #[test]
