@@ -1799,7 +1799,6 @@ impl Turn<'_> {
             EXECUTABLE.contains(&n)
                 || self.h.tools.iter().any(|t| t.name() == n)
                 || n == "eval"
-                || n == "task"
         };
         if registered(called) || archmax_kernel::tools::ALWAYS_ALLOWED.contains(&called) {
             return Some(called.to_string());

@@ -4,6 +4,7 @@
 
 use std::collections::HashMap;
 
+use archmax_kernel::tools::CONTROL_TOOLS;
 use archmax_kernel::{
     CallContext, Mounts, Origin, Policy, PolicyOptions, SkillDir, ToolCall, ToolPaths,
 };
@@ -141,6 +142,27 @@ fn mounts(table: Option<HashMap<String, MountOptions>>) -> Mounts {
         Some(t) => Mounts::from_decls(&mount_decls(t)),
         None => Mounts::from_decls(&zero_config()),
     }
+}
+
+/// The run's variables as the kernel reads them: an entry as the package returns it
+/// (`{ value, locked? }`, `Outcome.variables`, `SessionSummary.variables`) stands for its
+/// value; anything else is the value itself.
+fn plain_values(vars: Map<String, Value>) -> Map<String, Value> {
+    vars.into_iter()
+        .map(|(name, v)| match v {
+            Value::Object(mut entry)
+                if entry.contains_key("value")
+                    && entry.len() <= 2
+                    && entry
+                        .get("locked")
+                        .is_none_or(|l| l.is_boolean())
+                    && (entry.len() == 1 || entry.contains_key("locked")) =>
+            {
+                (name, entry.remove("value").unwrap_or(Value::Null))
+            }
+            other => (name, other),
+        })
+        .collect()
 }
 
 /// The `code` of a workflow that cannot be loaded (the original's error class name).
@@ -313,7 +335,7 @@ impl Governance {
         };
         let variables: Option<Map<String, Value>> = match variables {
             None | Some(Value::Null) => None,
-            Some(Value::Object(m)) => Some(m),
+            Some(Value::Object(m)) => Some(plain_values(m)),
             Some(_) => {
                 return Err(Error::new(
                     Status::InvalidArg,
@@ -327,13 +349,45 @@ impl Governance {
             reply_only,
             variables: variables.as_ref(),
         };
-        Ok(self.policy.decide(&ToolCall::new(tool, args), &ctx))
+        Ok(self.policy.decide_with_move(&ToolCall::new(tool, args), &ctx))
     }
 
-    /// The tool names the model is shown in `state`.
-    #[napi(catch_unwind)]
-    pub fn surface(&self, state: String) -> Vec<String> {
-        self.policy.surface(&state)
+    /// The tool names the model is shown in `state`; `{ controls: false }` leaves out the
+    /// runtime's control tools (`archmax_advance` … `archmax_run`), `{ controls: [names] }`
+    /// keeps only the named ones, for a host that implements some of them.
+    #[napi(
+        catch_unwind,
+        ts_args_type = "state: string, options?: { controls?: boolean | string[] }"
+    )]
+    pub fn surface(&self, state: String, options: Option<Value>) -> Result<Vec<String>> {
+        let controls = options.as_ref().and_then(|o| o.get("controls"));
+        let keep: Box<dyn Fn(&str) -> bool> = match controls {
+            None | Some(Value::Null | Value::Bool(true)) => Box::new(|_| true),
+            Some(Value::Bool(false)) => Box::new(|_| false),
+            Some(Value::Array(names)) => {
+                let names: Vec<String> = names
+                    .iter()
+                    .map(|n| n.as_str().map(str::to_string))
+                    .collect::<Option<_>>()
+                    .ok_or_else(|| {
+                        Error::new(
+                            Status::InvalidArg,
+                            "surface: 'controls' must be a boolean or an array of tool names"
+                                .to_string(),
+                        )
+                    })?;
+                Box::new(move |t| names.iter().any(|n| n == t))
+            }
+            Some(_) => {
+                return Err(Error::new(
+                    Status::InvalidArg,
+                    "surface: 'controls' must be a boolean or an array of tool names".to_string(),
+                ));
+            }
+        };
+        let mut tools = self.policy.surface(&state);
+        tools.retain(|t| !CONTROL_TOOLS.contains(&t.as_str()) || keep(t));
+        Ok(tools)
     }
 
     /// The state slugs, in declaration order.
@@ -372,7 +426,7 @@ impl Governance {
     )]
     pub fn transition(&self, from: String, to: String, variables: Option<Value>) -> DecisionObject {
         let vars = match variables {
-            Some(Value::Object(m)) => Some(m),
+            Some(Value::Object(m)) => Some(plain_values(m)),
             _ => None,
         };
         self.policy.transition(&from, &to, vars.as_ref()).into()
