@@ -90,7 +90,11 @@ export type ModelAnswer =
   | { choices: Array<{ message: { role?: string; content: string | null; tool_calls?: Array<ChatToolCall> }; finish_reason?: string }>; usage?: Record<string, number>; model?: string }
 
 /** Who a request is for: the agent's turn, or a rubric hook's grader. */
-export type ModelCallInfo = { role: 'agent' | 'rubric' }
+export type ModelCallInfo = {
+  role: 'agent' | 'rubric'
+  /** The session an agent request serves. */
+  sessionId?: string
+}
 /** A model: the harness's chat-completions calls, answered by JS. */
 export type ModelFunction = (request: ModelRequest, info: ModelCallInfo) => ModelAnswer | Promise<ModelAnswer>
 
@@ -148,6 +152,8 @@ export type ToolCallContext = {
   sessionId: string
   state: string
   toolName: string
+  /** The model's tool call this call answers; absent for a call from script code or a hook. */
+  callId?: string
   /**
    * The turn's files while this call runs (non-enumerable; reading it afterwards throws):
    * each access is decided as the agent's own `read_file`, `write_file` or `remove_file`

@@ -2213,6 +2213,7 @@ impl Turn<'_> {
                     let ctx = ToolContext {
                         session_id: self.id.as_str().to_string(),
                         state,
+                        call_id: Some(call_id.to_string()),
                         workspace: Some(std::sync::Arc::clone(&workspace)),
                     };
                     let left = self.segment_left();
