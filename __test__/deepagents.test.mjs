@@ -1,0 +1,285 @@
+// `@archmax-ai/harness/deepagents`: the workflow run by a real Deep Agents agent (and by
+// LangChain's createAgent) through archmaxMiddleware, with a fake tool-calling model.
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { cpSync, existsSync, mkdtempSync, readFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+
+import { BaseChatModel } from '@langchain/core/language_models/chat_models'
+import { AIMessage } from '@langchain/core/messages'
+import { tool } from '@langchain/core/tools'
+import { Command, MemorySaver } from '@langchain/langgraph'
+import { createDeepAgent } from 'deepagents'
+import { createAgent as createLangChainAgent } from 'langchain'
+import { z } from 'zod'
+
+import { archmaxMiddleware } from '@archmax-ai/harness/deepagents'
+import { call, EXAMPLE, say, workspace } from './helpers.mjs'
+
+/** An OpenAI assistant message as a LangChain AIMessage. */
+function toAIMessage(m) {
+  return new AIMessage({
+    content: m.content ?? '',
+    tool_calls: (m.tool_calls ?? []).map((c) => ({ id: c.id, name: c.function.name, args: JSON.parse(c.function.arguments), type: 'tool_call' })),
+  })
+}
+
+/** A LangChain chat model answering `answer({ messages, tools })`, recording every request. */
+class FakeToolModel extends BaseChatModel {
+  constructor(answer) {
+    super({})
+    this.answer = answer
+    this.requests = []
+  }
+  _llmType() {
+    return 'fake-tools'
+  }
+  bindTools(tools) {
+    return this.withConfig({ tools })
+  }
+  async _generate(messages, options) {
+    const request = {
+      system: messages.filter((m) => m.getType() === 'system').map((m) => m.text).join('\n'),
+      messages,
+      tools: (options?.tools ?? []).map((t) => t.function?.name ?? t.name),
+    }
+    this.requests.push(request)
+    const message = toAIMessage(await this.answer(request, this.requests.length - 1))
+    return { generations: [{ text: typeof message.content === 'string' ? message.content : '', message }] }
+  }
+}
+
+/** A model answering from a script, in the order asked. */
+const scriptedModel = (answers) =>
+  new FakeToolModel(() => {
+    const next = answers.shift()
+    if (next === undefined) throw new Error('the script ran out')
+    return next
+  })
+
+const tools = (...calls) => ({ role: 'assistant', content: null, tool_calls: calls })
+const advance = (to, reason, id) => tools(call('archmax_advance', { to, reason }, id))
+const REFUND = JSON.stringify({ order_id: 'KK-2043', decision: 'partial_refund', amount: 10, currency: 'EUR', limit: 300, reason: 'Delayed past the promise.' })
+const config = (thread) => ({ configurable: { thread_id: thread }, recursionLimit: 100 })
+
+function exampleCopy() {
+  const dir = mkdtempSync(join(tmpdir(), 'archmax-deep-'))
+  cpSync(EXAMPLE, dir, { recursive: true })
+  return dir
+}
+
+/** The tool messages of a LangGraph result, by call id. */
+function toolTexts(result) {
+  return Object.fromEntries(result.messages.filter((m) => m.getType() === 'tool').map((m) => [m.tool_call_id, m.content]))
+}
+
+test("the example's refund flow through a Deep Agents agent: interrupt at the human state, resumed with a Command, to completion", async () => {
+  const root = exampleCopy()
+  const model = scriptedModel([
+    advance('refund-request', 'wants money back', 'c1'),
+    tools(
+      call('archmax_set_variables', { variables: { order_id: 'KK-2043' } }, 'c2'),
+      call('write_file', { file_path: '/scratchpad/refund.json', content: REFUND }, 'c3'),
+      call('archmax_advance', { to: 'refund-review', reason: 'proposal written' }, 'c4'),
+    ),
+    say('A colleague will review your refund.'),
+    tools(call('write_file', { file_path: 'outbox/refund-KK-2043.md', content: 'KK-2043: 10.00 EUR, within 5 working days.' }, 'c5')),
+    say('Your refund of 10.00 EUR is confirmed.'),
+  ])
+  const events = []
+  const middleware = archmaxMiddleware({ workflow: 'order-lookup', workspace: { rootDir: root }, onEvent: (e) => events.push(e) })
+  const agent = createDeepAgent({ model, middleware: [middleware], checkpointer: new MemorySaver() })
+  try {
+    const first = await agent.invoke({ messages: [{ role: 'user', content: 'I want a refund for KK-2043.' }] }, config('r1'))
+    // The park is an interrupt whose payload is the park record.
+    assert.equal(first.__interrupt__?.length, 1, JSON.stringify(first.__interrupt__))
+    const park = first.__interrupt__[0].value
+    assert.equal(park.channel, 'decision')
+    assert.equal(park.state, 'refund-review')
+    assert.equal(park.sessionId, 'r1')
+    assert.deepEqual(park.evidence, ['scratchpad/refund.json'])
+    assert.deepEqual(park.transitions.map((t) => t.to), ['refund-approved', 'refund-request', 'closed'])
+    assert.match(park.instructions, /The assistant proposes the refund/)
+    // The model saw the state's prompt block and only the tools that state discloses.
+    const [classify] = model.requests
+    assert.match(classify.system, /Read the customer's request and decide what kind of request it is/)
+    assert.ok(classify.tools.includes('archmax_advance') && classify.tools.includes('read_file'), classify.tools.join())
+    assert.ok(!classify.tools.includes('write_file'), 'classify forbids write_file')
+    assert.ok(!classify.tools.includes('task'), 'task is not granted')
+    assert.ok(!classify.tools.includes('archmax_reset'), 'forbid_always')
+    // The file tools acted on the session's workspace, so the harness sees what the agent wrote.
+    assert.equal(readFileSync(join(root, 'sessions/r1/scratchpad/refund.json'), 'utf8'), REFUND)
+    const harness = await middleware.harness()
+    const summary = await harness.sessions.get('r1')
+    assert.equal(summary.status, 'awaiting_decision')
+    assert.equal(summary.variables.order_id.value, 'KK-2043')
+
+    const done = await agent.invoke(new Command({ resume: { target: 'refund-approved', comment: 'ok' } }), config('r1'))
+    assert.equal(done.__interrupt__, undefined)
+    assert.equal(done.messages.at(-1).content, 'Your refund of 10.00 EUR is confirmed.')
+    const after = await harness.sessions.get('r1')
+    assert.equal(after.status, 'completed')
+    assert.equal(after.workflowState, 'refund-approved')
+    assert.equal(readFileSync(join(root, 'sessions/r1/outbox/refund-KK-2043.md'), 'utf8'), 'KK-2043: 10.00 EUR, within 5 working days.')
+    // The event stream reached onEvent: the hook ran in the Rust sandbox, the park and the decision.
+    const types = events.map((e) => e.type)
+    for (const t of ['hook-verdict', 'parked', 'decided', 'state-enter']) assert.ok(types.includes(t), `${t} in ${types.join()}`)
+    assert.ok(events.every((e) => e.sessionId === undefined || e.sessionId === 'r1'))
+  } finally {
+    await middleware.dispose()
+  }
+})
+
+const NOTES_SPEC = `title: Notes
+instructions: A test workflow.
+mounts:
+  allow_always: []
+states:
+  draft:
+    triggers: { manual: }
+    instructions: Write notes/<your name>.md, record who you are, then move on.
+    tools:
+      allow:
+        - { tool: write_file, paths: ["notes/**"] }
+    transitions:
+      - to: done
+    after:
+      script: hooks/check.js
+  done:
+    instructions: Say goodbye.
+`
+const VETO_HOOK = `export default async ({ tools }) => {
+  let r = ''
+  try {
+    r = await tools.readFile({ file_path: 'notes/veto.md' })
+  } catch {
+    // No notes/veto.md: nothing to veto.
+  }
+  return String(r).includes('VETO!') ? { verdict: 'veto', reason: 'the notes say veto' } : { verdict: 'ok' }
+}
+`
+
+/** A model that works one notes thread from what its own conversation says (so threads may interleave). */
+function notesModel() {
+  return new FakeToolModel(({ messages }) => {
+    const who = messages.find((m) => m.getType() === 'human')?.text ?? ''
+    const done = messages.filter((m) => m.getType() === 'ai').length
+    if (done === 0) {
+      return tools(
+        call('write_file', { file_path: `notes/${who}.md`, content: `by ${who}` }, `w-${who}`),
+        call('archmax_set_variables', { variables: { who } }, `v-${who}`),
+      )
+    }
+    if (done === 1) return advance('done', 'written', `a-${who}`)
+    return say(`bye ${who}`)
+  })
+}
+
+test('two threads at once on one agent keep their own state, variables and files', async () => {
+  const root = workspace({ 'workflows/notes/workflow.yaml': NOTES_SPEC, 'workflows/notes/hooks/check.js': VETO_HOOK })
+  const middleware = archmaxMiddleware({ workflow: 'notes', workspace: { rootDir: root } })
+  const agent = createDeepAgent({ model: notesModel(), middleware: [middleware], checkpointer: new MemorySaver() })
+  try {
+    const [a, b] = await Promise.all(
+      ['ann', 'bob'].map((who) => agent.invoke({ messages: [{ role: 'user', content: who }] }, config(`t-${who}`))),
+    )
+    assert.equal(a.messages.at(-1).content, 'bye ann')
+    assert.equal(b.messages.at(-1).content, 'bye bob')
+    const harness = await middleware.harness()
+    for (const who of ['ann', 'bob']) {
+      const s = await harness.sessions.get(`t-${who}`)
+      assert.equal(s.status, 'completed')
+      assert.equal(s.workflowState, 'done')
+      assert.deepEqual(Object.keys(s.variables).sort(), ['trigger', 'who'])
+      assert.equal(s.variables.who.value, who)
+      assert.equal(readFileSync(join(root, `sessions/t-${who}/notes/${who}.md`), 'utf8'), `by ${who}`)
+      const other = who === 'ann' ? 'bob' : 'ann'
+      assert.ok(!existsSync(join(root, `sessions/t-${who}/notes/${other}.md`)))
+    }
+  } finally {
+    await middleware.dispose()
+  }
+})
+
+test('a refused file write, a veto and an edge the workflow does not have answer the model with the kernel’s texts', async () => {
+  const root = workspace({ 'workflows/notes/workflow.yaml': NOTES_SPEC, 'workflows/notes/hooks/check.js': VETO_HOOK })
+  const model = scriptedModel([
+    tools(
+      call('write_file', { file_path: '/etc/evil.md', content: 'x' }, 'w1'),
+      call('write_file', { file_path: 'notes/veto.md', content: 'VETO!' }, 'w2'),
+    ),
+    advance('ghost', 'anywhere', 'g1'),
+    advance('done', 'written', 'd1'),
+    tools(call('write_file', { file_path: 'notes/veto.md', content: 'fine' }, 'w3')),
+    advance('done', 'fixed', 'd2'),
+    say('bye'),
+  ])
+  const middleware = archmaxMiddleware({ workflow: 'notes', workspace: { rootDir: root } })
+  const agent = createDeepAgent({ model, middleware: [middleware], checkpointer: new MemorySaver() })
+  try {
+    const result = await agent.invoke({ messages: [{ role: 'user', content: 'go' }] }, config('k1'))
+    const texts = toolTexts(result)
+    assert.match(texts.w1, /^\[workflow\] BLOCKED: 'write_file' on '\/etc\/evil.md' is not allowed in state 'draft'\./)
+    assert.ok(!existsSync(join(root, 'sessions/k1/etc/evil.md')) && !existsSync('/etc/evil.md'))
+    assert.equal(readFileSync(join(root, 'sessions/k1/notes/veto.md'), 'utf8'), 'fine')
+    assert.equal(texts.g1, "archmax_advance rejected: cannot advance from 'draft' to 'ghost'. Valid target slugs: done.")
+    assert.match(texts.d1, /the notes say veto/)
+    assert.match(texts.d2, /done/)
+    assert.equal(result.messages.at(-1).content, 'bye')
+    const s = await (await middleware.harness()).sessions.get('k1')
+    assert.equal(s.status, 'completed')
+  } finally {
+    await middleware.dispose()
+  }
+})
+
+test("LangChain's createAgent takes the same middleware; a host tool is governed and runs through LangGraph's tool node", async () => {
+  const spec = `title: Lookup
+instructions: A test workflow.
+mounts:
+  allow_always: []
+states:
+  ask:
+    triggers: { manual: }
+    instructions: Look the customer up.
+    tools:
+      allow:
+        - { tool: crm_lookup, args: { email: ["*@example.com"] } }
+    transitions:
+      - to: done
+  done:
+    instructions: Say goodbye.
+`
+  const root = workspace({ 'workflows/lookup/workflow.yaml': spec })
+  const seen = []
+  const crm = tool(async ({ email }) => (seen.push(email), `customer ${email}: gold`), {
+    name: 'crm_lookup',
+    description: 'Looks a customer up.',
+    schema: z.object({ email: z.string() }),
+  })
+  const model = scriptedModel([
+    tools(call('crm_lookup', { email: 'eve@evil.test' }, 'x1'), call('crm_lookup', { email: 'ann@example.com' }, 'x2')),
+    advance('done', 'found', 'x3'),
+    say('bye'),
+  ])
+  const middleware = archmaxMiddleware({ workflow: 'lookup', workspace: { rootDir: root } })
+  const agent = createLangChainAgent({ model, tools: [crm], middleware: [middleware], checkpointer: new MemorySaver() })
+  try {
+    const result = await agent.invoke({ messages: [{ role: 'user', content: 'who is ann?' }] }, config('l1'))
+    const texts = toolTexts(result)
+    assert.match(texts.x1, /^\[workflow\] BLOCKED: 'crm_lookup' is not allowed in state 'ask'\./)
+    assert.equal(texts.x2, 'customer ann@example.com: gold')
+    assert.deepEqual(seen, ['ann@example.com'])
+    assert.ok(model.requests[0].tools.includes('crm_lookup'))
+    assert.ok(!model.requests[2].tools.includes('crm_lookup'), 'done does not disclose crm_lookup')
+    assert.equal((await (await middleware.harness()).sessions.get('l1')).status, 'completed')
+  } finally {
+    await middleware.dispose()
+  }
+})
+
+test('bad options throw a clear TypeError', () => {
+  assert.throws(() => archmaxMiddleware(), /needs an options object/)
+  assert.throws(() => archmaxMiddleware({ workspace: {} }), /'workflow' must be a workflow slug, got undefined/)
+})
