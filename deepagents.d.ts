@@ -1,9 +1,9 @@
 // `@archmax-ai/harness/deepagents`: the workflow as a LangChain agent middleware.
-import type { Agent, AgentOptions } from './agent.js'
+import type { CreateAgentParams, GovernedAgent } from './agent.js'
 
 /** Options of `archmaxMiddleware`: the `createAgent` options that make sense under LangGraph. */
 export type ArchmaxMiddlewareOptions = Pick<
-  AgentOptions,
+  CreateAgentParams,
   | 'workspace'
   | 'skills'
   | 'systemPrompt'
@@ -59,7 +59,7 @@ export interface ArchmaxMiddleware {
   wrapModelCall(request: any, handler: (request: any) => Promise<any>): Promise<any>
   wrapToolCall(request: any, handler: (request: any) => Promise<any>): Promise<any>
   /** The harness agent behind the middleware (sessions, runtime contract); rejects before the first model call. */
-  harness(): Promise<Agent>
+  harness(): Promise<GovernedAgent>
   /** Releases the harness agent's callbacks so Node can exit. */
   dispose(): Promise<void>
 }
