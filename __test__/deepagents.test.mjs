@@ -14,8 +14,9 @@ import { createDeepAgent } from 'deepagents'
 import { createAgent as createLangChainAgent } from 'langchain'
 import { z } from 'zod'
 
+import { createMemorySessionStore } from '@archmax-ai/harness'
 import { archmaxMiddleware } from '@archmax-ai/harness/deepagents'
-import { call, EXAMPLE, say, workspace } from './helpers.mjs'
+import { call, EXAMPLE, mapStore, say, workspace } from './helpers.mjs'
 
 /** An OpenAI assistant message as a LangChain AIMessage. */
 function toAIMessage(m) {
@@ -202,37 +203,58 @@ test('two threads at once on one agent keep their own state, variables and files
   }
 })
 
-test('a refused file write, a veto and an edge the workflow does not have answer the model with the kernel’s texts', async () => {
-  const root = workspace({ 'workflows/notes/workflow.yaml': NOTES_SPEC, 'workflows/notes/hooks/check.js': VETO_HOOK })
-  const model = scriptedModel([
-    tools(
-      call('write_file', { file_path: '/etc/evil.md', content: 'x' }, 'w1'),
-      call('write_file', { file_path: 'notes/veto.md', content: 'VETO!' }, 'w2'),
-    ),
-    advance('ghost', 'anywhere', 'g1'),
-    advance('done', 'written', 'd1'),
-    tools(call('write_file', { file_path: 'notes/veto.md', content: 'fine' }, 'w3')),
-    advance('done', 'fixed', 'd2'),
-    say('bye'),
-  ])
-  const middleware = archmaxMiddleware({ workflow: 'notes', workspace: { rootDir: root } })
-  const agent = createDeepAgent({ model, middleware: [middleware], checkpointer: new MemorySaver() })
-  try {
-    const result = await agent.invoke({ messages: [{ role: 'user', content: 'go' }] }, config('k1'))
-    const texts = toolTexts(result)
-    assert.match(texts.w1, /^\[workflow\] BLOCKED: 'write_file' on '\/etc\/evil.md' is not allowed in state 'draft'\./)
-    assert.ok(!existsSync(join(root, 'sessions/k1/etc/evil.md')) && !existsSync('/etc/evil.md'))
-    assert.equal(readFileSync(join(root, 'sessions/k1/notes/veto.md'), 'utf8'), 'fine')
-    assert.equal(texts.g1, "archmax_advance rejected: cannot advance from 'draft' to 'ghost'. Valid target slugs: done.")
-    assert.match(texts.d1, /the notes say veto/)
-    assert.match(texts.d2, /done/)
-    assert.equal(result.messages.at(-1).content, 'bye')
-    const s = await (await middleware.harness()).sessions.get('k1')
-    assert.equal(s.status, 'completed')
-  } finally {
-    await middleware.dispose()
+const STORES = {
+  filesystem: () => undefined,
+  memory: () => createMemorySessionStore(),
+  host: () => mapStore().store,
+}
+
+for (const [storeName, makeStore] of Object.entries(STORES)) {
+  for (const listening of [true, false]) {
+    test(`a refused file write, a veto and an edge the workflow does not have answer the model with the kernel's texts (${storeName} store, onEvent ${listening ? 'on' : 'off'})`, async () => {
+      const root = workspace({ 'workflows/notes/workflow.yaml': NOTES_SPEC, 'workflows/notes/hooks/check.js': VETO_HOOK })
+      const model = scriptedModel([
+        tools(
+          call('write_file', { file_path: '/etc/evil.md', content: 'x' }, 'w1'),
+          call('write_file', { file_path: 'notes/veto.md', content: 'VETO!' }, 'w2'),
+        ),
+        advance('ghost', 'anywhere', 'g1'),
+        advance('done', 'written', 'd1'),
+        tools(call('write_file', { file_path: 'notes/veto.md', content: 'fine' }, 'w3')),
+        advance('done', 'fixed', 'd2'),
+        say('bye'),
+      ])
+      const events = []
+      const middleware = archmaxMiddleware({
+        workflow: 'notes',
+        workspace: { rootDir: root, sessionStore: makeStore() },
+        ...(listening ? { onEvent: (e) => events.push(e.type) } : {}),
+      })
+      const agent = createDeepAgent({ model, middleware: [middleware], checkpointer: new MemorySaver() })
+      try {
+        const result = await agent.invoke({ messages: [{ role: 'user', content: 'go' }] }, config('k1'))
+        const texts = toolTexts(result)
+        assert.match(texts.w1, /^\[workflow\] BLOCKED: 'write_file' on '\/etc\/evil.md' is not allowed in state 'draft'\./)
+        assert.ok(!existsSync(join(root, 'sessions/k1/etc/evil.md')) && !existsSync('/etc/evil.md'))
+        assert.equal(texts.g1, "archmax_advance rejected: cannot advance from 'draft' to 'ghost'. Valid target slugs: done.")
+        // The hook read what the agent wrote, in whichever store holds the session's files.
+        assert.match(texts.d1, /the notes say veto/)
+        assert.match(texts.d2, /done/)
+        if (storeName === 'filesystem') assert.equal(readFileSync(join(root, 'sessions/k1/notes/veto.md'), 'utf8'), 'fine')
+        assert.equal(result.messages.at(-1).content, 'bye')
+        const harness = await middleware.harness()
+        assert.equal((await harness.sessions.get('k1')).status, 'completed')
+        const transcript = await harness.sessions.messages('k1')
+        assert.ok(transcript.some((m) => m.role === 'tool' && m.tool_call_id === 'w1' && m.governance_blocked === true))
+        if (listening) {
+          for (const t of ['tool-blocked', 'hook-verdict', 'state-enter']) assert.ok(events.includes(t), `${t} in ${events.join()}`)
+        }
+      } finally {
+        await middleware.dispose()
+      }
+    })
   }
-})
+}
 
 test("LangChain's createAgent takes the same middleware; a host tool is governed and runs through LangGraph's tool node", async () => {
   const spec = `title: Lookup
