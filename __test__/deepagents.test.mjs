@@ -301,6 +301,95 @@ states:
   }
 })
 
+test("Deep Agents' task tool is governed like any tool: granted by the state, its subagent runs as the host's", async () => {
+  const spec = `title: Delegate
+instructions: A test workflow.
+mounts:
+  allow_always: []
+states:
+  research:
+    triggers: { manual: }
+    instructions: Delegate the research, then move on.
+    tools:
+      allow: [task]
+    transitions:
+      - to: done
+  done:
+    instructions: Say goodbye.
+`
+  const root = workspace({ 'workflows/delegate/workflow.yaml': spec })
+  const main = [
+    tools(call('task', { description: 'Find the answer.', subagent_type: 'general-purpose' }, 't1')),
+    advance('done', 'researched', 't2'),
+    tools(call('task', { description: 'Again.', subagent_type: 'general-purpose' }, 't3')),
+    say('bye'),
+  ]
+  const model = new FakeToolModel(({ system }) => {
+    // The harness's prompt marks the workflow's own calls; the subagent has Deep Agents' prompt only.
+    if (!system.includes('# How this run works')) return say('the answer is 42')
+    const next = main.shift()
+    if (next === undefined) throw new Error('the script ran out')
+    return next
+  })
+  const middleware = archmaxMiddleware({ workflow: 'delegate', workspace: { rootDir: root } })
+  const agent = createDeepAgent({ model, middleware: [middleware], checkpointer: new MemorySaver() })
+  try {
+    const result = await agent.invoke({ messages: [{ role: 'user', content: 'research' }] }, config('d1'))
+    const texts = toolTexts(result)
+    assert.equal(texts.t1, 'the answer is 42')
+    assert.match(texts.t3, /^\[workflow\] BLOCKED: 'task' is not allowed in state 'done'\./)
+    const research = model.requests.find((r) => r.system.includes('## Current state: research'))
+    assert.ok(research.tools.includes('task'), research.tools.join())
+    const done = model.requests.find((r) => r.system.includes('## Current state: done'))
+    assert.ok(!done.tools.includes('task'), done.tools.join())
+    const transcript = await (await middleware.harness()).sessions.messages('d1')
+    assert.ok(transcript.some((m) => m.role === 'tool' && m.tool_call_id === 't1' && m.content === 'the answer is 42'))
+  } finally {
+    await middleware.dispose()
+  }
+})
+
+test('a resume value the park cannot take throws a TypeError naming what it needs', async () => {
+  const root = workspace({ 'workflows/approve/workflow.yaml': APPROVAL_SPEC_HUMAN })
+  const model = scriptedModel([advance('review', 'drafted', 'a1'), say('Waiting for review.')])
+  const middleware = archmaxMiddleware({ workflow: 'approve', workspace: { rootDir: root } })
+  const agent = createDeepAgent({ model, middleware: [middleware], checkpointer: new MemorySaver() })
+  try {
+    const first = await agent.invoke({ messages: [{ role: 'user', content: 'draft' }] }, config('p1'))
+    assert.equal(first.__interrupt__?.[0]?.value.state, 'review')
+    await assert.rejects(agent.invoke(new Command({ resume: 42 }), config('p1')), (e) => {
+      // LangChain wraps a middleware's error (MiddlewareError) and keeps its text.
+      assert.ok(e.message.endsWith("resuming session 'p1' parked for a decision needs { target, comment? } (or { message } to reply), got number 42"), e.message)
+      return true
+    })
+    const summary = await (await middleware.harness()).sessions.get('p1')
+    assert.equal(summary.status, 'awaiting_decision', 'a refused resume decides nothing')
+  } finally {
+    await middleware.dispose()
+  }
+})
+
+const APPROVAL_SPEC_HUMAN = `title: Approve
+instructions: A test workflow.
+mounts:
+  allow_always: []
+states:
+  draft:
+    triggers: { manual: }
+    instructions: Draft, then ask for review.
+    transitions:
+      - to: review
+  review:
+    type: human
+    instructions: Approve or send back.
+    transitions:
+      - to: done
+        type: approve
+        description: Approve.
+  done:
+    instructions: Say goodbye.
+`
+
 test('bad options throw a clear TypeError', () => {
   assert.throws(() => archmaxMiddleware(), /needs an options object/)
   assert.throws(() => archmaxMiddleware({ workspace: {} }), /'workflow' must be a workflow slug, got undefined/)
