@@ -369,6 +369,40 @@ test('a resume value the park cannot take throws a TypeError naming what it need
   }
 })
 
+test('archmax_wait parks for an input: an interrupt whose resume value is the delivery', async () => {
+  const spec = `title: Waits
+instructions: A test workflow.
+mounts:
+  allow_always: []
+states:
+  invoice:
+    triggers: { manual: }
+    instructions: Wait for the payment, then say thanks.
+`
+  const root = workspace({ 'workflows/waits/workflow.yaml': spec })
+  const model = scriptedModel([tools(call('archmax_wait', { reason: 'waiting for the payment' }, 'w1')), say('Waiting.'), say('Thanks.')])
+  const middleware = archmaxMiddleware({ workflow: 'waits', workspace: { rootDir: root } })
+  const agent = createDeepAgent({ model, middleware: [middleware], checkpointer: new MemorySaver() })
+  try {
+    const first = await agent.invoke({ messages: [{ role: 'user', content: 'Invoice.' }] }, config('i1'))
+    const park = first.__interrupt__?.[0]?.value
+    assert.equal(park?.channel, 'input', JSON.stringify(first.__interrupt__))
+    assert.equal(park.state, 'invoice')
+    assert.equal(park.reason, 'waiting for the payment')
+    assert.equal(park.instructions, 'Wait for the payment, then say thanks.')
+    const harness = await middleware.harness()
+    assert.equal((await harness.sessions.get('i1')).status, 'awaiting_input')
+    const done = await agent.invoke(new Command({ resume: { trigger: { id: 'paid' }, variables: { amount: 20 } } }), config('i1'))
+    assert.equal(done.__interrupt__, undefined)
+    assert.equal(done.messages.at(-1).content, 'Thanks.')
+    const after = await harness.sessions.get('i1')
+    assert.ok(!['awaiting_input', 'awaiting_decision'].includes(after.status), after.status)
+    assert.equal(after.variables.amount.value, 20)
+  } finally {
+    await middleware.dispose()
+  }
+})
+
 const APPROVAL_SPEC_HUMAN = `title: Approve
 instructions: A test workflow.
 mounts:
