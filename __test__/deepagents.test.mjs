@@ -7,7 +7,6 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
 import { BaseChatModel } from '@langchain/core/language_models/chat_models'
-import { AIMessage } from '@langchain/core/messages'
 import { tool } from '@langchain/core/tools'
 import { Command, MemorySaver } from '@langchain/langgraph'
 import { createDeepAgent } from 'deepagents'
@@ -16,15 +15,7 @@ import { z } from 'zod'
 
 import { createMemorySessionStore } from '@archmax-ai/harness'
 import { archmaxMiddleware } from '@archmax-ai/harness/deepagents'
-import { call, EXAMPLE, mapStore, say, workspace } from './helpers.mjs'
-
-/** An OpenAI assistant message as a LangChain AIMessage. */
-function toAIMessage(m) {
-  return new AIMessage({
-    content: m.content ?? '',
-    tool_calls: (m.tool_calls ?? []).map((c) => ({ id: c.id, name: c.function.name, args: JSON.parse(c.function.arguments), type: 'tool_call' })),
-  })
-}
+import { call, EXAMPLE, mapStore, say, toAIMessage, workspace } from './helpers.mjs'
 
 /** A LangChain chat model answering `answer({ messages, tools })`, recording every request. */
 class FakeToolModel extends BaseChatModel {
@@ -64,6 +55,21 @@ const advance = (to, reason, id) => tools(call('archmax_advance', { to, reason }
 const REFUND = JSON.stringify({ order_id: 'KK-2043', decision: 'partial_refund', amount: 10, currency: 'EUR', limit: 300, reason: 'Delayed past the promise.' })
 const config = (thread) => ({ configurable: { thread_id: thread }, recursionLimit: 100 })
 
+/**
+ * Runs `fn(agent, middleware)` on an agent (`createDeepAgent`, else `create`) with
+ * `archmaxMiddleware({ workflow, workspace: { rootDir, sessionStore }, onEvent })` and a
+ * checkpointer, then disposes the middleware.
+ */
+async function withAgent({ workflow, rootDir, model, sessionStore, onEvent, tools, create = createDeepAgent }, fn) {
+  const middleware = archmaxMiddleware({ workflow, workspace: { rootDir, sessionStore }, ...(onEvent ? { onEvent } : {}) })
+  const agent = create({ model, ...(tools ? { tools } : {}), middleware: [middleware], checkpointer: new MemorySaver() })
+  try {
+    return await fn(agent, middleware)
+  } finally {
+    await middleware.dispose()
+  }
+}
+
 function exampleCopy() {
   const dir = mkdtempSync(join(tmpdir(), 'archmax-deep-'))
   cpSync(EXAMPLE, dir, { recursive: true })
@@ -89,9 +95,7 @@ test("the example's refund flow through a Deep Agents agent: interrupt at the hu
     say('Your refund of 10.00 EUR is confirmed.'),
   ])
   const events = []
-  const middleware = archmaxMiddleware({ workflow: 'order-lookup', workspace: { rootDir: root }, onEvent: (e) => events.push(e) })
-  const agent = createDeepAgent({ model, middleware: [middleware], checkpointer: new MemorySaver() })
-  try {
+  await withAgent({ workflow: 'order-lookup', rootDir: root, model, onEvent: (e) => events.push(e) }, async (agent, middleware) => {
     const first = await agent.invoke({ messages: [{ role: 'user', content: 'I want a refund for KK-2043.' }] }, config('r1'))
     // The park is an interrupt whose payload is the park record.
     assert.equal(first.__interrupt__?.length, 1, JSON.stringify(first.__interrupt__))
@@ -127,9 +131,7 @@ test("the example's refund flow through a Deep Agents agent: interrupt at the hu
     const types = events.map((e) => e.type)
     for (const t of ['hook-verdict', 'parked', 'decided', 'state-enter']) assert.ok(types.includes(t), `${t} in ${types.join()}`)
     assert.ok(events.every((e) => e.sessionId === undefined || e.sessionId === 'r1'))
-  } finally {
-    await middleware.dispose()
-  }
+  })
 })
 
 const NOTES_SPEC = `title: Notes
@@ -179,9 +181,7 @@ function notesModel() {
 
 test('two threads at once on one agent keep their own state, variables and files', async () => {
   const root = workspace({ 'workflows/notes/workflow.yaml': NOTES_SPEC, 'workflows/notes/hooks/check.js': VETO_HOOK })
-  const middleware = archmaxMiddleware({ workflow: 'notes', workspace: { rootDir: root } })
-  const agent = createDeepAgent({ model: notesModel(), middleware: [middleware], checkpointer: new MemorySaver() })
-  try {
+  await withAgent({ workflow: 'notes', rootDir: root, model: notesModel() }, async (agent, middleware) => {
     const [a, b] = await Promise.all(
       ['ann', 'bob'].map((who) => agent.invoke({ messages: [{ role: 'user', content: who }] }, config(`t-${who}`))),
     )
@@ -198,9 +198,7 @@ test('two threads at once on one agent keep their own state, variables and files
       const other = who === 'ann' ? 'bob' : 'ann'
       assert.ok(!existsSync(join(root, `sessions/t-${who}/notes/${other}.md`)))
     }
-  } finally {
-    await middleware.dispose()
-  }
+  })
 })
 
 const STORES = {
@@ -225,13 +223,8 @@ for (const [storeName, makeStore] of Object.entries(STORES)) {
         say('bye'),
       ])
       const events = []
-      const middleware = archmaxMiddleware({
-        workflow: 'notes',
-        workspace: { rootDir: root, sessionStore: makeStore() },
-        ...(listening ? { onEvent: (e) => events.push(e.type) } : {}),
-      })
-      const agent = createDeepAgent({ model, middleware: [middleware], checkpointer: new MemorySaver() })
-      try {
+      const onEvent = listening ? (e) => events.push(e.type) : undefined
+      await withAgent({ workflow: 'notes', rootDir: root, model, sessionStore: makeStore(), onEvent }, async (agent, middleware) => {
         const result = await agent.invoke({ messages: [{ role: 'user', content: 'go' }] }, config('k1'))
         const texts = toolTexts(result)
         assert.match(texts.w1, /^\[workflow\] BLOCKED: 'write_file' on '\/etc\/evil.md' is not allowed in state 'draft'\./)
@@ -249,9 +242,7 @@ for (const [storeName, makeStore] of Object.entries(STORES)) {
         if (listening) {
           for (const t of ['tool-blocked', 'hook-verdict', 'state-enter']) assert.ok(events.includes(t), `${t} in ${events.join()}`)
         }
-      } finally {
-        await middleware.dispose()
-      }
+      })
     })
   }
 }
@@ -285,9 +276,7 @@ states:
     advance('done', 'found', 'x3'),
     say('bye'),
   ])
-  const middleware = archmaxMiddleware({ workflow: 'lookup', workspace: { rootDir: root } })
-  const agent = createLangChainAgent({ model, tools: [crm], middleware: [middleware], checkpointer: new MemorySaver() })
-  try {
+  await withAgent({ workflow: 'lookup', rootDir: root, model, tools: [crm], create: createLangChainAgent }, async (agent, middleware) => {
     const result = await agent.invoke({ messages: [{ role: 'user', content: 'who is ann?' }] }, config('l1'))
     const texts = toolTexts(result)
     assert.match(texts.x1, /^\[workflow\] BLOCKED: 'crm_lookup' is not allowed in state 'ask'\./)
@@ -296,9 +285,7 @@ states:
     assert.ok(model.requests[0].tools.includes('crm_lookup'))
     assert.ok(!model.requests[2].tools.includes('crm_lookup'), 'done does not disclose crm_lookup')
     assert.equal((await (await middleware.harness()).sessions.get('l1')).status, 'completed')
-  } finally {
-    await middleware.dispose()
-  }
+  })
 })
 
 test("Deep Agents' task tool is governed like any tool: granted by the state, its subagent runs as the host's", async () => {
@@ -331,9 +318,7 @@ states:
     if (next === undefined) throw new Error('the script ran out')
     return next
   })
-  const middleware = archmaxMiddleware({ workflow: 'delegate', workspace: { rootDir: root } })
-  const agent = createDeepAgent({ model, middleware: [middleware], checkpointer: new MemorySaver() })
-  try {
+  await withAgent({ workflow: 'delegate', rootDir: root, model }, async (agent, middleware) => {
     const result = await agent.invoke({ messages: [{ role: 'user', content: 'research' }] }, config('d1'))
     const texts = toolTexts(result)
     assert.equal(texts.t1, 'the answer is 42')
@@ -344,17 +329,13 @@ states:
     assert.ok(!done.tools.includes('task'), done.tools.join())
     const transcript = await (await middleware.harness()).sessions.messages('d1')
     assert.ok(transcript.some((m) => m.role === 'tool' && m.tool_call_id === 't1' && m.content === 'the answer is 42'))
-  } finally {
-    await middleware.dispose()
-  }
+  })
 })
 
 test('a resume value the park cannot take throws a TypeError naming what it needs', async () => {
   const root = workspace({ 'workflows/approve/workflow.yaml': APPROVAL_SPEC_HUMAN })
   const model = scriptedModel([advance('review', 'drafted', 'a1'), say('Waiting for review.')])
-  const middleware = archmaxMiddleware({ workflow: 'approve', workspace: { rootDir: root } })
-  const agent = createDeepAgent({ model, middleware: [middleware], checkpointer: new MemorySaver() })
-  try {
+  await withAgent({ workflow: 'approve', rootDir: root, model }, async (agent, middleware) => {
     const first = await agent.invoke({ messages: [{ role: 'user', content: 'draft' }] }, config('p1'))
     assert.equal(first.__interrupt__?.[0]?.value.state, 'review')
     await assert.rejects(agent.invoke(new Command({ resume: 42 }), config('p1')), (e) => {
@@ -364,9 +345,7 @@ test('a resume value the park cannot take throws a TypeError naming what it need
     })
     const summary = await (await middleware.harness()).sessions.get('p1')
     assert.equal(summary.status, 'awaiting_decision', 'a refused resume decides nothing')
-  } finally {
-    await middleware.dispose()
-  }
+  })
 })
 
 test('archmax_wait parks for an input: an interrupt whose resume value is the delivery', async () => {
@@ -381,9 +360,7 @@ states:
 `
   const root = workspace({ 'workflows/waits/workflow.yaml': spec })
   const model = scriptedModel([tools(call('archmax_wait', { reason: 'waiting for the payment' }, 'w1')), say('Waiting.'), say('Thanks.')])
-  const middleware = archmaxMiddleware({ workflow: 'waits', workspace: { rootDir: root } })
-  const agent = createDeepAgent({ model, middleware: [middleware], checkpointer: new MemorySaver() })
-  try {
+  await withAgent({ workflow: 'waits', rootDir: root, model }, async (agent, middleware) => {
     const first = await agent.invoke({ messages: [{ role: 'user', content: 'Invoice.' }] }, config('i1'))
     const park = first.__interrupt__?.[0]?.value
     assert.equal(park?.channel, 'input', JSON.stringify(first.__interrupt__))
@@ -398,9 +375,7 @@ states:
     const after = await harness.sessions.get('i1')
     assert.ok(!['awaiting_input', 'awaiting_decision'].includes(after.status), after.status)
     assert.equal(after.variables.amount.value, 20)
-  } finally {
-    await middleware.dispose()
-  }
+  })
 })
 
 const APPROVAL_SPEC_HUMAN = `title: Approve

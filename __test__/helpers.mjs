@@ -4,6 +4,8 @@ import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
+import { AIMessage } from '@langchain/core/messages'
+
 /** The repository root. */
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..')
 /** The example workspace. */
@@ -34,6 +36,13 @@ states:
 /** An OpenAI tool call of `name` with `args`. */
 export function call(name, args, id = `call_${name}`) {
   return { id, type: 'function', function: { name, arguments: JSON.stringify(args) } }
+}
+/** An OpenAI assistant message as a LangChain AIMessage (for the fake LangChain chat models). */
+export function toAIMessage(m) {
+  return new AIMessage({
+    content: m.content ?? '',
+    tool_calls: (m.tool_calls ?? []).map((c) => ({ id: c.id, name: c.function.name, args: JSON.parse(c.function.arguments), type: 'tool_call' })),
+  })
 }
 /** An assistant message calling `archmax_advance`. */
 export const advance = (to, reason = 'next') => ({ role: 'assistant', content: null, tool_calls: [call('archmax_advance', { to, reason })] })

@@ -14,10 +14,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
 import { BaseChatModel } from '@langchain/core/language_models/chat_models'
-import { AIMessage } from '@langchain/core/messages'
 
 import { createAgent, createMemorySessionStore } from '@archmax-ai/harness'
-import { APPROVAL_SPEC, call, EXAMPLE, mapStore, say, workspace } from './helpers.mjs'
+import { APPROVAL_SPEC, call, EXAMPLE, mapStore, say, toAIMessage, workspace } from './helpers.mjs'
 
 /** The text of a request's messages, for a check to search (`requestText` is their JSON). */
 function contents(requestText) {
@@ -313,14 +312,6 @@ const SCENARIOS = [
 ]
 
 // ---------------------------------------------------------------- the columns
-
-/** An OpenAI assistant message as a LangChain AIMessage. */
-function toAIMessage(m) {
-  return new AIMessage({
-    content: m.content ?? '',
-    tool_calls: (m.tool_calls ?? []).map((c) => ({ id: c.id, name: c.function.name, args: JSON.parse(c.function.arguments), type: 'tool_call' })),
-  })
-}
 
 class ScriptedChatModel extends BaseChatModel {
   constructor(next) {
