@@ -9,7 +9,8 @@
 // each agent; the middleware's added cost is the governed agent's m and t less the plain
 // one's. The model answers at once, so the numbers are the two loops' own work. Sessions go to the memory store (the filesystem store's syncs would
 // measure the disk). Prints a table and, last, one JSON line.
-// Usage: node scripts/bench-deepagents.mjs   (ROUNDS=5 THREADS=20 STEPS=10)
+// Usage: bash scripts/bench-deepagents.sh (the release addon), or node scripts/bench-deepagents.mjs
+// (whatever index.js loads); ROUNDS=5 THREADS=20 STEPS=10.
 // The addon is whatever `index.js` loads (a debug build unless NAPI_RS_NATIVE_LIBRARY_PATH
 // names a release one).
 import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs'
