@@ -7,12 +7,12 @@
 // - chain: STEPS model calls each making one `read_file` call, then a text answer: F + (N+1)m + N·t.
 // So per model call m = (chain − fan) / (N − 1) and per tool call t = (fan − talk − m) / N, for
 // each agent; the middleware's added cost is the governed agent's m and t less the plain
-// one's. The model answers at once, so the numbers are the two loops' own work. Sessions go to the memory store (the filesystem store's syncs would
-// measure the disk). Prints a table and, last, one JSON line.
-// Usage: bash scripts/bench-deepagents.sh (the release addon), or node scripts/bench-deepagents.mjs
-// (whatever index.js loads); ROUNDS=5 THREADS=20 STEPS=10.
-// The addon is whatever `index.js` loads (a debug build unless NAPI_RS_NATIVE_LIBRARY_PATH
-// names a release one).
+// one's. The model answers at once, so the numbers are the two loops' own work. Sessions go
+// to the memory store (the filesystem store's syncs would measure the disk). Prints a table
+// and, last, one JSON line.
+// Usage: bash scripts/bench-deepagents.sh (the release addon), or node
+// scripts/bench-deepagents.mjs (whatever `index.js` loads: a debug build unless
+// NAPI_RS_NATIVE_LIBRARY_PATH names another); ROUNDS=5 THREADS=20 STEPS=10.
 import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'

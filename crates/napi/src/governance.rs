@@ -148,16 +148,13 @@ fn mounts(table: Option<HashMap<String, MountOptions>>) -> Mounts {
 /// (`{ value, locked? }`, `Outcome.variables`, `SessionSummary.variables`) stands for its
 /// value; anything else is the value itself.
 fn plain_values(vars: Map<String, Value>) -> Map<String, Value> {
+    let is_entry = |o: &Map<String, Value>| {
+        o.contains_key("value")
+            && o.iter().all(|(k, v)| k == "value" || (k == "locked" && v.is_boolean()))
+    };
     vars.into_iter()
         .map(|(name, v)| match v {
-            Value::Object(mut entry)
-                if entry.contains_key("value")
-                    && entry.len() <= 2
-                    && entry
-                        .get("locked")
-                        .is_none_or(|l| l.is_boolean())
-                    && (entry.len() == 1 || entry.contains_key("locked")) =>
-            {
+            Value::Object(mut entry) if is_entry(&entry) => {
                 (name, entry.remove("value").unwrap_or(Value::Null))
             }
             other => (name, other),
@@ -360,33 +357,29 @@ impl Governance {
         ts_args_type = "state: string, options?: { controls?: boolean | string[] }"
     )]
     pub fn surface(&self, state: String, options: Option<Value>) -> Result<Vec<String>> {
-        let controls = options.as_ref().and_then(|o| o.get("controls"));
-        let keep: Box<dyn Fn(&str) -> bool> = match controls {
-            None | Some(Value::Null | Value::Bool(true)) => Box::new(|_| true),
-            Some(Value::Bool(false)) => Box::new(|_| false),
-            Some(Value::Array(names)) => {
-                let names: Vec<String> = names
+        let bad = || {
+            Error::new(
+                Status::InvalidArg,
+                "surface: 'controls' must be a boolean or an array of tool names".to_string(),
+            )
+        };
+        // The control tools kept: all (`None`), or those named.
+        let kept: Option<Vec<&str>> = match options.as_ref().and_then(|o| o.get("controls")) {
+            None | Some(Value::Null | Value::Bool(true)) => None,
+            Some(Value::Bool(false)) => Some(Vec::new()),
+            Some(Value::Array(names)) => Some(
+                names
                     .iter()
-                    .map(|n| n.as_str().map(str::to_string))
+                    .map(Value::as_str)
                     .collect::<Option<_>>()
-                    .ok_or_else(|| {
-                        Error::new(
-                            Status::InvalidArg,
-                            "surface: 'controls' must be a boolean or an array of tool names"
-                                .to_string(),
-                        )
-                    })?;
-                Box::new(move |t| names.iter().any(|n| n == t))
-            }
-            Some(_) => {
-                return Err(Error::new(
-                    Status::InvalidArg,
-                    "surface: 'controls' must be a boolean or an array of tool names".to_string(),
-                ));
-            }
+                    .ok_or_else(bad)?,
+            ),
+            Some(_) => return Err(bad()),
         };
         let mut tools = self.policy.surface(&state);
-        tools.retain(|t| !CONTROL_TOOLS.contains(&t.as_str()) || keep(t));
+        if let Some(kept) = kept {
+            tools.retain(|t| !CONTROL_TOOLS.contains(&t.as_str()) || kept.contains(&t.as_str()));
+        }
         Ok(tools)
     }
 
