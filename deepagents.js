@@ -370,7 +370,8 @@ class Bridge {
 
   async #endMessage(outcome) {
     const lc = await langChainMessages()
-    const text = outcome?.exit?.message ?? outcome?.rejected ?? outcome?.reply ?? ''
+    const failed = outcome?.exit && outcome.exit.success === false ? outcome.exit.reason : undefined
+    const text = failed ?? outcome?.rejected ?? outcome?.reply ?? ''
     return lc?.AIMessage ? new lc.AIMessage({ content: text }) : { type: 'ai', content: text }
   }
 

@@ -378,6 +378,29 @@ states:
   })
 })
 
+test("the workflow's budget ends the run: the graph ends with the harness's reason", async () => {
+  const spec = `title: Budget
+instructions: A test workflow.
+budget:
+  maxModelCalls: 2
+mounts:
+  allow_always: []
+states:
+  loop:
+    triggers: { manual: }
+    instructions: Look around.
+`
+  const root = workspace({ 'workflows/budget/workflow.yaml': spec })
+  const model = new FakeToolModel((_, i) => tools(call('ls', { path: '/' }, `l${i}`)))
+  await withAgent({ workflow: 'budget', rootDir: root, model }, async (agent, middleware) => {
+    const result = await agent.invoke({ messages: [{ role: 'user', content: 'go' }] }, config('b1'))
+    assert.equal(model.requests.length, 2, 'the third model call is never made')
+    const summary = await (await middleware.harness()).sessions.get('b1')
+    assert.equal(summary.status, 'rejected')
+    assert.equal(result.messages.at(-1).content, 'the turn exhausted its model-call budget (budget.maxModelCalls: 2)')
+  })
+})
+
 const APPROVAL_SPEC_HUMAN = `title: Approve
 instructions: A test workflow.
 mounts:
