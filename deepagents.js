@@ -240,6 +240,7 @@ class Bridge {
       live.settle(messages)
       live.abandon(error ? `Not run: the turn failed (${error.message}).` : 'Not run: the turn ended first.')
       if (outcome?.pending) this.parks.set(thread, outcome.pending)
+      else this.parks.delete(thread)
       live.push({ kind: 'end', outcome, error })
     }
     Promise.resolve()
