@@ -15,7 +15,7 @@ import { z } from 'zod'
 
 import { createMemorySessionStore } from '@archmax-ai/harness'
 import { archmaxMiddleware } from '@archmax-ai/harness/deepagents'
-import { call, EXAMPLE, mapStore, say, toAIMessage, workspace } from './helpers.mjs'
+import { call, EXAMPLE, mapStore, REFUND, refundAnswers, say, toAIMessage, tools, workspace } from './helpers.mjs'
 
 /** A LangChain chat model answering `answer({ messages, tools })`, recording every request. */
 class FakeToolModel extends BaseChatModel {
@@ -50,9 +50,7 @@ const scriptedModel = (answers) =>
     return next
   })
 
-const tools = (...calls) => ({ role: 'assistant', content: null, tool_calls: calls })
 const advance = (to, reason, id) => tools(call('archmax_advance', { to, reason }, id))
-const REFUND = JSON.stringify({ order_id: 'KK-2043', decision: 'partial_refund', amount: 10, currency: 'EUR', limit: 300, reason: 'Delayed past the promise.' })
 const config = (thread) => ({ configurable: { thread_id: thread }, recursionLimit: 100 })
 
 /**
@@ -83,17 +81,8 @@ function toolTexts(result) {
 
 test("the example's refund flow through a Deep Agents agent: interrupt at the human state, resumed with a Command, to completion", async () => {
   const root = exampleCopy()
-  const model = scriptedModel([
-    advance('refund-request', 'wants money back', 'c1'),
-    tools(
-      call('archmax_set_variables', { variables: { order_id: 'KK-2043' } }, 'c2'),
-      call('write_file', { file_path: '/scratchpad/refund.json', content: REFUND }, 'c3'),
-      call('archmax_advance', { to: 'refund-review', reason: 'proposal written' }, 'c4'),
-    ),
-    say('A colleague will review your refund.'),
-    tools(call('write_file', { file_path: 'outbox/refund-KK-2043.md', content: 'KK-2043: 10.00 EUR, within 5 working days.' }, 'c5')),
-    say('Your refund of 10.00 EUR is confirmed.'),
-  ])
+  // Deep Agents' file tools take absolute paths: '/' is the workspace root.
+  const model = scriptedModel(refundAnswers('/scratchpad/refund.json'))
   const events = []
   await withAgent({ workflow: 'order-lookup', rootDir: root, model, onEvent: (e) => events.push(e) }, async (agent, middleware) => {
     const first = await agent.invoke({ messages: [{ role: 'user', content: 'I want a refund for KK-2043.' }] }, config('r1'))
