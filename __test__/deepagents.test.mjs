@@ -55,11 +55,11 @@ const config = (thread) => ({ configurable: { thread_id: thread }, recursionLimi
 
 /**
  * Runs `fn(agent, middleware)` on an agent (`createDeepAgent`, else `create`) with
- * `archmaxMiddleware({ workflow, workspace: { rootDir, sessionStore }, onEvent })` and a
- * checkpointer, then disposes the middleware.
+ * `archmaxMiddleware({ workflow, workspace: { rootDir, sessionStore }, onEvent, ...extra })`
+ * and a checkpointer, then disposes the middleware.
  */
-async function withAgent({ workflow, rootDir, model, sessionStore, onEvent, tools, create = createDeepAgent }, fn) {
-  const middleware = archmaxMiddleware({ workflow, workspace: { rootDir, sessionStore }, ...(onEvent ? { onEvent } : {}) })
+async function withAgent({ workflow, rootDir, model, sessionStore, onEvent, tools, create = createDeepAgent }, fn, extra = {}) {
+  const middleware = archmaxMiddleware({ workflow, workspace: { rootDir, sessionStore }, ...(onEvent ? { onEvent } : {}), ...extra })
   const agent = create({ model, ...(tools ? { tools } : {}), middleware: [middleware], checkpointer: new MemorySaver() })
   try {
     return await fn(agent, middleware)
@@ -388,6 +388,39 @@ states:
     assert.equal(summary.status, 'rejected')
     assert.equal(result.messages.at(-1).content, 'the turn exhausted its model-call budget (budget.maxModelCalls: 2)')
   })
+})
+
+test("a rubric runs in the harness, graded by the agent's model or by rubricModel", async () => {
+  const spec = `title: Graded
+instructions: A test workflow.
+mounts:
+  allow_always: []
+states:
+  answer:
+    triggers: { manual: }
+    instructions: Answer.
+    after:
+      rubric:
+        instructions: The reply must name a date.
+        max_iterations: 1
+`
+  const OK = say('{"verdict": "ok", "reason": "names a date"}')
+  const graded = (r) => r.system.startsWith('The reply must name a date.')
+  for (const separate of [false, true]) {
+    const root = workspace({ 'workflows/graded/workflow.yaml': spec })
+    const grader = new FakeToolModel(() => OK)
+    const model = new FakeToolModel((r) => (graded(r) ? OK : say('It ships on 3 March.')))
+    const events = []
+    const options = { workflow: 'graded', rootDir: root, model, onEvent: (e) => events.push(e.type) }
+    await withAgent(options, async (agent, middleware) => {
+      const result = await agent.invoke({ messages: [{ role: 'user', content: 'When does it ship?' }] }, config('g1'))
+      assert.equal(result.messages.at(-1).content, 'It ships on 3 March.')
+      assert.equal((await (await middleware.harness()).sessions.get('g1')).status, 'completed')
+    }, separate ? { rubricModel: grader } : {})
+    assert.ok(events.includes('rubric-start') && events.includes('rubric-result'), events.join())
+    assert.equal(model.requests.filter(graded).length, separate ? 0 : 1)
+    assert.equal(grader.requests.length, separate ? 1 : 0)
+  }
 })
 
 const APPROVAL_SPEC_HUMAN = `title: Approve
