@@ -58,8 +58,8 @@ const config = (thread) => ({ configurable: { thread_id: thread }, recursionLimi
  * `archmaxMiddleware({ workflow, workspace: { rootDir, sessionStore }, onEvent, ...extra })`
  * and a checkpointer, then disposes the middleware.
  */
-async function withAgent({ workflow, rootDir, model, sessionStore, onEvent, tools, create = createDeepAgent }, fn, extra = {}) {
-  const middleware = archmaxMiddleware({ workflow, workspace: { rootDir, sessionStore }, ...(onEvent ? { onEvent } : {}), ...extra })
+async function withAgent({ workflow, rootDir, mounts, model, sessionStore, onEvent, tools, create = createDeepAgent }, fn, extra = {}) {
+  const middleware = archmaxMiddleware({ workflow, workspace: { rootDir, mounts, sessionStore }, ...(onEvent ? { onEvent } : {}), ...extra })
   const agent = create({ model, ...(tools ? { tools } : {}), middleware: [middleware], checkpointer: new MemorySaver() })
   try {
     return await fn(agent, middleware)
@@ -421,6 +421,23 @@ states:
     assert.equal(model.requests.filter(graded).length, separate ? 0 : 1)
     assert.equal(grader.requests.length, separate ? 1 : 0)
   }
+})
+
+test("the file tools reach the workspace's mounts as createAgent's do: a read-only mount reads, and refuses a write", async () => {
+  const root = workspace({ 'workflows/notes/workflow.yaml': NOTES_SPEC, 'catalog/prices.md': 'old prices\n' })
+  const model = scriptedModel([
+    tools(
+      call('read_file', { file_path: '/catalog/prices.md' }, 'm1'),
+      call('write_file', { file_path: '/catalog/prices.md', content: 'new prices' }, 'm2'),
+    ),
+    say('Read.'),
+  ])
+  await withAgent({ workflow: 'notes', rootDir: root, mounts: { '/catalog/': { readOnly: true } }, model }, async (agent) => {
+    const texts = toolTexts(await agent.invoke({ messages: [{ role: 'user', content: 'prices' }] }, config('m1')))
+    assert.match(texts.m1, /old prices/)
+    assert.match(texts.m2, /^\[workflow\] BLOCKED: 'write_file' on '\/catalog\/prices\.md' targets a read-only mount/)
+    assert.equal(readFileSync(join(root, 'catalog/prices.md'), 'utf8'), 'old prices\n')
+  })
 })
 
 const APPROVAL_SPEC_HUMAN = `title: Approve
