@@ -152,6 +152,65 @@ const archive = {
   },
 }
 
+const BATCH_SPEC = `title: Batch
+instructions: A test workflow.
+mounts:
+  allow_always: []
+states:
+  work:
+    triggers: { manual: }
+    instructions: Call both tools at once.
+    tools:
+      allow: [first, second]
+`
+/**
+ * Two host tools that can only answer \`together\` when they run at once: each waits (at
+ * most 3 s, so a sequential run answers \`alone\` rather than hanging) for the other to start.
+ */
+function meetingTools() {
+  let arrived = 0
+  let release
+  const met = new Promise((r) => (release = r))
+  const meet = async (name) => {
+    arrived += 1
+    if (arrived === 2) release()
+    let timer
+    const bound = new Promise((r) => (timer = setTimeout(r, 3000)))
+    await Promise.race([met, bound])
+    clearTimeout(timer)
+    return arrived === 2 ? `${name}: together` : `${name}: alone`
+  }
+  const tool = (name) => ({ name, description: `Meets the other tool (${name}).`, schema: { type: 'object', properties: {} }, handler: () => meet(name) })
+  return [tool('first'), tool('second')]
+}
+
+const CALLER_SPEC = `title: Orders
+instructions: Handle the order.
+mounts:
+  allow_always: []
+states:
+  work:
+    triggers: { manual: }
+    instructions: Enrich the order, then answer.
+    tools:
+      allow: [archmax_workflow_enrich]
+`
+const CHILD_SPEC = `title: Enrichment
+instructions: Enrich orders.
+mounts:
+  allow_always: []
+states:
+  enrich:
+    triggers:
+      manual:
+        description: Enrich one order
+        requires: [{ name: order_id, type: string }]
+        returns: [{ name: risk, type: string }]
+    instructions: Set risk for the order.
+    tools:
+      allow: [{ tool: write_file, paths: ["scratchpad/**"] }]
+`
+
 /**
  * name, a workspace maker, the agent options beyond model/store/onEvent, the model's
  * scripted answers (to the agent and to any grader, in the order asked), the steps (each
@@ -295,6 +354,43 @@ const SCENARIOS = [
     check: ([done], requests) => {
       assert.match(requests[1], /data:image\/png;base64,/)
       assert.ok(JSON.stringify(done).includes('One chart.'))
+    },
+  },
+  {
+    name: "a batch's host tools run at once, answered in call order",
+    workspace: () => workspace({ 'workflows/batch/workflow.yaml': BATCH_SPEC }),
+    options: () => ({ workflow: 'batch', tools: meetingTools() }),
+    answers: [tools(call('first', {}, 'c1'), call('second', {}, 'c2')), say('Both met.')],
+    steps: [(w) => w.send('b1', { message: 'Go.' })],
+    check: ([done], requests) => {
+      assert.equal(done.kind, 'completed')
+      assert.match(contents(requests[1]), /first: together\nsecond: together/)
+    },
+  },
+  {
+    name: 'a sub-workflow runs as a child session and answers with its returns',
+    files: true,
+    workspace: () => workspace({ 'workflows/orders/workflow.yaml': CALLER_SPEC, 'workflows/enrich/workflow.yaml': CHILD_SPEC }),
+    options: { workflow: 'orders' },
+    answers: [
+      tools(call('archmax_workflow_enrich', { order_id: 'KK-1' }, 'c1')),
+      tools(
+        call('archmax_set_variables', { variables: { risk: 'low' } }, 'k1'),
+        call('write_file', { file_path: 'scratchpad/e.md', content: 'enriched' }, 'k2'),
+      ),
+      say('Enriched KK-1.'),
+      tools(call('read_file', { file_path: 'scratchpad/e.md' }, 'c2')),
+      say('Done.'),
+    ],
+    steps: [(w) => w.send('s1', { message: 'Enrich KK-1.' })],
+    check: ([done], requests) => {
+      assert.equal(done.kind, 'completed')
+      assert.equal(done.reply, 'Done.')
+      assert.match(contents(requests[1]), /Begin\. Your instructions are already in context\. You were started with these inputs:\n- order_id: "KK-1"/)
+      assert.doesNotMatch(contents(requests[1]), /Enrich KK-1\./)
+      assert.match(contents(requests[3]), /\{"message":"Enriched KK-1\.","returns":\{"risk":"low"\}\}/)
+      assert.match(contents(requests[4]), /enriched/)
+      assert.equal(done.variables.risk, undefined)
     },
   },
 ]

@@ -11,7 +11,23 @@ origin?: "script" | "lifecycle", } | { "type": "tool-result", state: string, too
 /**
  * `script` (model code) or `lifecycle` (a hook); absent for the agent's own calls.
  */
-origin?: "script" | "lifecycle", } | { "type": "tool-blocked", state: string, tool: string, reason: string, callId?: string, args?: unknown, 
+origin?: "script" | "lifecycle", } | { "type": "sub-workflow-start", 
+/**
+ * The calling state.
+ */
+state: string, workflow: string, dispatchId: string, 
+/**
+ * Delegations below the root (a root's child is 1).
+ */
+depth: number, toolCallId?: string, 
+/**
+ * The workflows from the root to the target.
+ */
+chain?: Array<string>, } | { "type": "sub-workflow-result", state: string, workflow: string, dispatchId: string, depth: number, toolCallId?: string, chain?: Array<string>, status: "ok" | "error" | "parked", durationMs: number, reason?: string, 
+/**
+ * The names of the returns the child set.
+ */
+returns?: Array<string>, } | { "type": "tool-blocked", state: string, tool: string, reason: string, callId?: string, args?: unknown, 
 /**
  * `script` (model code) or `lifecycle` (a hook); absent for the agent's own calls.
  */

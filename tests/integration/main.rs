@@ -3,6 +3,7 @@
 mod authored_files;
 mod commits;
 mod corpus;
+mod delegation;
 mod example;
 mod fuzz;
 mod governed_origins;

@@ -33,8 +33,30 @@ impl FlowRenderer {
         }
     }
 
-    /// The lines for one event (each ending in a newline), or "".
+    /// The lines for one event (each ending in a newline), or "". A child session's
+    /// events (`<parent>~<identity>`) are indented under the state that called it, one
+    /// level per delegation.
     pub fn on_event(&mut self, envelope: &Envelope) -> String {
+        let depth = envelope.session_id.as_deref().map_or(0, |id| {
+            id.matches(archmax_machine::store::CHILD_SEPARATOR).count()
+        });
+        let text = self.lines(envelope);
+        if depth == 0 || text.is_empty() {
+            return text;
+        }
+        let pad = INDENT.repeat(depth);
+        text.split_inclusive('\n')
+            .map(|line| {
+                if line == "\n" {
+                    line.to_string()
+                } else {
+                    format!("{pad}{line}")
+                }
+            })
+            .collect()
+    }
+
+    fn lines(&mut self, envelope: &Envelope) -> String {
         let s = self.style;
         let routed = self.routed.take();
         match &envelope.event {
@@ -225,6 +247,36 @@ impl FlowRenderer {
                 s.red(&format!("{CROSS} {phase} rejected")),
                 s.dim(reason)
             ),
+            Event::SubWorkflowStart {
+                state, workflow, ..
+            } => format!(
+                "{INDENT}{} {}\n",
+                s.cyan(BULLET),
+                s.dim(&format!("running sub-workflow '{workflow}' from '{state}'"))
+            ),
+            Event::SubWorkflowResult {
+                workflow,
+                status,
+                duration_ms,
+                reason,
+                ..
+            } => {
+                if status == "ok" {
+                    format!(
+                        "{INDENT}{} {}\n",
+                        s.green(CHECK),
+                        s.dim(&format!(
+                            "sub-workflow '{workflow}' done ({duration_ms} ms)"
+                        ))
+                    )
+                } else {
+                    format!(
+                        "{INDENT}{} {}\n",
+                        s.red(&format!("{CROSS} sub-workflow '{workflow}' failed")),
+                        s.dim(reason.as_deref().unwrap_or_default())
+                    )
+                }
+            }
             _ => String::new(),
         }
     }
@@ -270,6 +322,48 @@ mod tests {
             seq: 1,
             session_id: Some("s".into()),
         }
+    }
+
+    #[test]
+    fn a_child_is_indented_under_the_calling_state() {
+        let mut r = FlowRenderer::new(Style::new(false));
+        let child = |event| Envelope {
+            session_id: Some("s~work:enrich:0".into()),
+            ..env(event)
+        };
+        let start = Event::SubWorkflowStart {
+            state: "work".into(),
+            workflow: "enrich".into(),
+            dispatch_id: "subwf-0".into(),
+            depth: 1,
+            tool_call_id: None,
+            chain: None,
+        };
+        let result = |status: &str, reason: Option<&str>| Event::SubWorkflowResult {
+            state: "work".into(),
+            workflow: "enrich".into(),
+            dispatch_id: "subwf-0".into(),
+            depth: 1,
+            tool_call_id: None,
+            chain: None,
+            status: status.into(),
+            duration_ms: 12,
+            reason: reason.map(str::to_string),
+            returns: None,
+        };
+        let out: String = [
+            r.on_event(&env(start)),
+            r.on_event(&child(Event::StateEnter {
+                state: "enrich".into(),
+            })),
+            r.on_event(&env(result("ok", None))),
+            r.on_event(&env(result("error", Some("it raised")))),
+        ]
+        .concat();
+        assert_eq!(
+            out,
+            "    › running sub-workflow 'enrich' from 'work'\n\n    ● enrich\n    ✔ sub-workflow 'enrich' done (12 ms)\n    ✖ sub-workflow 'enrich' failed it raised\n"
+        );
     }
 
     fn render(events: Vec<Event>) -> String {

@@ -93,6 +93,39 @@ pub enum Event {
         #[ts(optional, type = r#""script" | "lifecycle""#)]
         origin: Option<String>,
     },
+    /// A delegation (`archmax_workflow_<slug>`) began, or was refused at dispatch.
+    SubWorkflowStart {
+        /// The calling state.
+        state: String,
+        workflow: String,
+        dispatch_id: String,
+        /// Delegations below the root (a root's child is 1).
+        depth: u64,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        tool_call_id: Option<String>,
+        /// The workflows from the root to the target.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        chain: Option<Vec<String>>,
+    },
+    /// A delegation answered (`ok`), failed or was refused (`error`).
+    SubWorkflowResult {
+        state: String,
+        workflow: String,
+        dispatch_id: String,
+        depth: u64,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        tool_call_id: Option<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        chain: Option<Vec<String>>,
+        #[ts(type = r#""ok" | "error" | "parked""#)]
+        status: String,
+        duration_ms: u64,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
+        /// The names of the returns the child set.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        returns: Option<Vec<String>>,
+    },
     /// The kernel refused a call.
     ToolBlocked {
         state: String,
@@ -273,7 +306,9 @@ impl Event {
             | Event::ToolBlocked { .. }
             | Event::Raised { .. }
             | Event::HookRejected { .. } => "warn",
-            Event::ToolResult { status, .. } | Event::RubricResult { status, .. }
+            Event::ToolResult { status, .. }
+            | Event::RubricResult { status, .. }
+            | Event::SubWorkflowResult { status, .. }
                 if status == "error" =>
             {
                 "warn"
