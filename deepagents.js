@@ -204,7 +204,11 @@ class Bridge {
       return langChainModelFunction(grader)(request)
     }
     const live = this.threads.get(info?.sessionId)
-    if (!live) throw new Error(`no LangGraph model call waits for session '${info?.sessionId}'`)
+    if (!live) {
+      // A sub-workflow's child session (no thread of its own): the agent's model answers it.
+      if (!this.model) throw new Error(`no LangGraph model call waits for session '${info?.sessionId}'`)
+      return langChainModelFunction(this.model)(request)
+    }
     live.settle(request.messages)
     const answer = deferred()
     live.push({ kind: 'model', request, answer })

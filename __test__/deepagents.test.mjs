@@ -440,6 +440,47 @@ test("the file tools reach the workspace's mounts as createAgent's do: a read-on
   })
 })
 
+test("a sub-workflow runs as the harness's child session, answered by the agent's model", async () => {
+  const caller = `title: Orders
+instructions: Handle the order.
+mounts:
+  allow_always: []
+states:
+  work:
+    triggers: { manual: }
+    instructions: Enrich the order, then answer.
+    tools:
+      allow: [archmax_workflow_enrich]
+`
+  const child = `title: Enrichment
+instructions: Enrich orders.
+mounts:
+  allow_always: []
+states:
+  enrich:
+    triggers:
+      manual:
+        description: Enrich one order
+        requires: [{ name: order_id, type: string }]
+        returns: [{ name: risk, type: string }]
+    instructions: Set risk for the order.
+`
+  const root = workspace({ 'workflows/orders/workflow.yaml': caller, 'workflows/enrich/workflow.yaml': child })
+  const model = scriptedModel([
+    tools(call('archmax_workflow_enrich', { order_id: 'KK-1' }, 'c1')),
+    tools(call('archmax_set_variables', { variables: { risk: 'low' } }, 'k1')),
+    say('Enriched KK-1.'),
+    say('Done.'),
+  ])
+  await withAgent({ workflow: 'orders', rootDir: root, model }, async (agent, middleware) => {
+    const result = await agent.invoke({ messages: [{ role: 'user', content: 'Enrich KK-1.' }] }, config('o1'))
+    assert.equal(result.messages.at(-1).content, 'Done.')
+    assert.match(toolTexts(result).c1, /"returns":\{"risk":"low"\}/)
+    const sessions = await (await middleware.harness()).sessions.list()
+    assert.ok(sessions.some((s) => s.parentSessionId === 'o1'), JSON.stringify(sessions.map((s) => [s.sessionId, s.parentSessionId])))
+  })
+})
+
 const APPROVAL_SPEC_HUMAN = `title: Approve
 instructions: A test workflow.
 mounts:
