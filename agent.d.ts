@@ -94,7 +94,12 @@ export type ModelAnswer =
  * otherwise): the answer's text is shown as it arrives (`agent-text-delta`) when the function
  * answers with a stream.
  */
-export type ModelCallInfo = { role: 'agent' | 'rubric'; stream?: boolean }
+export type ModelCallInfo = {
+  role: 'agent' | 'rubric'
+  stream?: boolean
+  /** The session an agent request serves. */
+  sessionId?: string
+}
 /**
  * One piece of a streamed answer: text, an OpenAI `chat.completion.chunk`, or one delta
  * (tool-call pieces keyed by `index`, as in a chunk's `delta.tool_calls`; `usage` in any piece).
@@ -163,6 +168,8 @@ export type ToolCallContext = {
   sessionId: string
   state: string
   toolName: string
+  /** The model's tool call this call answers; absent for a call from script code or a hook. */
+  callId?: string
   /**
    * The turn's files while this call runs (non-enumerable; reading it afterwards throws):
    * each access is decided as the agent's own `read_file`, `write_file` or `remove_file`

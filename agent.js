@@ -5,6 +5,15 @@
 // as the original's error classes.
 import { NativeAgent, modelChunk, modelText, readEnv } from './native.js'
 import { sessionStoreBinding } from './store.js'
+import {
+  contentText,
+  describe,
+  isLangChainModel,
+  isLangChainTool,
+  jsonSchemaOf,
+  langChainModelFunction,
+  STREAM_ID,
+} from './langchain.js'
 
 /**
  * Declares a host tool; returns it unchanged. Its use is in TypeScript: a zod/Standard
@@ -95,13 +104,6 @@ function unwrap(result) {
   throw new Error(result.message)
 }
 
-/** What a JS value is, for error texts. */
-function describe(value) {
-  if (value === null) return 'null'
-  if (Array.isArray(value)) return 'an array'
-  return typeof value === 'object' ? 'an object' : `${typeof value} ${String(value).slice(0, 40)}`
-}
-
 function errorText(e) {
   if (e instanceof Error) return e.message || e.name
   return `a non-Error value (${describe(e)})`
@@ -158,11 +160,11 @@ function modelAdapter(model) {
       for (const m of d.append) ch.messages.push(freeze(m))
       if (ch.messages.length !== d.len) throw new Error('len')
       if (d.tools) ch.tools = d.tools.length ? freeze(d.tools) : undefined
-      const { role = 'agent', ...head } = d.head
+      const { role = 'agent', session, ...head } = d.head
       request = { ...head, messages: ch.messages.slice() }
       if (ch.tools) request.tools = ch.tools
-      info = { role }
-      // Present only when the text is shown live: `{ role }` alone otherwise, as before streaming.
+      info = session === undefined ? { role } : { role, sessionId: session }
+      // Present only when the text is shown live: no `stream` key otherwise, as before streaming.
       if (d.stream?.show) info.stream = true
       if (d.stream) Object.defineProperty(info, STREAM_ID, { value: d.stream.id })
     } catch {
@@ -180,9 +182,6 @@ function modelAdapter(model) {
   }
   return adapter
 }
-
-/** The native stream of a model call, on its `info` (for the LangChain adapter; not enumerable). */
-const STREAM_ID = Symbol('archmax.streamId')
 
 /** What a model function answered instead of an answer: its pieces went to the native side. */
 const STREAMED = Object.freeze({ archmaxStreamed: true })
@@ -225,161 +224,6 @@ async function pump(stream, id) {
     i++
   }
   return STREAMED
-}
-
-// ---- LangChain, duck-typed. `@langchain/core` is never required: the message
-// classes and the zod converter are imported lazily when present, and plain
-// objects LangChain coerces (`{ type: 'ai', ... }`) are used when it is absent.
-
-/** A LangChain chat model: has `bindTools` and `invoke`. */
-function isLangChainModel(value) {
-  return !!value && typeof value === 'object' && typeof value.invoke === 'function' && typeof value.bindTools === 'function'
-}
-
-/** A LangChain tool: `name`, `schema`, `invoke`, and no `handler`. */
-function isLangChainTool(value) {
-  return (
-    !!value &&
-    typeof value === 'object' &&
-    typeof value.name === 'string' &&
-    typeof value.invoke === 'function' &&
-    typeof value.handler !== 'function'
-  )
-}
-
-/** A schema that is not plain JSON Schema (zod 3 `_def`, zod 4 `_zod`, Standard Schema `~standard`). */
-function isSchemaObject(schema) {
-  return !!schema && typeof schema === 'object' && ('_def' in schema || '_zod' in schema || '~standard' in schema)
-}
-
-async function optionalImport(specifier) {
-  try {
-    return await import(specifier)
-  } catch {
-    return null
-  }
-}
-
-let messagesModule
-/** `@langchain/core/messages`, or null when it is not installed. */
-async function langChainMessages() {
-  messagesModule ??= optionalImport('@langchain/core/messages')
-  return messagesModule
-}
-
-/** Concatenated text of a LangChain/OpenAI content (string or content blocks). */
-function contentText(content) {
-  if (content === null || content === undefined) return ''
-  if (typeof content === 'string') return content
-  if (Array.isArray(content)) {
-    return content
-      .map((block) => {
-        if (typeof block === 'string') return block
-        if (block && (block.type === 'text' || block.type === 'text_delta' || block.type === 'output_text') && typeof block.text === 'string') return block.text
-        return ''
-      })
-      .join('')
-  }
-  return String(content)
-}
-
-function parseArguments(text) {
-  if (text === undefined || text === null || text === '') return {}
-  if (typeof text !== 'string') return text
-  try {
-    return JSON.parse(text)
-  } catch {
-    return { input: text }
-  }
-}
-
-/** OpenAI chat messages → LangChain messages (classes when available, else coercible plain objects). */
-function toLangChainMessages(messages, lc) {
-  const make = (cls, type, fields) => (lc?.[cls] ? new lc[cls](fields) : { type, ...fields })
-  return (messages ?? []).map((m) => {
-    const content = m.content ?? ''
-    switch (m.role) {
-      case 'system':
-        return make('SystemMessage', 'system', { content })
-      case 'assistant': {
-        const toolCalls = (m.tool_calls ?? []).map((c) => ({
-          id: c.id,
-          name: c.function?.name ?? c.name,
-          args: parseArguments(c.function?.arguments ?? c.args),
-          type: 'tool_call',
-        }))
-        return make('AIMessage', 'ai', toolCalls.length ? { content, tool_calls: toolCalls } : { content })
-      }
-      case 'tool':
-        return make('ToolMessage', 'tool', { content, tool_call_id: m.tool_call_id ?? '' })
-      default:
-        return make('HumanMessage', 'human', { content })
-    }
-  })
-}
-
-/** A LangChain AIMessage → a `chat.completion` the runtime reads (text, tool calls, usage, model id). */
-function fromLangChainMessage(message) {
-  if (!message || typeof message !== 'object') {
-    throw new Error(`the LangChain model's invoke returned ${describe(message)}, expected an AIMessage`)
-  }
-  const toolCalls = (message.tool_calls ?? []).map((c, i) => ({
-    id: c.id || `call_${i}_${Date.now().toString(36)}`,
-    type: 'function',
-    function: { name: c.name, arguments: typeof c.args === 'string' ? c.args : JSON.stringify(c.args ?? {}) },
-  }))
-  const text = contentText(message.content)
-  const assistant = { role: 'assistant', content: text === '' && toolCalls.length ? null : text }
-  if (toolCalls.length) assistant.tool_calls = toolCalls
-  const completion = { choices: [{ message: assistant, finish_reason: toolCalls.length ? 'tool_calls' : 'stop' }] }
-  const u = message.usage_metadata
-  if (u && typeof u === 'object') {
-    const usage = {
-      prompt_tokens: u.input_tokens ?? 0,
-      completion_tokens: u.output_tokens ?? 0,
-      total_tokens: u.total_tokens ?? (u.input_tokens ?? 0) + (u.output_tokens ?? 0),
-    }
-    const details = u.input_token_details ?? {}
-    if (details.cache_read !== undefined) usage.prompt_tokens_details = { cached_tokens: details.cache_read }
-    if (details.cache_creation !== undefined) usage.cache_creation_input_tokens = details.cache_creation
-    completion.usage = usage
-  }
-  const modelId = message.response_metadata?.model_name ?? message.response_metadata?.model
-  if (typeof modelId === 'string' && modelId) completion.model = modelId
-  return completion
-}
-
-/**
- * `runnable.stream(messages)`: each chunk's text is shown as it comes; the chunks, joined
- * with `concat` (tool-call pieces and usage included), are the answer.
- */
-async function streamLangChain(runnable, messages, id) {
-  let whole
-  for await (const chunk of await runnable.stream(messages)) {
-    const text = contentText(chunk?.content)
-    if (text) modelText(id, text)
-    whole = whole === undefined ? chunk : typeof whole.concat === 'function' ? whole.concat(chunk) : chunk
-  }
-  return whole
-}
-
-/** A LangChain chat model as a model function over the chat-completions request. */
-function langChainModelFunction(chatModel) {
-  return async (request, info) => {
-    const lc = await langChainMessages()
-    const messages = toLangChainMessages(request.messages, lc)
-    const tools = request.tools ?? []
-    // OpenAI-format tool definitions: every LangChain provider's bindTools accepts them.
-    const runnable = tools.length ? chatModel.bindTools(tools) : chatModel
-    const message = info?.stream && info[STREAM_ID] !== undefined && typeof runnable.stream === 'function' ? await streamLangChain(runnable, messages, info[STREAM_ID]) : await runnable.invoke(messages)
-    const completion = fromLangChainMessage(message)
-    // Without a model id in the answer, the instance's configured one prices and attributes the call.
-    if (completion && typeof completion === 'object' && !completion.model) {
-      const configured = [chatModel.model, chatModel.modelName, chatModel.model_name].find((m) => typeof m === 'string' && m)
-      if (configured) completion.model = configured
-    }
-    return completion
-  }
 }
 
 /**
@@ -468,22 +312,13 @@ function isLoopback(url) {
 /** Tool entries as host tool definitions: LangChain tools get a JSON schema and a handler over `invoke`. */
 async function normalizeTools(tools) {
   if (!Array.isArray(tools)) return tools
-  let toJsonSchema
   const out = []
   for (const [i, t] of tools.entries()) {
     if (!isLangChainTool(t)) {
       out.push(t)
       continue
     }
-    let schema = t.schema ?? { type: 'object', properties: {} }
-    if (isSchemaObject(schema)) {
-      if (toJsonSchema === undefined) {
-        toJsonSchema = (await optionalImport('@langchain/core/utils/json_schema'))?.toJsonSchema ?? null
-      }
-      if (toJsonSchema) schema = toJsonSchema(schema)
-      else if (typeof schema.toJSONSchema === 'function') schema = schema.toJSONSchema()
-      else throw new TypeError(`tools[${i}] ('${t.name}'): its schema is a zod/Standard schema and @langchain/core is not installed to convert it`)
-    }
+    const schema = await jsonSchemaOf(t.schema, `tools[${i}] ('${t.name}')`)
     out.push({
       name: t.name,
       description: t.description ?? '',
@@ -538,10 +373,11 @@ function toolAdapter(tools, getNative) {
   const byName = new Map(tools.map((t) => [t.name, t]))
   return (callJson) =>
     settle(async () => {
-      const { name, args, sessionId, state, contextId } = JSON.parse(callJson)
+      const { name, args, sessionId, state, callId, contextId } = JSON.parse(callJson)
       const tool = byName.get(name)
       if (!tool) throw new Error(`no handler for tool '${name}'`)
       const context = { sessionId, state, toolName: name }
+      if (callId !== null && callId !== undefined) context.callId = callId
       const workspace = contextId === null || contextId === undefined ? null : toolWorkspace(getNative(), contextId)
       let open = true
       // Non-enumerable, as the original's: readable only while the call runs.

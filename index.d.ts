@@ -36,7 +36,6 @@ export type GovernanceRuleId =
   | 'script.skill-only'
   | 'tool.reply-only'
   | 'tool.eval'
-  | 'tool.ungrantable'
   | 'zone.read-only'
   | 'zone.runtime-internal'
   | 'zone.runtime-managed'
@@ -108,8 +107,12 @@ export declare class Governance {
    * (`{ allowed, rule, message, terminal, warn }`).
    */
   decidePacked(state: string, tool: string, argsJson?: string | undefined | null, variablesJson?: string | undefined | null, authority?: string | undefined | null): string
-  /** The tool names the model is shown in `state`. */
-  surface(state: string): Array<string>
+  /**
+   * The tool names the model is shown in `state`; `{ controls: false }` leaves out the
+   * runtime's control tools (`archmax_advance` … `archmax_run`), `{ controls: [names] }`
+   * keeps only the named ones, for a host that implements some of them.
+   */
+  surface(state: string, options?: { controls?: boolean | string[] }): Array<string>
   /** The state slugs, in declaration order. */
   states(): Array<string>
   /** What `state` allows, as a refusal lists it. */

@@ -135,3 +135,68 @@ test('GovernanceRuleId in the typings lists every rule id of the kernel', async 
   assert.ok(ids.length > 20, 'the kernel ids were found')
   assert.deepEqual(typed, ids)
 })
+
+test('decide on archmax_advance checks the requires gate and the edge, as the runtime does', () => {
+  const g = Governance.fromSpec(`
+states:
+  a:
+    triggers: { manual: }
+    requires: [order_id]
+    transitions: [{ to: b }]
+  b: { instructions: B. }
+`)
+  const advance = (to, variables) => g.decide({ state: 'a', tool: 'archmax_advance', args: { to, reason: 'r' }, variables })
+  assert.equal(advance('b').rule, 'transition.requires')
+  assert.deepEqual(advance('b', { order_id: 'A-1' }), { allowed: true, rule: 'tool.allowed', terminal: false, warn: false })
+  const ghost = advance('ghost', { order_id: 'A-1' })
+  assert.equal(ghost.allowed, false)
+  assert.equal(ghost.rule, 'transition.no-edge')
+  assert.equal(ghost.message, "cannot advance from 'a' to 'ghost'. Valid target slugs: b.")
+})
+
+test('guard variables accept the { value, locked } entries the package returns', () => {
+  const g = Governance.fromSpec(SPEC)
+  const call = (variables) =>
+    g.decide({ state: 'collect', tool: 'write_file', args: { file_path: 'output/K-9/a.json' }, variables })
+  assert.equal(call({ case_id: { value: 'K-9', locked: true } }).allowed, true)
+  assert.equal(call({ case_id: { value: 'K-9' } }).allowed, true)
+  assert.equal(call({ case_id: { value: 'K-1', locked: false } }).rule, 'tool.not-allowed')
+  // An object that is not an entry stays a (non-scalar) value.
+  assert.match(call({ case_id: { value: 'K-9', other: 1 } }).message, /non-scalar/)
+  const gate = Governance.fromSpec('states:\n  a:\n    triggers: { manual: }\n    requires: [x]\n    transitions: [{ to: b }]\n  b: { instructions: B. }\n')
+  assert.equal(gate.transition('a', 'b', { x: { value: 1, locked: true } }).allowed, true)
+})
+
+test('surface can leave out the control tools a host does not implement', () => {
+  const g = Governance.fromSpec(SPEC)
+  const all = g.surface('collect')
+  assert.ok(all.includes('archmax_advance') && all.includes('archmax_get_variables'))
+  const none = g.surface('collect', { controls: false })
+  assert.deepEqual(none, all.filter((t) => !t.startsWith('archmax_')))
+  assert.ok(none.includes('send_mail') && none.includes('write_file'))
+  const some = g.surface('collect', { controls: ['archmax_advance', 'archmax_set_variables'] })
+  assert.deepEqual(some.filter((t) => t.startsWith('archmax_')), ['archmax_advance', 'archmax_set_variables'])
+  assert.deepEqual(g.surface('collect', { controls: true }), all)
+  assert.throws(() => g.surface('collect', { controls: 'no' }), /'controls' must be a boolean or an array/)
+})
+
+test('task is governed like any tool, and validateSpec agrees with the kernel', async () => {
+  const { validateSpec } = await import('@archmax-ai/harness/spec')
+  const yaml = 'states:\n  a:\n    triggers: { manual: }\n    tools: { allow: [task] }\n    transitions: [{ to: b }]\n  b: { instructions: B. }\n'
+  const checked = validateSpec(yaml)
+  assert.equal(checked.ok, true)
+  assert.deepEqual(checked.diagnostics.filter((d) => d.severity === 'error'), [])
+  const g = Governance.fromSpec(yaml)
+  assert.deepEqual(g.decide({ state: 'a', tool: 'task', args: { description: 'x' } }), {
+    allowed: true,
+    rule: 'tool.allowed',
+    terminal: false,
+    warn: false,
+  })
+  assert.ok(g.surface('a').includes('task'))
+  const no = g.decide({ state: 'b', tool: 'task', args: {} })
+  assert.equal(no.rule, 'tool.not-allowed')
+  assert.equal(no.warn, true)
+  assert.ok(no.message.startsWith("[workflow] BLOCKED: 'task' is not allowed in state 'b'."), no.message)
+  assert.ok(!g.surface('b').includes('task'))
+})

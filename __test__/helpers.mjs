@@ -4,6 +4,8 @@ import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
+import { AIMessage } from '@langchain/core/messages'
+
 /** The repository root. */
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..')
 /** The example workspace. */
@@ -34,6 +36,35 @@ states:
 /** An OpenAI tool call of `name` with `args`. */
 export function call(name, args, id = `call_${name}`) {
   return { id, type: 'function', function: { name, arguments: JSON.stringify(args) } }
+}
+/** An OpenAI assistant message as a LangChain AIMessage (for the fake LangChain chat models). */
+export function toAIMessage(m) {
+  return new AIMessage({
+    content: m.content ?? '',
+    tool_calls: (m.tool_calls ?? []).map((c) => ({ id: c.id, name: c.function.name, args: JSON.parse(c.function.arguments), type: 'tool_call' })),
+  })
+}
+/** An assistant message making `calls`. */
+export const tools = (...calls) => ({ role: 'assistant', content: null, tool_calls: calls })
+/** The example's refund proposal, as the agent writes it. */
+export const REFUND = JSON.stringify({ order_id: 'KK-2043', decision: 'partial_refund', amount: 10, currency: 'EUR', limit: 300, reason: 'Delayed past the promise.' })
+/**
+ * The example's refund flow as the agent answers it: to `refund-request`, the proposal
+ * written to `proposal` and on to `refund-review` (where it parks); once approved, the
+ * confirmation note and the reply.
+ */
+export function refundAnswers(proposal = 'scratchpad/refund.json') {
+  return [
+    tools(call('archmax_advance', { to: 'refund-request', reason: 'wants money back' }, 'c1')),
+    tools(
+      call('archmax_set_variables', { variables: { order_id: 'KK-2043' } }, 'c2'),
+      call('write_file', { file_path: proposal, content: REFUND }, 'c3'),
+      call('archmax_advance', { to: 'refund-review', reason: 'proposal written' }, 'c4'),
+    ),
+    say('A colleague will review your refund.'),
+    tools(call('write_file', { file_path: 'outbox/refund-KK-2043.md', content: 'KK-2043: 10.00 EUR, within 5 working days.' }, 'c5')),
+    say('Your refund of 10.00 EUR is confirmed.'),
+  ]
 }
 /** An assistant message calling `archmax_advance`. */
 export const advance = (to, reason = 'next') => ({ role: 'assistant', content: null, tool_calls: [call('archmax_advance', { to, reason })] })

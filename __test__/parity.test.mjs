@@ -14,11 +14,11 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
 import { BaseChatModel } from '@langchain/core/language_models/chat_models'
-import { AIMessage, AIMessageChunk } from '@langchain/core/messages'
+import { AIMessageChunk } from '@langchain/core/messages'
 import { ChatGenerationChunk } from '@langchain/core/outputs'
 
 import { createAgent, createMemorySessionStore } from '@archmax-ai/harness'
-import { APPROVAL_SPEC, ONE_STATE_SPEC, call, chunksOf, EXAMPLE, mapStore, say, textPieces, workspace } from './helpers.mjs'
+import { APPROVAL_SPEC, ONE_STATE_SPEC, call, chunksOf, EXAMPLE, mapStore, refundAnswers, say, textPieces, toAIMessage, tools, workspace } from './helpers.mjs'
 
 /** The text of a request's messages, for a check to search (`requestText` is their JSON). */
 function contents(requestText) {
@@ -27,7 +27,6 @@ function contents(requestText) {
     .join('\n')
 }
 
-const tools = (...calls) => ({ role: 'assistant', content: null, tool_calls: calls })
 const advance = (to, reason, id) => tools(call('archmax_advance', { to, reason }, id))
 
 function exampleCopy() {
@@ -38,7 +37,6 @@ function exampleCopy() {
 
 // ---------------------------------------------------------------- scenarios
 
-const REFUND = JSON.stringify({ order_id: 'KK-2043', decision: 'partial_refund', amount: 10, currency: 'EUR', limit: 300, reason: 'Delayed past the promise.' })
 
 /** Hooks and scripts that call several tools at once. */
 const CONCURRENT_SPEC = `title: Concurrent tools
@@ -227,17 +225,7 @@ const SCENARIOS = [
     files: true,
     workspace: exampleCopy,
     options: { workflow: 'order-lookup' },
-    answers: [
-      advance('refund-request', 'wants money back', 'c1'),
-      tools(
-        call('archmax_set_variables', { variables: { order_id: 'KK-2043' } }, 'c2'),
-        call('write_file', { file_path: 'scratchpad/refund.json', content: REFUND }, 'c3'),
-        call('archmax_advance', { to: 'refund-review', reason: 'proposal written' }, 'c4'),
-      ),
-      say('A colleague will review your refund.'),
-      tools(call('write_file', { file_path: 'outbox/refund-KK-2043.md', content: 'KK-2043: 10.00 EUR, within 5 working days.' }, 'c5')),
-      say('Your refund of 10.00 EUR is confirmed.'),
-    ],
+    answers: refundAnswers(),
     steps: [(w) => w.send('r1', { message: 'I want a refund for KK-2043.' }), (w) => w.decide('r1', { target: 'refund-approved', comment: 'ok' })],
     check: ([parked, done]) => {
       assert.equal(parked.kind, 'parked')
@@ -436,14 +424,6 @@ const SCENARIOS = [
 ]
 
 // ---------------------------------------------------------------- the columns
-
-/** An OpenAI assistant message as a LangChain AIMessage. */
-function toAIMessage(m) {
-  return new AIMessage({
-    content: m.content ?? '',
-    tool_calls: (m.tool_calls ?? []).map((c) => ({ id: c.id, name: c.function.name, args: JSON.parse(c.function.arguments), type: 'tool_call' })),
-  })
-}
 
 class ScriptedChatModel extends BaseChatModel {
   constructor(next) {

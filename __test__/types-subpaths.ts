@@ -89,3 +89,15 @@ const badHook: HookFn = () => 'ok'
 const badArgs: HookArgs = { state: 's', phase: 'during', variables: {}, messages: [] }
 
 export { reply, same, kind, rootKind, flags, text, describe, badKind, fn, plain, verdicts, results, vetoReason, args, step, badVerdict, badHook, badArgs }
+
+// --- deepagents ---
+import { archmaxMiddleware, type ArchmaxInterrupt, type ArchmaxMiddleware } from '@archmax-ai/harness/deepagents'
+const middleware: ArchmaxMiddleware = archmaxMiddleware({ workflow: 'order-lookup', workspace: { rootDir: '.' } })
+const middlewareName: 'ArchmaxMiddleware' = middleware.name
+void middlewareName
+// @ts-expect-error the workflow slug is required
+archmaxMiddleware({ workspace: { rootDir: '.' } })
+function parkedAt(p: ArchmaxInterrupt): string {
+  return p.channel === 'decision' ? `${p.state}: ${(p.transitions ?? []).map((t) => t.to).join('|')}` : `${p.state}: ${p.reason ?? ''}`
+}
+void parkedAt

@@ -186,7 +186,6 @@ function decide(tool, args, ctx) {
   }
   if (ctx.replyOnly) return block("tool.reply-only", `The run is waiting for a person; '${tool}' is refused.`);
   if (tool === "eval") return block("tool.eval", "Use archmax_eval.");
-  if (tool === "task") return block("tool.ungrantable", "task cannot be granted.");
   for (const p of paths) {
     if (mutating(p.access) && classify(p.canon, mounts) === "authored") return block("zone.read-only", `'${p.raw}' is read-only.`);
   }

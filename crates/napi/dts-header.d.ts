@@ -36,7 +36,6 @@ export type GovernanceRuleId =
   | 'script.skill-only'
   | 'tool.reply-only'
   | 'tool.eval'
-  | 'tool.ungrantable'
   | 'zone.read-only'
   | 'zone.runtime-internal'
   | 'zone.runtime-managed'

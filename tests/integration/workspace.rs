@@ -297,11 +297,10 @@ fn governance_probes() {
         ValidateOptions::new("w"),
     );
     let f = "states.a.tools.allow";
-    has(
-        &found,
-        Severity::Error,
-        f,
-        "allows 'task', which is not grantable",
+    // `task` is a tool like any other: its grant is not a problem.
+    assert!(
+        !found.iter().any(|(_, _, _, m)| m.contains("'task'")),
+        "{found:#?}"
     );
     has(
         &found,

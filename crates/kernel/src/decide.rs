@@ -9,7 +9,7 @@ use crate::matching::{Side, arg_lookup, value_matches};
 use crate::messages as msg;
 use crate::paths::{Access, CallPath, call_paths};
 use crate::policy::{DenySource, Entry, Guard, Policy, StateRules};
-use crate::tools::{BARE_EVAL, UNGRANTABLE, is_always_allowed};
+use crate::tools::{BARE_EVAL, is_always_allowed};
 use crate::zones::{AUTHORING_PLANE, Zone, classify, skill_of};
 use crate::{CallContext, Decision, Origin, RuleId, ToolCall};
 
@@ -59,6 +59,21 @@ impl Policy {
             .unwrap_or_else(|| self.grants(&c, st, ctx))
     }
 
+    /// [`Policy::decide`], then, for a granted `archmax_advance` naming its target (`to`), the
+    /// move itself ([`Policy::transition`]: the `requires` gate, then the edge). The runtime
+    /// makes the second check when it executes the move; a host running its own loop gets
+    /// both answers from one call.
+    pub fn decide_with_move(&self, call: &ToolCall<'_>, ctx: &CallContext<'_>) -> Decision {
+        let d = self.decide(call, ctx);
+        if !d.allowed || call.tool != crate::tools::ADVANCE {
+            return d;
+        }
+        match call.args.get("to").and_then(Value::as_str) {
+            Some(to) => self.transition(ctx.state, to, ctx.variables),
+            None => d,
+        }
+    }
+
     /// Rules 1–11: nothing a spec declares overrides them.
     fn safety(
         &self,
@@ -98,12 +113,6 @@ impl Policy {
         }
         if c.tool == BARE_EVAL {
             return Some(Decision::block(RuleId::Eval, msg::EVAL.to_string()));
-        }
-        if c.tool == UNGRANTABLE {
-            return Some(Decision::block(
-                RuleId::Ungrantable,
-                msg::UNGRANTABLE.to_string(),
-            ));
         }
         for p in &c.paths {
             if p.access.is_mutating() && classify(&p.canonical, &self.mounts) == Zone::Authored {

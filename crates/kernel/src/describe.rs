@@ -3,7 +3,7 @@
 
 use crate::messages as msg;
 use crate::policy::{Entry, Guard, Policy, StateRules};
-use crate::tools::{ADVANCE, ALWAYS_ALLOWED, UNGRANTABLE};
+use crate::tools::{ADVANCE, ALWAYS_ALLOWED};
 use crate::{Decision, RuleId, Variables};
 
 impl Policy {
@@ -25,14 +25,14 @@ impl Policy {
 
     /// The tool names the model is shown in `state`: the effective entries' tools,
     /// then the controls (`archmax_advance` hidden in a terminal state), minus every
-    /// tool denied there by name; `task` never. Empty for an unknown state.
+    /// tool denied there by name. Empty for an unknown state.
     pub fn surface(&self, state: &str) -> Vec<String> {
         let Some(st) = self.state(state) else {
             return Vec::new();
         };
         let mut out: Vec<String> = Vec::new();
         for e in &st.effective {
-            if e.tool != UNGRANTABLE && !self.bare_denied(st, &e.tool) && !out.contains(&e.tool) {
+            if !self.bare_denied(st, &e.tool) && !out.contains(&e.tool) {
                 out.push(e.tool.clone());
             }
         }

@@ -125,7 +125,7 @@ pub struct Decision {
     pub message: Option<String>,
     /// A denial retrying cannot fix (an unresolvable guard): the turn ends.
     pub terminal: bool,
-    /// The denial is reported as a warning event (`tool.eval` and `task` are silent).
+    /// The denial is reported as a warning event (`tool.eval` is silent).
     pub warn: bool,
 }
 
@@ -140,7 +140,7 @@ impl Decision {
         }
     }
     pub(crate) fn block(rule: RuleId, message: String) -> Self {
-        let warn = !matches!(rule, RuleId::Eval | RuleId::Ungrantable);
+        let warn = rule != RuleId::Eval;
         Decision {
             allowed: false,
             rule,

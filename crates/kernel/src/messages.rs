@@ -38,8 +38,6 @@ pub(crate) fn reply_only(tool: &str) -> String {
 
 pub(crate) const EVAL: &str = "[workflow] BLOCKED: an unnamespaced `eval` tool is never governed — use `archmax_eval`, the runtime's own code interpreter.";
 
-pub(crate) const UNGRANTABLE: &str = "[workflow] BLOCKED: `task` is the runtime's own dispatch for grading rubrics, not a tool a state may call. A rubric grades your work; you do not call it. To delegate work to another process, use the workflow's declared `archmax_workflow_<slug>` tool.";
-
 pub(crate) fn read_only_zone(subject: &str, mount: &str) -> String {
     format!(
         "[workflow] BLOCKED: {subject} targets a read-only mount ('{mount}'). Authored content is mounted read-only — write your files under 'scratchpad/…' (persisted per-session in the session store)."

@@ -18,8 +18,6 @@ pub enum RuleId {
     ReplyOnly,
     /// An unnamespaced `eval`.
     Eval,
-    /// `task`.
-    Ungrantable,
     /// A write into a read-only mount.
     ReadOnlyZone,
     /// Any access to the runtime's bookkeeping areas.
@@ -68,7 +66,6 @@ impl RuleId {
             RuleId::SkillOnly => "script.skill-only",
             RuleId::ReplyOnly => "tool.reply-only",
             RuleId::Eval => "tool.eval",
-            RuleId::Ungrantable => "tool.ungrantable",
             RuleId::ReadOnlyZone => "zone.read-only",
             RuleId::RuntimeInternal => "zone.runtime-internal",
             RuleId::RuntimeManaged => "zone.runtime-managed",

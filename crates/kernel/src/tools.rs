@@ -59,8 +59,6 @@ pub const DEFAULT_TOOLS: [&str; 12] = [
 /// The runtime's own file operations (a host tool may not take these names).
 pub const FILE_OPERATIONS: [&str; 3] = ["copy_file", "move_file", "remove_file"];
 
-/// The one built-in no state may be granted: the rubric dispatcher.
-pub const UNGRANTABLE: &str = "task";
 /// An unnamespaced `eval`, never governed.
 pub const BARE_EVAL: &str = "eval";
 

@@ -200,6 +200,7 @@ impl ScriptTools {
                 let ctx = ToolContext {
                     session_id: self.session_id.clone(),
                     state: self.state.clone(),
+                    call_id: None,
                     workspace: Some(Arc::clone(&workspace)),
                 };
                 let left = self

@@ -19,6 +19,8 @@ pub struct ToolContext {
     pub session_id: String,
     /// The active state.
     pub state: String,
+    /// The model's tool call this call answers; `None` for a script's or a hook's call.
+    pub call_id: Option<String>,
     /// The turn's files as this call may use them (`context.workspace`); `None` where the
     /// caller gives none (a script's call).
     pub workspace: Option<Arc<crate::host_workspace::HostWorkspace>>,

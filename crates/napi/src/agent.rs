@@ -468,6 +468,7 @@ impl HostTool for JsTool {
             "args": args,
             "sessionId": ctx.session_id,
             "state": ctx.state,
+            "callId": ctx.call_id,
             "contextId": registered.as_ref().map(crate::tool_workspace::Registered::id),
         })
         .to_string();

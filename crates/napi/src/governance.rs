@@ -4,6 +4,7 @@
 
 use std::collections::HashMap;
 
+use archmax_kernel::tools::CONTROL_TOOLS;
 use archmax_kernel::{
     CallContext, Mounts, Origin, Policy, PolicyOptions, SkillDir, ToolCall, ToolPaths,
 };
@@ -141,6 +142,24 @@ fn mounts(table: Option<HashMap<String, MountOptions>>) -> Mounts {
         Some(t) => Mounts::from_decls(&mount_decls(t)),
         None => Mounts::from_decls(&zero_config()),
     }
+}
+
+/// The run's variables as the kernel reads them: an entry as the package returns it
+/// (`{ value, locked? }`, `Outcome.variables`, `SessionSummary.variables`) stands for its
+/// value; anything else is the value itself.
+fn plain_values(vars: Map<String, Value>) -> Map<String, Value> {
+    let is_entry = |o: &Map<String, Value>| {
+        o.contains_key("value")
+            && o.iter().all(|(k, v)| k == "value" || (k == "locked" && v.is_boolean()))
+    };
+    vars.into_iter()
+        .map(|(name, v)| match v {
+            Value::Object(mut entry) if is_entry(&entry) => {
+                (name, entry.remove("value").unwrap_or(Value::Null))
+            }
+            other => (name, other),
+        })
+        .collect()
 }
 
 /// The `code` of a workflow that cannot be loaded (the original's error class name).
@@ -313,7 +332,7 @@ impl Governance {
         };
         let variables: Option<Map<String, Value>> = match variables {
             None | Some(Value::Null) => None,
-            Some(Value::Object(m)) => Some(m),
+            Some(Value::Object(m)) => Some(plain_values(m)),
             Some(_) => {
                 return Err(Error::new(
                     Status::InvalidArg,
@@ -327,13 +346,41 @@ impl Governance {
             reply_only,
             variables: variables.as_ref(),
         };
-        Ok(self.policy.decide(&ToolCall::new(tool, args), &ctx))
+        Ok(self.policy.decide_with_move(&ToolCall::new(tool, args), &ctx))
     }
 
-    /// The tool names the model is shown in `state`.
-    #[napi(catch_unwind)]
-    pub fn surface(&self, state: String) -> Vec<String> {
-        self.policy.surface(&state)
+    /// The tool names the model is shown in `state`; `{ controls: false }` leaves out the
+    /// runtime's control tools (`archmax_advance` … `archmax_run`), `{ controls: [names] }`
+    /// keeps only the named ones, for a host that implements some of them.
+    #[napi(
+        catch_unwind,
+        ts_args_type = "state: string, options?: { controls?: boolean | string[] }"
+    )]
+    pub fn surface(&self, state: String, options: Option<Value>) -> Result<Vec<String>> {
+        let bad = || {
+            Error::new(
+                Status::InvalidArg,
+                "surface: 'controls' must be a boolean or an array of tool names".to_string(),
+            )
+        };
+        // The control tools kept: all (`None`), or those named.
+        let kept: Option<Vec<&str>> = match options.as_ref().and_then(|o| o.get("controls")) {
+            None | Some(Value::Null | Value::Bool(true)) => None,
+            Some(Value::Bool(false)) => Some(Vec::new()),
+            Some(Value::Array(names)) => Some(
+                names
+                    .iter()
+                    .map(Value::as_str)
+                    .collect::<Option<_>>()
+                    .ok_or_else(bad)?,
+            ),
+            Some(_) => return Err(bad()),
+        };
+        let mut tools = self.policy.surface(&state);
+        if let Some(kept) = kept {
+            tools.retain(|t| !CONTROL_TOOLS.contains(&t.as_str()) || kept.contains(&t.as_str()));
+        }
+        Ok(tools)
     }
 
     /// The state slugs, in declaration order.
@@ -372,7 +419,7 @@ impl Governance {
     )]
     pub fn transition(&self, from: String, to: String, variables: Option<Value>) -> DecisionObject {
         let vars = match variables {
-            Some(Value::Object(m)) => Some(m),
+            Some(Value::Object(m)) => Some(plain_values(m)),
             _ => None,
         };
         self.policy.transition(&from, &to, vars.as_ref()).into()

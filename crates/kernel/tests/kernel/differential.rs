@@ -990,9 +990,6 @@ impl Sp {
         if tool == "eval" {
             return block("tool.eval");
         }
-        if tool == "task" {
-            return block("tool.ungrantable");
-        }
         // 7–9 zones.
         for p in &call.paths {
             if mutating(p.acc) && zone(&p.c, p.esc) == Zn::Authored {
@@ -1368,7 +1365,6 @@ fn kernel_agrees_with_the_naive_reference() {
         "script.skill-only",
         "tool.reply-only",
         "tool.eval",
-        "tool.ungrantable",
         "zone.read-only",
         "zone.runtime-internal",
         "zone.runtime-managed",

@@ -302,7 +302,6 @@ fn reply_only(tool: &str) -> String {
     )
 }
 const EVAL_TEXT: &str = "[workflow] BLOCKED: an unnamespaced `eval` tool is never governed — use `archmax_eval`, the runtime's own code interpreter.";
-const TASK_TEXT: &str = "[workflow] BLOCKED: `task` is the runtime's own dispatch for grading rubrics, not a tool a state may call. A rubric grades your work; you do not call it. To delegate work to another process, use the workflow's declared `archmax_workflow_<slug>` tool.";
 fn skill_not_allowed(subject: &str, slug: &str, state: &str, here: &str) -> String {
     format!(
         "[workflow] BLOCKED: {subject} belongs to the skill '{slug}', which is not enabled in state '{state}'. {here}"
@@ -1651,7 +1650,8 @@ states:
             )
             .block("zone.read-only"),
             call("54b", "s", "eval", json!({})).block("tool.eval"),
-            call("54c", "s", "task", json!({})).block("tool.ungrantable"),
+            // `task` is a tool like any other: the host rule decides it.
+            call("54c", "s", "task", json!({})).allow("host.allow-all"),
             call("54d", "s", "send_email", json!({})).block("tool.forbidden"),
             call("54e", "s", "pack_files", json!({})).block("tool.forbidden-here"),
             // an allow here is final: it bypasses the open areas and the grants.
@@ -2226,7 +2226,7 @@ states:
 
 #[test]
 fn exact_texts_for_the_remaining_rule_ids() {
-    // tool.ungrantable, tool.not-allowed with (to='…'), and both skill.forbidden sources.
+    // `task` ungranted, tool.not-allowed with (to='…'), and both skill.forbidden sources.
     let p = compile(
         r#"
 skills:
@@ -2250,9 +2250,8 @@ states:
         &p,
         &[
             call("task", "a", "task", json!({"description": "grade"}))
-                .block("tool.ungrantable")
-                .warn(false)
-                .exact(TASK_TEXT),
+                .block("tool.not-allowed")
+                .exact(not_allowed("'task'", "a", a_allowed, GO_ON)),
             call(
                 "to",
                 "a",
@@ -2446,11 +2445,9 @@ states:
         opts_with_fixture_mounts(),
     );
     let s = p.surface("s");
-    assert!(
-        !s.iter().any(|t| t == "task"),
-        "task is never disclosed: {s:?}"
-    );
-    assert!(!p.surface("t").iter().any(|t| t == "task"));
+    // `task` is disclosed like any granted tool (Deep Agents' subagent tool).
+    assert!(s.iter().any(|t| t == "task"), "{s:?}");
+    assert!(p.surface("t").iter().any(|t| t == "task"));
     assert!(
         !s.iter().any(|t| t == "web_fetch"),
         "a bare forbid removes the tool: {s:?}"
@@ -2609,5 +2606,46 @@ states:
             call("5.3-20", "s", "send_email", json!({"to": "A+TAG@B.CO"}))
                 .block("tool.not-allowed"),
         ],
+    );
+}
+
+#[test]
+fn decide_with_move_checks_the_requires_gate_and_the_edge() {
+    let p = compile(
+        r#"
+states:
+  a:
+    triggers: { manual: }
+    instructions: A.
+    requires: [order_id]
+    transitions:
+      - to: b
+  b:
+    instructions: B.
+"#,
+        PolicyOptions::default(),
+    );
+    let mut vars = Variables::new();
+    let ctx = CallContext::agent("a");
+    let to = |t: &str| json!({ "to": t, "reason": "r" });
+    let gated = p.decide_with_move(&ToolCall::new("archmax_advance", &to("b")), &ctx);
+    assert_eq!(gated.rule.as_str(), "transition.requires");
+    vars.insert("order_id".into(), json!("A-1"));
+    let ctx = ctx.with_variables(&vars);
+    let ok = p.decide_with_move(&ToolCall::new("archmax_advance", &to("b")), &ctx);
+    assert!(ok.allowed, "{ok:?}");
+    let args = to("a");
+    let no_edge = p.decide_with_move(&ToolCall::new("archmax_advance", &args), &ctx);
+    assert_eq!(no_edge.rule.as_str(), "transition.no-edge");
+    assert_eq!(
+        no_edge.message.as_deref(),
+        Some("cannot advance from 'a' to 'a'. Valid target slugs: b.")
+    );
+    // `decide` alone grants the control; other tools are decided as by `decide`.
+    assert!(p.decide(&ToolCall::new("archmax_advance", &args), &ctx).allowed);
+    let ls = json!({ "path": "." });
+    assert_eq!(
+        p.decide_with_move(&ToolCall::new("ls", &ls), &ctx),
+        p.decide(&ToolCall::new("ls", &ls), &ctx)
     );
 }

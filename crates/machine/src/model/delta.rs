@@ -104,6 +104,10 @@ pub struct Head<'a> {
     /// Who asks, when not the agent (`rubric`); the receiver takes it off the request.
     #[serde(skip_serializing_if = "ModelRole::is_agent")]
     pub role: ModelRole,
+    /// The session the request serves, when known; the receiver takes it off the request
+    /// (a host driving several sessions through one model, `deepagents.js`, routes on it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session: Option<&'a str>,
 }
 
 /// Length of the common prefix of two message lists.
@@ -187,6 +191,7 @@ impl Channels {
                 max_tokens: req.max_tokens,
                 parallel_tool_calls: req.parallel_tool_calls,
                 role: req.role,
+                session: req.session.as_deref(),
             },
             stream: None,
         }

@@ -264,7 +264,9 @@ impl Turn<'_> {
                 };
                 return Some((this.finish(allowed, result, false, None), effects));
             }
-            let (result, mut effects) = this.run_alongside(&allowed.name, &allowed.args).await;
+            let (result, mut effects) = this
+                .run_alongside(&allowed.name, &allowed.args, &allowed.call_id)
+                .await;
             let settled_ok = !result.is_error;
             let shown = effects.shown.take();
             Some((this.finish(allowed, result, settled_ok, shown), effects))
@@ -467,7 +469,6 @@ impl Turn<'_> {
             EXECUTABLE.contains(&n)
                 || self.h.tools.iter().any(|t| t.name() == n)
                 || n == "eval"
-                || n == "task"
                 || n.starts_with(WORKFLOW_TOOL_PREFIX)
         };
         if registered(called) || archmax_kernel::tools::ALWAYS_ALLOWED.contains(&called) {

@@ -55,14 +55,19 @@ impl Turn<'_> {
                     is_error: false,
                 }
             }
-            _ => return self.run_alongside(name, args).await,
+            _ => return self.run_alongside(name, args, call_id).await,
         };
         (result, Effects::default())
     }
 
     /// Runs a file or host tool: a call that changes nothing the turn holds, so the calls
     /// of a batch that are all such run at once.
-    pub(super) async fn run_alongside(&self, name: &str, args: &Value) -> (ControlResult, Effects) {
+    pub(super) async fn run_alongside(
+        &self,
+        name: &str,
+        args: &Value,
+        call_id: &str,
+    ) -> (ControlResult, Effects) {
         if EXECUTABLE.contains(&name) {
             let (result, shown) = self.file_tool(name, args).await;
             (
@@ -73,7 +78,7 @@ impl Turn<'_> {
                 },
             )
         } else {
-            let (result, fails) = self.host_tool(name, args).await;
+            let (result, fails) = self.host_tool(name, args, call_id).await;
             (
                 result,
                 Effects {
@@ -121,7 +126,12 @@ impl Turn<'_> {
 
     /// A host tool, governed and bounded by the segment's time (a timeout is the step's
     /// failure, returned); unknown names answer so.
-    async fn host_tool(&self, name: &str, args: &Value) -> (ControlResult, Option<String>) {
+    async fn host_tool(
+        &self,
+        name: &str,
+        args: &Value,
+        call_id: &str,
+    ) -> (ControlResult, Option<String>) {
         let state = self.session.workflow_state.clone();
         match self.h.tools.iter().find(|t| t.name() == name).cloned() {
             Some(tool) => {
@@ -137,6 +147,7 @@ impl Turn<'_> {
                 let ctx = ToolContext {
                     session_id: self.id.as_str().to_string(),
                     state,
+                    call_id: Some(call_id.to_string()),
                     workspace: Some(std::sync::Arc::clone(&workspace)),
                 };
                 let left = self.segment_left();

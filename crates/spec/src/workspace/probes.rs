@@ -3,7 +3,7 @@
 //!
 //! The probes read allow entries statically; the kernel that decides calls at run
 //! time arrives with the governance issue. They catch grants that can never take
-//! effect: ungrantable tools, paths on the authoring plane or in runtime-owned
+//! effect: paths on the authoring plane or in runtime-owned
 //! areas, scripts outside every skill bundle, tools denied outright.
 
 use super::Context;
@@ -158,16 +158,6 @@ fn probe(ctx: &Context<'_>, p: &Probe<'_>, item: &Node, out: &mut Vec<Diagnostic
     };
     let at = |d: Diagnostic| d.in_file(ctx.file).at(Some(item.pos));
     let (who, field) = (p.who, p.field);
-    if tool == "task" {
-        out.push(at(Diagnostic::error(
-            field,
-            format!(
-                "{who} allows 'task', which is not grantable: it is the runtime's own dispatch \
-                 for grading rubrics, never disclosed to the agent. Remove the entry."
-            ),
-        )));
-        return;
-    }
     let forbid_always = bare_names(ctx.node("tools.forbid_always"));
     if forbid_always.iter().any(|f| f == tool || f == "*") {
         out.push(at(Diagnostic::error(

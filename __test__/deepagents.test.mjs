@@ -1,0 +1,508 @@
+// `@archmax-ai/harness/deepagents`: the workflow run by a real Deep Agents agent (and by
+// LangChain's createAgent) through archmaxMiddleware, with a fake tool-calling model.
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { cpSync, existsSync, mkdtempSync, readFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+
+import { BaseChatModel } from '@langchain/core/language_models/chat_models'
+import { tool } from '@langchain/core/tools'
+import { Command, MemorySaver } from '@langchain/langgraph'
+import { createDeepAgent } from 'deepagents'
+import { createAgent as createLangChainAgent } from 'langchain'
+import { z } from 'zod'
+
+import { createMemorySessionStore } from '@archmax-ai/harness'
+import { archmaxMiddleware } from '@archmax-ai/harness/deepagents'
+import { call, EXAMPLE, mapStore, REFUND, refundAnswers, say, toAIMessage, tools, workspace } from './helpers.mjs'
+
+/** A LangChain chat model answering `answer({ messages, tools })`, recording every request. */
+class FakeToolModel extends BaseChatModel {
+  constructor(answer) {
+    super({})
+    this.answer = answer
+    this.requests = []
+  }
+  _llmType() {
+    return 'fake-tools'
+  }
+  bindTools(tools) {
+    return this.withConfig({ tools })
+  }
+  async _generate(messages, options) {
+    const request = {
+      system: messages.filter((m) => m.getType() === 'system').map((m) => m.text).join('\n'),
+      messages,
+      tools: (options?.tools ?? []).map((t) => t.function?.name ?? t.name),
+    }
+    this.requests.push(request)
+    const message = toAIMessage(await this.answer(request, this.requests.length - 1))
+    return { generations: [{ text: typeof message.content === 'string' ? message.content : '', message }] }
+  }
+}
+
+/** A model answering from a script, in the order asked. */
+const scriptedModel = (answers) =>
+  new FakeToolModel(() => {
+    const next = answers.shift()
+    if (next === undefined) throw new Error('the script ran out')
+    return next
+  })
+
+const advance = (to, reason, id) => tools(call('archmax_advance', { to, reason }, id))
+const config = (thread) => ({ configurable: { thread_id: thread }, recursionLimit: 100 })
+
+/**
+ * Runs `fn(agent, middleware)` on an agent (`createDeepAgent`, else `create`) with
+ * `archmaxMiddleware({ workflow, workspace: { rootDir, sessionStore }, onEvent, ...extra })`
+ * and a checkpointer, then disposes the middleware.
+ */
+async function withAgent({ workflow, rootDir, mounts, model, sessionStore, onEvent, tools, create = createDeepAgent }, fn, extra = {}) {
+  const middleware = archmaxMiddleware({ workflow, workspace: { rootDir, mounts, sessionStore }, ...(onEvent ? { onEvent } : {}), ...extra })
+  const agent = create({ model, ...(tools ? { tools } : {}), middleware: [middleware], checkpointer: new MemorySaver() })
+  try {
+    return await fn(agent, middleware)
+  } finally {
+    await middleware.dispose()
+  }
+}
+
+function exampleCopy() {
+  const dir = mkdtempSync(join(tmpdir(), 'archmax-deep-'))
+  cpSync(EXAMPLE, dir, { recursive: true })
+  return dir
+}
+
+/** The tool messages of a LangGraph result, by call id. */
+function toolTexts(result) {
+  return Object.fromEntries(result.messages.filter((m) => m.getType() === 'tool').map((m) => [m.tool_call_id, m.content]))
+}
+
+test("the example's refund flow through a Deep Agents agent: interrupt at the human state, resumed with a Command, to completion", async () => {
+  const root = exampleCopy()
+  // Deep Agents' file tools take absolute paths: '/' is the workspace root.
+  const model = scriptedModel(refundAnswers('/scratchpad/refund.json'))
+  const events = []
+  await withAgent({ workflow: 'order-lookup', rootDir: root, model, onEvent: (e) => events.push(e) }, async (agent, middleware) => {
+    const first = await agent.invoke({ messages: [{ role: 'user', content: 'I want a refund for KK-2043.' }] }, config('r1'))
+    // The park is an interrupt whose payload is the park record.
+    assert.equal(first.__interrupt__?.length, 1, JSON.stringify(first.__interrupt__))
+    const park = first.__interrupt__[0].value
+    assert.equal(park.channel, 'decision')
+    assert.equal(park.state, 'refund-review')
+    assert.equal(park.sessionId, 'r1')
+    assert.deepEqual(park.evidence, ['scratchpad/refund.json'])
+    assert.deepEqual(park.transitions.map((t) => t.to), ['refund-approved', 'refund-request', 'closed'])
+    assert.match(park.instructions, /The assistant proposes the refund/)
+    // The model saw the state's prompt block and only the tools that state discloses.
+    const [classify] = model.requests
+    assert.match(classify.system, /Read the customer's request and decide what kind of request it is/)
+    assert.ok(classify.tools.includes('archmax_advance') && classify.tools.includes('read_file'), classify.tools.join())
+    assert.ok(!classify.tools.includes('write_file'), 'classify forbids write_file')
+    assert.ok(!classify.tools.includes('task'), 'task is not granted')
+    assert.ok(!classify.tools.includes('archmax_reset'), 'forbid_always')
+    // The file tools acted on the session's workspace, so the harness sees what the agent wrote.
+    assert.equal(readFileSync(join(root, 'sessions/r1/scratchpad/refund.json'), 'utf8'), REFUND)
+    const harness = await middleware.harness()
+    const summary = await harness.sessions.get('r1')
+    assert.equal(summary.status, 'awaiting_decision')
+    assert.equal(summary.variables.order_id.value, 'KK-2043')
+
+    const done = await agent.invoke(new Command({ resume: { target: 'refund-approved', comment: 'ok' } }), config('r1'))
+    assert.equal(done.__interrupt__, undefined)
+    assert.equal(done.messages.at(-1).content, 'Your refund of 10.00 EUR is confirmed.')
+    const after = await harness.sessions.get('r1')
+    assert.equal(after.status, 'completed')
+    assert.equal(after.workflowState, 'refund-approved')
+    assert.equal(readFileSync(join(root, 'sessions/r1/outbox/refund-KK-2043.md'), 'utf8'), 'KK-2043: 10.00 EUR, within 5 working days.')
+    // The event stream reached onEvent: the hook ran in the Rust sandbox, the park and the decision.
+    const types = events.map((e) => e.type)
+    for (const t of ['hook-verdict', 'parked', 'decided', 'state-enter']) assert.ok(types.includes(t), `${t} in ${types.join()}`)
+    assert.ok(events.every((e) => e.sessionId === undefined || e.sessionId === 'r1'))
+  })
+})
+
+const NOTES_SPEC = `title: Notes
+instructions: A test workflow.
+mounts:
+  allow_always: []
+states:
+  draft:
+    triggers: { manual: }
+    instructions: Write notes/<your name>.md, record who you are, then move on.
+    tools:
+      allow:
+        - { tool: write_file, paths: ["notes/**"] }
+    transitions:
+      - to: done
+    after:
+      script: hooks/check.js
+  done:
+    instructions: Say goodbye.
+`
+const VETO_HOOK = `export default async ({ tools }) => {
+  let r = ''
+  try {
+    r = await tools.readFile({ file_path: 'notes/veto.md' })
+  } catch {
+    // No notes/veto.md: nothing to veto.
+  }
+  return String(r).includes('VETO!') ? { verdict: 'veto', reason: 'the notes say veto' } : { verdict: 'ok' }
+}
+`
+
+/** A model that works one notes thread from what its own conversation says (so threads may interleave). */
+function notesModel() {
+  return new FakeToolModel(({ messages }) => {
+    const who = messages.find((m) => m.getType() === 'human')?.text ?? ''
+    const done = messages.filter((m) => m.getType() === 'ai').length
+    if (done === 0) {
+      return tools(
+        call('write_file', { file_path: `notes/${who}.md`, content: `by ${who}` }, `w-${who}`),
+        call('archmax_set_variables', { variables: { who } }, `v-${who}`),
+      )
+    }
+    if (done === 1) return advance('done', 'written', `a-${who}`)
+    return say(`bye ${who}`)
+  })
+}
+
+test('two threads at once on one agent keep their own state, variables and files', async () => {
+  const root = workspace({ 'workflows/notes/workflow.yaml': NOTES_SPEC, 'workflows/notes/hooks/check.js': VETO_HOOK })
+  await withAgent({ workflow: 'notes', rootDir: root, model: notesModel() }, async (agent, middleware) => {
+    const [a, b] = await Promise.all(
+      ['ann', 'bob'].map((who) => agent.invoke({ messages: [{ role: 'user', content: who }] }, config(`t-${who}`))),
+    )
+    assert.equal(a.messages.at(-1).content, 'bye ann')
+    assert.equal(b.messages.at(-1).content, 'bye bob')
+    const harness = await middleware.harness()
+    for (const who of ['ann', 'bob']) {
+      const s = await harness.sessions.get(`t-${who}`)
+      assert.equal(s.status, 'completed')
+      assert.equal(s.workflowState, 'done')
+      assert.deepEqual(Object.keys(s.variables).sort(), ['trigger', 'who'])
+      assert.equal(s.variables.who.value, who)
+      assert.equal(readFileSync(join(root, `sessions/t-${who}/notes/${who}.md`), 'utf8'), `by ${who}`)
+      const other = who === 'ann' ? 'bob' : 'ann'
+      assert.ok(!existsSync(join(root, `sessions/t-${who}/notes/${other}.md`)))
+    }
+  })
+})
+
+const STORES = {
+  filesystem: () => undefined,
+  memory: () => createMemorySessionStore(),
+  host: () => mapStore().store,
+}
+
+for (const [storeName, makeStore] of Object.entries(STORES)) {
+  for (const listening of [true, false]) {
+    test(`a refused file write, a veto and an edge the workflow does not have answer the model with the kernel's texts (${storeName} store, onEvent ${listening ? 'on' : 'off'})`, async () => {
+      const root = workspace({ 'workflows/notes/workflow.yaml': NOTES_SPEC, 'workflows/notes/hooks/check.js': VETO_HOOK })
+      const model = scriptedModel([
+        tools(
+          call('write_file', { file_path: '/etc/evil.md', content: 'x' }, 'w1'),
+          call('write_file', { file_path: 'notes/veto.md', content: 'VETO!' }, 'w2'),
+        ),
+        advance('ghost', 'anywhere', 'g1'),
+        advance('done', 'written', 'd1'),
+        tools(call('write_file', { file_path: 'notes/veto.md', content: 'fine' }, 'w3')),
+        advance('done', 'fixed', 'd2'),
+        say('bye'),
+      ])
+      const events = []
+      const onEvent = listening ? (e) => events.push(e.type) : undefined
+      await withAgent({ workflow: 'notes', rootDir: root, model, sessionStore: makeStore(), onEvent }, async (agent, middleware) => {
+        const result = await agent.invoke({ messages: [{ role: 'user', content: 'go' }] }, config('k1'))
+        const texts = toolTexts(result)
+        assert.match(texts.w1, /^\[workflow\] BLOCKED: 'write_file' on '\/etc\/evil.md' is not allowed in state 'draft'\./)
+        assert.ok(!existsSync(join(root, 'sessions/k1/etc/evil.md')) && !existsSync('/etc/evil.md'))
+        assert.equal(texts.g1, "archmax_advance rejected: cannot advance from 'draft' to 'ghost'. Valid target slugs: done.")
+        // The hook read what the agent wrote, in whichever store holds the session's files.
+        assert.match(texts.d1, /the notes say veto/)
+        assert.match(texts.d2, /done/)
+        if (storeName === 'filesystem') assert.equal(readFileSync(join(root, 'sessions/k1/notes/veto.md'), 'utf8'), 'fine')
+        assert.equal(result.messages.at(-1).content, 'bye')
+        const harness = await middleware.harness()
+        assert.equal((await harness.sessions.get('k1')).status, 'completed')
+        const transcript = await harness.sessions.messages('k1')
+        assert.ok(transcript.some((m) => m.role === 'tool' && m.tool_call_id === 'w1' && m.governance_blocked === true))
+        if (listening) {
+          for (const t of ['tool-blocked', 'hook-verdict', 'state-enter']) assert.ok(events.includes(t), `${t} in ${events.join()}`)
+        }
+      })
+    })
+  }
+}
+
+test("LangChain's createAgent takes the same middleware; a host tool is governed and runs through LangGraph's tool node", async () => {
+  const spec = `title: Lookup
+instructions: A test workflow.
+mounts:
+  allow_always: []
+states:
+  ask:
+    triggers: { manual: }
+    instructions: Look the customer up.
+    tools:
+      allow:
+        - { tool: crm_lookup, args: { email: ["*@example.com"] } }
+    transitions:
+      - to: done
+  done:
+    instructions: Say goodbye.
+`
+  const root = workspace({ 'workflows/lookup/workflow.yaml': spec })
+  const seen = []
+  const crm = tool(async ({ email }) => (seen.push(email), `customer ${email}: gold`), {
+    name: 'crm_lookup',
+    description: 'Looks a customer up.',
+    schema: z.object({ email: z.string() }),
+  })
+  const model = scriptedModel([
+    tools(call('crm_lookup', { email: 'eve@evil.test' }, 'x1'), call('crm_lookup', { email: 'ann@example.com' }, 'x2')),
+    advance('done', 'found', 'x3'),
+    say('bye'),
+  ])
+  await withAgent({ workflow: 'lookup', rootDir: root, model, tools: [crm], create: createLangChainAgent }, async (agent, middleware) => {
+    const result = await agent.invoke({ messages: [{ role: 'user', content: 'who is ann?' }] }, config('l1'))
+    const texts = toolTexts(result)
+    assert.match(texts.x1, /^\[workflow\] BLOCKED: 'crm_lookup' is not allowed in state 'ask'\./)
+    assert.equal(texts.x2, 'customer ann@example.com: gold')
+    assert.deepEqual(seen, ['ann@example.com'])
+    assert.ok(model.requests[0].tools.includes('crm_lookup'))
+    assert.ok(!model.requests[2].tools.includes('crm_lookup'), 'done does not disclose crm_lookup')
+    assert.equal((await (await middleware.harness()).sessions.get('l1')).status, 'completed')
+  })
+})
+
+test("Deep Agents' task tool is governed like any tool: granted by the state, its subagent runs as the host's", async () => {
+  const spec = `title: Delegate
+instructions: A test workflow.
+mounts:
+  allow_always: []
+states:
+  research:
+    triggers: { manual: }
+    instructions: Delegate the research, then move on.
+    tools:
+      allow: [task]
+    transitions:
+      - to: done
+  done:
+    instructions: Say goodbye.
+`
+  const root = workspace({ 'workflows/delegate/workflow.yaml': spec })
+  const main = [
+    tools(call('task', { description: 'Find the answer.', subagent_type: 'general-purpose' }, 't1')),
+    advance('done', 'researched', 't2'),
+    tools(call('task', { description: 'Again.', subagent_type: 'general-purpose' }, 't3')),
+    say('bye'),
+  ]
+  const model = new FakeToolModel(({ system }) => {
+    // The harness's prompt marks the workflow's own calls; the subagent has Deep Agents' prompt only.
+    if (!system.includes('# How this run works')) return say('the answer is 42')
+    const next = main.shift()
+    if (next === undefined) throw new Error('the script ran out')
+    return next
+  })
+  await withAgent({ workflow: 'delegate', rootDir: root, model }, async (agent, middleware) => {
+    const result = await agent.invoke({ messages: [{ role: 'user', content: 'research' }] }, config('d1'))
+    const texts = toolTexts(result)
+    assert.equal(texts.t1, 'the answer is 42')
+    assert.match(texts.t3, /^\[workflow\] BLOCKED: 'task' is not allowed in state 'done'\./)
+    const research = model.requests.find((r) => r.system.includes('## Current state: research'))
+    assert.ok(research.tools.includes('task'), research.tools.join())
+    const done = model.requests.find((r) => r.system.includes('## Current state: done'))
+    assert.ok(!done.tools.includes('task'), done.tools.join())
+    const transcript = await (await middleware.harness()).sessions.messages('d1')
+    assert.ok(transcript.some((m) => m.role === 'tool' && m.tool_call_id === 't1' && m.content === 'the answer is 42'))
+  })
+})
+
+test('a resume value the park cannot take throws a TypeError naming what it needs', async () => {
+  const root = workspace({ 'workflows/approve/workflow.yaml': APPROVAL_SPEC_HUMAN })
+  const model = scriptedModel([advance('review', 'drafted', 'a1'), say('Waiting for review.')])
+  await withAgent({ workflow: 'approve', rootDir: root, model }, async (agent, middleware) => {
+    const first = await agent.invoke({ messages: [{ role: 'user', content: 'draft' }] }, config('p1'))
+    assert.equal(first.__interrupt__?.[0]?.value.state, 'review')
+    await assert.rejects(agent.invoke(new Command({ resume: 42 }), config('p1')), (e) => {
+      // LangChain wraps a middleware's error (MiddlewareError) and keeps its text.
+      assert.ok(e.message.endsWith("resuming session 'p1' parked for a decision needs { target, comment? } (or { message } to reply), got number 42"), e.message)
+      return true
+    })
+    const summary = await (await middleware.harness()).sessions.get('p1')
+    assert.equal(summary.status, 'awaiting_decision', 'a refused resume decides nothing')
+  })
+})
+
+test('archmax_wait parks for an input: an interrupt whose resume value is the delivery', async () => {
+  const spec = `title: Waits
+instructions: A test workflow.
+mounts:
+  allow_always: []
+states:
+  invoice:
+    triggers: { manual: }
+    instructions: Wait for the payment, then say thanks.
+`
+  const root = workspace({ 'workflows/waits/workflow.yaml': spec })
+  const model = scriptedModel([tools(call('archmax_wait', { reason: 'waiting for the payment' }, 'w1')), say('Waiting.'), say('Thanks.')])
+  await withAgent({ workflow: 'waits', rootDir: root, model }, async (agent, middleware) => {
+    const first = await agent.invoke({ messages: [{ role: 'user', content: 'Invoice.' }] }, config('i1'))
+    const park = first.__interrupt__?.[0]?.value
+    assert.equal(park?.channel, 'input', JSON.stringify(first.__interrupt__))
+    assert.equal(park.state, 'invoice')
+    assert.equal(park.reason, 'waiting for the payment')
+    assert.equal(park.instructions, 'Wait for the payment, then say thanks.')
+    const harness = await middleware.harness()
+    assert.equal((await harness.sessions.get('i1')).status, 'awaiting_input')
+    const done = await agent.invoke(new Command({ resume: { trigger: { id: 'paid' }, variables: { amount: 20 } } }), config('i1'))
+    assert.equal(done.__interrupt__, undefined)
+    assert.equal(done.messages.at(-1).content, 'Thanks.')
+    const after = await harness.sessions.get('i1')
+    assert.ok(!['awaiting_input', 'awaiting_decision'].includes(after.status), after.status)
+    assert.equal(after.variables.amount.value, 20)
+  })
+})
+
+test("the workflow's budget ends the run: the graph ends with the harness's reason", async () => {
+  const spec = `title: Budget
+instructions: A test workflow.
+budget:
+  maxModelCalls: 2
+mounts:
+  allow_always: []
+states:
+  loop:
+    triggers: { manual: }
+    instructions: Look around.
+`
+  const root = workspace({ 'workflows/budget/workflow.yaml': spec })
+  const model = new FakeToolModel((_, i) => tools(call('ls', { path: '/' }, `l${i}`)))
+  await withAgent({ workflow: 'budget', rootDir: root, model }, async (agent, middleware) => {
+    const result = await agent.invoke({ messages: [{ role: 'user', content: 'go' }] }, config('b1'))
+    assert.equal(model.requests.length, 2, 'the third model call is never made')
+    const summary = await (await middleware.harness()).sessions.get('b1')
+    assert.equal(summary.status, 'rejected')
+    assert.equal(result.messages.at(-1).content, 'the turn exhausted its model-call budget (budget.maxModelCalls: 2)')
+  })
+})
+
+test("a rubric runs in the harness, graded by the agent's model or by rubricModel", async () => {
+  const spec = `title: Graded
+instructions: A test workflow.
+mounts:
+  allow_always: []
+states:
+  answer:
+    triggers: { manual: }
+    instructions: Answer.
+    after:
+      rubric:
+        instructions: The reply must name a date.
+        max_iterations: 1
+`
+  const OK = say('{"verdict": "ok", "reason": "names a date"}')
+  const graded = (r) => r.system.startsWith('The reply must name a date.')
+  for (const separate of [false, true]) {
+    const root = workspace({ 'workflows/graded/workflow.yaml': spec })
+    const grader = new FakeToolModel(() => OK)
+    const model = new FakeToolModel((r) => (graded(r) ? OK : say('It ships on 3 March.')))
+    const events = []
+    const options = { workflow: 'graded', rootDir: root, model, onEvent: (e) => events.push(e.type) }
+    await withAgent(options, async (agent, middleware) => {
+      const result = await agent.invoke({ messages: [{ role: 'user', content: 'When does it ship?' }] }, config('g1'))
+      assert.equal(result.messages.at(-1).content, 'It ships on 3 March.')
+      assert.equal((await (await middleware.harness()).sessions.get('g1')).status, 'completed')
+    }, separate ? { rubricModel: grader } : {})
+    assert.ok(events.includes('rubric-start') && events.includes('rubric-result'), events.join())
+    assert.equal(model.requests.filter(graded).length, separate ? 0 : 1)
+    assert.equal(grader.requests.length, separate ? 1 : 0)
+  }
+})
+
+test("the file tools reach the workspace's mounts as createAgent's do: a read-only mount reads, and refuses a write", async () => {
+  const root = workspace({ 'workflows/notes/workflow.yaml': NOTES_SPEC, 'catalog/prices.md': 'old prices\n' })
+  const model = scriptedModel([
+    tools(
+      call('read_file', { file_path: '/catalog/prices.md' }, 'm1'),
+      call('write_file', { file_path: '/catalog/prices.md', content: 'new prices' }, 'm2'),
+    ),
+    say('Read.'),
+  ])
+  await withAgent({ workflow: 'notes', rootDir: root, mounts: { '/catalog/': { readOnly: true } }, model }, async (agent) => {
+    const texts = toolTexts(await agent.invoke({ messages: [{ role: 'user', content: 'prices' }] }, config('m1')))
+    assert.match(texts.m1, /old prices/)
+    assert.match(texts.m2, /^\[workflow\] BLOCKED: 'write_file' on '\/catalog\/prices\.md' targets a read-only mount/)
+    assert.equal(readFileSync(join(root, 'catalog/prices.md'), 'utf8'), 'old prices\n')
+  })
+})
+
+test("a sub-workflow runs as the harness's child session, answered by the agent's model", async () => {
+  const caller = `title: Orders
+instructions: Handle the order.
+mounts:
+  allow_always: []
+states:
+  work:
+    triggers: { manual: }
+    instructions: Enrich the order, then answer.
+    tools:
+      allow: [archmax_workflow_enrich]
+`
+  const child = `title: Enrichment
+instructions: Enrich orders.
+mounts:
+  allow_always: []
+states:
+  enrich:
+    triggers:
+      manual:
+        description: Enrich one order
+        requires: [{ name: order_id, type: string }]
+        returns: [{ name: risk, type: string }]
+    instructions: Set risk for the order.
+`
+  const root = workspace({ 'workflows/orders/workflow.yaml': caller, 'workflows/enrich/workflow.yaml': child })
+  const model = scriptedModel([
+    tools(call('archmax_workflow_enrich', { order_id: 'KK-1' }, 'c1')),
+    tools(call('archmax_set_variables', { variables: { risk: 'low' } }, 'k1')),
+    say('Enriched KK-1.'),
+    say('Done.'),
+  ])
+  await withAgent({ workflow: 'orders', rootDir: root, model }, async (agent, middleware) => {
+    const result = await agent.invoke({ messages: [{ role: 'user', content: 'Enrich KK-1.' }] }, config('o1'))
+    assert.equal(result.messages.at(-1).content, 'Done.')
+    assert.match(toolTexts(result).c1, /"returns":\{"risk":"low"\}/)
+    const sessions = await (await middleware.harness()).sessions.list()
+    assert.ok(sessions.some((s) => s.parentSessionId === 'o1'), JSON.stringify(sessions.map((s) => [s.sessionId, s.parentSessionId])))
+  })
+})
+
+const APPROVAL_SPEC_HUMAN = `title: Approve
+instructions: A test workflow.
+mounts:
+  allow_always: []
+states:
+  draft:
+    triggers: { manual: }
+    instructions: Draft, then ask for review.
+    transitions:
+      - to: review
+  review:
+    type: human
+    instructions: Approve or send back.
+    transitions:
+      - to: done
+        type: approve
+        description: Approve.
+  done:
+    instructions: Say goodbye.
+`
+
+test('bad options throw a clear TypeError', () => {
+  assert.throws(() => archmaxMiddleware(), /needs an options object/)
+  assert.throws(() => archmaxMiddleware({ workspace: {} }), /'workflow' must be a workflow slug, got undefined/)
+})

@@ -1,0 +1,454 @@
+// `@archmax-ai/harness/deepagents`: the whole workflow as a LangChain agent middleware, for
+// `createDeepAgent` (deepagents) and LangChain's `createAgent`.
+//
+// LangGraph owns the loop (model node, tool node, checkpoints, interrupts); the Rust harness
+// owns the run (state, variables, trail, usage, parks, hooks, rubrics, budgets, the
+// workspace, all kept in its session store under the LangGraph `thread_id`). The two meet
+// as two coroutines: each thread's harness turn is a `createAgent` turn whose model
+// function waits for LangGraph's next model call, and whose host tools wait for LangGraph's
+// tool call of the same id. So every rule the runtime applies to a `createAgent` turn
+// applies here unchanged, and the model sees exactly what the runtime would show it.
+//
+// No dependency on LangChain: the middleware is the plain object `createMiddleware` builds
+// (its brand is a registered symbol); `@langchain/core/messages` and
+// `@langchain/langgraph`'s `interrupt` are imported from the host's install when used.
+import { createAgent } from './agent.js'
+import { parseMachineSpec } from './native.js'
+import {
+  contentText,
+  describe,
+  fromLangChainMessage,
+  jsonSchemaOf,
+  langChainMessages,
+  langChainModelFunction,
+  optionalImport,
+  toLangChainMessages,
+} from './langchain.js'
+import { readFile } from 'node:fs/promises'
+import { join } from 'node:path'
+
+/** `createMiddleware`'s brand (`Symbol.for`, so any copy of `langchain` recognises it). */
+const MIDDLEWARE_BRAND = Symbol.for('AgentMiddleware')
+
+/**
+ * Tools the runtime runs itself, on the session's workspace: Deep Agents' file tools and
+ * `write_todos`, the runtime's file operations, and every `archmax_*` control. A request's
+ * other tools (`task`, `execute`, the host's) become the harness's host tools.
+ */
+const RUNTIME_TOOLS = new Set([
+  'ls',
+  'read_file',
+  'write_file',
+  'edit_file',
+  'glob',
+  'grep',
+  'write_todos',
+  'copy_file',
+  'move_file',
+  'remove_file',
+])
+
+/** The `createAgent` options the middleware passes through. */
+const PASSED = [
+  'skills',
+  'systemPrompt',
+  'trigger',
+  'variables',
+  'essentialTools',
+  'toolPaths',
+  'policyRules',
+  'hookExecutors',
+  'onEvent',
+  'promptCache',
+  'pricing',
+  'defaultModel',
+  'images',
+]
+
+/** A promise with its settle functions. */
+function deferred() {
+  let resolve
+  let reject
+  const promise = new Promise((res, rej) => {
+    resolve = res
+    reject = rej
+  })
+  return { promise, resolve, reject }
+}
+
+/** A LangChain message's type (`human`, `ai`, `tool`, …), classes or plain objects. */
+function messageType(m) {
+  if (!m || typeof m !== 'object') return undefined
+  if (typeof m.getType === 'function') return m.getType()
+  if (typeof m._getType === 'function') return m._getType()
+  return m.type ?? m.role
+}
+
+/** The text of the last human message of a LangGraph state. */
+function lastHumanText(messages) {
+  for (let i = (messages?.length ?? 0) - 1; i >= 0; i--) {
+    const type = messageType(messages[i])
+    if (type === 'human' || type === 'user') return contentText(messages[i].content)
+  }
+  return ''
+}
+
+/** What a tool answered through LangGraph (a ToolMessage, a Command carrying one, text, a value) as text. */
+function toolText(out) {
+  if (out === undefined || out === null) return ''
+  if (typeof out === 'string') return out
+  const update = out.update ?? out.lg_update
+  if (update && Array.isArray(update.messages)) {
+    const tool = update.messages.findLast((m) => messageType(m) === 'tool')
+    if (tool) return contentText(tool.content)
+  }
+  if (messageType(out) === 'tool' || 'content' in out) return contentText(out.content)
+  return JSON.stringify(out)
+}
+
+/** One thread's harness turn in flight, seen from LangGraph. */
+class Live {
+  constructor() {
+    /** Steps the turn produced that the model node has not taken: model requests, then its end. */
+    this.steps = []
+    this.waiting = null
+    /** The current answer's tool calls by id: `{ result, host }` deferreds. */
+    this.calls = new Map()
+    /** Host tools running (a Deep Agents `task` runs a subagent graph meanwhile). */
+    this.hostBusy = 0
+  }
+  push(step) {
+    if (this.waiting) {
+      const w = this.waiting
+      this.waiting = null
+      w.resolve(step)
+    } else this.steps.push(step)
+  }
+  next() {
+    if (this.steps.length) return Promise.resolve(this.steps.shift())
+    this.waiting = deferred()
+    return this.waiting.promise
+  }
+  /** Settles the calls whose tool messages `messages` holds. */
+  settle(messages) {
+    for (const m of messages ?? []) {
+      if (m?.role !== 'tool') continue
+      const call = this.calls.get(m.tool_call_id)
+      if (call) call.result.resolve({ text: contentText(m.content), error: m.governance_blocked === true })
+    }
+  }
+  /** Settles every call still open: the turn ended before it ran. */
+  abandon(why) {
+    for (const call of this.calls.values()) call.result.resolve({ text: why, error: true })
+  }
+}
+
+/** The thread a LangGraph call belongs to (`config.configurable.thread_id`, else `__default__`). */
+function threadOf(runtime) {
+  const id = runtime?.configurable?.thread_id
+  return id === undefined || id === null || id === '' ? '__default__' : String(id)
+}
+
+function parked(status) {
+  return status === 'awaiting_decision' || status === 'awaiting_input'
+}
+
+class Bridge {
+  constructor(options) {
+    this.options = options
+    this.agent = null
+    this.threads = new Map()
+    /** The last park record each thread's turns ended with (the interrupt's payload). */
+    this.parks = new Map()
+    /** Host tool instances by name (for a script's call, which has no LangGraph call). */
+    this.tools = new Map()
+    this.model = null
+    this.instructions = null
+  }
+
+  /** The harness agent, assembled on the first call with the request's host tools. */
+  agentFor(request) {
+    this.agent ??= this.#assemble(request.tools ?? [])
+    return this.agent
+  }
+
+  async #assemble(tools) {
+    const host = []
+    for (const t of tools) {
+      const name = t?.name ?? t?.function?.name
+      if (typeof name !== 'string' || RUNTIME_TOOLS.has(name) || name.startsWith('archmax_')) continue
+      this.tools.set(name, t)
+      host.push({
+        name,
+        description: t.description ?? t.function?.description ?? '',
+        schema: await jsonSchemaOf(t.schema ?? t.function?.parameters, `the tool '${name}'`),
+        handler: (args, context) => this.#hostCall(name, args, context),
+      })
+    }
+    const o = this.options
+    const passed = Object.fromEntries(PASSED.filter((k) => o[k] !== undefined).map((k) => [k, o[k]]))
+    return createAgent({
+      ...passed,
+      workflow: o.workflow,
+      workspace: o.workspace,
+      model: (request, info) => this.#modelCall(request, info),
+      tools: host,
+    })
+  }
+
+  /** The runtime asks for a model answer: the agent's waits for LangGraph's model node. */
+  #modelCall(request, info) {
+    if (info?.role === 'rubric') {
+      const grader = this.options.rubricModel ?? this.model
+      if (!grader) throw new Error('a rubric needs a model: pass rubricModel to archmaxMiddleware')
+      return langChainModelFunction(grader)(request)
+    }
+    const live = this.threads.get(info?.sessionId)
+    if (!live) {
+      // A sub-workflow's child session (no thread of its own): the agent's model answers it.
+      if (!this.model) throw new Error(`no LangGraph model call waits for session '${info?.sessionId}'`)
+      return langChainModelFunction(this.model)(request)
+    }
+    live.settle(request.messages)
+    const answer = deferred()
+    live.push({ kind: 'model', request, answer })
+    return answer.promise
+  }
+
+  /** The runtime runs a host tool: the model's call waits for LangGraph's tool call of its id. */
+  async #hostCall(name, args, context) {
+    const live = this.threads.get(context.sessionId)
+    const call = context.callId === undefined ? undefined : live?.calls.get(context.callId)
+    if (!call) {
+      // A call from `archmax_eval` code or a hook: no LangGraph tool call stands for it.
+      const tool = this.tools.get(name)
+      if (typeof tool?.invoke !== 'function') throw new Error(`'${name}' cannot be called from here`)
+      return toolText(await tool.invoke(args))
+    }
+    const answer = deferred()
+    call.host.resolve({ args, answer })
+    return answer.promise
+  }
+
+  /** Starts a harness call (send, decide, deliver, reply) on `thread`. */
+  #start(thread, agent, run) {
+    const live = new Live()
+    this.threads.set(thread, live)
+    const end = async (outcome, error) => {
+      let messages = []
+      try {
+        messages = await agent.sessions.messages(thread)
+      } catch {
+        // The transcript is only read to answer the calls still open.
+      }
+      live.settle(messages)
+      live.abandon(error ? `Not run: the turn failed (${error.message}).` : 'Not run: the turn ended first.')
+      if (outcome?.pending) this.parks.set(thread, outcome.pending)
+      else this.parks.delete(thread)
+      live.push({ kind: 'end', outcome, error })
+    }
+    Promise.resolve()
+      .then(run)
+      .then(
+        (outcome) => end(outcome, null),
+        (error) => end(null, error),
+      )
+    return live
+  }
+
+  /** The interrupt payload of a parked session: its park record, the state's instructions. */
+  async #parkRecord(thread, summary) {
+    const record = this.parks.get(thread) ?? {
+      channel: summary.status === 'awaiting_decision' ? 'decision' : 'input',
+      state: summary.state ?? summary.workflowState,
+      reason: summary.waitReason,
+      resumeAt: summary.resumeAt,
+    }
+    const instructions = (await this.#instructions())[record.state]
+    return { sessionId: thread, ...record, ...(instructions ? { instructions } : {}) }
+  }
+
+  async #instructions() {
+    this.instructions ??= (async () => {
+      const root = this.options.workspace?.rootDir ?? process.cwd()
+      const text = await readFile(join(root, 'workflows', this.options.workflow, 'workflow.yaml'), 'utf8')
+      const parsed = parseMachineSpec(text)
+      if (!parsed.ok) return {}
+      return Object.fromEntries(Object.entries(parsed.spec.states ?? {}).map(([k, s]) => [k, s?.instructions]))
+    })().catch(() => ({}))
+    return this.instructions
+  }
+
+  /** The harness call a resume value makes on a parked session. */
+  #resume(agent, thread, channel, value) {
+    if (channel === 'decision') {
+      if (typeof value === 'string') return () => agent.workflow.decide(thread, { target: value })
+      if (value && typeof value === 'object' && (value.target !== undefined || value.to !== undefined)) {
+        return () => agent.workflow.decide(thread, value)
+      }
+      if (value && typeof value.message === 'string') return () => agent.workflow.reply(thread, value.message)
+    } else if (value && typeof value === 'object' && value.trigger !== undefined) {
+      return () => agent.workflow.deliver(thread, value)
+    }
+    const want = channel === 'decision' ? '{ target, comment? } (or { message } to reply)' : '{ trigger, variables?, message? }'
+    throw new TypeError(`resuming session '${thread}' parked for a ${channel} needs ${want}, got ${describe(value)}`)
+  }
+
+  /** LangGraph's model node: answers the turn's next model request, starting or resuming a turn. */
+  async wrapModelCall(request, handler) {
+    const thread = threadOf(request.runtime)
+    const current = this.threads.get(thread)
+    // Model calls of a subagent a host tool runs (Deep Agents' `task`) are not the workflow's.
+    if (current?.hostBusy) return handler(request)
+    this.model = request.model
+    const agent = await this.agentFor(request)
+    let resumed = false
+    let last = null
+    for (;;) {
+      let live = this.threads.get(thread)
+      if (!live) {
+        const summary = await agent.sessions.get(thread)
+        if (summary && parked(summary.status)) {
+          // One interrupt per node run: a second park is met on the next invoke.
+          if (resumed) return last ?? (await this.#endMessage({ reply: `Parked at '${summary.state}'.` }))
+          const payload = await this.#parkRecord(thread, summary)
+          const { interrupt } = (await optionalImport('@langchain/langgraph')) ?? {}
+          if (typeof interrupt !== 'function') throw new Error('a park needs @langchain/langgraph (its interrupt) installed')
+          const value = interrupt(payload)
+          resumed = true
+          live = this.#start(thread, agent, this.#resume(agent, thread, payload.channel, value))
+        } else if (last) {
+          return last
+        } else {
+          const message = lastHumanText(request.messages)
+          live = this.#start(thread, agent, () => agent.workflow.send(thread, { message }))
+        }
+      }
+      const step = await live.next()
+      if (step.kind === 'end') {
+        this.threads.delete(thread)
+        if (step.error) throw step.error
+        if (parked(step.outcome?.status)) continue
+        return last ?? (await this.#endMessage(step.outcome))
+      }
+      let ai
+      try {
+        ai = await this.#answer(request, handler, live, step)
+      } catch (e) {
+        // The model failed: so does the turn; wait for it to settle before the error surfaces.
+        await live.next()
+        this.threads.delete(thread)
+        throw e
+      }
+      if (ai.tool_calls?.length) return ai
+      // A text answer: the turn may end, or ask again (a nudge); the graph sees the last one.
+      last = ai
+    }
+  }
+
+  /** One model call for the runtime's request, through the rest of LangGraph's chain. */
+  async #answer(request, handler, live, step) {
+    const lc = await langChainMessages()
+    const [system, ...rest] = step.request.messages
+    const prompt = [system?.role === 'system' ? contentText(system.content) : '', request.systemPrompt ?? '']
+      .filter(Boolean)
+      .join('\n\n')
+    let ai
+    try {
+      ai = await handler({
+        ...request,
+        systemPrompt: prompt,
+        messages: toLangChainMessages(system?.role === 'system' ? rest : step.request.messages, lc),
+        tools: step.request.tools ?? [],
+      })
+    } catch (e) {
+      step.answer.reject(e)
+      throw e
+    }
+    for (const [i, c] of (ai.tool_calls ?? []).entries()) {
+      c.id ||= `call_${i}_${Date.now().toString(36)}`
+      live.calls.set(c.id, { result: deferred(), host: deferred() })
+    }
+    step.answer.resolve(fromLangChainMessage(ai))
+    return ai
+  }
+
+  async #endMessage(outcome) {
+    const lc = await langChainMessages()
+    const failed = outcome?.exit && outcome.exit.success === false ? outcome.exit.reason : undefined
+    const text = failed ?? outcome?.rejected ?? outcome?.reply ?? ''
+    return lc?.AIMessage ? new lc.AIMessage({ content: text }) : { type: 'ai', content: text }
+  }
+
+  /** LangGraph's tool node: the runtime's result for the call, running a host tool when the runtime does. */
+  async wrapToolCall(request, handler) {
+    const thread = threadOf(request.runtime)
+    const live = this.threads.get(thread)
+    const id = request.toolCall?.id
+    const call = live?.calls.get(id)
+    if (!call) {
+      if (live?.hostBusy) return handler(request)
+      return this.#toolMessage(request, { text: `Not run: '${request.toolCall?.name}' is not a call of this workflow turn.`, error: true })
+    }
+    const first = await Promise.race([call.host.promise.then((host) => ({ host })), call.result.promise.then((result) => ({ result }))])
+    if (first.host) {
+      const { args, answer } = first.host
+      live.hostBusy++
+      try {
+        answer.resolve(toolText(await handler({ ...request, toolCall: { ...request.toolCall, args } })))
+      } catch (e) {
+        answer.reject(e)
+      } finally {
+        live.hostBusy--
+      }
+    }
+    const result = first.result ?? (await call.result.promise)
+    live.calls.delete(id)
+    return this.#toolMessage(request, result)
+  }
+
+  async #toolMessage(request, { text, error }) {
+    const lc = await langChainMessages()
+    const fields = {
+      content: text,
+      tool_call_id: request.toolCall?.id ?? '',
+      name: request.toolCall?.name,
+      status: error ? 'error' : 'success',
+    }
+    return lc?.ToolMessage ? new lc.ToolMessage(fields) : { type: 'tool', ...fields }
+  }
+
+  /** The harness agent behind the middleware (assembled on the first model call). */
+  async harness() {
+    if (!this.agent) throw new Error('the harness is assembled on the first model call; no call has been made yet')
+    return this.agent
+  }
+}
+
+/**
+ * The workflow as a LangChain agent middleware: `createDeepAgent({ model, middleware:
+ * [archmaxMiddleware({ workflow, workspace })] })`. Each LangGraph `thread_id` is a harness
+ * session; a park becomes an `interrupt()` whose payload is the park record, and
+ * `new Command({ resume: { target, comment } })` decides it.
+ */
+export function archmaxMiddleware(options) {
+  if (!options || typeof options !== 'object') {
+    throw new TypeError('archmaxMiddleware needs an options object { workflow, workspace? }')
+  }
+  if (typeof options.workflow !== 'string' || options.workflow === '') {
+    throw new TypeError(`archmaxMiddleware: 'workflow' must be a workflow slug, got ${describe(options.workflow)}`)
+  }
+  const bridge = new Bridge(options)
+  return {
+    [MIDDLEWARE_BRAND]: true,
+    name: 'ArchmaxMiddleware',
+    wrapModelCall: (request, handler) => bridge.wrapModelCall(request, handler),
+    wrapToolCall: (request, handler) => bridge.wrapToolCall(request, handler),
+    /** The harness agent (sessions, events, dispose) once the first model call assembled it. */
+    harness: () => bridge.harness(),
+    /** Releases the harness agent's callbacks so Node can exit. */
+    async dispose() {
+      if (bridge.agent) (await bridge.agent).dispose()
+    },
+  }
+}
