@@ -54,7 +54,9 @@ pub(crate) fn run(
         )));
     }
     for (path, content) in FILES {
-        write(&root, path, content)?;
+        let dir = root.join(path);
+        let dir = dir.parent().unwrap_or(&root);
+        write(&root, path, &with_schema(content, dir))?;
     }
     let s = cli.style;
     let mut err = format!(
@@ -77,6 +79,41 @@ fn write(root: &Path, path: &str, content: &str) -> Result<(), Failure> {
         std::fs::create_dir_all(dir).map_err(cannot)?;
     }
     std::fs::write(&target, content).map_err(cannot)
+}
+
+/// The line that names a file's JSON Schema for editors (the YAML language server).
+const SCHEMA_LINE: &str = "# yaml-language-server: $schema=";
+
+/// `content` with its schema line (if it opens with one) naming where the schema is for a
+/// file written in `dir`: see [`schema_target`].
+fn with_schema(content: &str, dir: &Path) -> String {
+    let (first, rest) = content.split_once('\n').unwrap_or((content, ""));
+    match first.strip_prefix(SCHEMA_LINE) {
+        Some(target) => {
+            let name = target.rsplit('/').next().unwrap_or(target);
+            format!("{SCHEMA_LINE}{}\n{rest}", schema_target(dir, name))
+        }
+        None => content.to_owned(),
+    }
+}
+
+/// Where an editor finds the package's schema `name` from a file in `dir`: the installed
+/// package's copy, relative to `dir`, in the nearest `node_modules` at or above it (so a
+/// workspace in a subfolder of the project gets the right number of `..`); without one (a
+/// global or `npx` install), the published copy of this version.
+fn schema_target(dir: &Path, name: &str) -> String {
+    for folder in dir.ancestors() {
+        let schema = folder.join("node_modules/@archmax-ai/harness").join(name);
+        if schema.is_file()
+            && let Some(rel) = pathdiff::diff_paths(&schema, dir)
+        {
+            return rel.to_string_lossy().replace('\\', "/");
+        }
+    }
+    format!(
+        "https://unpkg.com/@archmax-ai/harness@{}/{name}",
+        env!("CARGO_PKG_VERSION")
+    )
 }
 
 /// What to do next, with `--root` as the user would type it.

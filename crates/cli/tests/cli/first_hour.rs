@@ -41,6 +41,40 @@ fn drafts() -> Vec<Reply> {
 }
 
 #[test]
+fn init_names_the_installed_schema_relative_to_each_file() {
+    let ws = Workspace::new(&[]);
+    // The package installed at the project root; the workspace two folders below it.
+    let package = ws.root().join("node_modules/@archmax-ai/harness");
+    std::fs::create_dir_all(&package).expect("package dir");
+    for name in ["workflow.schema.json", "case.schema.json"] {
+        std::fs::write(package.join(name), "{}").expect("schema");
+    }
+    let r = cli(&ws, None, &["init", "agents/support"]);
+    assert_eq!(r.code, 0, "{}", r.err);
+    let root = ws.root().join("agents/support");
+    let first = |path: &str| {
+        let text = std::fs::read_to_string(root.join(path)).expect("read");
+        text.lines().next().expect("first line").to_owned()
+    };
+    assert_eq!(
+        first("workflows/hello/workflow.yaml"),
+        "# yaml-language-server: $schema=../../../../node_modules/@archmax-ai/harness/workflow.schema.json"
+    );
+    assert_eq!(
+        first("workflows/hello/tests/parks-for-review.test.yaml"),
+        "# yaml-language-server: $schema=../../../../../node_modules/@archmax-ai/harness/case.schema.json"
+    );
+    // The named files exist from where each file is.
+    assert!(
+        root.join("workflows/hello")
+            .join("../../../../node_modules/@archmax-ai/harness/workflow.schema.json")
+            .is_file()
+    );
+    let v = cli(&ws, None, &["validate", "--root", "agents/support"]);
+    assert_eq!(v.code, 0, "{}", v.err);
+}
+
+#[test]
 fn init_writes_a_workspace_that_validates_and_refuses_to_overwrite() {
     let ws = Workspace::new(&[]);
     let r = cli(&ws, None, &["init", "starter"]);
@@ -68,27 +102,22 @@ fn init_writes_a_workspace_that_validates_and_refuses_to_overwrite() {
     );
     let yaml = std::fs::read_to_string(root.join("workflows/hello/workflow.yaml")).expect("read");
     assert!(yaml.contains("type: human") && yaml.contains("script: hooks/check-answer.js"));
-    // Editors find the shipped schema from the workflow's directory.
-    let schema = "../../node_modules/@archmax-ai/harness/workflow.schema.json";
+    // No package installed around the workspace: editors fetch this version's published schema.
+    let version = env!("CARGO_PKG_VERSION");
     assert_eq!(
-        yaml.lines().next(),
-        Some(format!("# yaml-language-server: $schema={schema}").as_str())
+        yaml.lines().next().expect("first line"),
+        format!("# yaml-language-server: $schema=https://unpkg.com/@archmax-ai/harness@{version}/workflow.schema.json")
     );
     let case =
         std::fs::read_to_string(root.join("workflows/hello/tests/parks-for-review.test.yaml"))
             .expect("read case");
     assert_eq!(
-        case.lines().next(),
-        Some(
-            "# yaml-language-server: $schema=../../../node_modules/@archmax-ai/harness/case.schema.json"
-        )
+        case.lines().next().expect("first line"),
+        format!("# yaml-language-server: $schema=https://unpkg.com/@archmax-ai/harness@{version}/case.schema.json")
     );
     let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     assert!(repo.join("case.schema.json").is_file());
-    assert!(
-        repo.join(schema.trim_start_matches("../../node_modules/@archmax-ai/harness/"))
-            .is_file()
-    );
+    assert!(repo.join("workflow.schema.json").is_file());
     let again = cli(&ws, None, &["init", "starter"]);
     assert_eq!((again.code, again.out.as_str()), (1, ""));
     assert_eq!(
