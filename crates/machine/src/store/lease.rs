@@ -43,15 +43,23 @@ impl Holders {
     }
 
     /// Claim `id`; `false` when already held.
-    pub(crate) fn claim(&self, id: &str) -> bool {
+    pub fn claim(&self, id: &str) -> bool {
         self.0
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .insert(id.to_owned())
     }
 
-    /// Release `id`.
-    pub(crate) fn release(&self, id: &str) {
+    /// Whether `id` is held in this process.
+    pub fn holds(&self, id: &str) -> bool {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .contains(id)
+    }
+
+    /// Release `id` (a claim that did not become a lease).
+    pub fn release(&self, id: &str) {
         self.0
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -59,12 +67,26 @@ impl Holders {
     }
 }
 
+/// What a store outside this crate runs when a lease is dropped (a database store deletes its
+/// lease row), before the in-process slot is freed.
+pub type Release = Box<dyn FnOnce() + Send + Sync>;
+
 /// The single-writer slot of a session, released (registry entry and lock file) on drop.
-#[derive(Debug)]
 pub struct WriterLease {
     id: String,
     holders: Holders,
     lock_file: Option<PathBuf>,
+    release: Option<Release>,
+}
+
+impl std::fmt::Debug for WriterLease {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WriterLease")
+            .field("id", &self.id)
+            .field("lock_file", &self.lock_file)
+            .field("release", &self.release.is_some())
+            .finish()
+    }
 }
 
 impl WriterLease {
@@ -73,6 +95,19 @@ impl WriterLease {
             id,
             holders,
             lock_file,
+            release: None,
+        }
+    }
+
+    /// A lease whose slot in `holders` the caller has claimed ([`Holders::claim`]) and whose
+    /// cross-process part `release` gives back (a store keeping its lease elsewhere, e.g. a
+    /// database row). On drop `release` runs first, then the in-process slot is freed.
+    pub fn with_release(id: String, holders: Holders, release: Release) -> Self {
+        Self {
+            id,
+            holders,
+            lock_file: None,
+            release: Some(release),
         }
     }
 
@@ -89,6 +124,9 @@ impl WriterLease {
 
 impl Drop for WriterLease {
     fn drop(&mut self) {
+        if let Some(release) = self.release.take() {
+            release();
+        }
         if let Some(path) = &self.lock_file {
             // Best effort: a missing file (session deleted meanwhile) is fine.
             let _ = fs::remove_file(path);
