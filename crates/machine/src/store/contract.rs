@@ -311,7 +311,7 @@ macro_rules! store_contract_suite {
                 else {
                     return;
                 };
-                $crate::store::contract::single_writer_across_threads(Arc::new(store));
+                $crate::store::contract::single_writer_across_threads(::std::sync::Arc::new(store));
             }
             #[test]
             fn list_and_delete_children() {
