@@ -32,6 +32,7 @@ mod record;
 mod run;
 mod sessions;
 pub mod skill;
+pub(crate) mod store;
 pub mod style;
 pub mod usage;
 mod validate;

@@ -142,7 +142,8 @@ pub(crate) fn connect(
     let pricing = config.pricing.map(|_| config.pricing_table());
     let client = OpenAiClient::new(config).map_err(|e| Failure::Command(e.to_string()))?;
     let sink = Arc::new(ChannelSink(tx));
-    let assembled = assemble(root, workflow, Arc::new(client), default_model, sink);
+    let store = crate::store::open(cli, root)?;
+    let assembled = assemble(root, store, workflow, Arc::new(client), default_model, sink);
     // Assembly may have emitted warnings before failing: show them first.
     live.drain(cli);
     let mut harness = assembled?;
