@@ -36,6 +36,7 @@ pub(crate) mod store;
 pub mod style;
 pub mod usage;
 mod validate;
+mod worker;
 pub mod workspace;
 mod written;
 
@@ -179,6 +180,7 @@ fn dispatch(cli: &mut Cli<'_>, args: &[String]) -> i32 {
         "deliver" => park::deliver(cli, &parsed, &positionals),
         "init" => init::run(cli, &parsed, &positionals),
         "skill" => skill::run(cli, &parsed, &positionals),
+        "worker" => worker::run(cli, &parsed, &positionals),
         _ => preflight::run(cli, cmd, &parsed, &positionals),
     };
     match outcome {

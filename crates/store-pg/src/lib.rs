@@ -349,17 +349,22 @@ impl PgStore {
     /// before resuming one leaves it due again), and a session another worker is claiming
     /// right now is skipped (`FOR UPDATE SKIP LOCKED`). The claimer then takes the
     /// session's writer lease and resumes it; a commit that leaves the wait clears its due
-    /// time.
-    pub fn claim_due(&self, limit: u32) -> Result<Vec<DueSession>, StoreError> {
+    /// time. With `workflow`, only that workflow's sessions (the state's `workflow`).
+    pub fn claim_due(
+        &self,
+        limit: u32,
+        workflow: Option<&str>,
+    ) -> Result<Vec<DueSession>, StoreError> {
         let ttl = self.inner.ttl.as_secs_f64();
         let limit = i64::from(limit);
+        let workflow = workflow.map(str::to_owned);
         self.run("claim due sessions", None, move |pool| async move {
             let client = pool.get().await.map_err(pool_err)?;
             let rows = client
                 .query(
                     r#"WITH due AS (
                         SELECT id, due_at FROM archmax_sessions
-                        WHERE due_at <= now()
+                        WHERE due_at <= now() AND ($3::text IS NULL OR state->>'workflow' = $3)
                         ORDER BY due_at
                         LIMIT $1
                         FOR UPDATE SKIP LOCKED
@@ -368,7 +373,7 @@ impl PgStore {
                     SET due_at = now() + make_interval(secs => $2)
                     FROM due WHERE s.id = due.id
                     RETURNING s.id, to_char(due.due_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')"#,
-                    &[&limit, &ttl],
+                    &[&limit, &ttl, &workflow],
                 )
                 .await
                 .map_err(db)?;

@@ -30,7 +30,7 @@ fn commit(store: &dyn SessionStore, id: &SessionId, msgs: &[Value], state: &Valu
 }
 
 fn waiting(resume_at: &str) -> Value {
-    json!({"status": "awaiting_input", "park": {"channel": "input", "state": "wait", "reason": "r", "parkedAt": "2026-01-01T00:00:00.000Z", "resumeAt": resume_at}})
+    json!({"workflow": "waits", "status": "awaiting_input", "park": {"channel": "input", "state": "wait", "reason": "r", "parkedAt": "2026-01-01T00:00:00.000Z", "resumeAt": resume_at}})
 }
 
 #[test]
@@ -163,7 +163,7 @@ fn due_waits_are_claimed_once_among_many_workers() {
                 barrier.wait();
                 let mut mine = Vec::new();
                 loop {
-                    let got = w.claim_due(3).expect("claim");
+                    let got = w.claim_due(3, None).expect("claim");
                     if got.is_empty() {
                         return mine;
                     }
@@ -183,7 +183,7 @@ fn due_waits_are_claimed_once_among_many_workers() {
     assert_eq!(unique.len(), 40);
     assert!(!unique.contains(&"later".to_string()));
     // A claim is a lease on the wake-up: not due again until it expires (30 s here)...
-    assert!(store.claim_due(100).unwrap().is_empty());
+    assert!(store.claim_due(100, None).unwrap().is_empty());
     let next = store.next_due_in().unwrap().expect("a due time is stored");
     assert!(next > Duration::from_secs(20), "{next:?}");
     // ...and a commit that leaves the wait clears the due time.
@@ -194,7 +194,12 @@ fn due_waits_are_claimed_once_among_many_workers() {
     );
     // An expired claim (the claimer died before resuming) is due again.
     schema.sql("UPDATE archmax_sessions SET due_at = now() - interval '1 second' WHERE id = 'w01'");
-    let again = store.claim_due(10).unwrap();
+    let again = store.claim_due(10, Some("other")).unwrap();
+    assert!(
+        again.is_empty(),
+        "another workflow's worker does not take it"
+    );
+    let again = store.claim_due(10, Some("waits")).unwrap();
     assert_eq!(
         again.iter().map(|d| d.id.as_str()).collect::<Vec<_>>(),
         vec!["w01"]
