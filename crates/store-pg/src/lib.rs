@@ -159,9 +159,13 @@ impl PgStoreBuilder {
 
     /// Connects, creates or migrates the tables ([`SCHEMA_VERSION`]), and starts the lease
     /// heartbeat.
-    pub fn connect(self) -> Result<PgStore, StoreError> {
+    pub fn connect(mut self) -> Result<PgStore, StoreError> {
         let fail = |m: String| backend("connect", None, m);
-        let mut config = tokio_postgres::Config::from_str(&self.url)
+        let (url, schema) = split_schema(&self.url);
+        if self.schema.is_none() {
+            self.schema = schema;
+        }
+        let mut config = tokio_postgres::Config::from_str(&url)
             .map_err(|e| fail(format!("not a PostgreSQL URL: {}", db(e))))?;
         if let Some(schema) = &self.schema {
             check_schema_name(schema).map_err(fail)?;
@@ -213,6 +217,31 @@ impl PgStoreBuilder {
         heartbeat(Arc::downgrade(&inner));
         Ok(PgStore { inner })
     }
+}
+
+/// Takes a `schema=<name>` parameter out of a URL's query (the driver knows no such
+/// parameter): `postgres://h/db?schema=support` is `postgres://h/db` in schema `support`.
+fn split_schema(url: &str) -> (String, Option<String>) {
+    let Some((base, query)) = url.split_once('?') else {
+        return (url.to_string(), None);
+    };
+    let mut schema = None;
+    let rest: Vec<&str> = query
+        .split('&')
+        .filter(|pair| match pair.strip_prefix("schema=") {
+            Some(name) => {
+                schema = Some(name.to_string());
+                false
+            }
+            None => true,
+        })
+        .collect();
+    let url = if rest.is_empty() {
+        base.to_string()
+    } else {
+        format!("{base}?{}", rest.join("&"))
+    };
+    (url, schema)
 }
 
 fn check_schema_name(schema: &str) -> PgResult<()> {
@@ -311,7 +340,7 @@ pub struct DueSession {
 
 impl PgStore {
     /// Options for a store at `url` (`postgres://user:password@host:port/database`, or any
-    /// form `tokio-postgres` reads, including `?options=-c search_path=…`).
+    /// form `tokio-postgres` reads); a `?schema=<name>` parameter is [`PgStoreBuilder::schema`].
     pub fn builder(url: impl Into<String>) -> PgStoreBuilder {
         PgStoreBuilder {
             url: url.into(),
@@ -804,7 +833,26 @@ impl SessionStore for PgStore {
 mod tests {
     use serde_json::json;
 
-    use super::due_time;
+    use super::{due_time, split_schema};
+
+    #[test]
+    fn a_schema_parameter_leaves_the_url() {
+        assert_eq!(
+            split_schema("postgres://h/db?schema=s1"),
+            ("postgres://h/db".to_string(), Some("s1".to_string()))
+        );
+        assert_eq!(
+            split_schema("postgres://h/db?sslmode=disable&schema=s1&connect_timeout=3"),
+            (
+                "postgres://h/db?sslmode=disable&connect_timeout=3".to_string(),
+                Some("s1".to_string())
+            )
+        );
+        assert_eq!(
+            split_schema("postgres://h/db"),
+            ("postgres://h/db".to_string(), None)
+        );
+    }
 
     #[test]
     fn due_time_takes_only_the_runtimes_instants() {
