@@ -161,9 +161,17 @@ impl PgStoreBuilder {
     /// heartbeat.
     pub fn connect(mut self) -> Result<PgStore, StoreError> {
         let fail = |m: String| backend("connect", None, m);
-        let (url, schema) = split_schema(&self.url);
+        let (url, params) = split_params(&self.url);
         if self.schema.is_none() {
-            self.schema = schema;
+            self.schema = params.schema;
+        }
+        if let Some(ms) = params.lease_ttl_ms {
+            let ms: u64 = ms.parse().map_err(|_| {
+                fail(format!(
+                    "lease_ttl_ms must be a number of milliseconds, got '{ms}'"
+                ))
+            })?;
+            self.lease_ttl = Duration::from_millis(ms);
         }
         let mut config = tokio_postgres::Config::from_str(&url)
             .map_err(|e| fail(format!("not a PostgreSQL URL: {}", db(e))))?;
@@ -219,21 +227,33 @@ impl PgStoreBuilder {
     }
 }
 
-/// Takes a `schema=<name>` parameter out of a URL's query (the driver knows no such
-/// parameter): `postgres://h/db?schema=support` is `postgres://h/db` in schema `support`.
-fn split_schema(url: &str) -> (String, Option<String>) {
+/// The store's own parameters in a URL's query, which the driver does not know.
+#[derive(Debug, Default, PartialEq)]
+struct UrlParams {
+    /// `schema=<name>`: [`PgStoreBuilder::schema`].
+    schema: Option<String>,
+    /// `lease_ttl_ms=<n>`: [`PgStoreBuilder::lease_ttl`].
+    lease_ttl_ms: Option<String>,
+}
+
+/// Takes the store's parameters out of `url`: `postgres://h/db?schema=support` is
+/// `postgres://h/db` in schema `support`.
+fn split_params(url: &str) -> (String, UrlParams) {
+    let mut params = UrlParams::default();
     let Some((base, query)) = url.split_once('?') else {
-        return (url.to_string(), None);
+        return (url.to_string(), params);
     };
-    let mut schema = None;
     let rest: Vec<&str> = query
         .split('&')
-        .filter(|pair| match pair.strip_prefix("schema=") {
-            Some(name) => {
-                schema = Some(name.to_string());
-                false
+        .filter(|pair| {
+            if let Some(name) = pair.strip_prefix("schema=") {
+                params.schema = Some(name.to_string());
+            } else if let Some(ms) = pair.strip_prefix("lease_ttl_ms=") {
+                params.lease_ttl_ms = Some(ms.to_string());
+            } else {
+                return true;
             }
-            None => true,
+            false
         })
         .collect();
     let url = if rest.is_empty() {
@@ -241,7 +261,7 @@ fn split_schema(url: &str) -> (String, Option<String>) {
     } else {
         format!("{base}?{}", rest.join("&"))
     };
-    (url, schema)
+    (url, params)
 }
 
 fn check_schema_name(schema: &str) -> PgResult<()> {
@@ -340,7 +360,8 @@ pub struct DueSession {
 
 impl PgStore {
     /// Options for a store at `url` (`postgres://user:password@host:port/database`, or any
-    /// form `tokio-postgres` reads); a `?schema=<name>` parameter is [`PgStoreBuilder::schema`].
+    /// form `tokio-postgres` reads); a `schema=<name>` parameter is [`PgStoreBuilder::schema`],
+    /// `lease_ttl_ms=<n>` is [`PgStoreBuilder::lease_ttl`].
     pub fn builder(url: impl Into<String>) -> PgStoreBuilder {
         PgStoreBuilder {
             url: url.into(),
@@ -833,24 +854,38 @@ impl SessionStore for PgStore {
 mod tests {
     use serde_json::json;
 
-    use super::{due_time, split_schema};
+    use super::{UrlParams, due_time, split_params};
 
     #[test]
-    fn a_schema_parameter_leaves_the_url() {
+    fn the_stores_parameters_leave_the_url() {
+        let schema = |s: &str| UrlParams {
+            schema: Some(s.to_string()),
+            lease_ttl_ms: None,
+        };
         assert_eq!(
-            split_schema("postgres://h/db?schema=s1"),
-            ("postgres://h/db".to_string(), Some("s1".to_string()))
+            split_params("postgres://h/db?schema=s1"),
+            ("postgres://h/db".to_string(), schema("s1"))
         );
         assert_eq!(
-            split_schema("postgres://h/db?sslmode=disable&schema=s1&connect_timeout=3"),
+            split_params("postgres://h/db?sslmode=disable&schema=s1&connect_timeout=3"),
             (
                 "postgres://h/db?sslmode=disable&connect_timeout=3".to_string(),
-                Some("s1".to_string())
+                schema("s1")
             )
         );
         assert_eq!(
-            split_schema("postgres://h/db"),
-            ("postgres://h/db".to_string(), None)
+            split_params("postgres://h/db?lease_ttl_ms=900"),
+            (
+                "postgres://h/db".to_string(),
+                UrlParams {
+                    schema: None,
+                    lease_ttl_ms: Some("900".to_string())
+                }
+            )
+        );
+        assert_eq!(
+            split_params("postgres://h/db"),
+            ("postgres://h/db".to_string(), UrlParams::default())
         );
     }
 

@@ -154,3 +154,159 @@ fn the_worker_needs_a_postgres_store_and_a_bad_store_value_is_named() {
         r.err
     );
 }
+
+/// Sizes from the environment (`PG_WORKER_SESSIONS`, `PG_WORKER_KILLS`), else CI's.
+fn size(var: &str, ci: usize) -> usize {
+    std::env::var(var)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(ci)
+}
+
+/// 4 `archmax worker` processes over one database wake `PG_WORKER_SESSIONS` due waits
+/// while one of them is killed with SIGKILL `PG_WORKER_KILLS` times (a replacement starts
+/// each time): no session is woken twice, every session loads whole, none is left waiting
+/// past its due time or held past its lease, and only a killed worker's session in flight
+/// is left interrupted. Prints the figures (`-- --nocapture`).
+#[test]
+fn workers_killed_mid_turn_wake_every_due_session_once() {
+    use std::process::{Child, Command, Stdio};
+    use std::time::{Duration, Instant};
+
+    use archmax_machine::store::{SessionId, SessionStore};
+
+    let Some(url) = store_url() else { return };
+    let sessions = size("PG_WORKER_SESSIONS", 16);
+    let kills = size("PG_WORKER_KILLS", 3);
+    let ttl = Duration::from_millis(1500);
+    let url = format!("{url}&lease_ttl_ms={}", ttl.as_millis());
+    let ws = workspace();
+    let env = [("ARCHMAX_SESSION_STORE", url.as_str())];
+    let order = |i: usize| format!("Refund order <{i}>");
+    let mut setup = Vec::new();
+    for _ in 0..sessions {
+        setup.push(Reply::tool_calls(vec![(
+            "c1",
+            "archmax_advance",
+            json!({ "to": "poll", "reason": "await payment" }),
+        )]));
+        setup.push(Reply::tool_calls(vec![(
+            "c2",
+            "archmax_wait",
+            json!({ "reason": "the payment", "until": "2020-01-01T09:00:00Z" }),
+        )]));
+        setup.push(Reply::text("I am waiting for your payment."));
+    }
+    let setup = ScriptedServer::start(setup).expect("server");
+    for i in 0..sessions {
+        let id = format!("w-{i}");
+        let r = cli_with(
+            &ws,
+            Some(&setup),
+            &env,
+            false,
+            &["run", "refunds", &order(i), "--session", &id],
+        );
+        assert_eq!(r.code, 0, "{}", r.err);
+    }
+
+    let replies = (0..sessions * 2 + kills)
+        .map(|_| Reply::text("Payment received.").after(Duration::from_millis(100)))
+        .collect();
+    let server = ScriptedServer::start(replies).expect("server");
+    let spawn = || -> Child {
+        Command::new(env!("CARGO_BIN_EXE_archmax"))
+            .args([
+                "worker",
+                "refunds",
+                "--once",
+                "--trigger",
+                "payment",
+                "--poll",
+                "50",
+            ])
+            .current_dir(ws.root())
+            .env("ARCHMAX_SESSION_STORE", &url)
+            .env("ARCHMAX_API_BASE_URL", server.url())
+            .env("ARCHMAX_API_KEY", "test-key")
+            .env("ARCHMAX_MODEL", "scripted-model")
+            .env("ARCHMAX_CLI_NO_BANNER", "1")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn a worker")
+    };
+    let started = Instant::now();
+    let mut workers: Vec<Child> = (0..4).map(|_| spawn()).collect();
+    let mut killed = 0;
+    while killed < kills {
+        // Let the workers make progress, then kill one while its model call is in flight.
+        let seen = server.requests().len();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let mut all_done = false;
+        while server.requests().len() < seen + 2 && Instant::now() < deadline {
+            all_done = workers
+                .iter_mut()
+                .all(|w| w.try_wait().ok().flatten().is_some());
+            if all_done {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        if all_done {
+            break; // everything was woken before all the kills happened
+        }
+        let victim = killed % workers.len();
+        let _ = workers[victim].kill();
+        let _ = workers[victim].wait();
+        workers[victim] = spawn();
+        killed += 1;
+    }
+    for w in &mut workers {
+        let _ = w.wait();
+    }
+    // A killed worker's unstarted claims are due again once its claim expires.
+    std::thread::sleep(ttl + Duration::from_millis(300));
+    let mut last = spawn();
+    assert!(last.wait().expect("worker").success());
+    let elapsed = started.elapsed();
+
+    let requests: Vec<String> = server.requests().iter().map(|r| r.to_string()).collect();
+    let store = archmax_store_pg::PgStore::connect(&url).expect("store");
+    let (mut finished, mut interrupted) = (0, 0);
+    for i in 0..sessions {
+        let wakes = requests.iter().filter(|r| r.contains(&order(i))).count();
+        assert!(wakes <= 1, "session w-{i} was woken {wakes} times");
+        let id = SessionId::parse(&format!("w-{i}")).expect("id");
+        let snap = store.load(&id).expect("loads whole").expect("present");
+        assert_ne!(
+            snap.state["status"], "awaiting_input",
+            "w-{i} still waits past its due time"
+        );
+        let replied = snap
+            .messages
+            .last()
+            .is_some_and(|m| m["content"] == "Payment received.");
+        if replied {
+            finished += 1;
+        } else {
+            interrupted += 1;
+            assert_eq!(
+                wakes, 1,
+                "w-{i} was delivered to but its model was never called"
+            );
+        }
+        drop(store.acquire(&id).expect("no lease outlives its expiry"));
+    }
+    assert!(
+        interrupted <= killed,
+        "{interrupted} interrupted by {killed} kills"
+    );
+    assert_eq!(finished + interrupted, sessions);
+    println!(
+        "pg workers: {sessions} sessions, 4 workers, {killed} kills: {finished} woken and finished, {interrupted} interrupted mid-turn, 0 woken twice; {:.1} wakes/s ({:.2} s, including one lease expiry of {} ms)",
+        finished as f64 / elapsed.as_secs_f64(),
+        elapsed.as_secs_f64(),
+        ttl.as_millis()
+    );
+}
