@@ -84,6 +84,15 @@ pub(crate) fn db(e: tokio_postgres::Error) -> String {
     text
 }
 
+/// `sql` prepared once per connection (a query by text is prepared at every call: one more
+/// round trip).
+async fn cached(
+    client: &deadpool_postgres::Client,
+    sql: &str,
+) -> PgResult<tokio_postgres::Statement> {
+    client.prepare_cached(sql).await.map_err(db)
+}
+
 fn pool_err(e: deadpool_postgres::PoolError) -> String {
     match e {
         deadpool_postgres::PoolError::Backend(e) => db(e),
@@ -349,6 +358,34 @@ struct Inner {
     areas: Mutex<HashMap<String, Arc<PgArea>>>,
 }
 
+/// A step's commit: `$1` id, `$2` the lease holder to check (NULL: unfenced), `$3` the
+/// lease's time to live (s), `$4` state, `$5` status, `$6` message count, `$7` due time,
+/// `$8` the messages. Answers whether the fence held and whether the session was created.
+const COMMIT_SQL: &str = r#"
+WITH fence AS (
+    UPDATE archmax_leases SET expires_at = now() + make_interval(secs => $3)
+    WHERE $2::text IS NOT NULL AND session_id = $1 AND holder = $2
+    RETURNING 1
+), up AS (
+    INSERT INTO archmax_sessions AS s (id, state, status, transcript_len, due_at)
+    SELECT $1, $4::text::json, $5, $6::bigint, $7::text::timestamptz
+    WHERE $2::text IS NULL OR EXISTS (SELECT 1 FROM fence)
+    ON CONFLICT (id) DO UPDATE SET state = EXCLUDED.state, status = EXCLUDED.status,
+        transcript_len = s.transcript_len + EXCLUDED.transcript_len,
+        due_at = EXCLUDED.due_at, updated_at = now()
+    RETURNING s.transcript_len, (s.xmax = 0) AS created
+), messages AS (
+    INSERT INTO archmax_messages (session_id, seq, body)
+    SELECT $1, up.transcript_len - $6::bigint + t.ord - 1, t.body::json
+    FROM up, unnest($8::text[]) WITH ORDINALITY AS t(body, ord)
+), scratchpad AS (
+    INSERT INTO archmax_files (session_id, path, content)
+    SELECT $1, 'scratchpad', NULL FROM up WHERE up.created
+    ON CONFLICT DO NOTHING
+)
+SELECT ($2::text IS NULL OR EXISTS (SELECT 1 FROM fence)), (SELECT created FROM up)
+"#;
+
 /// A session whose wait fell due, claimed by [`PgStore::claim_due`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct DueSession {
@@ -510,18 +547,23 @@ impl SessionStore for PgStore {
         let key = id.as_str().to_owned();
         let rows = self.run("load", Some(id), move |pool| async move {
             let client = pool.get().await.map_err(pool_err)?;
-            let rows = client
-                .query(
-                    "SELECT s.state::text, s.transcript_len, m.body::text FROM archmax_sessions s \
-                     LEFT JOIN archmax_messages m ON m.session_id = s.id AND m.seq < s.transcript_len \
-                     WHERE s.id = $1 ORDER BY m.seq",
-                    &[&key],
-                )
-                .await
-                .map_err(db)?;
+            let statement = cached(
+                &client,
+                "SELECT s.state::text, s.transcript_len, m.body::text FROM archmax_sessions s \
+                 LEFT JOIN archmax_messages m ON m.session_id = s.id AND m.seq < s.transcript_len \
+                 WHERE s.id = $1 ORDER BY m.seq",
+            )
+            .await?;
+            let rows = client.query(&statement, &[&key]).await.map_err(db)?;
             Ok(rows
                 .into_iter()
-                .map(|r| (r.get::<_, String>(0), r.get::<_, i64>(1), r.get::<_, Option<String>>(2)))
+                .map(|r| {
+                    (
+                        r.get::<_, String>(0),
+                        r.get::<_, i64>(1),
+                        r.get::<_, Option<String>>(2),
+                    )
+                })
                 .collect::<Vec<_>>())
         })?;
         let Some((state, len, _)) = rows.first() else {
@@ -558,7 +600,11 @@ impl SessionStore for PgStore {
             let client = pool.get().await.map_err(pool_err)?;
             let row = client
                 .query_opt(
-                    "SELECT state::text FROM archmax_sessions WHERE id = $1",
+                    &cached(
+                        &client,
+                        "SELECT state::text FROM archmax_sessions WHERE id = $1",
+                    )
+                    .await?,
                     &[&key],
                 )
                 .await
@@ -598,58 +644,25 @@ impl SessionStore for PgStore {
         let ttl = self.inner.ttl.as_secs_f64();
         let key = id.as_str().to_owned();
         let created = self.run("commit", Some(id), move |pool| async move {
-            let mut client = pool.get().await.map_err(pool_err)?;
-            let tx = client.transaction().await.map_err(db)?;
-            if let Some(holder) = fence {
-                let renewed = tx
-                    .execute(
-                        "UPDATE archmax_leases SET expires_at = now() + make_interval(secs => $3) \
-                         WHERE session_id = $1 AND holder = $2",
-                        &[&key, &holder, &ttl],
-                    )
-                    .await
-                    .map_err(db)?;
-                if renewed == 0 {
-                    return Err("the writer lease was lost (it expired, and another worker may hold the session); the step was not committed".to_string());
-                }
-            }
+            let client = pool.get().await.map_err(pool_err)?;
+            // One statement, so one transaction and one round trip (prepared once per
+            // connection): the fence, the session row, the messages numbered after the
+            // stored transcript, and `scratchpad/` on the first commit. Any part failing
+            // (a lost lease writes nothing) leaves the session as it was.
+            let statement = cached(&client, COMMIT_SQL).await?;
             let n = messages.len() as i64;
-            let row = tx
+            let row = client
                 .query_one(
-                    "INSERT INTO archmax_sessions AS s (id, state, status, transcript_len, due_at) \
-                     VALUES ($1, $2::text::json, $3, $4, $5::text::timestamptz) \
-                     ON CONFLICT (id) DO UPDATE SET state = EXCLUDED.state, status = EXCLUDED.status, \
-                       transcript_len = s.transcript_len + EXCLUDED.transcript_len, \
-                       due_at = EXCLUDED.due_at, updated_at = now() \
-                     RETURNING s.transcript_len, (xmax = 0)",
-                    &[&key, &state, &status, &n, &due],
+                    &statement,
+                    &[&key, &fence, &ttl, &state, &status, &n, &due, &messages],
                 )
                 .await
                 .map_err(db)?;
-            let len: i64 = row.get(0);
-            let created: bool = row.get(1);
-            if n > 0 {
-                tx.execute(
-                    "INSERT INTO archmax_messages (session_id, seq, body) \
-                     SELECT $1, $2::bigint + t.ord - 1, t.body::json \
-                     FROM unnest($3::text[]) WITH ORDINALITY AS t(body, ord)",
-                    &[&key, &(len - n), &messages],
-                )
-                .await
-                .map_err(db)?;
+            let fenced_ok: bool = row.get(0);
+            if !fenced_ok {
+                return Err("the writer lease was lost (it expired, and another worker may hold the session); the step was not committed".to_string());
             }
-            if created {
-                // The first commit makes `scratchpad/`, as the other stores' do.
-                tx.execute(
-                    "INSERT INTO archmax_files (session_id, path, content) VALUES ($1, $2, NULL) \
-                     ON CONFLICT DO NOTHING",
-                    &[&key, &archmax_machine::store::SCRATCHPAD_DIR],
-                )
-                .await
-                .map_err(db)?;
-            }
-            tx.commit().await.map_err(db)?;
-            Ok(created)
+            Ok(row.get::<_, Option<bool>>(1).unwrap_or(false))
         })?;
         if created && let Some(area) = self.cached_area(id.as_str()) {
             area.first_commit().map_err(|e| {
@@ -718,13 +731,10 @@ impl SessionStore for PgStore {
         let taken = self.run("take the writer lease of", Some(id), move |pool| async move {
             let client = pool.get().await.map_err(pool_err)?;
             let row = client
-                .query_opt(
-                    "INSERT INTO archmax_leases AS l (session_id, holder, expires_at) \
+                .query_opt(&cached(&client, "INSERT INTO archmax_leases AS l (session_id, holder, expires_at) \
                      VALUES ($1, $2, now() + make_interval(secs => $3)) \
                      ON CONFLICT (session_id) DO UPDATE SET holder = EXCLUDED.holder, expires_at = EXCLUDED.expires_at \
-                     WHERE l.expires_at < now() RETURNING 1",
-                    &[&key, &holder, &ttl],
-                )
+                     WHERE l.expires_at < now() RETURNING 1").await?, &[&key, &holder, &ttl])
                 .await
                 .map_err(db)?;
             Ok(row.is_some())
@@ -754,7 +764,11 @@ impl SessionStore for PgStore {
                 let client = pool.get().await.map_err(pool_err)?;
                 client
                     .execute(
-                        "DELETE FROM archmax_leases WHERE session_id = $1 AND holder = $2",
+                        &cached(
+                            &client,
+                            "DELETE FROM archmax_leases WHERE session_id = $1 AND holder = $2",
+                        )
+                        .await?,
                         &[&key, &holder],
                     )
                     .await
