@@ -298,7 +298,7 @@ pub const COMMANDS: &[Command] = &[
             ),
             VERBOSE,
         ],
-        summary: "Wake sessions whose archmax_wait fell due, from the PostgreSQL store (ARCHMAX_SESSION_STORE)",
+        summary: "Wake sessions whose archmax_wait fell due (PostgreSQL session store)",
         long: Some(WORKER_LONG),
     },
     Command {
