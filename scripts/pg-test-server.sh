@@ -33,7 +33,8 @@ start() {
   local initdb pg_ctl dir port user run
   initdb=$(find_bin initdb)
   pg_ctl=$(find_bin pg_ctl)
-  dir=$(mktemp -d /tmp/archmax-pg.XXXXXX)
+  # Not under /tmp/archmax-*: test clean-ups remove those.
+  dir=$(mktemp -d /tmp/pg-test-cluster.XXXXXX)
   run=()
   if [[ $(id -u) -eq 0 ]]; then
     user=postgres

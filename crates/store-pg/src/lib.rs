@@ -492,6 +492,25 @@ impl PgStore {
         })
     }
 
+    /// The one text column `sql` answers for `key`, `None` when no row.
+    fn text_by_key(
+        &self,
+        op: &'static str,
+        id: Option<&SessionId>,
+        sql: &'static str,
+        key: &str,
+    ) -> Result<Option<String>, StoreError> {
+        let key = key.to_owned();
+        self.run(op, id, move |pool| async move {
+            let client = pool.get().await.map_err(pool_err)?;
+            let row = client
+                .query_opt(&cached(&client, sql).await?, &[&key])
+                .await
+                .map_err(db)?;
+            Ok(row.map(|r| r.get::<_, String>(0)))
+        })
+    }
+
     fn cached_area(&self, id: &str) -> Option<Arc<PgArea>> {
         self.inner
             .areas
@@ -595,22 +614,12 @@ impl SessionStore for PgStore {
     }
 
     fn load_state(&self, id: &SessionId) -> Result<Option<Value>, StoreError> {
-        let key = id.as_str().to_owned();
-        let text = self.run("load", Some(id), move |pool| async move {
-            let client = pool.get().await.map_err(pool_err)?;
-            let row = client
-                .query_opt(
-                    &cached(
-                        &client,
-                        "SELECT state::text FROM archmax_sessions WHERE id = $1",
-                    )
-                    .await?,
-                    &[&key],
-                )
-                .await
-                .map_err(db)?;
-            Ok(row.map(|r| r.get::<_, String>(0)))
-        })?;
+        let text = self.text_by_key(
+            "load",
+            Some(id),
+            "SELECT state::text FROM archmax_sessions WHERE id = $1",
+            id.as_str(),
+        )?;
         text.map(|t| {
             serde_json::from_str(&t).map_err(|e| StoreError::Corrupt {
                 id: id.as_str().to_owned(),
@@ -804,18 +813,12 @@ impl SessionStore for PgStore {
 
     fn read_spec_snapshot(&self, hash: &str) -> Result<Option<Value>, StoreError> {
         check_spec_hash(hash)?;
-        let key = hash.to_owned();
-        let text = self.run("read a spec snapshot", None, move |pool| async move {
-            let client = pool.get().await.map_err(pool_err)?;
-            let row = client
-                .query_opt(
-                    "SELECT spec::text FROM archmax_specs WHERE hash = $1",
-                    &[&key],
-                )
-                .await
-                .map_err(db)?;
-            Ok(row.map(|r| r.get::<_, String>(0)))
-        })?;
+        let text = self.text_by_key(
+            "read a spec snapshot",
+            None,
+            "SELECT spec::text FROM archmax_specs WHERE hash = $1",
+            hash,
+        )?;
         text.map(|t| {
             serde_json::from_str(&t).map_err(|e| {
                 backend(

@@ -4,9 +4,8 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use serde_json::json;
 
-use crate::parks::workspace;
+use crate::parks::{waiting_until, workspace};
 use crate::scripted::{Reply, ScriptedServer};
 use crate::support::cli_with;
 
@@ -32,22 +31,10 @@ fn store_url() -> Option<String> {
 fn sessions_live_in_postgres_and_a_worker_wakes_a_due_wait() {
     let Some(url) = store_url() else { return };
     let ws = workspace();
-    let server = ScriptedServer::start(vec![
-        Reply::tool_calls(vec![(
-            "c1",
-            "archmax_advance",
-            json!({ "to": "poll", "reason": "await payment" }),
-        )]),
-        // A due time in the past: due at once (the runtime records now).
-        Reply::tool_calls(vec![(
-            "c2",
-            "archmax_wait",
-            json!({ "reason": "the payment", "until": "2020-01-01T09:00:00Z" }),
-        )]),
-        Reply::text("I am waiting for your payment."),
-        Reply::text("Payment received."),
-    ])
-    .expect("server");
+    // A due time in the past: due at once (the runtime records now).
+    let mut script = waiting_until("2020-01-01T09:00:00Z");
+    script.push(Reply::text("Payment received."));
+    let server = ScriptedServer::start(script).expect("server");
     let env = [("ARCHMAX_SESSION_STORE", url.as_str())];
     let r = cli_with(
         &ws,
@@ -183,20 +170,9 @@ fn workers_killed_mid_turn_wake_every_due_session_once() {
     let ws = workspace();
     let env = [("ARCHMAX_SESSION_STORE", url.as_str())];
     let order = |i: usize| format!("Refund order <{i}>");
-    let mut setup = Vec::new();
-    for _ in 0..sessions {
-        setup.push(Reply::tool_calls(vec![(
-            "c1",
-            "archmax_advance",
-            json!({ "to": "poll", "reason": "await payment" }),
-        )]));
-        setup.push(Reply::tool_calls(vec![(
-            "c2",
-            "archmax_wait",
-            json!({ "reason": "the payment", "until": "2020-01-01T09:00:00Z" }),
-        )]));
-        setup.push(Reply::text("I am waiting for your payment."));
-    }
+    let setup = (0..sessions)
+        .flat_map(|_| waiting_until("2020-01-01T09:00:00Z"))
+        .collect();
     let setup = ScriptedServer::start(setup).expect("server");
     for i in 0..sessions {
         let id = format!("w-{i}");

@@ -58,10 +58,9 @@ impl Schema {
             .expect("connect to the test database")
     }
 
-    /// Runs `sql` (statements separated by `;`) in this schema.
-    pub fn sql(&self, sql: &str) {
+    /// Runs `work` with a client of the test database in this schema.
+    fn with_client<T>(&self, work: impl AsyncFnOnce(&tokio_postgres::Client) -> T) -> T {
         let url = format!("{}?options=-c%20search_path%3D{}", self.url, self.name);
-        let sql = sql.to_string();
         tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
@@ -71,29 +70,24 @@ impl Schema {
                     .await
                     .expect("connect");
                 tokio::spawn(conn);
-                client.batch_execute(&sql).await.expect("sql");
-            });
+                work(&client).await
+            })
+    }
+
+    /// Runs `sql` (statements separated by `;`) in this schema.
+    pub fn sql(&self, sql: &str) {
+        self.with_client(async |client| client.batch_execute(sql).await.expect("sql"));
     }
 
     /// The first column of the first row of `query`, as text.
     pub fn scalar(&self, query: &str) -> Option<String> {
-        let url = format!("{}?options=-c%20search_path%3D{}", self.url, self.name);
-        let query = query.to_string();
-        tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .expect("runtime")
-            .block_on(async move {
-                let (client, conn) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
-                    .await
-                    .expect("connect");
-                tokio::spawn(conn);
-                let rows = client.simple_query(&query).await.expect("query");
-                rows.into_iter().find_map(|m| match m {
-                    tokio_postgres::SimpleQueryMessage::Row(r) => Some(r.get(0).map(str::to_owned)),
-                    _ => None,
-                })?
-            })
+        self.with_client(async |client| {
+            let rows = client.simple_query(query).await.expect("query");
+            rows.into_iter().find_map(|m| match m {
+                tokio_postgres::SimpleQueryMessage::Row(r) => Some(r.get(0).map(str::to_owned)),
+                _ => None,
+            })?
+        })
     }
 }
 
