@@ -31,22 +31,17 @@ pub(crate) fn choice(cli: &Cli<'_>, root: &Path) -> Option<String> {
 pub(crate) fn open(cli: &Cli<'_>, root: &Path) -> Result<Arc<dyn SessionStore>, Failure> {
     match choice(cli, root) {
         None => Ok(Arc::new(FsStore::new(root))),
-        Some(url) => open_url(&url),
+        Some(url) => Ok(Arc::new(postgres(&url)?)),
     }
 }
 
-/// The store at `url` (a PostgreSQL URL), or why not.
-pub(crate) fn open_url(url: &str) -> Result<Arc<dyn SessionStore>, Failure> {
-    if url.starts_with("postgres://") || url.starts_with("postgresql://") {
-        return Ok(Arc::new(postgres(url)?));
-    }
-    let shown: String = url.chars().take(40).collect();
-    Err(Failure::Command(format!(
-        "{STORE_VAR} must be a postgres:// or postgresql:// URL (or unset, for the workspace's sessions folder), got '{shown}'"
-    )))
-}
-
-/// The PostgreSQL store at `url`.
+/// The PostgreSQL store at `url`; any other value of [`STORE_VAR`] is refused, naming it.
 pub(crate) fn postgres(url: &str) -> Result<PgStore, Failure> {
+    if !(url.starts_with("postgres://") || url.starts_with("postgresql://")) {
+        let shown: String = url.chars().take(40).collect();
+        return Err(Failure::Command(format!(
+            "{STORE_VAR} must be a postgres:// or postgresql:// URL (or unset, for the workspace's sessions folder), got '{shown}'"
+        )));
+    }
     PgStore::connect(url).map_err(|e| Failure::Command(e.to_string()))
 }

@@ -5,10 +5,13 @@
 //! resumed under its writer lease with a delivery of `--trigger` (default `timer`), as a
 //! host's scheduler would deliver it; the agent continues in the parked state.
 //!
-//! A claimed session is resumed only if, under its lease, it still awaits input with a due
-//! time that has passed (an earlier delivery may have resumed it meanwhile). A worker that
-//! dies before resuming leaves its claim to expire (one lease time to live); the session
-//! is then due again for any worker.
+//! A claimed session is resumed only if it still awaits input with a due time that has
+//! passed (an earlier delivery may have resumed it meanwhile); the delivery then takes the
+//! session's writer lease, so a session another writer holds is left to it. (A delivery
+//! that lands between that check and the lease and parks the session again with a later
+//! due time can still be followed by this wake: the window is one read.) A worker that dies
+//! before resuming leaves its claim to expire (one lease time to live); the session is then
+//! due again for any worker.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -61,9 +64,6 @@ pub(crate) fn run(
             "archmax worker needs {STORE_VAR}=postgres://…: it wakes sessions other processes parked, which the filesystem store cannot hand out to one worker at a time"
         ))
     })?;
-    if !(url.starts_with("postgres://") || url.starts_with("postgresql://")) {
-        crate::store::open_url(&url)?;
-    }
     let store = Arc::new(postgres(&url)?);
     cli.header(&workflow, &root, None);
     let (harness, mut live) = connect_to(

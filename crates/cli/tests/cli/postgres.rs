@@ -4,7 +4,6 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-
 use crate::parks::{waiting_until, workspace};
 use crate::scripted::{Reply, ScriptedServer};
 use crate::support::cli_with;
@@ -266,11 +265,10 @@ fn workers_killed_mid_turn_wake_every_due_session_once() {
         if replied {
             finished += 1;
         } else {
+            // Killed after the delivery's commit, before or during its model call: the
+            // committed step is there and the turn never finished.
             interrupted += 1;
-            assert_eq!(
-                wakes, 1,
-                "w-{i} was delivered to but its model was never called"
-            );
+            assert_eq!(snap.state["status"], "running", "w-{i}");
         }
         drop(store.acquire(&id).expect("no lease outlives its expiry"));
     }
