@@ -89,10 +89,25 @@ export type ModelAnswer =
   | { role?: 'assistant'; content: string | null; tool_calls?: Array<ChatToolCall> }
   | { choices: Array<{ message: { role?: string; content: string | null; tool_calls?: Array<ChatToolCall> }; finish_reason?: string }>; usage?: Record<string, number>; model?: string }
 
-/** Who a request is for: the agent's turn, or a rubric hook's grader. */
-export type ModelCallInfo = { role: 'agent' | 'rubric' }
-/** A model: the harness's chat-completions calls, answered by JS. */
-export type ModelFunction = (request: ModelRequest, info: ModelCallInfo) => ModelAnswer | Promise<ModelAnswer>
+/**
+ * Who a request is for: the agent's turn, or a rubric hook's grader. `stream: true` (absent
+ * otherwise): the answer's text is shown as it arrives (`agent-text-delta`) when the function
+ * answers with a stream.
+ */
+export type ModelCallInfo = { role: 'agent' | 'rubric'; stream?: boolean }
+/**
+ * One piece of a streamed answer: text, an OpenAI `chat.completion.chunk`, or one delta
+ * (tool-call pieces keyed by `index`, as in a chunk's `delta.tool_calls`; `usage` in any piece).
+ */
+export type ModelStreamPiece =
+  | string
+  | { content?: string | null; tool_calls?: Array<{ index?: number; id?: string; type?: 'function'; function?: { name?: string; arguments?: string } }>; usage?: Record<string, number> }
+  | { choices: Array<{ index?: number; delta?: Record<string, unknown>; finish_reason?: string | null }>; usage?: Record<string, number>; model?: string }
+/** A model: the harness's chat-completions calls, answered by JS, whole or as a stream of pieces. */
+export type ModelFunction = (
+  request: ModelRequest,
+  info: ModelCallInfo,
+) => ModelAnswer | AsyncIterable<ModelStreamPiece> | ReadableStream<ModelStreamPiece> | Promise<ModelAnswer | AsyncIterable<ModelStreamPiece> | ReadableStream<ModelStreamPiece>>
 
 /**
  * A LangChain chat model, duck-typed: `BaseChatModel` and every provider (`ChatOpenAI`,
@@ -262,6 +277,13 @@ export type CreateAgentParams = {
    */
   requestTimeoutMs?: number
   /**
+   * Show the model's text as it arrives (`agent-text-delta` events, then the call's
+   * `agent-text`): the `ARCHMAX_*` endpoint is asked for a stream, a LangChain model answers
+   * through `.stream()`, and a model function's streamed pieces are shown. Default:
+   * `ARCHMAX_STREAMING` for the endpoint, else on. Off, the answers are the same, whole.
+   */
+  streaming?: boolean
+  /**
    * The `ARCHMAX_*` endpoint only: retries after a failed attempt (HTTP 429 and 5xx, timeouts,
    * connection failures), 0 to 10. Default: `ARCHMAX_MAX_RETRIES`, else 2.
    */
@@ -343,6 +365,12 @@ export type ResolveSessionInput = { trigger?: TriggerRef; variables?: Record<str
 export interface WorkflowOperations {
   /** A message (or firing) to a session; a null id is resolved (declared `session:` path, else minted). */
   send(sessionId: string | null | undefined, input?: SendInput): Promise<Outcome>
+  /**
+   * `send` as an async iterator for `for await`: the session's events as they happen
+   * (`agent-text-delta` included), then the Outcome as the last item (it has `kind`, events
+   * have `type`). A turn that throws rejects the iteration after its events.
+   */
+  stream(sessionId: string | null | undefined, input?: SendInput): AsyncGenerator<EventEnvelope | Outcome, void, undefined>
   decide(sessionId: string, decision: Decision | string): Promise<Outcome>
   reply(sessionId: string, message: string): Promise<Outcome>
   deliver(sessionId: string, delivery: Delivery): Promise<Outcome>

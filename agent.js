@@ -3,7 +3,7 @@
 // text with its callbacks; this module adapts plain JS functions to it, never
 // lets a callback's throw cross into Rust, and raises the harness's refusals
 // as the original's error classes.
-import { NativeAgent, readEnv } from './native.js'
+import { NativeAgent, modelChunk, modelText, readEnv } from './native.js'
 import { sessionStoreBinding } from './store.js'
 
 /**
@@ -162,17 +162,69 @@ function modelAdapter(model) {
       request = { ...head, messages: ch.messages.slice() }
       if (ch.tools) request.tools = ch.tools
       info = { role }
+      // Present only when the text is shown live: `{ role }` alone otherwise, as before streaming.
+      if (d.stream?.show) info.stream = true
+      if (d.stream) Object.defineProperty(info, STREAM_ID, { value: d.stream.id })
     } catch {
       if (d) channels.delete(d.ch)
       return Promise.resolve(RESYNC)
     }
-    return settle(() => model(request, info), 'the model function')
+    return settle(async () => {
+      const answer = await model(request, info)
+      return d.stream && isStream(answer) ? pump(answer, d.stream.id) : answer
+    }, 'the model function')
   }
   /** Forgets channels the native side released (`agent.dispose(sessionId)`). */
   adapter.forget = (ids) => {
     for (const id of ids) channels.delete(id)
   }
   return adapter
+}
+
+/** The native stream of a model call, on its `info` (for the LangChain adapter; not enumerable). */
+const STREAM_ID = Symbol('archmax.streamId')
+
+/** What a model function answered instead of an answer: its pieces went to the native side. */
+const STREAMED = Object.freeze({ archmaxStreamed: true })
+
+/** An answer that streams: an async iterable (a ReadableStream is one) or a reader-bearing stream. */
+function isStream(answer) {
+  if (!answer || typeof answer !== 'object') return false
+  return typeof answer[Symbol.asyncIterator] === 'function' || typeof answer.getReader === 'function'
+}
+
+/** The pieces of an async iterable or a ReadableStream, in order. */
+async function* piecesOf(stream) {
+  if (typeof stream[Symbol.asyncIterator] === 'function') {
+    yield* stream
+    return
+  }
+  const reader = stream.getReader()
+  try {
+    for (;;) {
+      const { done, value } = await reader.read()
+      if (done) return
+      yield value
+    }
+  } finally {
+    reader.releaseLock?.()
+  }
+}
+
+/**
+ * Sends each piece a streaming model yields to the native side, which folds them into the
+ * answer and shows their text as it comes: a string is text; an object is an OpenAI
+ * `chat.completion.chunk` or one delta `{ content?, tool_calls?, usage? }`.
+ */
+async function pump(stream, id) {
+  let i = 0
+  for await (const piece of piecesOf(stream)) {
+    if (typeof piece === 'string') modelText(id, piece)
+    else if (piece && typeof piece === 'object' && !Array.isArray(piece)) modelChunk(id, JSON.stringify(piece))
+    else throw new TypeError(`piece ${i} of the model's stream is ${describe(piece)}; expected a string or a chunk object`)
+    i++
+  }
+  return STREAMED
 }
 
 // ---- LangChain, duck-typed. `@langchain/core` is never required: the message
@@ -297,15 +349,30 @@ function fromLangChainMessage(message) {
   return completion
 }
 
+/**
+ * `runnable.stream(messages)`: each chunk's text is shown as it comes; the chunks, joined
+ * with `concat` (tool-call pieces and usage included), are the answer.
+ */
+async function streamLangChain(runnable, messages, id) {
+  let whole
+  for await (const chunk of await runnable.stream(messages)) {
+    const text = contentText(chunk?.content)
+    if (text) modelText(id, text)
+    whole = whole === undefined ? chunk : typeof whole.concat === 'function' ? whole.concat(chunk) : chunk
+  }
+  return whole
+}
+
 /** A LangChain chat model as a model function over the chat-completions request. */
 function langChainModelFunction(chatModel) {
-  return async (request) => {
+  return async (request, info) => {
     const lc = await langChainMessages()
     const messages = toLangChainMessages(request.messages, lc)
     const tools = request.tools ?? []
     // OpenAI-format tool definitions: every LangChain provider's bindTools accepts them.
     const runnable = tools.length ? chatModel.bindTools(tools) : chatModel
-    const completion = fromLangChainMessage(await runnable.invoke(messages))
+    const message = info?.stream && info[STREAM_ID] !== undefined && typeof runnable.stream === 'function' ? await streamLangChain(runnable, messages, info[STREAM_ID]) : await runnable.invoke(messages)
+    const completion = fromLangChainMessage(message)
     // Without a model id in the answer, the instance's configured one prices and attributes the call.
     if (completion && typeof completion === 'object' && !completion.model) {
       const configured = [chatModel.model, chatModel.modelName, chatModel.model_name].find((m) => typeof m === 'string' && m)
@@ -740,6 +807,13 @@ function checkWhole(value, name, min, max) {
   return value
 }
 
+/** A boolean, or undefined when absent. */
+function checkBoolean(value, name) {
+  if (value === undefined || value === null) return undefined
+  if (typeof value !== 'boolean') throw new TypeError(`'${name}' must be a boolean, got ${describe(value)}`)
+  return value
+}
+
 /**
  * Assembles a workflow of a workspace into an agent.
  * @param {import('./agent.d.ts').CreateAgentParams} params
@@ -764,12 +838,22 @@ export async function createAgent(params = {}) {
     await resolved.ready
     modelFn = resolved.fn
   }
+  // `workflow.stream` callers listen beside `onEvent`.
+  const streams = new Set()
+  const toOnEvent = onEvent ? eventAdapter(onEvent) : null
   const handlers = {
     model: modelFn ? modelAdapter(modelFn) : null,
     tool: tools.length ? toolAdapter(tools, () => native) : null,
-    event: onEvent ? eventAdapter(onEvent) : () => {},
+    event: (json) => {
+      if (toOnEvent) toOnEvent(json)
+      if (json && streams.size) {
+        const event = JSON.parse(json)
+        for (const listener of streams) listener(event)
+      }
+    },
   }
   const native = new NativeAgent(handlers.model, handlers.tool, onEvent ? handlers.event : null)
+  let listening = !!onEvent
   const run = (turn) => drive(turn, handlers).then(unwrap)
   if (useStore) unwrap(useStore(native))
   const hookExecutors = checkHookExecutors(params.hookExecutors)
@@ -793,6 +877,7 @@ export async function createAgent(params = {}) {
       requestTimeoutMs: checkWhole(params.requestTimeoutMs, 'requestTimeoutMs', 1, 3600000),
       maxRetries: checkWhole(params.maxRetries, 'maxRetries', 0, 10),
       maxResponseBytes: checkWhole(params.maxResponseBytes, 'maxResponseBytes', 1024, 1073741824),
+      streaming: checkBoolean(params.streaming, 'streaming'),
       images: params.images ?? undefined,
       rootDir: workspace?.rootDir ?? process.cwd(),
       // A slug must load; omitted, the default is looked for (absent: a plain agent); false: plain.
@@ -844,6 +929,46 @@ export async function createAgent(params = {}) {
               input.sessionPath ?? sessionPath ?? null,
             ),
           )
+        },
+        /**
+         * `send` as an async iterator: the session's events as they happen, then the
+         * Outcome (the last item: it has `kind` where events have `type`).
+         */
+        async *stream(sessionId, input = {}) {
+          live()
+          if (!listening) {
+            native.listen(handlers.event)
+            listening = true
+          }
+          const queue = []
+          let wakeUp = null
+          let settled = null
+          const listener = (event) => {
+            if (sessionId && event.sessionId !== sessionId) return
+            queue.push(event)
+            wakeUp?.()
+          }
+          streams.add(listener)
+          const sent = workflowOperations.send(sessionId, input).then(
+            (outcome) => ({ outcome }),
+            (error) => ({ error }),
+          )
+          sent.then((s) => {
+            settled = s
+            wakeUp?.()
+          })
+          try {
+            for (;;) {
+              while (queue.length) yield queue.shift()
+              if (settled) break
+              await new Promise((resolve) => (wakeUp = resolve))
+              wakeUp = null
+            }
+          } finally {
+            streams.delete(listener)
+          }
+          if (settled.error) throw settled.error
+          yield settled.outcome
         },
         async decide(sessionId, decision) {
           live()

@@ -129,6 +129,11 @@ export declare class NativeAgent {
   /** An agent whose callbacks are set; `open` assembles it. */
   constructor(model: ((requestJson: string) => Promise<string>) | null | undefined, toolHandler: ((callJson: string) => Promise<string>) | null | undefined, onEvent: ((envelopeJson: string) => void) | null | undefined)
   /**
+   * Starts delivering events to `onEvent` when the agent was built without a listener
+   * (`agent.workflow.stream` needs them); an agent that has one keeps it.
+   */
+  listen(onEvent: (envelopeJson: string) => void): void
+  /**
    * Assembles the workflow: `{ ok: true, value: { warnings, runtimeContract } }` or
    * `{ ok: false, code, message, fields }`.
    */
@@ -316,6 +321,13 @@ export interface GovernanceWorkspaceOptions {
   toolPaths?: Record<string, Record<string, 'read' | 'list' | 'search' | 'write' | 'remove' | 'execute'>>
 }
 
+/**
+ * The `archmax` shim's SIGINT/SIGTERM handler: the first signal while a turn runs cancels
+ * it (the CLI reports `turn-cancelled` and a hint) and answers false; a second one, or one
+ * while no turn runs, answers true: the shim exits at once.
+ */
+export declare function interruptCli(): boolean
+
 /** Whether `s` is a hyphen-separated kebab-case slug (`order-lookup`). */
 export declare function isSlug(s: string): boolean
 
@@ -325,6 +337,16 @@ export declare function isSlug(s: string): boolean
  * runtime never acts on it: it is for the host.
  */
 export declare function messagePathForTrigger(spec: SpecLike, id: string): string | false | undefined
+
+/**
+ * A chunk of a streaming JS model's answer (JSON text): an OpenAI `chat.completion.chunk`,
+ * or one delta `{ content?, tool_calls? }` (tool-call pieces keyed by `index`), optionally
+ * with `usage`; false when the call no longer listens.
+ */
+export declare function modelChunk(stream: number, chunk: string): boolean
+
+/** A piece of a streaming JS model's text; false when the call no longer listens. */
+export declare function modelText(stream: number, text: string): boolean
 
 /** How one mount is served. */
 export interface MountOptions {
@@ -387,6 +409,11 @@ export interface NativeAgentOptions {
    * `ARCHMAX_MAX_RESPONSE_BYTES`).
    */
   maxResponseBytes?: number
+  /**
+   * `streaming`: the model's text is shown as it arrives (`agent-text-delta`); the
+   * `ARCHMAX_*` endpoint is asked for a stream. Outranks `ARCHMAX_STREAMING`; default on.
+   */
+  streaming?: boolean
 }
 
 /** A call the turn waits on. */

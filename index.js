@@ -773,14 +773,17 @@ if (
   }
 }
 
-const { Governance, NativeAgent, NativeSessionStore, NativeTurn, connectionForTrigger, isSlug, messagePathForTrigger, parseCodeDescription, parseMachineSpec, readEnv, runCli, sessionIdForTrigger, SIGNATURE_TYPES, signatureForTrigger, signatureJsonSchema, signatureValueIssues, specHash, validateSpec, validateWorkflow } = nativeBinding
+const { Governance, NativeAgent, NativeSessionStore, NativeTurn, connectionForTrigger, interruptCli, isSlug, messagePathForTrigger, modelChunk, modelText, parseCodeDescription, parseMachineSpec, readEnv, runCli, sessionIdForTrigger, SIGNATURE_TYPES, signatureForTrigger, signatureJsonSchema, signatureValueIssues, specHash, validateSpec, validateWorkflow } = nativeBinding
 export { Governance }
 export { NativeAgent }
 export { NativeSessionStore }
 export { NativeTurn }
 export { connectionForTrigger }
+export { interruptCli }
 export { isSlug }
 export { messagePathForTrigger }
+export { modelChunk }
+export { modelText }
 export { parseCodeDescription }
 export { parseMachineSpec }
 export { readEnv }

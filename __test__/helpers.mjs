@@ -132,3 +132,80 @@ states:
   done:
     instructions: Say goodbye.
 `
+
+/** A text as streamed pieces: split after each space. */
+export const textPieces = (text) => text.match(/[^ ]* ?/g).filter(Boolean)
+
+/**
+ * An OpenAI chat message as the `chat.completion.chunk`s a streaming endpoint sends: a role
+ * chunk, the text in `pieces` (default: split after each space), each tool call in two
+ * pieces keyed by its index, a finish chunk and a usage chunk (no choices).
+ */
+export function chunksOf(message, pieces) {
+  const chunk = (delta, finish = null) => ({ id: 'x', object: 'chat.completion.chunk', model: 'scripted', choices: [{ index: 0, delta, finish_reason: finish }] })
+  const out = [chunk({ role: 'assistant', content: '' })]
+  const text = typeof message.content === 'string' ? message.content : ''
+  for (const piece of pieces ?? textPieces(text)) out.push(chunk({ content: piece }))
+  for (const [index, c] of (message.tool_calls ?? []).entries()) {
+    const args = c.function.arguments
+    const half = Math.floor(args.length / 2)
+    out.push(chunk({ tool_calls: [{ index, id: c.id, type: 'function', function: { name: c.function.name, arguments: args.slice(0, half) } }] }))
+    out.push(chunk({ tool_calls: [{ index, function: { arguments: args.slice(half) } }] }))
+  }
+  out.push(chunk({}, message.tool_calls?.length ? 'tool_calls' : 'stop'))
+  out.push({ id: 'x', object: 'chat.completion.chunk', model: 'scripted', choices: [], usage: { prompt_tokens: 10, completion_tokens: 5 } })
+  return out
+}
+
+/**
+ * An OpenAI-compatible endpoint on 127.0.0.1 answering each request with `next(body)`'s
+ * message: as SSE chunks (`chunksOf`), `gapMs` apart, when the request asks for a stream,
+ * else as one `chat.completion`. `next` may answer `{ cutAfter: n, message }` to send only
+ * n chunks and then cut the connection. Records every request body.
+ */
+export async function sseEndpoint(next, { gapMs = 0 } = {}) {
+  const { createServer } = await import('node:http')
+  const bodies = []
+  const server = createServer((req, res) => {
+    let text = ''
+    req.on('data', (d) => (text += d))
+    req.on('end', async () => {
+      const body = JSON.parse(text)
+      bodies.push(body)
+      let answer
+      try {
+        answer = next(body)
+      } catch (e) {
+        res.writeHead(400, { 'content-type': 'application/json' })
+        res.end(JSON.stringify({ error: { message: String(e) } }))
+        return
+      }
+      const { message, cutAfter, pieces } = answer?.message ? answer : { message: answer }
+      if (!body.stream) {
+        res.writeHead(200, { 'content-type': 'application/json' })
+        res.end(JSON.stringify({ id: 'x', object: 'chat.completion', model: 'scripted', choices: [{ index: 0, message, finish_reason: 'stop' }] }))
+        return
+      }
+      res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' })
+      const chunks = chunksOf(message, pieces)
+      for (const [i, c] of chunks.entries()) {
+        if (cutAfter !== undefined && i >= cutAfter) {
+          res.socket.destroy()
+          return
+        }
+        if (i && gapMs) await new Promise((r) => setTimeout(r, gapMs))
+        res.write(`data: ${JSON.stringify(c)}\n\n`)
+      }
+      res.end('data: [DONE]\n\n')
+    })
+  })
+  await new Promise((r) => server.listen(0, '127.0.0.1', r))
+  return {
+    url: `http://127.0.0.1:${server.address().port}/v1`,
+    bodies,
+    close: async () => {
+      server.closeAllConnections()
+      await new Promise((r) => server.close(r))
+    },
+  }
+}

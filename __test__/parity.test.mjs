@@ -14,10 +14,11 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
 import { BaseChatModel } from '@langchain/core/language_models/chat_models'
-import { AIMessage } from '@langchain/core/messages'
+import { AIMessage, AIMessageChunk } from '@langchain/core/messages'
+import { ChatGenerationChunk } from '@langchain/core/outputs'
 
 import { createAgent, createMemorySessionStore } from '@archmax-ai/harness'
-import { APPROVAL_SPEC, call, EXAMPLE, mapStore, NO_PG, pgStore, say, workspace } from './helpers.mjs'
+import { APPROVAL_SPEC, ONE_STATE_SPEC, call, chunksOf, EXAMPLE, mapStore, NO_PG, pgStore, say, textPieces, workspace } from './helpers.mjs'
 
 /** The text of a request's messages, for a check to search (`requestText` is their JSON). */
 function contents(requestText) {
@@ -154,6 +155,65 @@ const archive = {
     return `archived (${copied.error ?? 'copied'}, ${removed.error ?? 'removed'}): ${content}`
   },
 }
+
+const BATCH_SPEC = `title: Batch
+instructions: A test workflow.
+mounts:
+  allow_always: []
+states:
+  work:
+    triggers: { manual: }
+    instructions: Call both tools at once.
+    tools:
+      allow: [first, second]
+`
+/**
+ * Two host tools that can only answer \`together\` when they run at once: each waits (at
+ * most 3 s, so a sequential run answers \`alone\` rather than hanging) for the other to start.
+ */
+function meetingTools() {
+  let arrived = 0
+  let release
+  const met = new Promise((r) => (release = r))
+  const meet = async (name) => {
+    arrived += 1
+    if (arrived === 2) release()
+    let timer
+    const bound = new Promise((r) => (timer = setTimeout(r, 3000)))
+    await Promise.race([met, bound])
+    clearTimeout(timer)
+    return arrived === 2 ? `${name}: together` : `${name}: alone`
+  }
+  const tool = (name) => ({ name, description: `Meets the other tool (${name}).`, schema: { type: 'object', properties: {} }, handler: () => meet(name) })
+  return [tool('first'), tool('second')]
+}
+
+const CALLER_SPEC = `title: Orders
+instructions: Handle the order.
+mounts:
+  allow_always: []
+states:
+  work:
+    triggers: { manual: }
+    instructions: Enrich the order, then answer.
+    tools:
+      allow: [archmax_workflow_enrich]
+`
+const CHILD_SPEC = `title: Enrichment
+instructions: Enrich orders.
+mounts:
+  allow_always: []
+states:
+  enrich:
+    triggers:
+      manual:
+        description: Enrich one order
+        requires: [{ name: order_id, type: string }]
+        returns: [{ name: risk, type: string }]
+    instructions: Set risk for the order.
+    tools:
+      allow: [{ tool: write_file, paths: ["scratchpad/**"] }]
+`
 
 /**
  * name, a workspace maker, the agent options beyond model/store/onEvent, the model's
@@ -310,6 +370,69 @@ const SCENARIOS = [
       assert.ok(JSON.stringify(done).includes('One chart.'))
     },
   },
+  {
+    name: "a batch's host tools run at once, answered in call order",
+    workspace: () => workspace({ 'workflows/batch/workflow.yaml': BATCH_SPEC }),
+    options: () => ({ workflow: 'batch', tools: meetingTools() }),
+    answers: [tools(call('first', {}, 'c1'), call('second', {}, 'c2')), say('Both met.')],
+    steps: [(w) => w.send('b1', { message: 'Go.' })],
+    check: ([done], requests) => {
+      assert.equal(done.kind, 'completed')
+      assert.match(contents(requests[1]), /first: together\nsecond: together/)
+    },
+  },
+  {
+    name: 'a sub-workflow runs as a child session and answers with its returns',
+    files: true,
+    workspace: () => workspace({ 'workflows/orders/workflow.yaml': CALLER_SPEC, 'workflows/enrich/workflow.yaml': CHILD_SPEC }),
+    options: { workflow: 'orders' },
+    answers: [
+      tools(call('archmax_workflow_enrich', { order_id: 'KK-1' }, 'c1')),
+      tools(
+        call('archmax_set_variables', { variables: { risk: 'low' } }, 'k1'),
+        call('write_file', { file_path: 'scratchpad/e.md', content: 'enriched' }, 'k2'),
+      ),
+      say('Enriched KK-1.'),
+      tools(call('read_file', { file_path: 'scratchpad/e.md' }, 'c2')),
+      say('Done.'),
+    ],
+    steps: [(w) => w.send('s1', { message: 'Enrich KK-1.' })],
+    check: ([done], requests) => {
+      assert.equal(done.kind, 'completed')
+      assert.equal(done.reply, 'Done.')
+      assert.match(contents(requests[1]), /Begin\. Your instructions are already in context\. You were started with these inputs:\n- order_id: "KK-1"/)
+      assert.doesNotMatch(contents(requests[1]), /Enrich KK-1\./)
+      assert.match(contents(requests[3]), /\{"message":"Enriched KK-1\.","returns":\{"risk":"low"\}\}/)
+      assert.match(contents(requests[4]), /enriched/)
+      assert.equal(done.variables.risk, undefined)
+      },
+    },
+  {
+    name: 'streamed answers: text deltas before each agent-text, a tool call split across chunks',
+    files: true,
+    stream: true,
+    workspace: () => workspace({ 'workflows/one/workflow.yaml': ONE_STATE_SPEC }),
+    options: { workflow: 'one' },
+    answers: [
+      { role: 'assistant', content: 'Writing the note now.', tool_calls: [call('write_file', { file_path: 'scratchpad/note.md', content: 'streamed' }, 'c1')] },
+      say('The note is written.'),
+    ],
+    steps: [(w) => w.send('st1', { message: 'Write a note.' })],
+    check: ([done]) => {
+      assert.equal(done.kind, 'completed')
+      assert.ok(JSON.stringify(done).includes('The note is written.'))
+    },
+    checkEvents: (events) => {
+      const shown = events.filter((e) => e.type === 'agent-text-delta' || e.type === 'agent-text').map((e) => `${e.type}:${e.text}`)
+      assert.deepEqual(shown, [
+        ...textPieces('Writing the note now.').map((p) => `agent-text-delta:${p}`),
+        'agent-text:Writing the note now.',
+        ...textPieces('The note is written.').map((p) => `agent-text-delta:${p}`),
+        'agent-text:The note is written.',
+      ])
+      assert.equal(events.find((e) => e.type === 'tool-result')?.status, 'ok')
+    },
+  },
 ]
 
 // ---------------------------------------------------------------- the columns
@@ -339,14 +462,38 @@ class ScriptedChatModel extends BaseChatModel {
   }
 }
 
+/** A streaming ScriptedChatModel: `.stream()` yields the answer's text pieces, then each tool call's two halves. */
+class StreamingScriptedChatModel extends ScriptedChatModel {
+  async *_streamResponseChunks(messages) {
+    const m = this.next(JSON.stringify(messages.map((x) => x.content)))
+    for (const text of textPieces(m.content ?? '')) yield new ChatGenerationChunk({ text, message: new AIMessageChunk({ content: text }) })
+    for (const [index, c] of (m.tool_calls ?? []).entries()) {
+      const args = c.function.arguments
+      const half = Math.floor(args.length / 2)
+      for (const [part, first] of [[args.slice(0, half), true], [args.slice(half), false]]) {
+        const piece = first ? { index, id: c.id, name: c.function.name, args: part } : { index, args: part }
+        yield new ChatGenerationChunk({ text: '', message: new AIMessageChunk({ content: '', tool_call_chunks: [{ ...piece, type: 'tool_call_chunk' }] }) })
+      }
+    }
+  }
+}
+
+/** The chunks an endpoint would send for `message`, without the usage chunk (a LangChain stream reports none). */
+const chunksNoUsage = (message) => chunksOf(message).filter((c) => c.choices.length)
+
+/** An answer as a model function's stream: those chunks, one by one. */
+async function* streamOf(message) {
+  for (const chunk of chunksNoUsage(message)) yield chunk
+}
+
 /**
  * The model sources. Each answers from `next(requestText)` and gives the createAgent
  * options that select it; `requestText` is what the test may search (the request's messages as text).
  */
 const MODELS = {
-  js: async (next) => ({ options: { model: async (request) => next(JSON.stringify(request.messages)) } }),
-  langchain: async (next) => ({ options: { model: new ScriptedChatModel(next) } }),
-  http: async (next) => {
+  js: async (next, stream) => ({ options: { model: async (request) => (stream ? streamOf : (m) => m)(next(JSON.stringify(request.messages))) } }),
+  langchain: async (next, stream) => ({ options: { model: new (stream ? StreamingScriptedChatModel : ScriptedChatModel)(next) } }),
+  http: async (next, stream) => {
     const server = createServer((req, res) => {
       let body = ''
       req.on('data', (c) => (body += c))
@@ -357,6 +504,11 @@ const MODELS = {
         } catch (e) {
           res.statusCode = 400
           res.end(JSON.stringify({ error: { message: String(e) } }))
+          return
+        }
+        if (stream && JSON.parse(body).stream) {
+          res.setHeader('content-type', 'text/event-stream')
+          res.end(`${chunksNoUsage(message).map((c) => `data: ${JSON.stringify(c)}\n\n`).join('')}data: [DONE]\n\n`)
           return
         }
         res.setHeader('content-type', 'application/json')
@@ -417,7 +569,7 @@ async function runCell(scenario, { model, events, store }) {
     if (answer === undefined) throw new Error(`the script ran out at request ${requests.length}`)
     return answer
   }
-  const source = await MODELS[model](next)
+  const source = await MODELS[model](next, scenario.stream === true)
   const seen = []
   const options = typeof scenario.options === 'function' ? scenario.options() : scenario.options
   const sessionStore = STORES[store]()
@@ -484,6 +636,7 @@ for (const scenario of SCENARIOS) {
     // The reference: a JS model function, listening, over the filesystem store.
     const reference = await runCell(scenario, columns[0])
     scenario.check(reference.outcomes, reference.requests)
+    scenario.checkEvents?.(reference.events)
     assert.equal(reference.unused, 0, 'the reference cell used every scripted answer')
     assertNoLimitFired(reference)
     for (const column of columns.slice(1)) {

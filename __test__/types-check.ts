@@ -116,6 +116,27 @@ async function agentExample(): Promise<void> {
   // @ts-expect-error: target and to are one field under two names, not both
   await agent.workflow.decide(outcome.sessionId, { target: 'closed', to: 'closed' })
   void decidedByTarget
+  // Streaming: a model function may answer with a stream of pieces; workflow.stream is `for await`-able.
+  const streamed: GovernedAgent = await createAgent({
+    workflow: 'order-lookup',
+    workspace: { rootDir: 'examples/customer-support' },
+    streaming: true,
+    model: async function* (_request: ModelRequest, info) {
+      const shown: boolean | undefined = info.stream
+      void shown
+      yield 'Hel'
+      yield { content: 'lo', usage: { prompt_tokens: 1 } }
+    },
+  })
+  for await (const item of streamed.workflow.stream('s1', { message: 'Hi' })) {
+    if ('kind' in item) {
+      const done: Outcome = item
+      void done
+    } else {
+      const type: string = item.type
+      void type
+    }
+  }
   await agent.workflow.reply('s1', 'hello')
   await agent.workflow.deliver('s1', { trigger: 'email-received', variables: {} })
   const ids: string[] = (await agent.sessions.list()).map((s: SessionSummary) => s.sessionId)

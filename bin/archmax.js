@@ -1,11 +1,19 @@
 #!/usr/bin/env node
 // The `archmax` command: a shim over the addon's runCli.
-import { runCli } from '../native.js'
+import { interruptCli, runCli } from '../native.js'
 
 // Node leaves piped stdio non-blocking; the addon writes to the file
 // descriptors directly and would lose output to EAGAIN (napi-rs #1630).
 for (const stream of [process.stdout, process.stderr]) {
   if (!stream.isTTY) stream._handle?.setBlocking?.(true)
+}
+
+// Ctrl-C or SIGTERM: the first cancels the turn in flight (the CLI says so and reports
+// the cancelled turn); a second one, or one while no turn runs, exits at once.
+for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]]) {
+  process.on(signal, () => {
+    if (interruptCli()) process.exit(code)
+  })
 }
 
 try {

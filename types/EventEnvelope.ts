@@ -19,7 +19,7 @@ seq: number,
 /**
  * The session the event is about.
  */
-sessionId?: string, } & ({ "type": "warning", scope: string, message: string, } | { "type": "skills-loaded", names: Array<string>, } | { "type": "workflow-reset", entry: string, } | { "type": "state-enter", state: string, } | { "type": "state-leave", state: string, next: string, } | { "type": "state-error-routed", state: string, to: string, reason: string, } | { "type": "advance", from: string, to: string, reason?: string, callId?: string, } | { "type": "raised", state: string, code: string, reason: string, callId?: string, } | { "type": "agent-text", state: string, text: string, messageId?: string, } | { "type": "tool-called", state: string, tool: string, callId?: string, args?: unknown, detail?: string, 
+sessionId?: string, } & ({ "type": "warning", scope: string, message: string, } | { "type": "skills-loaded", names: Array<string>, } | { "type": "workflow-reset", entry: string, } | { "type": "state-enter", state: string, } | { "type": "state-leave", state: string, next: string, } | { "type": "state-error-routed", state: string, to: string, reason: string, } | { "type": "advance", from: string, to: string, reason?: string, callId?: string, } | { "type": "raised", state: string, code: string, reason: string, callId?: string, } | { "type": "agent-text", state: string, text: string, messageId?: string, partial?: boolean, } | { "type": "agent-text-delta", state: string, text: string, messageId?: string, } | { "type": "tool-called", state: string, tool: string, callId?: string, args?: unknown, detail?: string, 
 /**
  * `script` (model code) or `lifecycle` (a hook); absent for the agent's own calls.
  */
@@ -27,7 +27,23 @@ origin?: "script" | "lifecycle", } | { "type": "tool-result", state: string, too
 /**
  * `script` (model code) or `lifecycle` (a hook); absent for the agent's own calls.
  */
-origin?: "script" | "lifecycle", } | { "type": "tool-blocked", state: string, tool: string, reason: string, callId?: string, args?: unknown, 
+origin?: "script" | "lifecycle", } | { "type": "sub-workflow-start", 
+/**
+ * The calling state.
+ */
+state: string, workflow: string, dispatchId: string, 
+/**
+ * Delegations below the root (a root's child is 1).
+ */
+depth: number, toolCallId?: string, 
+/**
+ * The workflows from the root to the target.
+ */
+chain?: Array<string>, } | { "type": "sub-workflow-result", state: string, workflow: string, dispatchId: string, depth: number, toolCallId?: string, chain?: Array<string>, status: "ok" | "error" | "parked", durationMs: number, reason?: string, 
+/**
+ * The names of the returns the child set.
+ */
+returns?: Array<string>, } | { "type": "tool-blocked", state: string, tool: string, reason: string, callId?: string, args?: unknown, 
 /**
  * `script` (model code) or `lifecycle` (a hook); absent for the agent's own calls.
  */

@@ -3,6 +3,7 @@
 mod authored_files;
 mod commits;
 mod corpus;
+mod delegation;
 mod example;
 mod fuzz;
 mod governed_origins;
@@ -11,6 +12,7 @@ mod memory_files;
 mod model_answers;
 mod model_client;
 mod model_faults;
+mod model_stream;
 mod reference;
 mod runtime;
 mod runtime_writes;

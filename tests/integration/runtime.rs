@@ -1466,3 +1466,134 @@ fn a_huge_model_response_fails_the_turn_and_leaves_the_session_small_and_usable(
     assert_eq!(again.kind, OutcomeKind::Completed);
     assert_eq!(again.reply, "Back.");
 }
+
+/// Host tools of one batch that can only finish together: `first` waits for `second` to
+/// have started and then to have finished; each waits at most `BOUND`, so run one after the
+/// other they answer `alone` instead of hanging the suite.
+struct Meeting {
+    name: &'static str,
+    started: Arc<tokio::sync::Barrier>,
+    second_done: Arc<tokio::sync::Notify>,
+}
+
+impl archmax_machine::HostTool for Meeting {
+    fn name(&self) -> &str {
+        self.name
+    }
+    fn description(&self) -> &str {
+        "Meets the other tool."
+    }
+    fn schema(&self) -> Value {
+        json!({ "type": "object" })
+    }
+    fn call<'a>(
+        &'a self,
+        _args: Value,
+        _ctx: archmax_machine::ToolContext,
+    ) -> archmax_machine::tools::BoxFuture<'a, Result<String, String>> {
+        const BOUND: std::time::Duration = std::time::Duration::from_secs(3);
+        Box::pin(async move {
+            if tokio::time::timeout(BOUND, self.started.wait())
+                .await
+                .is_err()
+            {
+                return Ok(format!("{}: alone", self.name));
+            }
+            if self.name == "second" {
+                self.second_done.notify_one();
+            } else if tokio::time::timeout(BOUND, self.second_done.notified())
+                .await
+                .is_err()
+            {
+                return Ok(format!("{}: second never finished", self.name));
+            }
+            Ok(format!("{}: together", self.name))
+        })
+    }
+}
+
+#[test]
+fn a_batch_runs_its_host_tools_at_once_results_in_call_order_events_as_they_finish() {
+    let ws = spec_ws(
+        "states:\n  work:\n    triggers: { manual: }\n    tools: { allow: [first, second, read_file] }\n",
+    );
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(vec![
+            ("c1", "first", json!({})),
+            ("c2", "second", json!({})),
+            // A control tool waits for the calls before it, and runs alone.
+            (
+                "c3",
+                "archmax_set_variables",
+                json!({ "variables": { "seen": "yes" } }),
+            ),
+            (
+                "c4",
+                "read_file",
+                json!({ "file_path": "scratchpad/missing.md" }),
+            ),
+        ]),
+        Reply::text("Done."),
+    ])
+    .expect("server");
+    let started = Arc::new(tokio::sync::Barrier::new(2));
+    let second_done = Arc::new(tokio::sync::Notify::new());
+    let events = Arc::new(Recorder::default());
+    let sink = Arc::clone(&events);
+    let h = harness_with(&ws, &server, "m", |o| {
+        o.events = sink;
+        o.tools = ["first", "second"]
+            .into_iter()
+            .map(|name| {
+                Arc::new(Meeting {
+                    name,
+                    started: Arc::clone(&started),
+                    second_done: Arc::clone(&second_done),
+                }) as Arc<dyn archmax_machine::HostTool>
+            })
+            .collect();
+    });
+    let out = send(&h, "batch-1");
+    assert_eq!(out.kind, OutcomeKind::Completed);
+    let results = tool_results(&server.requests()[1]);
+    assert_eq!(
+        results[..3],
+        [
+            "first: together".to_string(),
+            "second: together".to_string(),
+            "Set seen.".to_string(),
+        ]
+    );
+    assert!(results[3].contains("missing.md"), "{}", results[3]);
+    // Announced in call order; `second` finished first, so its result comes first; the
+    // control tool starts only once both are done.
+    let calls: Vec<(String, String)> = events
+        .0
+        .lock()
+        .map(|v| {
+            v.iter()
+                .filter(|e| e["type"] == "tool-called" || e["type"] == "tool-result")
+                .map(|e| {
+                    (
+                        e["type"].as_str().unwrap_or_default().to_string(),
+                        e["callId"].as_str().unwrap_or_default().to_string(),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let pair = |t: &str, id: &str| (t.to_string(), id.to_string());
+    assert_eq!(
+        calls,
+        vec![
+            pair("tool-called", "c1"),
+            pair("tool-called", "c2"),
+            pair("tool-result", "c2"),
+            pair("tool-result", "c1"),
+            pair("tool-called", "c3"),
+            pair("tool-result", "c3"),
+            pair("tool-called", "c4"),
+            pair("tool-result", "c4"),
+        ]
+    );
+}

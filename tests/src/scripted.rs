@@ -48,6 +48,16 @@ pub enum Reply {
         /// The `Content-Length` declared.
         declared: usize,
     },
+    /// `200 OK` `text/event-stream`, sent chunked: each piece written and flushed in turn,
+    /// `gap` apart, then the stream ends as `end` says.
+    Sse {
+        /// The raw pieces (usually `data: …\n\n` events).
+        pieces: Vec<String>,
+        /// The pause before each piece after the first.
+        gap: Duration,
+        /// How the stream ends after the last piece.
+        end: SseEnd,
+    },
     /// `200 OK` with a body of `bytes` bytes (`{"pad":"xxxx…"}`), streamed in chunks without
     /// building it in memory; `declare_length: false` sends it chunked (no `Content-Length`).
     Huge {
@@ -58,7 +68,82 @@ pub enum Reply {
     },
 }
 
+/// How a [`Reply::Sse`] stream ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SseEnd {
+    /// The chunked body is terminated properly (the connection stays usable).
+    Close,
+    /// The connection is closed mid-body (no chunked terminator): a cut stream.
+    Cut,
+    /// The body is left open until the server is dropped.
+    Hang,
+}
+
+/// One `data: <json>` event.
+pub fn sse_data(chunk: &Value) -> String {
+    format!("data: {chunk}\n\n")
+}
+
+/// The `data: [DONE]` event.
+pub const SSE_DONE: &str = "data: [DONE]\n\n";
+
+/// A `chat.completion.chunk` with this delta (and finish reason).
+pub fn chunk(delta: Value, finish_reason: Option<&str>) -> Value {
+    json!({
+        "id": "chatcmpl-scripted",
+        "object": "chat.completion.chunk",
+        "created": 0,
+        "model": "scripted-model",
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}]
+    })
+}
+
 impl Reply {
+    /// A streamed answer saying `pieces` in turn: a role-only chunk, one chunk per piece, a
+    /// `stop` chunk, a usage chunk (no choices) and `[DONE]`.
+    pub fn stream_text(pieces: &[&str]) -> Reply {
+        let mut out = vec![sse_data(&chunk(json!({"role": "assistant", "content": ""}), None))];
+        out.extend(pieces.iter().map(|p| sse_data(&chunk(json!({"content": p}), None))));
+        out.push(sse_data(&chunk(json!({}), Some("stop"))));
+        out.push(sse_data(&json!({
+            "id": "chatcmpl-scripted", "object": "chat.completion.chunk", "model": "scripted-model",
+            "choices": [], "usage": {"prompt_tokens": 11, "completion_tokens": pieces.len()}
+        })));
+        out.push(SSE_DONE.to_owned());
+        Reply::sse(out)
+    }
+
+    /// A stream of these raw pieces, ended properly, with no gap.
+    pub fn sse(pieces: Vec<String>) -> Reply {
+        Reply::Sse {
+            pieces,
+            gap: Duration::ZERO,
+            end: SseEnd::Close,
+        }
+    }
+
+    /// This stream with `gap` between its pieces (other replies are unchanged).
+    pub fn with_gap(self, gap: Duration) -> Reply {
+        match self {
+            Reply::Sse { pieces, end, .. } => Reply::Sse { pieces, gap, end },
+            other => other,
+        }
+    }
+
+    /// This stream keeping only its first `n` pieces, then cut (the connection closed
+    /// mid-body) or left hanging (other replies are unchanged).
+    pub fn cut_after(self, n: usize, end: SseEnd) -> Reply {
+        match self {
+            Reply::Sse {
+                mut pieces, gap, ..
+            } => {
+                pieces.truncate(n);
+                Reply::Sse { pieces, gap, end }
+            }
+            other => other,
+        }
+    }
+
     /// A `chat.completion` whose assistant message says `content`.
     pub fn text(content: &str) -> Reply {
         Reply::Json(completion(
@@ -152,7 +237,7 @@ impl Reply {
                 body,
             } => (status, headers, body),
             Reply::Delayed(_, inner) => inner.into_parts(),
-            Reply::Hang | Reply::ResetMidBody { .. } | Reply::Huge { .. } => {
+            Reply::Hang | Reply::ResetMidBody { .. } | Reply::Huge { .. } | Reply::Sse { .. } => {
                 (500, Vec::new(), String::new())
             }
         }
@@ -399,6 +484,30 @@ fn serve_connection(stream: TcpStream, shared: &Shared) -> io::Result<()> {
                 let _ = writer.shutdown(Shutdown::Both);
                 return Ok(());
             }
+            Reply::Sse { pieces, gap, end } => {
+                write_sse(&mut writer, &pieces, gap)?;
+                match end {
+                    SseEnd::Close => {
+                        writer.write_all(b"0\r\n\r\n")?;
+                        writer.flush()?;
+                        if close {
+                            let _ = writer.shutdown(Shutdown::Both);
+                            return Ok(());
+                        }
+                        continue;
+                    }
+                    SseEnd::Cut => {
+                        let _ = writer.shutdown(Shutdown::Both);
+                        return Ok(());
+                    }
+                    SseEnd::Hang => {
+                        while !shared.stop.load(Ordering::SeqCst) {
+                            thread::sleep(Duration::from_millis(10));
+                        }
+                        return Ok(());
+                    }
+                }
+            }
             _ => {}
         }
         let (status, headers, body) = reply.into_parts();
@@ -593,6 +702,24 @@ fn write_huge<W: Write>(writer: &mut W, bytes: usize, declare_length: bool) -> i
         writer.write_all(b"0\r\n\r\n")?;
     }
     writer.flush()
+}
+
+/// The head of an SSE answer, then each piece as one chunk, flushed, `gap` apart.
+fn write_sse<W: Write>(writer: &mut W, pieces: &[String], gap: Duration) -> io::Result<()> {
+    writer.write_all(
+        b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nTransfer-Encoding: chunked\r\nConnection: keep-alive\r\n\r\n",
+    )?;
+    writer.flush()?;
+    for (i, piece) in pieces.iter().enumerate() {
+        if i > 0 && !gap.is_zero() {
+            thread::sleep(gap);
+        }
+        writer.write_all(format!("{:x}\r\n", piece.len()).as_bytes())?;
+        writer.write_all(piece.as_bytes())?;
+        writer.write_all(b"\r\n")?;
+        writer.flush()?;
+    }
+    Ok(())
 }
 
 fn write_response<W: Write>(

@@ -20,6 +20,12 @@ pub struct FlowRenderer {
     /// one is the turn ending in that state (a final state's completion, or a
     /// state waiting for the next message), not a self-transition.
     advanced_to: Option<String>,
+    /// The message whose text is being shown as it streams (its id, if it has one): the
+    /// last line written is its open `    │ …` line, closed by the next event.
+    streaming: Option<Option<String>>,
+    /// A streamed message whose line something else closed (the Ctrl-C hint) before its
+    /// `agent-text` came: that text is on screen already too.
+    closed: Option<Option<String>>,
 }
 
 impl FlowRenderer {
@@ -30,11 +36,125 @@ impl FlowRenderer {
             raised: false,
             routed: None,
             advanced_to: None,
+            streaming: None,
+            closed: None,
         }
     }
 
-    /// The lines for one event (each ending in a newline), or "".
+    /// Whether a streamed message's line is open (the cursor is after its text).
+    pub fn mid_line(&self) -> bool {
+        self.streaming.is_some()
+    }
+
+    /// Ends a streamed message's open line ("\n"), or "" when none is open.
+    pub fn close_line(&mut self) -> String {
+        match self.streaming.take() {
+            Some(id) => {
+                self.closed = Some(id);
+                "\n".to_string()
+            }
+            None => String::new(),
+        }
+    }
+
+    /// A piece of streamed text: quoted as `agent-text` would quote the whole (each line
+    /// `    │ <line>`), written as it comes, the line left open.
+    fn delta(&mut self, text: &str, message_id: &Option<String>) -> String {
+        let s = self.style;
+        let mut out = String::new();
+        self.closed = None;
+        if self.streaming.as_ref() != Some(message_id) {
+            out.push_str(&self.close_line());
+            out.push_str(&format!("{INDENT}{} ", s.gray(QUOTE)));
+            self.streaming = Some(message_id.clone());
+        }
+        let mut lines = text.split('\n');
+        if let Some(first) = lines.next() {
+            out.push_str(first);
+        }
+        for line in lines {
+            out.push_str(&format!("\n{INDENT}{} {line}", s.gray(QUOTE)));
+        }
+        out
+    }
+
+    /// The text for one event before a child's indentation: a streamed piece, the end of
+    /// a streamed line, or the event's lines (closing an open streamed line first).
+    fn lines(&mut self, envelope: &Envelope) -> String {
+        if let Event::AgentTextDelta {
+            text, message_id, ..
+        } = &envelope.event
+        {
+            return self.delta(text, message_id);
+        }
+        if let Event::AgentText {
+            message_id,
+            partial,
+            ..
+        } = &envelope.event
+            && let Some(shown) = &self.streaming
+        {
+            // The text is on screen already: its message ends here.
+            if *partial == Some(true) {
+                self.streaming = None;
+                self.closed = None;
+                return format!(" {}\n", self.style.dim("(cut off)"));
+            }
+            if shown == message_id {
+                let close = self.close_line();
+                self.closed = None;
+                return close;
+            }
+        }
+        if let Event::AgentText {
+            message_id,
+            partial,
+            ..
+        } = &envelope.event
+            && let Some(shown) = self.closed.take()
+        {
+            if *partial == Some(true) {
+                return format!("{INDENT}{} {}\n", self.style.gray(QUOTE), self.style.dim("(cut off)"));
+            }
+            if shown == *message_id {
+                return String::new();
+            }
+        }
+        let lines = self.event_lines(envelope);
+        if lines.is_empty() {
+            // An event that prints nothing (usage, a tool result) leaves the line open.
+            return lines;
+        }
+        self.close_line() + &lines
+    }
+
+    /// The lines for one event (each ending in a newline), or "". A child session's
+    /// events (`<parent>~<identity>`) are indented under the state that called it, one
+    /// level per delegation.
     pub fn on_event(&mut self, envelope: &Envelope) -> String {
+        let depth = envelope.session_id.as_deref().map_or(0, |id| {
+            id.matches(archmax_machine::store::CHILD_SEPARATOR).count()
+        });
+        // A streamed piece leaves its line open: indentation goes only where a line starts.
+        let at_line_start = !self.mid_line();
+        let text = self.lines(envelope);
+        if depth == 0 || text.is_empty() {
+            return text;
+        }
+        let pad = INDENT.repeat(depth);
+        let mut out = String::with_capacity(text.len() + pad.len());
+        let mut starts = at_line_start;
+        for piece in text.split_inclusive('\n') {
+            if starts && piece != "\n" {
+                out.push_str(&pad);
+            }
+            out.push_str(piece);
+            starts = piece.ends_with('\n');
+        }
+        out
+    }
+
+    fn event_lines(&mut self, envelope: &Envelope) -> String {
         let s = self.style;
         let routed = self.routed.take();
         match &envelope.event {
@@ -225,6 +345,36 @@ impl FlowRenderer {
                 s.red(&format!("{CROSS} {phase} rejected")),
                 s.dim(reason)
             ),
+            Event::SubWorkflowStart {
+                state, workflow, ..
+            } => format!(
+                "{INDENT}{} {}\n",
+                s.cyan(BULLET),
+                s.dim(&format!("running sub-workflow '{workflow}' from '{state}'"))
+            ),
+            Event::SubWorkflowResult {
+                workflow,
+                status,
+                duration_ms,
+                reason,
+                ..
+            } => {
+                if status == "ok" {
+                    format!(
+                        "{INDENT}{} {}\n",
+                        s.green(CHECK),
+                        s.dim(&format!(
+                            "sub-workflow '{workflow}' done ({duration_ms} ms)"
+                        ))
+                    )
+                } else {
+                    format!(
+                        "{INDENT}{} {}\n",
+                        s.red(&format!("{CROSS} sub-workflow '{workflow}' failed")),
+                        s.dim(reason.as_deref().unwrap_or_default())
+                    )
+                }
+            }
             _ => String::new(),
         }
     }
@@ -272,9 +422,142 @@ mod tests {
         }
     }
 
+    #[test]
+    fn a_child_is_indented_under_the_calling_state() {
+        let mut r = FlowRenderer::new(Style::new(false));
+        let child = |event| Envelope {
+            session_id: Some("s~work:enrich:0".into()),
+            ..env(event)
+        };
+        let start = Event::SubWorkflowStart {
+            state: "work".into(),
+            workflow: "enrich".into(),
+            dispatch_id: "subwf-0".into(),
+            depth: 1,
+            tool_call_id: None,
+            chain: None,
+        };
+        let result = |status: &str, reason: Option<&str>| Event::SubWorkflowResult {
+            state: "work".into(),
+            workflow: "enrich".into(),
+            dispatch_id: "subwf-0".into(),
+            depth: 1,
+            tool_call_id: None,
+            chain: None,
+            status: status.into(),
+            duration_ms: 12,
+            reason: reason.map(str::to_string),
+            returns: None,
+        };
+        let out: String = [
+            r.on_event(&env(start)),
+            r.on_event(&child(Event::StateEnter {
+                state: "enrich".into(),
+            })),
+            r.on_event(&env(result("ok", None))),
+            r.on_event(&env(result("error", Some("it raised")))),
+        ]
+        .concat();
+        assert_eq!(
+            out,
+            "    › running sub-workflow 'enrich' from 'work'\n\n    ● enrich\n    ✔ sub-workflow 'enrich' done (12 ms)\n    ✖ sub-workflow 'enrich' failed it raised\n"
+        );
+    }
+
+    #[test]
+    fn a_childs_streamed_text_is_indented_where_its_lines_start_only() {
+        let mut r = FlowRenderer::new(Style::new(false));
+        let child = |event| Envelope {
+            session_id: Some("s~work:enrich:0".into()),
+            ..env(event)
+        };
+        let delta = |text: &str| Event::AgentTextDelta {
+            state: "enrich".into(),
+            text: text.into(),
+            message_id: Some("m1".into()),
+        };
+        let out: String = [
+            r.on_event(&child(delta("Enri"))),
+            r.on_event(&child(delta("ched.\nNext"))),
+            r.on_event(&child(delta(" line."))),
+            r.on_event(&child(Event::StateEnter {
+                state: "done".into(),
+            })),
+        ]
+        .concat();
+        assert_eq!(
+            out,
+            "        │ Enriched.\n        │ Next line.\n\n    ● done\n"
+        );
+    }
+
     fn render(events: Vec<Event>) -> String {
         let mut r = FlowRenderer::new(Style::new(false));
         events.into_iter().map(|e| r.on_event(&env(e))).collect()
+    }
+
+    fn delta(text: &str) -> Event {
+        Event::AgentTextDelta {
+            state: "b".into(),
+            text: text.into(),
+            message_id: Some("m1".into()),
+        }
+    }
+
+    fn said(text: &str, partial: Option<bool>) -> Event {
+        Event::AgentText {
+            state: "b".into(),
+            text: text.into(),
+            message_id: if partial.is_some() { None } else { Some("m1".into()) },
+            partial,
+        }
+    }
+
+    #[test]
+    fn streamed_text_ends_up_as_the_whole_text_would_show_and_is_not_repeated() {
+        let whole = render(vec![said("one\ntwo\n", None), Event::StateEnter { state: "c".into() }]);
+        let mut r = FlowRenderer::new(Style::new(false));
+        let mut pieces = Vec::new();
+        let usage = Event::ModelUsage {
+            state: "b".into(),
+            input_tokens: 1,
+            output_tokens: 1,
+            cache_read_tokens: 0,
+            cache_creation_tokens: 0,
+            model: None,
+            cost_usd: None,
+        };
+        for e in [delta("on"), delta("e\nt"), delta("wo"), delta("\n"), usage, said("one\ntwo\n", None), Event::StateEnter { state: "c".into() }] {
+            pieces.push(r.on_event(&env(e)));
+            if pieces.len() == 2 {
+                assert!(r.mid_line());
+            }
+        }
+        assert_eq!(pieces[0], "    │ on", "the first piece shows at once");
+        assert_eq!(pieces[1], "e\n    │ t");
+        assert_eq!(pieces.concat(), whole);
+        assert!(!r.mid_line());
+    }
+
+    #[test]
+    fn another_event_closes_a_streamed_line_and_a_cut_off_message_says_so() {
+        let out = render(vec![
+            delta("Thinking"),
+            Event::Warning { scope: "session".into(), message: "slow".into() },
+            delta(" more"),
+            said("Thinking more", Some(true)),
+        ]);
+        assert_eq!(out, "    │ Thinking\n⚠ [session] slow\n    │  more (cut off)\n");
+        let mut r = FlowRenderer::new(Style::new(false));
+        r.on_event(&env(delta("x")));
+        assert_eq!(r.close_line(), "\n");
+        assert_eq!(r.close_line(), "");
+        // Closed from outside (the Ctrl-C hint), the text is not shown again.
+        assert_eq!(r.on_event(&env(said("x", Some(true)))), "    │ (cut off)\n");
+        r.on_event(&env(delta("y")));
+        r.close_line();
+        assert_eq!(r.on_event(&env(said("y", None))), "");
+        assert_eq!(r.on_event(&env(said("z", None))), "    │ z\n", "a later text is shown");
     }
 
     #[test]
@@ -326,6 +609,7 @@ mod tests {
                 state: "b".into(),
                 text: "one\ntwo".into(),
                 message_id: None,
+                partial: None,
             },
         ]);
         assert_eq!(

@@ -22,6 +22,7 @@ mod endpoint;
 pub mod flow;
 pub mod help;
 pub mod init;
+pub mod interrupt;
 mod io;
 mod live;
 mod outcome;

@@ -10,11 +10,11 @@ use std::future::Future;
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use archmax_machine::model::{ModelConfig, OpenAiClient};
 use archmax_machine::store::SessionStore;
-use archmax_machine::{Envelope, Harness, Outcome, RunError};
+use archmax_machine::{Envelope, Event, Harness, Outcome, RunError};
 
 use crate::assembly::{ChannelSink, Message, assemble};
 use crate::flow::FlowRenderer;
@@ -22,8 +22,15 @@ use crate::raw::raw_line;
 use crate::usage::UsageTally;
 use crate::{Cli, Failure};
 
-/// How often the CLI thread checks that the call's task is still alive.
+/// How often the CLI thread checks that the call's task is still alive (and ticks the
+/// waiting indicator, and looks for a Ctrl-C).
 const POLL: Duration = Duration::from_millis(50);
+
+/// How long the flow may sit silent before a TTY shows the waiting indicator.
+const QUIET: Duration = Duration::from_millis(400);
+
+/// The waiting indicator's frames.
+const SPINNER: [char; 10] = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
 
 /// Renders events as they arrive (`--verbose` raw lines first, then the state
 /// flow) and tallies token usage.
@@ -34,12 +41,23 @@ pub(crate) struct Live {
     verbose: bool,
     tx: Sender<Message>,
     rx: Receiver<Message>,
+    /// Whether stderr is a terminal: only then is the waiting indicator drawn.
+    tty: bool,
+    /// When the flow last printed (or the call started).
+    quiet_since: Instant,
+    /// Whether the indicator is on screen (erased before anything else is written).
+    spinning: bool,
 }
 
 impl Live {
     /// Renders one event.
     pub fn render(&mut self, cli: &mut Cli<'_>, envelope: &Envelope) {
         self.tally.on_event(envelope);
+        // `--verbose` keeps the original's order (an event's raw line, then its flow lines),
+        // so its text is printed whole at `agent-text`, not as it streams.
+        if self.verbose && matches!(envelope.event, Event::AgentTextDelta { .. }) {
+            return;
+        }
         let mut text = String::new();
         if self.verbose
             && let Some(line) = raw_line(envelope)
@@ -49,7 +67,39 @@ impl Live {
         }
         text.push_str(&self.flow.on_event(envelope));
         if !text.is_empty() {
-            cli.err(&text);
+            self.write(cli, &text);
+        }
+    }
+
+    /// Writes flow text, erasing the waiting indicator first.
+    fn write(&mut self, cli: &mut Cli<'_>, text: &str) {
+        if std::mem::take(&mut self.spinning) {
+            cli.err("\r\x1b[2K");
+        }
+        cli.err(text);
+        self.quiet_since = Instant::now();
+    }
+
+    /// On a TTY, after a quiet spell outside a streamed line: `    ⠋ 1.2s` (dim) in place,
+    /// so a slow model or tool does not look like a hung CLI.
+    fn tick(&mut self, cli: &mut Cli<'_>, started: Instant) {
+        let quiet = self.quiet_since.elapsed();
+        if !self.tty || self.flow.mid_line() || quiet < QUIET {
+            return;
+        }
+        let frame = SPINNER[(started.elapsed().as_millis() / 80) as usize % SPINNER.len()];
+        let line = cli
+            .style
+            .dim(&format!("{frame} {:.1}s", quiet.as_secs_f64()));
+        cli.err(&format!("\r\x1b[2K    {line}"));
+        self.spinning = true;
+    }
+
+    /// Ends what the flow left open (a streamed line, the indicator) before the report.
+    fn settle(&mut self, cli: &mut Cli<'_>) {
+        let close = self.flow.close_line();
+        if !close.is_empty() || self.spinning {
+            self.write(cli, &close);
         }
     }
 
@@ -83,15 +133,30 @@ impl Live {
             .map_err(|e| Failure::Crash(format!("cannot start the async runtime: {e}")))?;
         let future = call(Arc::clone(harness));
         let done = self.tx.clone();
+        let driving = crate::interrupt::Driving::start();
         let task = rt.spawn(async move {
             let result = future.await;
             let _ = done.send(Message::Done(Box::new(result)));
         });
+        let started = Instant::now();
+        self.quiet_since = started;
+        let mut hinted = false;
         let result = loop {
+            if crate::interrupt::requested() {
+                // Repeated until the turn reports: a turn that had not registered its
+                // switch yet at the first try is cancelled at the next.
+                harness.cancel_all();
+                if !std::mem::replace(&mut hinted, true) {
+                    let hint = format!("{}\n", cli.style.yellow(crate::interrupt::HINT));
+                    let close = self.flow.close_line();
+                    self.write(cli, &format!("{close}{hint}"));
+                }
+            }
             match self.rx.recv_timeout(POLL) {
                 Ok(Message::Event(e)) => self.render(cli, &e),
                 Ok(Message::Done(result)) => break Ok(*result),
                 Err(e) => {
+                    self.tick(cli, started);
                     if task.is_finished() {
                         break self.drain(cli).ok_or_else(|| {
                             Failure::Crash(
@@ -106,6 +171,8 @@ impl Live {
             }
         };
         self.drain(cli);
+        self.settle(cli);
+        drop(driving);
         rt.shutdown_background();
         result
     }
@@ -148,6 +215,9 @@ pub(crate) fn connect_to(
         verbose,
         tx: tx.clone(),
         rx,
+        tty: cli.io.stderr_is_tty(),
+        quiet_since: Instant::now(),
+        spinning: false,
     };
     let default_model = config.model.clone();
     let cache = (config.prompt_cache, config.prompt_cache_ttl.as_str());

@@ -115,6 +115,19 @@ impl Registry {
             None => false,
         }
     }
+
+    /// Trips every switch of a turn in flight; how many there were.
+    pub(crate) fn cancel_all(&self) -> usize {
+        let all: Vec<Cancel> = self
+            .0
+            .lock()
+            .map(|m| m.values().cloned().collect())
+            .unwrap_or_default();
+        for c in &all {
+            c.cancel();
+        }
+        all.len()
+    }
 }
 
 #[cfg(test)]

@@ -55,8 +55,18 @@ pub enum Event {
         #[serde(skip_serializing_if = "Option::is_none")]
         call_id: Option<String>,
     },
-    /// The agent said something.
+    /// The agent said something. `partial`: the text a failed or cancelled call had
+    /// streamed before it stopped (then there is no `messageId`: nothing was recorded).
     AgentText {
+        state: String,
+        text: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        message_id: Option<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        partial: Option<bool>,
+    },
+    /// A piece of the agent's text as the model streams it, before the call's `agent-text`.
+    AgentTextDelta {
         state: String,
         text: String,
         #[serde(skip_serializing_if = "Option::is_none")]
@@ -92,6 +102,39 @@ pub enum Event {
         #[serde(skip_serializing_if = "Option::is_none")]
         #[ts(optional, type = r#""script" | "lifecycle""#)]
         origin: Option<String>,
+    },
+    /// A delegation (`archmax_workflow_<slug>`) began, or was refused at dispatch.
+    SubWorkflowStart {
+        /// The calling state.
+        state: String,
+        workflow: String,
+        dispatch_id: String,
+        /// Delegations below the root (a root's child is 1).
+        depth: u64,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        tool_call_id: Option<String>,
+        /// The workflows from the root to the target.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        chain: Option<Vec<String>>,
+    },
+    /// A delegation answered (`ok`), failed or was refused (`error`).
+    SubWorkflowResult {
+        state: String,
+        workflow: String,
+        dispatch_id: String,
+        depth: u64,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        tool_call_id: Option<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        chain: Option<Vec<String>>,
+        #[ts(type = r#""ok" | "error" | "parked""#)]
+        status: String,
+        duration_ms: u64,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
+        /// The names of the returns the child set.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        returns: Option<Vec<String>>,
     },
     /// The kernel refused a call.
     ToolBlocked {
@@ -273,7 +316,9 @@ impl Event {
             | Event::ToolBlocked { .. }
             | Event::Raised { .. }
             | Event::HookRejected { .. } => "warn",
-            Event::ToolResult { status, .. } | Event::RubricResult { status, .. }
+            Event::ToolResult { status, .. }
+            | Event::RubricResult { status, .. }
+            | Event::SubWorkflowResult { status, .. }
                 if status == "error" =>
             {
                 "warn"
@@ -349,6 +394,69 @@ impl Emitter {
     }
 }
 
+/// A model call's text as it streams: each piece becomes an `agent-text-delta`, and what
+/// was shown is kept, so a call that fails afterwards can report it as a `partial`
+/// `agent-text` ([`TextDeltas::partial`]).
+pub struct TextDeltas {
+    emitter: Emitter,
+    session: String,
+    state: String,
+    message_id: String,
+    shown: std::sync::Mutex<String>,
+}
+
+impl TextDeltas {
+    /// The deltas of one call of `session` in `state`, for the message `message_id`.
+    pub fn new(emitter: Emitter, session: &str, state: &str, message_id: &str) -> TextDeltas {
+        TextDeltas {
+            emitter,
+            session: session.to_string(),
+            state: state.to_string(),
+            message_id: message_id.to_string(),
+            shown: std::sync::Mutex::default(),
+        }
+    }
+
+    /// The call failed: the text it had shown, as a `partial` `agent-text` (nothing when it
+    /// showed none).
+    pub fn partial(&self) {
+        let text = std::mem::take(
+            &mut *self
+                .shown
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        );
+        if !text.trim().is_empty() {
+            self.emitter.emit(
+                Some(&self.session),
+                Event::AgentText {
+                    state: self.state.clone(),
+                    text,
+                    message_id: None,
+                    partial: Some(true),
+                },
+            );
+        }
+    }
+}
+
+impl crate::model::TextSink for TextDeltas {
+    fn text(&self, delta: &str) {
+        self.shown
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push_str(delta);
+        self.emitter.emit(
+            Some(&self.session),
+            Event::AgentTextDelta {
+                state: self.state.clone(),
+                text: delta.to_string(),
+                message_id: Some(self.message_id.clone()),
+            },
+        );
+    }
+}
+
 impl std::fmt::Debug for Emitter {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Emitter").finish_non_exhaustive()
@@ -390,5 +498,31 @@ mod tests {
         assert_eq!(lines[0].matches("\"sessionId\"").count(), 1, "{}", lines[0]);
         assert!(lines[0].contains("\"sessionId\":\"own\""), "{}", lines[0]);
         assert!(lines[1].contains("\"sessionId\":\"bound\""), "{}", lines[1]);
+    }
+
+    #[test]
+    fn deltas_are_events_in_order_and_a_failed_call_reports_what_it_showed_once() {
+        use crate::model::TextSink;
+        let keep = Arc::new(Keep::default());
+        let deltas = TextDeltas::new(Emitter::new(keep.clone()), "s1", "draft", "msg_1");
+        deltas.text("Hel");
+        deltas.text("lo");
+        deltas.partial();
+        deltas.partial();
+        let lines = keep.0.lock().map(|v| v.clone()).unwrap_or_default();
+        let events: Vec<Value> = lines.iter().filter_map(|l| serde_json::from_str(l).ok()).collect();
+        let shape: Vec<(String, String, Value, Value)> = events
+            .iter()
+            .map(|e| (e["type"].as_str().unwrap_or_default().to_string(), e["text"].as_str().unwrap_or_default().to_string(), e["messageId"].clone(), e["partial"].clone()))
+            .collect();
+        assert_eq!(
+            shape,
+            vec![
+                ("agent-text-delta".into(), "Hel".into(), Value::from("msg_1"), Value::Null),
+                ("agent-text-delta".into(), "lo".into(), Value::from("msg_1"), Value::Null),
+                ("agent-text".into(), "Hello".into(), Value::Null, Value::Bool(true)),
+            ]
+        );
+        assert!(events.iter().all(|e| e["sessionId"] == "s1" && e["state"] == "draft"));
     }
 }

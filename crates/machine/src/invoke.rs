@@ -4,9 +4,9 @@
 
 use serde_json::{Map, Value};
 
-use crate::harness::{Harness, RunError};
 use crate::outcome::Outcome;
 use crate::turn::SendInput;
+use crate::{error::RunError, harness::Harness};
 
 /// The session an `invoke` without `configurable.thread_id` runs on.
 pub const DEFAULT_SESSION_ID: &str = "__default__";

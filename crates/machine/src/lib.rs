@@ -9,6 +9,7 @@ mod blocking;
 pub mod cancel;
 pub mod clock;
 pub mod control;
+mod error;
 pub mod events;
 pub mod files;
 mod governed;
@@ -23,6 +24,7 @@ pub mod park;
 pub mod plain;
 pub mod prompt;
 pub mod ptc;
+mod registry;
 pub mod resolve;
 mod script_thread;
 pub mod sessions;
@@ -33,9 +35,10 @@ pub mod tooldefs;
 pub mod tools;
 mod turn;
 
+pub use error::{Reservation, RunError};
 pub use events::{Emitter, Envelope, Event, EventSink, NoEvents};
 pub use harness::{
-    AssemblyExtras, DEFAULT_WORKFLOW, Governance, Harness, HarnessOptions, HostRules, RunError,
+    AssemblyExtras, DEFAULT_WORKFLOW, Governance, Harness, HarnessOptions, HostRules,
     SessionSource, ToolPathDecls, UNNAMED_MODEL, mint_session_id,
 };
 pub use invoke::{DEFAULT_SESSION_ID, InvokeInput};
@@ -43,5 +46,5 @@ pub use outcome::{Outcome, OutcomeKind, SessionExit, VariableEntry};
 pub use resolve::{Disposition, Firing, ResolvedSession};
 pub use sessions::{Classification, SessionSummary};
 pub use state::{SessionState, Status};
-pub use tools::{HostTool, Reservation, ToolContext};
+pub use tools::{HostTool, ToolContext};
 pub use turn::{DEFAULT_MAX_MODEL_CALLS, SendInput, step_limit};

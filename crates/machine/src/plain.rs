@@ -19,7 +19,7 @@ use archmax_spec::Workflow;
 use archmax_spec::workspace::{Files, LoadedWorkflow, MountDecl, SkillBundle};
 use serde_json::{Value, json};
 
-use crate::harness::RunError;
+use crate::error::RunError;
 use crate::tools::HostTool;
 
 /// The one state a plain session stands in.

@@ -15,8 +15,11 @@ use serde_json::{Map, Value};
 use ts_rs::TS;
 
 use crate::events::Event;
-use crate::harness::{Harness, RunError, SessionSource};
 use crate::state::Status;
+use crate::{
+    error::RunError,
+    harness::{Harness, SessionSource},
+};
 
 /// One firing, as a host describes it.
 #[derive(Debug, Default, Clone)]

@@ -20,10 +20,10 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 use ts_rs::TS;
 
-use crate::harness::{Harness, RunError};
 use crate::outcome::{SessionExit, VariableEntry, variable_entries};
 use crate::state::{Park, SessionState, Status, Usage};
 use crate::store::{StoreError, is_descendant, parent_of};
+use crate::{error::RunError, harness::Harness};
 
 /// Whether a session has ended (`completed`, `failed`, `rejected`) or may still move.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]

@@ -201,6 +201,10 @@ impl Park {
     }
 }
 
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
 /// Everything the runtime knows about a session between steps.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "camelCase")]
@@ -247,6 +251,9 @@ pub struct SessionState {
     /// Decisions so far (the next decision's `seq` is this plus one).
     #[serde(default)]
     pub decision_count: u64,
+    /// Delegations dispatched so far: the next child's ordinal (`<id>~<state>:<workflow>:<n>`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub sub_workflow_count: u64,
     /// Parks counted per state, against `budget.maxParks`.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub park_counts: BTreeMap<String, u64>,

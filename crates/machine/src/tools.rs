@@ -6,7 +6,8 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::harness::RunError;
+pub use crate::error::Reservation;
+use crate::error::RunError;
 
 /// A boxed, sendable future.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -38,46 +39,6 @@ pub trait HostTool: Send + Sync {
     }
     /// Runs the tool.
     fn call<'a>(&'a self, args: Value, ctx: ToolContext) -> BoxFuture<'a, Result<String, String>>;
-}
-
-/// The names a host tool may not take (the original's `reservation` field).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Reservation {
-    /// The `archmax_` prefix of the runtime's control tools.
-    Prefix,
-    /// The runtime's own file operations (`copy_file`, `move_file`, `remove_file`).
-    FileOperation,
-}
-
-impl Reservation {
-    /// `prefix` or `file-operation`, as the original spells it.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Reservation::Prefix => "prefix",
-            Reservation::FileOperation => "file-operation",
-        }
-    }
-}
-
-/// The `ReservedToolNameError` message for `names` (singular or plural form).
-pub(crate) fn reserved_message(names: &[String], reservation: Reservation) -> String {
-    let quoted: Vec<String> = names.iter().map(|n| format!("'{n}'")).collect();
-    let quoted = quoted.join(", ");
-    let one = names.len() == 1;
-    match (reservation, one) {
-        (Reservation::Prefix, true) => format!(
-            "Host tool {quoted} uses the reserved 'archmax_' prefix, which names the runtime's own control tools. Rename it."
-        ),
-        (Reservation::Prefix, false) => format!(
-            "Host tools {quoted} use the reserved 'archmax_' prefix, which names the runtime's own control tools. Rename them."
-        ),
-        (Reservation::FileOperation, true) => format!(
-            "Host tool {quoted} takes the name of the runtime's own file operation (copy_file, move_file, remove_file), which every agent already has. Drop it, or rename it."
-        ),
-        (Reservation::FileOperation, false) => format!(
-            "Host tools {quoted} take the names of the runtime's own file operations (copy_file, move_file, remove_file), which every agent already has. Drop them, or rename them."
-        ),
-    }
 }
 
 /// Refuses host tools that take the runtime's names: the prefix is checked first.

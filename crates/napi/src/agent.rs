@@ -19,9 +19,9 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
-use archmax_machine::model::delta::Channels;
+use archmax_machine::model::delta::{Channels, StreamTag};
 use archmax_machine::model::{
-    ChatRequest, ChatResponse, Model, ModelConfig, ModelError, ModelFuture, OpenAiClient,
+    NoText, TextSink, show_whole, ChatRequest, ChatResponse, Model, ModelConfig, ModelError, ModelFuture, OpenAiClient,
 };
 use archmax_machine::tools::BoxFuture;
 use archmax_machine::{
@@ -229,30 +229,49 @@ struct JsModel {
     f: Slot<AsyncJsFn>,
     channels: Mutex<Channels>,
     spin: Spin,
+    /// `createAgent({ streaming })` (default on): a streamed answer's text is shown live.
+    streaming: bool,
+}
+
+/// What a JS model answered: a whole answer, or (the `{ archmaxStreamed: true }` marker)
+/// the pieces it streamed.
+enum JsAnswer {
+    /// The answer, and whether some of its text was streamed (a LangChain `.stream()`).
+    Whole(Value, bool),
+    Streamed(archmax_machine::model::Chunks),
 }
 
 impl JsModel {
-    /// One call: the delta for `req` on a channel, the envelope answered, the channel released
-    /// (forgotten unless the call succeeded). `Ok(None)`: the JS side refused the delta.
+    /// One call: the delta for `req` on a channel, with a stream for the answer's pieces,
+    /// the envelope answered, the channel released (forgotten unless the call succeeded).
+    /// `Ok(None)`: the JS side refused the delta.
     async fn call(
         &self,
         f: Arc<AsyncJsFn>,
         req: &ChatRequest,
-    ) -> std::result::Result<Option<Value>, String> {
-        let (ch, text) = {
+        text: &dyn TextSink,
+        show: bool,
+    ) -> std::result::Result<Option<JsAnswer>, String> {
+        let stream = crate::model_stream::Stream::open();
+        let (ch, input) = {
             let mut channels = self
                 .channels
                 .lock()
                 .map_err(|_| "the channel table is poisoned".to_string())?;
-            let delta = channels.begin(req);
+            let mut delta = channels.begin(req);
+            delta.stream = Some(StreamTag {
+                id: stream.id,
+                show,
+            });
             let ch = delta.ch;
-            let text = serde_json::to_string(&delta);
-            if text.is_err() {
+            let input = serde_json::to_string(&delta);
+            if input.is_err() {
                 channels.end(ch, false);
             }
-            (ch, text.map_err(|e| e.to_string())?)
+            (ch, input.map_err(|e| e.to_string())?)
         };
-        let answer = call_js_envelope(f, text, "model", "model function", Some(&self.spin)).await;
+        let answer = call_js_envelope(f, input, "model", "model function", Some(&self.spin));
+        let (answer, chunks) = stream.follow(answer, text).await;
         let ok = matches!(&answer, Ok(v) if v.get("ok").and_then(Value::as_bool) == Some(true));
         if let Ok(mut channels) = self.channels.lock() {
             channels.end(ch, ok);
@@ -261,36 +280,75 @@ impl JsModel {
         if envelope.get("resync").and_then(Value::as_bool) == Some(true) {
             return Ok(None);
         }
-        open_envelope(envelope).map(Some)
+        let value = open_envelope(envelope)?;
+        if value.get("archmaxStreamed").and_then(Value::as_bool) == Some(true) {
+            return chunks.map(|c| Some(JsAnswer::Streamed(c)));
+        }
+        let shown = chunks.is_ok_and(|c| !c.text().is_empty());
+        Ok(Some(JsAnswer::Whole(value, shown)))
+    }
+
+    async fn answer(
+        &self,
+        req: &ChatRequest,
+        text: &dyn TextSink,
+        show: bool,
+    ) -> std::result::Result<ChatResponse, ModelError> {
+        let f = take(&self.f);
+        let model = req.model.clone();
+        let transport = |message: String| ModelError::Transport {
+            url: JS_MODEL_URL.to_string(),
+            model: model.clone(),
+            message,
+        };
+        let Some(f) = f else {
+            return Err(transport("the agent was disposed".to_string()));
+        };
+        // A refused delta is retried once, on another channel.
+        let answer = match self
+            .call(Arc::clone(&f), req, text, show)
+            .await
+            .map_err(transport)?
+        {
+            Some(answer) => answer,
+            None => self
+                .call(f, req, text, show)
+                .await
+                .map_err(transport)?
+                .ok_or_else(|| {
+                    transport("the model adapter refused the request twice".to_string())
+                })?,
+        };
+        let decode = |message: String| ModelError::Decode {
+            url: JS_MODEL_URL.to_string(),
+            model: model.clone(),
+            message,
+        };
+        match answer {
+            JsAnswer::Whole(value, shown) => {
+                let response = read_model_answer(&value).map_err(decode)?;
+                // A whole answer (or a stream that showed no text) is one piece.
+                if show && !shown {
+                    show_whole(&response, text);
+                }
+                Ok(response)
+            }
+            JsAnswer::Streamed(chunks) => chunks.finish().map_err(decode),
+        }
     }
 }
 
 impl Model for JsModel {
     fn complete<'a>(&'a self, req: &'a ChatRequest) -> ModelFuture<'a> {
-        let f = take(&self.f);
-        Box::pin(async move {
-            let model = req.model.clone();
-            let transport = |message: String| ModelError::Transport {
-                url: JS_MODEL_URL.to_string(),
-                model: model.clone(),
-                message,
-            };
-            let Some(f) = f else {
-                return Err(transport("the agent was disposed".to_string()));
-            };
-            // A refused delta is retried once, on another channel.
-            let value = match self.call(Arc::clone(&f), req).await.map_err(transport)? {
-                Some(value) => value,
-                None => self.call(f, req).await.map_err(transport)?.ok_or_else(|| {
-                    transport("the model adapter refused the request twice".to_string())
-                })?,
-            };
-            read_model_answer(&value).map_err(|message| ModelError::Decode {
-                url: JS_MODEL_URL.to_string(),
-                model: model.clone(),
-                message,
-            })
-        })
+        Box::pin(self.answer(req, &NoText, false))
+    }
+
+    fn stream<'a>(&'a self, req: &'a ChatRequest, text: &'a dyn TextSink) -> ModelFuture<'a> {
+        if self.streaming {
+            Box::pin(self.answer(req, text, true))
+        } else {
+            self.complete(req)
+        }
     }
 }
 
@@ -493,6 +551,9 @@ pub struct NativeAgentOptions {
     /// `maxResponseBytes`: the `ARCHMAX_*` endpoint's response bound (outranks
     /// `ARCHMAX_MAX_RESPONSE_BYTES`).
     pub max_response_bytes: Option<u32>,
+    /// `streaming`: the model's text is shown as it arrives (`agent-text-delta`); the
+    /// `ARCHMAX_*` endpoint is asked for a stream. Outranks `ARCHMAX_STREAMING`; default on.
+    pub streaming: Option<bool>,
 }
 
 /// `requestTimeoutMs`, `maxRetries` and `maxResponseBytes` over the env's values (agent.js has
@@ -753,6 +814,17 @@ impl NativeAgent {
         }
     }
 
+    /// Starts delivering events to `onEvent` when the agent was built without a listener
+    /// (`agent.workflow.stream` needs them); an agent that has one keeps it.
+    #[napi(ts_args_type = "onEvent: (envelopeJson: string) => void")]
+    pub fn listen(&self, on_event: EventJsFn) {
+        if let Ok(mut g) = self.events.write()
+            && g.is_none()
+        {
+            *g = Some(Arc::new(on_event));
+        }
+    }
+
     /// Assembles the workflow: `{ ok: true, value: { warnings, runtimeContract } }` or
     /// `{ ok: false, code, message, fields }`.
     #[napi(catch_unwind, ts_return_type = "NativeResult")]
@@ -780,6 +852,7 @@ impl NativeAgent {
                 f: Arc::clone(&self.model),
                 channels: Mutex::new(Channels::new()),
                 spin: Spin::new(),
+                streaming: options.streaming.unwrap_or(true),
             });
             if let Ok(mut slot) = self.js_model.write() {
                 *slot = Some(Arc::clone(&js));
@@ -792,6 +865,9 @@ impl NativeAgent {
             };
             if let Err(e) = apply_request_options(&mut config, &options) {
                 return plain_error("TypeError", e);
+            }
+            if let Some(streaming) = options.streaming {
+                config.streaming = streaming;
             }
             let default = options
                 .default_model

@@ -12,3 +12,11 @@ pub async fn run_cli(args: Vec<String>) -> Result<i32> {
         .await
         .map_err(|e| Error::from_reason(format!("the CLI stopped unexpectedly: {e}")))
 }
+
+/// The `archmax` shim's SIGINT/SIGTERM handler: the first signal while a turn runs cancels
+/// it (the CLI reports `turn-cancelled` and a hint) and answers false; a second one, or one
+/// while no turn runs, answers true: the shim exits at once.
+#[napi(catch_unwind)]
+pub fn interrupt_cli() -> bool {
+    archmax_cli::interrupt::interrupt() == archmax_cli::interrupt::Interrupt::Exit
+}

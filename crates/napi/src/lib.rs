@@ -10,6 +10,7 @@ mod cli;
 mod dto;
 mod governance;
 mod hook_kinds;
+mod model_stream;
 mod policy;
 mod pump;
 mod spec;

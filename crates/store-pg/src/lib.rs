@@ -386,6 +386,35 @@ WITH fence AS (
 SELECT ($2::text IS NULL OR EXISTS (SELECT 1 FROM fence)), (SELECT created FROM up)
 "#;
 
+/// A held lease's row, deleted when the lease drops (before its in-process slot is freed).
+struct LeaseRow {
+    inner: Arc<Inner>,
+    key: String,
+}
+
+impl Drop for LeaseRow {
+    fn drop(&mut self) {
+        let pool = self.inner.pool.clone();
+        let holder = self.inner.holder.clone();
+        let key = std::mem::take(&mut self.key);
+        // Best effort: a lease that cannot be deleted expires.
+        let _ = block(async move {
+            let client = pool.get().await.map_err(pool_err)?;
+            client
+                .execute(
+                    &cached(
+                        &client,
+                        "DELETE FROM archmax_leases WHERE session_id = $1 AND holder = $2",
+                    )
+                    .await?,
+                    &[&key, &holder],
+                )
+                .await
+                .map_err(db)
+        });
+    }
+}
+
 /// A session whose wait fell due, claimed by [`PgStore::claim_due`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct DueSession {
@@ -763,31 +792,14 @@ impl SessionStore for PgStore {
         if let Some(area) = self.cached_area(id.as_str()) {
             area.reload();
         }
-        let releasing = Arc::clone(inner);
-        let key = id.as_str().to_owned();
-        let release = Box::new(move || {
-            let pool = releasing.pool.clone();
-            let holder = releasing.holder.clone();
-            // Best effort: a lease that cannot be deleted expires.
-            let _ = block(async move {
-                let client = pool.get().await.map_err(pool_err)?;
-                client
-                    .execute(
-                        &cached(
-                            &client,
-                            "DELETE FROM archmax_leases WHERE session_id = $1 AND holder = $2",
-                        )
-                        .await?,
-                        &[&key, &holder],
-                    )
-                    .await
-                    .map_err(db)
-            });
-        });
-        Ok(WriterLease::with_release(
+        let row = LeaseRow {
+            inner: Arc::clone(inner),
+            key: id.as_str().to_owned(),
+        };
+        Ok(WriterLease::with_hold(
             id.as_str().to_owned(),
             inner.holders.clone(),
-            release,
+            Box::new(row),
         ))
     }
 

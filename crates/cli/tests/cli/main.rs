@@ -10,6 +10,8 @@ mod run;
 #[path = "../../../../tests/src/scripted.rs"]
 mod scripted;
 mod sessions;
+#[cfg(unix)]
+mod signals;
 mod skill;
 mod support;
 mod validate;

@@ -84,6 +84,72 @@ fn a_completed_run() {
 }
 
 #[test]
+fn a_streamed_answer_prints_as_the_whole_one_would_and_a_cut_one_says_so() {
+    let whole = {
+        let ws = workspace();
+        let server = ScriptedServer::start(completed_script()).expect("server");
+        let r = cli(&ws, Some(&server), &["run", "orders", "Where is KK-1?", "--session", "s-1"]);
+        assert_eq!(r.code, 0, "{}", r.err);
+        r.err.replace(&ws.header("orders", Some("scripted-model")), "")
+    };
+    let ws = workspace();
+    let mut script = completed_script();
+    script.pop();
+    script.push(Reply::stream_text(&["Your order ", "KK-1 has shipped.\nAny", "thing else?"]));
+    let server = ScriptedServer::start(script).expect("server");
+    let r = cli(&ws, Some(&server), &["run", "orders", "Where is KK-1?", "--session", "s-1"]);
+    assert_eq!(r.code, 0, "{}", r.err);
+    assert_eq!(r.out, "Your order KK-1 has shipped.\nAnything else?\n");
+    let streamed = r.err.replace(&ws.header("orders", Some("scripted-model")), "");
+    // The usage differs (the stream's last chunk reports its own); the flow does not.
+    let flow = |t: &str| t.split("\ntokens").next().unwrap_or_default().to_string();
+    assert_eq!(flow(&streamed), flow(&whole));
+    assert_eq!(server.requests()[2]["stream"], json!(true));
+
+    let ws = workspace();
+    let mut script = completed_script();
+    script.pop();
+    script.push(Reply::stream_text(&["Your order ", "KK-1", " never"]).cut_after(3, crate::scripted::SseEnd::Cut));
+    let server = ScriptedServer::start(script).expect("server");
+    let r = cli(&ws, Some(&server), &["run", "orders", "Where is KK-1?", "--session", "s-1"]);
+    assert_eq!(r.code, 1, "{}", r.err);
+    assert!(r.err.contains("\n● answer\n    │ Your order KK-1 (cut off)\n"), "{}", r.err);
+    assert!(r.err.contains("with code 'turn-error'"), "{}", r.err);
+}
+
+#[test]
+fn a_tty_shows_elapsed_time_while_the_model_is_silent_and_a_pipe_does_not() {
+    let slow = || {
+        let mut script = completed_script();
+        let last = script.pop().expect("the answer");
+        script.push(last.after(std::time::Duration::from_millis(900)));
+        script
+    };
+    let ws = workspace();
+    let server = ScriptedServer::start(slow()).expect("server");
+    let args = ["run", "orders", "Where is KK-1?", "--session", "s-1"];
+    let tty = crate::support::cli_with(&ws, Some(&server), &[("NO_COLOR", "1")], true, &args);
+    assert_eq!(tty.code, 0, "{}", tty.err);
+    let erase = "\r\u{1b}[2K";
+    assert!(tty.err.contains(&format!("{erase}    ")), "{:?}", tty.err);
+    assert!(tty.err.contains(&format!("s{erase}")), "the indicator ends in seconds and is erased: {:?}", tty.err);
+    // Without the indicator's frames, the flow is the pipe's.
+    let frame = |part: &str| {
+        part.strip_prefix("    ")
+            .and_then(|p| p.chars().next())
+            .is_some_and(|c| ('\u{2800}'..='\u{28ff}').contains(&c))
+            && !part.contains('\n')
+    };
+    let flow: String = tty.err.split(erase).filter(|p| !frame(p)).collect();
+    let ws2 = workspace();
+    let server2 = ScriptedServer::start(slow()).expect("server");
+    let pipe = cli(&ws2, Some(&server2), &args);
+    assert!(!pipe.err.contains('\r'), "{:?}", pipe.err);
+    let strip = |t: &str, w: &crate::support::Workspace| t.replace(&w.header("orders", Some("scripted-model")), "");
+    assert_eq!(strip(&flow, &ws), strip(&pipe.err, &ws2));
+}
+
+#[test]
 fn verbose_prints_raw_lines_before_the_flow_lines() {
     let ws = workspace();
     let server = ScriptedServer::start(completed_script()).expect("server");
@@ -324,7 +390,9 @@ fn a_session_with_a_turn_in_progress_is_refused() {
     let ws = workspace();
     let dir = ws.root().join("sessions/b-1/checkpoints");
     std::fs::create_dir_all(&dir).expect("session dir");
-    std::fs::write(dir.join("turn.lock"), std::process::id().to_string()).expect("lock");
+    // Another writer's lock, as a turn of another process holds it.
+    let lock = std::fs::File::create(dir.join("turn.lock")).expect("lock file");
+    lock.try_lock().expect("lock");
     let server = ScriptedServer::start(vec![]).expect("server");
     let r = cli(
         &ws,

@@ -157,11 +157,11 @@ fn an_open_session_without_variables() {
     doc["state"]["variables"] = json!({});
     let dir = ws.root().join("sessions/v-1/checkpoints");
     std::fs::create_dir_all(&dir).expect("dir");
-    std::fs::copy(
-        ws.root().join("sessions/s-1/checkpoints/transcript.jsonl"),
-        dir.join("transcript.jsonl"),
-    )
-    .expect("transcript");
+    // The transcript prefix the cache covers (later checkpoint lines would win over it).
+    let transcript = std::fs::read(ws.root().join("sessions/s-1/checkpoints/transcript.jsonl"))
+        .expect("transcript");
+    let covered = doc["transcript_bytes"].as_u64().expect("covered bytes") as usize;
+    std::fs::write(dir.join("transcript.jsonl"), &transcript[..covered]).expect("transcript");
     std::fs::write(dir.join("state.json"), doc.to_string()).expect("state");
     let r = cli(&ws, None, &["sessions", "v-1"]);
     assert_eq!(r.code, 0, "{}", r.err);

@@ -65,6 +65,15 @@ impl Meta {
     }
 }
 
+/// Which part of [`Backend::write_making_folders`] failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WriteStage {
+    /// Making the file's folders.
+    Folders,
+    /// Writing the file.
+    File,
+}
+
 /// The file operations the workspace tools use, on absolute paths. Each behaves as its
 /// `std::fs` namesake on Linux, error kinds included (`NotFound`, `NotADirectory`,
 /// `IsADirectory`, `PermissionDenied`), and never follows a link unless said so.
@@ -87,6 +96,21 @@ pub trait Backend: Send + Sync + fmt::Debug {
     fn write(&self, path: &Path, bytes: &[u8]) -> io::Result<()>;
     /// `fs::remove_file`.
     fn remove_file(&self, path: &Path) -> io::Result<()>;
+    /// [`Backend::write`], making the file's folders only when the write finds one missing
+    /// (most writes land in a folder that exists: no look-ups or `mkdir`s for them). The
+    /// error says which part failed.
+    fn write_making_folders(&self, path: &Path, bytes: &[u8]) -> Result<(), (WriteStage, io::Error)> {
+        match self.write(path, bytes) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                if let Some(parent) = path.parent() {
+                    self.create_dir_all(parent)
+                        .map_err(|e| (WriteStage::Folders, e))?;
+                }
+                self.write(path, bytes).map_err(|e| (WriteStage::File, e))
+            }
+            other => other.map_err(|e| (WriteStage::File, e)),
+        }
+    }
     /// The runtime's own write (an offloaded result, a seeded file) of `path` under
     /// `base`, creating its folders and never following a link on the way
     /// (`store::confine::write_file` on disk).

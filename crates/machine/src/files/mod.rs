@@ -22,7 +22,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-pub use backend::{Backend, Disk, Kind, Meta, ReadError, SessionFiles, disk};
+pub use backend::{Backend, Disk, Kind, Meta, ReadError, SessionFiles, WriteStage, disk};
 pub use glob::Glob;
 pub use memory::{AreaFull, MAX_BYTES, MAX_ENTRIES, MEMORY_ROOT, MemArea, MemAreas, over_limit};
 pub use route::escape_error;

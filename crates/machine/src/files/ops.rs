@@ -129,16 +129,7 @@ fn write_destination(verb: Verb, dst: &Route, bytes: &[u8]) -> Result<(), ToolOu
         Ok(_) => true,
         Err(_) => false,
     };
-    if let Some(parent) = dst.disk.parent() {
-        dst.fs.create_dir_all(parent).map_err(|e| {
-            let why = match e.kind() {
-                ErrorKind::PermissionDenied => WHY_PERMISSION,
-                _ => WHY_REFUSED,
-            };
-            refuse_io(e, why)
-        })?;
-    }
-    dst.fs.write(&dst.disk, bytes).map_err(|e| {
+    dst.fs.write_making_folders(&dst.disk, bytes).map_err(|(_, e)| {
         let why = match e.kind() {
             ErrorKind::PermissionDenied => WHY_PERMISSION,
             ErrorKind::IsADirectory => WHY_DIRECTORY,

@@ -5,6 +5,7 @@ use std::io::ErrorKind;
 use serde_json::Value;
 
 use super::glob::Glob;
+use super::WriteStage;
 use super::route::{Route, list_dir, resolve, walk_files};
 use super::text::{
     EMPTY_CONTENT_WARNING, binary_refusal, decode_base64, format_numbered, is_binary_path,
@@ -156,16 +157,13 @@ fn write_disk(route: &Route, bytes: &[u8]) -> Result<(), String> {
             _ => other.to_string(),
         })
     };
-    if let Some(parent) = route.disk.parent() {
-        route
-            .fs
-            .create_dir_all(parent)
-            .map_err(|e| why(e, "a parent path is not a directory"))?;
-    }
     route
         .fs
-        .write(&route.disk, bytes)
-        .map_err(|e| why(e, "it could not be written"))
+        .write_making_folders(&route.disk, bytes)
+        .map_err(|(stage, e)| match stage {
+            WriteStage::Folders => why(e, "a parent path is not a directory"),
+            WriteStage::File => why(e, "it could not be written"),
+        })
 }
 
 /// `write_file`: creates or replaces a file (binary-typed paths take base64).

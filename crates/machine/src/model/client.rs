@@ -5,10 +5,13 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
+use eventsource_stream::Eventsource;
+use futures_util::StreamExt;
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap};
 use serde_json::Value;
 
 use super::config::ModelConfig;
+use super::stream::{Chunks, TextSink};
 use super::types::{ChatRequest, ChatResponse};
 
 /// Longest body excerpt kept in [`ModelError::Http`], in characters.
@@ -22,17 +25,43 @@ pub type ModelFuture<'a> =
 pub trait Model: Send + Sync {
     /// Completes one request (retries, if any, happen inside).
     fn complete<'a>(&'a self, req: &'a ChatRequest) -> ModelFuture<'a>;
+
+    /// Completes one request, reporting the answer's text to `text` as it arrives, in
+    /// order, when the model streams; a model that does not reports its whole text as one
+    /// piece ([`show_whole`]), as a stream of one chunk would. The answer is the same whole
+    /// response either way. A call that fails after some text was reported is never
+    /// retried: what was shown stays the failed call's.
+    fn stream<'a>(&'a self, req: &'a ChatRequest, text: &'a dyn TextSink) -> ModelFuture<'a> {
+        Box::pin(async move {
+            let response = self.complete(req).await?;
+            show_whole(&response, text);
+            Ok(response)
+        })
+    }
+}
+
+/// Reports a whole answer's text to `text` as one piece (nothing for an answer without text).
+pub fn show_whole(response: &ChatResponse, text: &dyn TextSink) {
+    if let Some(content) = response.message.content.as_deref().filter(|c| !c.is_empty()) {
+        text.text(content);
+    }
 }
 
 impl<M: Model + ?Sized> Model for Arc<M> {
     fn complete<'a>(&'a self, req: &'a ChatRequest) -> ModelFuture<'a> {
         (**self).complete(req)
     }
+    fn stream<'a>(&'a self, req: &'a ChatRequest, text: &'a dyn TextSink) -> ModelFuture<'a> {
+        (**self).stream(req, text)
+    }
 }
 
 impl<M: Model + ?Sized> Model for Box<M> {
     fn complete<'a>(&'a self, req: &'a ChatRequest) -> ModelFuture<'a> {
         (**self).complete(req)
+    }
+    fn stream<'a>(&'a self, req: &'a ChatRequest, text: &'a dyn TextSink) -> ModelFuture<'a> {
+        (**self).stream(req, text)
     }
 }
 
@@ -171,6 +200,22 @@ pub struct OpenAiClient {
 struct Failure {
     error: ModelError,
     retry_after: Option<Duration>,
+    /// Some of the answer's text was already reported: the attempt is not repeated.
+    shown: bool,
+}
+
+/// A streamed request body: the request plus `stream: true` and `stream_options`.
+#[derive(serde::Serialize)]
+struct Streamed<'a> {
+    #[serde(flatten)]
+    request: &'a ChatRequest,
+    stream: bool,
+    stream_options: StreamOptions,
+}
+
+#[derive(serde::Serialize)]
+struct StreamOptions {
+    include_usage: bool,
 }
 
 impl OpenAiClient {
@@ -206,6 +251,30 @@ impl OpenAiClient {
     /// capped at `max_delay`); other failures return at once. When the last attempt fails with
     /// a retryable error the result is [`ModelError::Exhausted`].
     pub async fn send(&self, req: &ChatRequest) -> Result<ChatResponse, ModelError> {
+        self.send_with(req, None).await
+    }
+
+    /// [`OpenAiClient::send`], streamed (`stream: true`, `stream_options.include_usage`) when
+    /// the configuration streams (`ARCHMAX_STREAMING`, default on): each piece of text goes
+    /// to `text` as it arrives, and the chunks are assembled into the same response
+    /// ([`Chunks`]). A server that ignores `stream` and answers JSON is read as JSON; a
+    /// `[DONE]` ends the answer whatever follows; a stream that ends before its answer is
+    /// whole (no finish reason, no `[DONE]`) is a transport failure, retried only while none
+    /// of its text was reported.
+    pub async fn send_streaming(
+        &self,
+        req: &ChatRequest,
+        text: &dyn TextSink,
+    ) -> Result<ChatResponse, ModelError> {
+        self.send_with(req, self.config.streaming.then_some(text))
+            .await
+    }
+
+    async fn send_with(
+        &self,
+        req: &ChatRequest,
+        text: Option<&dyn TextSink>,
+    ) -> Result<ChatResponse, ModelError> {
         let mut body = req.clone();
         if body.model.trim().is_empty() {
             body.model = self.config.model.clone();
@@ -217,7 +286,17 @@ impl OpenAiClient {
             body.max_tokens = self.config.max_tokens;
         }
         let model = body.model.clone();
-        let bytes = serde_json::to_vec(&body).map_err(|e| ModelError::InvalidRequest {
+        let encoded = match text {
+            Some(_) => serde_json::to_vec(&Streamed {
+                request: &body,
+                stream: true,
+                stream_options: StreamOptions {
+                    include_usage: true,
+                },
+            }),
+            None => serde_json::to_vec(&body),
+        };
+        let bytes = encoded.map_err(|e| ModelError::InvalidRequest {
             url: self.url.clone(),
             model: model.clone(),
             message: format!("could not encode the request body: {e}"),
@@ -226,11 +305,11 @@ impl OpenAiClient {
         let attempts = policy.attempts.max(1);
         let mut attempt = 1;
         loop {
-            let failure = match self.attempt(&bytes, &model).await {
+            let failure = match self.attempt(&bytes, &model, text).await {
                 Ok(response) => return Ok(response),
                 Err(failure) => failure,
             };
-            if !failure.error.is_retryable() {
+            if failure.shown || !failure.error.is_retryable() {
                 return Err(failure.error);
             }
             if attempt >= attempts {
@@ -248,11 +327,17 @@ impl OpenAiClient {
         }
     }
 
-    async fn attempt(&self, body: &[u8], model: &str) -> Result<ChatResponse, Failure> {
+    async fn attempt(
+        &self,
+        body: &[u8],
+        model: &str,
+        text: Option<&dyn TextSink>,
+    ) -> Result<ChatResponse, Failure> {
         let timeout = self.config.retry.timeout;
         let fail = |error: ModelError| Failure {
             error,
             retry_after: None,
+            shown: false,
         };
         let transport = |e: reqwest::Error| {
             if e.is_timeout() {
@@ -274,7 +359,14 @@ impl OpenAiClient {
             .post(&self.url)
             .bearer_auth(&self.config.api_key)
             .header(CONTENT_TYPE, "application/json")
-            .header(ACCEPT, "application/json")
+            .header(
+                ACCEPT,
+                if text.is_some() {
+                    "text/event-stream, application/json"
+                } else {
+                    "application/json"
+                },
+            )
             .timeout(timeout)
             .body(body.to_vec())
             .send()
@@ -290,6 +382,33 @@ impl OpenAiClient {
                 limit,
             })
         };
+        let decode = |message: String| {
+            fail(ModelError::Decode {
+                url: self.url.clone(),
+                model: model.to_owned(),
+                message,
+            })
+        };
+        if let Some(sink) = text
+            && status.is_success()
+            && is_event_stream(response.headers())
+        {
+            return read_events(response, limit, sink).await.map_err(|e| {
+                let shown = e.shown;
+                let mut failure = match e.kind {
+                    StreamError::TooLarge => too_large(),
+                    StreamError::Transport(e) => fail(transport(e)),
+                    StreamError::Cut(message) => fail(ModelError::Transport {
+                        url: self.url.clone(),
+                        model: model.to_owned(),
+                        message,
+                    }),
+                    StreamError::Decode(message) => decode(message),
+                };
+                failure.shown = shown;
+                failure
+            });
+        }
         let bytes = read_body(response, limit).await.map_err(|e| match e {
             BodyError::TooLarge => too_large(),
             BodyError::Transport(e) => fail(transport(e)),
@@ -303,22 +422,21 @@ impl OpenAiClient {
                     body_excerpt: excerpt(&bytes),
                 },
                 retry_after,
+                shown: false,
             });
         }
-        let decode = |message: String| {
-            fail(ModelError::Decode {
-                url: self.url.clone(),
-                model: model.to_owned(),
-                message,
-            })
-        };
         let value: Value = serde_json::from_slice(&bytes).map_err(|e| {
             decode(format!(
                 "invalid JSON ({e}); body starts: {}",
                 excerpt_text(&excerpt(&bytes))
             ))
         })?;
-        ChatResponse::from_value(&value).map_err(decode)
+        let response = ChatResponse::from_value(&value).map_err(decode)?;
+        // Asked for a stream, answered whole: the whole text is the one piece.
+        if let Some(sink) = text {
+            show_whole(&response, sink);
+        }
+        Ok(response)
     }
 }
 
@@ -326,6 +444,103 @@ impl Model for OpenAiClient {
     fn complete<'a>(&'a self, req: &'a ChatRequest) -> ModelFuture<'a> {
         Box::pin(self.send(req))
     }
+    fn stream<'a>(&'a self, req: &'a ChatRequest, text: &'a dyn TextSink) -> ModelFuture<'a> {
+        Box::pin(self.send_streaming(req, text))
+    }
+}
+
+/// Whether the answer is an SSE stream (else it is read as one JSON body).
+fn is_event_stream(headers: &HeaderMap) -> bool {
+    headers
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.trim().to_ascii_lowercase().starts_with("text/event-stream"))
+}
+
+enum StreamError {
+    TooLarge,
+    Transport(reqwest::Error),
+    /// The stream ended before the answer was whole.
+    Cut(String),
+    Decode(String),
+}
+
+/// A failed stream, and whether some of its text had been reported.
+struct StreamFailure {
+    kind: StreamError,
+    shown: bool,
+}
+
+/// Reads an SSE answer event by event: each `data:` is a `chat.completion.chunk` (or
+/// `[DONE]`, which ends the answer at once), folded into [`Chunks`]; its text goes to
+/// `sink`. The bytes read are bounded by `limit`, as for a whole body.
+async fn read_events(
+    response: reqwest::Response,
+    limit: u64,
+    sink: &dyn TextSink,
+) -> Result<ChatResponse, StreamFailure> {
+    let mut read: u64 = 0;
+    let bytes = response.bytes_stream().map(move |chunk| {
+        let chunk = chunk.map_err(StreamError::Transport)?;
+        read += chunk.len() as u64;
+        if read > limit {
+            return Err(StreamError::TooLarge);
+        }
+        Ok(chunk)
+    });
+    let mut events = std::pin::pin!(bytes.eventsource());
+    let mut chunks = Chunks::default();
+    let mut shown = false;
+    let failed = |kind: StreamError, shown: bool| StreamFailure { kind, shown };
+    let mut done = false;
+    while let Some(event) = events.next().await {
+        let event = event.map_err(|e| match e {
+            eventsource_stream::EventStreamError::Transport(kind) => failed(kind, shown),
+            eventsource_stream::EventStreamError::Utf8(e) => failed(
+                StreamError::Decode(format!("the event stream is not UTF-8: {e}")),
+                shown,
+            ),
+            eventsource_stream::EventStreamError::Parser(e) => failed(
+                StreamError::Decode(format!("the event stream is malformed: {e}")),
+                shown,
+            ),
+        })?;
+        let data = event.data.trim();
+        if data.is_empty() {
+            continue;
+        }
+        if data == "[DONE]" {
+            done = true;
+            break;
+        }
+        let chunk: Value = serde_json::from_str(data).map_err(|e| {
+            failed(
+                StreamError::Decode(format!(
+                    "a stream chunk is invalid JSON ({e}): {}",
+                    excerpt(data.as_bytes())
+                )),
+                shown,
+            )
+        })?;
+        if let Some(piece) = chunks
+            .push(&chunk)
+            .map_err(|m| failed(StreamError::Decode(m), shown))?
+        {
+            sink.text(&piece);
+            shown = true;
+        }
+    }
+    if !done && !chunks.finished() {
+        let message = if chunks.any() {
+            "the answer's stream ended before the answer was complete (no finish reason, no [DONE])"
+        } else {
+            "the answer's stream ended before its first chunk"
+        };
+        return Err(failed(StreamError::Cut(message.to_owned()), shown));
+    }
+    chunks
+        .finish()
+        .map_err(|m| failed(StreamError::Decode(m), shown))
 }
 
 enum BodyError {

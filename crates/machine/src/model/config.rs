@@ -304,8 +304,8 @@ pub struct ModelConfig {
     /// Largest response body read, in bytes (`ARCHMAX_MAX_RESPONSE_BYTES`, default 8 MiB); a
     /// longer one fails the call with [`super::ModelError::TooLarge`].
     pub max_response_bytes: u64,
-    /// `ARCHMAX_STREAMING` (default on). The client itself never streams; this is kept for the
-    /// runtime's `agent-text-delta` granularity.
+    /// `ARCHMAX_STREAMING` (default on): the agent's calls ask for a stream
+    /// (`OpenAiClient::send_streaming`) and their text is shown as `agent-text-delta`s.
     pub streaming: bool,
     /// `ARCHMAX_PROMPT_CACHE` (default on).
     pub prompt_cache: bool,

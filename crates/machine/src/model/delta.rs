@@ -71,6 +71,20 @@ pub struct Delta<'a> {
     pub drop: Vec<u64>,
     /// The request without its messages and tools.
     pub head: Head<'a>,
+    /// Where the answer may stream its pieces, when the sender takes them (set by the
+    /// sender after [`Channels::begin`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stream: Option<StreamTag>,
+}
+
+/// The stream a receiver sends an answer's pieces to: `{ id, show }`. `show`: the text is
+/// shown as it arrives (the receiver may stream a model that would not otherwise).
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct StreamTag {
+    /// The stream's id.
+    pub id: u32,
+    /// Whether the pieces are shown live.
+    pub show: bool,
 }
 
 /// The fields of a request besides messages and tools.
@@ -174,6 +188,7 @@ impl Channels {
                 parallel_tool_calls: req.parallel_tool_calls,
                 role: req.role,
             },
+            stream: None,
         }
     }
 

@@ -3,9 +3,11 @@
 pub mod client;
 pub mod config;
 pub mod delta;
+pub mod stream;
 pub mod types;
 
-pub use client::{Model, ModelError, ModelFuture, OpenAiClient};
+pub use client::{Model, ModelError, ModelFuture, OpenAiClient, show_whole};
+pub use stream::{Chunks, NoText, TextSink};
 pub use config::{
     CacheTtl, ConfigError, DEFAULT_MAX_RESPONSE_BYTES, MAX_REQUEST_TIMEOUT_MS,
     MAX_RESPONSE_BYTES_LIMIT, MAX_RETRIES_LIMIT, ModelConfig, Pricing, PricingTable, RetryPolicy,

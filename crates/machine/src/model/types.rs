@@ -558,12 +558,7 @@ impl ChatResponse {
         let obj = body
             .as_object()
             .ok_or_else(|| format!("expected a JSON object, got {}", json_kind(body)))?;
-        if let Some(error) = obj.get("error").filter(|e| !e.is_null()) {
-            let message = error
-                .get("message")
-                .and_then(Value::as_str)
-                .map(str::to_owned)
-                .unwrap_or_else(|| error.to_string());
+        if let Some(message) = error_message(obj) {
             return Err(format!("the endpoint returned an error: {message}"));
         }
         let choice = obj
@@ -615,6 +610,18 @@ impl ChatResponse {
             finish_reason,
         })
     }
+}
+
+/// The text of a body's non-null `error` object: its `message`, else the object as JSON.
+pub(crate) fn error_message(body: &Map<String, Value>) -> Option<String> {
+    let error = body.get("error").filter(|e| !e.is_null())?;
+    Some(
+        error
+            .get("message")
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+            .unwrap_or_else(|| error.to_string()),
+    )
 }
 
 fn json_kind(value: &Value) -> &'static str {

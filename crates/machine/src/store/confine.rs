@@ -43,7 +43,10 @@ pub fn ensure_dir(base: &Path, dir: &Path) -> io::Result<()> {
             base.display()
         ))
     })?;
-    fs::create_dir_all(base)?;
+    // One look-up when it exists (the usual case), instead of a failing `mkdir` and a stat.
+    if !base.is_dir() {
+        fs::create_dir_all(base)?;
+    }
     let mut cur = base.to_path_buf();
     for comp in rel.components() {
         let Component::Normal(name) = comp else {

@@ -1,13 +1,15 @@
 //! The filesystem store (the default): `<root>/sessions/<id>/`.
 
+use std::collections::HashMap;
 use std::fs::{self, File, OpenOptions};
 use std::io::{ErrorKind, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 use serde_json::{Map, Value};
 
 use super::confine;
-use super::lease::{self, Holders, LockAttempt, unique_suffix};
+use super::lease::{self, Holders, unique_suffix};
 use super::{
     SessionId, SessionStore, Snapshot, Step, StoreError, WriterLease, busy, check_spec_hash,
     is_descendant,
@@ -41,18 +43,40 @@ pub struct FsStore {
     holders: Holders,
     /// The last durable step of each session this store wrote since it acquired
     /// it, so a commit needs no read.
-    tips: std::sync::Mutex<std::collections::HashMap<String, Tip>>,
+    tips: Tips,
     /// Concurrent commits share a filesystem sync (group commit).
     group: super::group_sync::GroupSync,
 }
 
+type Tips = Arc<Mutex<HashMap<String, Tip>>>;
+
 /// Where a session's transcript ends, and how many commits ago `state.json` was
-/// last written.
-#[derive(Debug, Clone, Copy)]
+/// last written; while a lease of this store holds the session, its open transcript too,
+/// so a commit is one positioned write and one (shared) sync.
+#[derive(Debug, Clone)]
 struct Tip {
     len: u64,
     bytes: u64,
     since_cache: u32,
+    /// The last commit's state was `running`.
+    running: bool,
+    transcript: Option<Arc<File>>,
+}
+
+/// What a filesystem lease holds: the locked `turn.lock`, and (through the store's tip)
+/// the session's open transcript, closed when the lease ends.
+struct FsHold {
+    id: String,
+    tips: Tips,
+    _lock: File,
+}
+
+impl Drop for FsHold {
+    fn drop(&mut self) {
+        if let Ok(mut tips) = self.tips.lock() {
+            tips.remove(&self.id);
+        }
+    }
 }
 
 /// `state.json` is rewritten at least every this many commits (and whenever the
@@ -78,7 +102,7 @@ impl FsStore {
         Self {
             sessions: sessions_dir.into(),
             holders: Holders::default(),
-            tips: std::sync::Mutex::new(std::collections::HashMap::new()),
+            tips: Tips::default(),
             group: super::group_sync::GroupSync::default(),
         }
     }
@@ -238,6 +262,50 @@ impl FsStore {
         Ok(latest)
     }
 
+    /// Open the transcript for a commit that holds no open one: through real folders only
+    /// (a link planted in the session folder is refused, not followed), made with its
+    /// folders for a new session, and cut back to the last checkpoint when a crashed step
+    /// left lines (or a torn line) past it.
+    fn open_transcript(
+        &self,
+        sid: &str,
+        session: &Path,
+        path: &Path,
+        bytes: u64,
+        first: bool,
+    ) -> Result<File, StoreError> {
+        if first {
+            let folder = session.join(SCRATCHPAD_DIR);
+            confine::ensure_dir(&self.sessions, &folder).map_err(StoreError::io(
+                sid,
+                "create folder",
+                &folder,
+            ))?;
+        }
+        let file = confine::open(
+            &self.sessions,
+            path,
+            OpenOptions::new().write(true).create(true).truncate(false),
+        )
+        .map_err(StoreError::io(sid, "open", path))?;
+        let on_disk = file
+            .metadata()
+            .map_err(StoreError::io(sid, "stat", path))?
+            .len();
+        if on_disk < bytes {
+            return Err(StoreError::Corrupt {
+                id: sid.to_owned(),
+                path: path.to_owned(),
+                detail: format!("holds {on_disk} bytes, but the state covers {bytes}"),
+            });
+        }
+        if on_disk > bytes {
+            file.set_len(bytes)
+                .map_err(StoreError::io(sid, "truncate", path))?;
+        }
+        Ok(file)
+    }
+
     /// Read the covered transcript prefix: `len` lines in the first `bytes` bytes.
     fn read_transcript(
         id: &str,
@@ -320,23 +388,14 @@ impl SessionStore for FsStore {
         let sid = id.as_str();
         let session = self.dir(id);
         let dir = session.join(CHECKPOINTS_DIR);
-        let tip = self.tips.lock().ok().and_then(|t| t.get(sid).copied());
-        let (first, len, bytes, since_cache) = match tip {
-            Some(t) => (false, t.len, t.bytes, t.since_cache),
+        let tip = self.tips.lock().ok().and_then(|t| t.get(sid).cloned());
+        let (first, len, bytes, since_cache, was_running, held) = match tip {
+            Some(t) => (false, t.len, t.bytes, t.since_cache, t.running, t.transcript),
             None => match Self::durable_envelope(sid, &dir)? {
-                Some(e) => (false, e.transcript_len, e.transcript_bytes, CACHE_EVERY),
-                None => (true, 0, 0, CACHE_EVERY),
+                Some(e) => (false, e.transcript_len, e.transcript_bytes, CACHE_EVERY, true, None),
+                None => (true, 0, 0, CACHE_EVERY, true, None),
             },
         };
-        if first {
-            for folder in [session.join(SCRATCHPAD_DIR), dir.clone()] {
-                confine::ensure_dir(&self.sessions, &folder).map_err(StoreError::io(
-                    sid,
-                    "create folder",
-                    &folder,
-                ))?;
-            }
-        }
         let encode = |source| StoreError::Encode {
             id: sid.to_owned(),
             source,
@@ -358,33 +417,11 @@ impl SessionStore for FsStore {
         buf.push(b'\n');
 
         let path = dir.join(TRANSCRIPT_FILE);
-        // Opened through real folders only, every commit: a link planted after the first
-        // commit is refused, not followed.
-        let mut file = confine::open(
-            &self.sessions,
-            &path,
-            OpenOptions::new().write(true).create(true).truncate(false),
-        )
-        .map_err(StoreError::io(sid, "open", &path))?;
-        let on_disk = file
-            .metadata()
-            .map_err(StoreError::io(sid, "stat", &path))?
-            .len();
-        if on_disk < bytes {
-            return Err(StoreError::Corrupt {
-                id: sid.to_owned(),
-                path,
-                detail: format!("holds {on_disk} bytes, but the state covers {bytes}"),
-            });
-        }
-        if on_disk > bytes {
-            // Lines of a step that crashed before its checkpoint, or a torn line.
-            file.set_len(bytes)
-                .map_err(StoreError::io(sid, "truncate", &path))?;
-        }
-        file.seek(SeekFrom::Start(bytes))
-            .map_err(StoreError::io(sid, "seek", &path))?;
-        file.write_all(&buf)
+        let file = match held {
+            Some(file) => file,
+            None => Arc::new(self.open_transcript(sid, &session, &path, bytes, first)?),
+        };
+        write_at(&file, &buf, bytes)
             .and_then(|()| self.group.durable(&file))
             .map_err(StoreError::io(sid, "append to", &path))?;
         // A filesystem-wide sync made the new folders' entries durable too.
@@ -399,7 +436,11 @@ impl SessionStore for FsStore {
         }
         let end = bytes + buf.len() as u64;
         let running = step.state.get("status").and_then(Value::as_str) == Some("running");
-        let write_cache = first || !running || since_cache + 1 >= CACHE_EVERY;
+        // Leaving `running` rewrites the cache (a parked or finished session is read from
+        // it); a later commit that is not `running` either (a turn's closing bookkeeping)
+        // leaves the reader one more line to scan instead of another temp file and rename.
+        let write_cache =
+            first || (was_running && !running) || since_cache + 1 >= CACHE_EVERY;
         if write_cache {
             let env = Envelope {
                 transcript_len: len,
@@ -410,12 +451,17 @@ impl SessionStore for FsStore {
         }
         if let Ok(mut tips) = self.tips.lock() {
             let since_cache = if write_cache { 0 } else { since_cache + 1 };
+            // The transcript stays open only while a lease of this store holds the
+            // session (the lease's end removes the tip); a commit without one reopens it.
+            let transcript = self.holders.holds(sid).then_some(file);
             tips.insert(
                 sid.to_owned(),
                 Tip {
                     len,
                     bytes: end,
                     since_cache,
+                    running,
+                    transcript,
                 },
             );
         }
@@ -481,13 +527,20 @@ impl SessionStore for FsStore {
         if let Ok(mut tips) = self.tips.lock() {
             tips.remove(id.as_str());
         }
-        match lease::acquire_lock_file(id.as_str(), &self.sessions, &self.checkpoints(id)) {
-            Ok(LockAttempt::Acquired(path)) => Ok(WriterLease::new(
-                id.as_str().to_owned(),
-                self.holders.clone(),
-                Some(path),
-            )),
-            Ok(LockAttempt::Held) => {
+        match lease::lock_file(id.as_str(), &self.sessions, &self.checkpoints(id)) {
+            Ok(Some(lock)) => {
+                let hold = FsHold {
+                    id: id.as_str().to_owned(),
+                    tips: self.tips.clone(),
+                    _lock: lock,
+                };
+                Ok(WriterLease::new(
+                    id.as_str().to_owned(),
+                    self.holders.clone(),
+                    Some(Box::new(hold)),
+                ))
+            }
+            Ok(None) => {
                 self.holders.release(id.as_str());
                 Err(busy(self, id))
             }
@@ -552,6 +605,20 @@ impl SessionStore for FsStore {
 /// The state a checkpoint line carries; `None` for a message line.
 fn checkpoint_state(line: &Value) -> Option<&Value> {
     line.get(CHECKPOINT_KEY)?.get("state")
+}
+
+/// Write all of `buf` at `offset` (a positioned write: the file's own position is not used).
+fn write_at(file: &File, buf: &[u8], offset: u64) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::FileExt::write_all_at(file, buf, offset)
+    }
+    #[cfg(not(unix))]
+    {
+        let mut file = file;
+        file.seek(SeekFrom::Start(offset))?;
+        file.write_all(buf)
+    }
 }
 
 /// Create/truncate `path`, write `bytes`, fsync.

@@ -7,12 +7,12 @@
 //!
 //! Filesystem layout ([`FsStore`], the default; runtime §6.1, kernel §7.4):
 //! ```text
-//! <root>/sessions/_specs/<hash>.json      spec snapshots, written only if absent
-//! <root>/sessions/<id>/transcript.jsonl   one message per line, and after each step's
-//!                                         messages a checkpoint line {"archmax_checkpoint": {transcript_len, state}}
-//! <root>/sessions/<id>/state.json         cache of the last checkpoint: {"format", "transcript_len", "transcript_bytes", "state"}
-//! <root>/sessions/<id>/scratchpad/        agent working area (created on first commit)
-//! <root>/sessions/<id>/turn.lock          the writer's pid while a turn holds the session
+//! <root>/sessions/_specs/<hash>.json                  spec snapshots, written only if absent
+//! <root>/sessions/<id>/checkpoints/transcript.jsonl   one message per line, and after each step's
+//!                                                     messages a checkpoint line {"archmax_checkpoint": {transcript_len, state}}
+//! <root>/sessions/<id>/checkpoints/state.json         cache of the last checkpoint: {"format", "transcript_len", "transcript_bytes", "state"}
+//! <root>/sessions/<id>/checkpoints/turn.lock          OS-locked while a turn holds the session (made once, kept)
+//! <root>/sessions/<id>/scratchpad/                    agent working area (created on first commit)
 //! ```
 //! The memory store ([`MemStore`]) keeps the same per session in memory, its files
 //! (`scratchpad/`, offloads, written files) in a [`MemArea`](crate::files::MemArea) each,
@@ -51,7 +51,7 @@ pub use id::{
     CHILD_SEPARATOR, DEFAULT_SESSION_ID, IdRules, RESERVED_AREAS, SessionId, SessionIdError,
     SessionIdReason, is_child_identity, is_descendant, parent_of,
 };
-pub use lease::{Holders, LOCK_FILE, Release, WriterLease};
+pub use lease::{Hold, Holders, LOCK_FILE, WriterLease};
 pub use mem::MemStore;
 
 /// A session as loaded: its last committed state and the transcript that state covers.

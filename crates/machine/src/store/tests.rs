@@ -89,6 +89,36 @@ fn checkpoint_line(len: u64, st: &Value) -> Vec<u8> {
 }
 
 #[test]
+fn fs_the_cache_is_written_when_the_session_leaves_running_not_after() {
+    let (store, _root, id, sdir) = fs_with_session("leave", 2);
+    let cache = |sdir: &Path| -> Value {
+        let env: Value =
+            serde_json::from_slice(&fs::read(sdir.join("checkpoints/state.json")).expect("read"))
+                .expect("json");
+        env["state"].clone()
+    };
+    // Written at the first commit, not at the second (still running).
+    assert_eq!(cache(&sdir), state(1, "running"));
+    commit(&store, &id, &[msg(3)], &state(3, "parked"));
+    assert_eq!(cache(&sdir), state(3, "parked"), "leaving running writes it");
+    commit(&store, &id, &[msg(4)], &state(4, "parked"));
+    assert_eq!(cache(&sdir), state(3, "parked"), "staying parked appends only");
+    // Readers take the cache and the line past it.
+    assert_eq!(store.load_state(&id).expect("state"), Some(state(4, "parked")));
+    let other = FsStore::new(_root.path());
+    assert_eq!(other.load_state(&id).expect("state"), Some(state(4, "parked")));
+    assert_eq!(other.list().expect("list"), vec!["s"]);
+    // Running again, then leaving once more, writes it again.
+    commit(&store, &id, &[msg(5)], &state(5, "running"));
+    commit(&store, &id, &[msg(6)], &state(6, "done"));
+    assert_eq!(cache(&sdir), state(6, "done"));
+    assert_eq!(
+        store.load(&id).expect("load").expect("present").messages,
+        (1..=6).map(msg).collect::<Vec<_>>()
+    );
+}
+
+#[test]
 fn fs_a_synced_checkpoint_beyond_a_stale_cache_wins() {
     // A crash after the step's synced append but before the state.json cache write.
     let (store, _root, id, sdir) = fs_with_session("stale", 2);
@@ -224,48 +254,45 @@ fn fs_commit_cost_is_independent_of_transcript_length() {
 }
 
 #[test]
-fn fs_lock_file_live_pid_refuses_and_stale_pid_is_taken_over() {
+fn fs_lock_held_by_another_open_file_refuses_and_its_release_frees_the_session() {
     let (store, _root, id, sdir) = fs_with_session("lock", 1);
     let lock = sdir.join("checkpoints/turn.lock");
 
-    // Held by a live process (this test's own pid), e.g. another store instance.
-    fs::write(&lock, format!("{}\n", std::process::id())).expect("lock");
-    let err = store.acquire(&id).expect_err("live pid");
+    // Locked through another open file (another store instance or process does the same).
+    let other = fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(&lock)
+        .expect("open");
+    other.try_lock().expect("lock");
+    let err = store.acquire(&id).expect_err("locked");
     assert_eq!(
         err.to_string(),
         "Session 's' has a turn in progress (status 'running'). A session has a single writer: retry once the turn parks or ends."
     );
-    assert!(lock.exists(), "a live lock is left alone");
-
-    // Held by a dead process: taken over, rewritten with our pid, removed on drop.
-    fs::write(&lock, "4000000000\n").expect("lock");
-    let lease = store.acquire(&id).expect("stale lock taken over");
-    assert_eq!(lease.lock_file(), Some(lock.as_path()));
-    let content = fs::read_to_string(&lock).expect("read");
+    // The holder goes (a killed process's locks go with it): the session is free.
+    drop(other);
+    let lease = store.acquire(&id).expect("free once the holder is gone");
     assert_eq!(
-        content.lines().next(),
-        Some(std::process::id().to_string().as_str())
+        fs::read_to_string(&lock).expect("read"),
+        format!("{}\n", std::process::id()),
+        "the lock names its holder"
     );
+    // While the lease lives, the file is locked for everyone else.
+    let probe = fs::File::open(&lock).expect("open");
+    assert!(matches!(
+        probe.try_lock(),
+        Err(fs::TryLockError::WouldBlock)
+    ));
     drop(lease);
-    assert!(!lock.exists());
+    probe.try_lock().expect("released with the lease");
+    drop(probe);
 
-    // Our own pid with a different start time is a reused pid: stale.
-    fs::write(&lock, format!("{}\n1\n", std::process::id())).expect("lock");
-    if Path::new("/proc/self/stat").exists() {
-        drop(store.acquire(&id).expect("reused pid is stale"));
-    }
-
-    // Unreadable content is judged by age: a fresh one is respected.
-    fs::write(&lock, "").expect("lock");
-    assert!(matches!(store.acquire(&id), Err(StoreError::Busy { .. })));
-    fs::remove_file(&lock).expect("rm");
-    // No stale leftovers of the takeover.
-    let leftovers: Vec<_> = fs::read_dir(&sdir)
-        .expect("ls")
-        .filter_map(|e| e.ok())
-        .filter(|e| e.file_name().to_string_lossy().contains(".stale"))
-        .collect();
-    assert!(leftovers.is_empty());
+    // What an older writer left (a pid, or nothing) is no lock: only a held lock counts.
+    fs::write(&lock, "4000000000\n").expect("lock");
+    drop(store.acquire(&id).expect("old content is not a lock"));
+    assert!(lock.exists(), "the lock file stays, so no lease makes or removes one");
 }
 
 #[test]

@@ -1,0 +1,342 @@
+//! How a turn begins: a message (`send`), a plain agent's input, a decision, a reply, a
+//! delivery. Each arrival loads the session, moves it as the arrival says, commits, and hands
+//! the turn to the loop ([`run`](super::run)).
+//!
+//! State it changes: the session's position, park, status, variables and trigger, the mode
+//! (`disposition`, `reply_case`, `closing`) and the visit (`before_done`) at the arrival.
+
+use archmax_spec::signature::signature_for_trigger;
+use serde_json::{Map, Value, json};
+
+use crate::control::{self};
+use crate::error::RunError;
+use crate::events::Event;
+use crate::harness::Harness;
+use crate::outcome::Outcome;
+use crate::state::{LockedBy, Status};
+
+use super::{SendInput, Turn};
+
+impl Harness {
+    /// Sends a message to a session: a new turn, the next turn of a finished one,
+    /// a reply to a session parked at a human state, or a delivery to one parked for
+    /// input (the trigger of the input, `manual` when none is given).
+    pub async fn send(&self, session_id: &str, input: SendInput) -> Result<Outcome, RunError> {
+        self.send_with(session_id, input, Vec::new(), false).await
+    }
+
+    /// [`Harness::send`] with `prior` messages appended before the message when a turn
+    /// opens (`invoke`'s earlier input messages). `via_invoke`: a disabled workflow settles
+    /// the fresh turn `rejected` instead of refusing it (the original's `invoke` path).
+    pub(crate) async fn send_with(
+        &self,
+        session_id: &str,
+        input: SendInput,
+        prior: Vec<Value>,
+        via_invoke: bool,
+    ) -> Result<Outcome, RunError> {
+        let (lease, mut turn) = self.begin(session_id).await?;
+        match turn.session.status {
+            Status::AwaitingDecision if turn.session.park.is_some() => {
+                self.release(lease).await;
+                return self.reply(session_id, &input.message).await;
+            }
+            Status::AwaitingInput if turn.session.park.is_some() => {
+                self.release(lease).await;
+                let trigger = input
+                    .trigger
+                    .clone()
+                    .unwrap_or_else(|| "manual".to_string());
+                let message = Some(input.message.as_str()).filter(|m| !m.trim().is_empty());
+                return self
+                    .deliver(session_id, &trigger, input.variables, message)
+                    .await;
+            }
+            _ => {}
+        }
+        let trigger = input
+            .trigger
+            .clone()
+            .unwrap_or_else(|| "manual".to_string());
+        if turn.session.workflow_state.is_empty() && self.start_state(&trigger).is_err() {
+            // A session that never ran has nowhere to start (the original's resolution refusal).
+            return Err(RunError::UnknownSessionTrigger(trigger));
+        }
+        if self.spec.disabled == Some(true) && !via_invoke {
+            return Err(RunError::WorkflowDisabled(self.workflow.clone()));
+        }
+        if input.message.trim().is_empty() {
+            return Err(RunError::EmptyMessage(turn.id.as_str().to_string()));
+        }
+        crate::harness::check_variable_names(&input.variables, "seeded")?;
+        let start = self.start_state(&trigger)?;
+        if self.spec.disabled == Some(true) {
+            turn.refuse_disabled(&trigger, &start, prior, &input)
+                .await?;
+            return Ok(turn.outcome());
+        }
+        turn.open(&trigger, &start, prior, &input).await?;
+        let out = turn.run().await;
+        self.release(lease).await;
+        out
+    }
+
+    /// A plain agent's turn (`crate::plain`): `messages` appended, then the loop. No
+    /// position moves, no trigger, seeds or spec snapshot: there is no workflow.
+    pub(crate) async fn run_plain(
+        &self,
+        session_id: &str,
+        messages: Vec<Value>,
+    ) -> Result<Outcome, RunError> {
+        let (lease, mut turn) = self.begin(session_id).await?;
+        let s = &mut turn.session;
+        s.workflow_state = crate::plain::PLAIN_STATE.to_string();
+        s.entry_state = crate::plain::PLAIN_STATE.to_string();
+        s.status = Status::Running;
+        s.rejected = None;
+        s.exit = None;
+        s.state_turns = 0;
+        s.turn_model_calls = 0;
+        for m in messages {
+            turn.transcript.push(m);
+        }
+        turn.commit().await?;
+        let out = turn.run().await;
+        self.release(lease).await;
+        out
+    }
+
+    /// A person's decision at a human state: routed deterministically, then the
+    /// target state's work runs in the same call.
+    pub async fn decide(
+        &self,
+        session_id: &str,
+        target: &str,
+        comment: Option<&str>,
+    ) -> Result<Outcome, RunError> {
+        let (lease, mut turn) = self.begin(session_id).await?;
+        let id = turn.id.as_str().to_string();
+        let Some(crate::state::Park::Decision {
+            state, transitions, ..
+        }) = turn.session.park.clone()
+        else {
+            return Err(RunError::SessionNotParked(id));
+        };
+        let valid: Vec<&crate::state::DecisionOption> =
+            transitions.iter().filter(|t| t.to != state).collect();
+        let names = valid
+            .iter()
+            .map(|t| t.to.as_str())
+            .collect::<Vec<_>>()
+            .join(", ");
+        let target = target.trim();
+        if target.is_empty() {
+            return Err(RunError::MissingDecisionTarget { id, valid: names });
+        }
+        let Some(edge) = valid.iter().find(|t| t.to == target) else {
+            return Err(RunError::InvalidDecisionTarget {
+                id,
+                target: target.to_string(),
+                valid: names,
+            });
+        };
+        let kind = edge.kind.clone();
+        turn.mode.disposition = "decide";
+        turn.resume_common();
+        turn.emit(Event::Decided {
+            state: state.clone(),
+            to: target.to_string(),
+            session_id: id,
+        });
+        turn.transcript.note(
+            "decision",
+            &crate::park::decision_note(&state, target, kind.as_deref(), comment),
+        );
+        turn.emit(Event::StateLeave {
+            state: state.clone(),
+            next: target.to_string(),
+        });
+        turn.session.park = None;
+        turn.session.workflow_state = target.to_string();
+        turn.session.status = Status::Running;
+        turn.trail(
+            target,
+            "human",
+            comment.map(str::trim).filter(|c| !c.is_empty()),
+        );
+        turn.emit(Event::StateEnter {
+            state: target.to_string(),
+        });
+        if turn
+            .h
+            .spec
+            .states
+            .get(target)
+            .is_some_and(archmax_spec::model::State::is_human)
+        {
+            turn.mode.reply_case = crate::park::ReplyCase::Routed;
+            turn.park_decision(target, Vec::new());
+        }
+        turn.commit().await?;
+        let out = turn.run().await;
+        self.release(lease).await;
+        out
+    }
+
+    /// A message to a session awaiting a decision: one reply-only turn, and the
+    /// session stays parked on the same record.
+    pub async fn reply(&self, session_id: &str, message: &str) -> Result<Outcome, RunError> {
+        let (lease, mut turn) = self.begin(session_id).await?;
+        let id = turn.id.as_str().to_string();
+        let Some(crate::state::Park::Decision { state, .. }) = turn.session.park.clone() else {
+            return Err(RunError::SessionNotParked(id));
+        };
+        if message.trim().is_empty() {
+            return Err(RunError::EmptyMessage(id));
+        }
+        turn.mode.disposition = "reply";
+        turn.resume_common();
+        turn.emit(Event::ParkMessage {
+            state,
+            session_id: id,
+            direction: "inbound".into(),
+            text: message.to_string(),
+        });
+        turn.transcript
+            .push(json!({ "role": "user", "content": message }));
+        turn.mode.reply_case = crate::park::ReplyCase::PersonWrote;
+        turn.mode.closing = true;
+        turn.commit().await?;
+        let out = turn.run().await;
+        self.release(lease).await;
+        out
+    }
+
+    /// An outside event for a session parked for input: it resumes in place, with
+    /// the trigger recorded and the variables seeded locked.
+    pub async fn deliver(
+        &self,
+        session_id: &str,
+        trigger: &str,
+        variables: Map<String, Value>,
+        message: Option<&str>,
+    ) -> Result<Outcome, RunError> {
+        let (lease, mut turn) = self.begin(session_id).await?;
+        let id = turn.id.as_str().to_string();
+        let Some(crate::state::Park::Input { state, .. }) = turn.session.park.clone() else {
+            return Err(RunError::SessionNotAwaitingInput(id));
+        };
+        let trigger = trigger.trim();
+        if trigger.is_empty() {
+            return Err(RunError::MissingDeliveryTrigger(id));
+        }
+        crate::harness::check_variable_names(&variables, &format!("delivered to session '{id}'"))?;
+        turn.mode.disposition = "deliver";
+        turn.resume_common();
+        turn.emit(Event::Delivered {
+            state: state.clone(),
+            trigger: trigger.to_string(),
+            to: state.clone(),
+            session_id: id.clone(),
+        });
+        let mut delivered_title = None;
+        for (k, v) in &variables {
+            if k == "title" {
+                // The title stays the agent's: a delivered one is written unlocked, trimmed; a
+                // malformed one is skipped with a warning (dropping the whole delivery over a
+                // bad label would be the worse failure).
+                if let Some(problem) = control::title_problem(v) {
+                    turn.emit(Event::Warning {
+                        scope: "workflow".into(),
+                        message: format!("Delivered title ignored: {problem}"),
+                    });
+                    continue;
+                }
+                let t = v.as_str().unwrap_or_default().trim().to_string();
+                delivered_title = Some(t.clone());
+                turn.session.variables.insert(
+                    k.clone(),
+                    crate::state::Variable {
+                        value: Value::String(t),
+                        locked_by: None,
+                    },
+                );
+            } else {
+                turn.session.variables.insert(
+                    k.clone(),
+                    crate::state::Variable {
+                        value: v.clone(),
+                        locked_by: Some(LockedBy::Host),
+                    },
+                );
+            }
+        }
+        turn.session.variables.insert(
+            "trigger".into(),
+            crate::state::Variable {
+                value: Value::String(trigger.to_string()),
+                locked_by: Some(LockedBy::Host),
+            },
+        );
+        let names: Vec<String> = variables
+            .keys()
+            .filter(|k| *k != "title" || delivered_title.is_some())
+            .cloned()
+            .collect();
+        if !names.is_empty() {
+            turn.emit(Event::VariablesSet {
+                state: Some(state.clone()),
+                names,
+                locked: true,
+                call_id: None,
+            });
+        }
+        if let Some(title) = delivered_title {
+            turn.emit(Event::TitleSet {
+                title,
+                state: Some(state.clone()),
+                call_id: None,
+            });
+        }
+        turn.transcript.note(
+            "event",
+            &crate::park::event_note(trigger, &state, &variables, message.is_some()),
+        );
+        if let Some(m) = message {
+            // A person wrote: the state's wait loop starts over, so `maxParks` bounds how long
+            // the run waits unanswered, not how long a conversation lasts.
+            turn.session.park_counts.remove(&state);
+            turn.emit(Event::ParkMessage {
+                state: state.clone(),
+                session_id: id,
+                direction: "inbound".into(),
+                text: m.to_string(),
+            });
+            turn.transcript
+                .push(json!({ "role": "user", "content": m }));
+        }
+        turn.session.trigger = trigger.to_string();
+        turn.signature = signature_for_trigger(&turn.h.spec_json, trigger);
+        turn.session.park = None;
+        turn.session.status = Status::Running;
+        turn.trail(&state, "trigger", Some(trigger));
+        turn.emit(Event::StateEnter { state });
+        // A delivery resumes the visit: the parked state's `before` hooks do not run again.
+        turn.visit.before_done = true;
+        turn.commit().await?;
+        let out = turn.run().await;
+        self.release(lease).await;
+        out
+    }
+}
+
+impl Turn<'_> {
+    /// What every resume resets: the per-turn budgets (each arrival counts from zero).
+    pub(super) fn resume_common(&mut self) {
+        self.session.turn_model_calls = 0;
+        self.session.state_turns = 0;
+        self.session.budget_warned = false;
+        self.session.budget_routed = false;
+        self.session.rejected = None;
+    }
+}

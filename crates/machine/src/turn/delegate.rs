@@ -1,0 +1,570 @@
+//! Delegation (`runtime.md` §7): a call of `archmax_workflow_<slug>` runs the target as a
+//! child session on its own spec, seeded with the call's arguments, and answers with its
+//! closing message (and its returns, for a signed target).
+//!
+//! `prepare` runs the dispatch checks in the digest's order (a refusal is a blocked call the
+//! agent can correct); `delegate` runs the child (`&self`: a batch's delegations run at
+//! once, at most [`MAX_CONCURRENT`]); `settle` keeps the failure bookkeeping, which routes
+//! through `on_error` when the model finishes unless a later success recovers it.
+//!
+//! State it changes: the session's delegation counter (`prepare`) and the turn's
+//! outstanding failures (`settle`, cleared by every move, park and route).
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use archmax_spec::grammar::scan_references;
+use archmax_spec::signature::signature_value_issues;
+use serde_json::{Map, Value, json};
+
+use crate::control::ControlResult;
+use crate::error::RunError;
+use crate::events::Event;
+use crate::harness::Harness;
+use crate::outcome::{Outcome, OutcomeKind};
+
+use super::{SendInput, Turn};
+
+/// Delegations below the root a chain may reach (the dispatcher's `maxDepth`).
+const MAX_DEPTH: usize = 3;
+/// Children of one turn that run at once (the dispatcher's `maxConcurrent`); the rest queue.
+pub(super) const MAX_CONCURRENT: usize = 4;
+/// The closing message of a child that said nothing.
+const NO_CLOSING: &str = "(the sub-workflow completed without a closing message)";
+
+/// A delegation that passed its dispatch checks.
+pub(super) struct Delegation {
+    workflow: String,
+    child: Arc<Harness>,
+    /// The resolved arguments: the child's seeds.
+    seeds: Map<String, Value>,
+    ordinal: u64,
+}
+
+/// A delegation's result, for the failure bookkeeping.
+pub(super) struct Settled {
+    workflow: String,
+    state: String,
+    input: Map<String, Value>,
+    failure: Option<String>,
+}
+
+/// A failed delegation not yet recovered.
+pub(super) struct Failure {
+    workflow: String,
+    state: String,
+    input: Map<String, Value>,
+    reason: String,
+    /// The model step that made the call: a success recovers only earlier steps' failures.
+    step: u64,
+}
+
+/// A call's argument resolved for seeding: non-strings pass through, a string that is one
+/// whole reference seeds the referenced value with its type, mixed text is substituted.
+fn resolve_param(value: &Value, vars: &Map<String, Value>) -> Result<Value, String> {
+    let Value::String(text) = value else {
+        return Ok(value.clone());
+    };
+    let refs = scan_references(text);
+    if let [r] = refs.as_slice()
+        && r.start == 0
+        && r.end == text.len()
+        && !r.escaped
+    {
+        archmax_kernel::guard::reference_text(r, Some(vars))
+            .map_err(|f| format!("{}, which does not resolve ({})", f.reference, f.detail()))?;
+        let mut at = vars.get(r.name.as_str());
+        for seg in &r.path {
+            at = at.and_then(|v| match v {
+                Value::Object(m) => m.get(seg.as_str()),
+                Value::Array(a) => seg.parse::<usize>().ok().and_then(|i| a.get(i)),
+                _ => None,
+            });
+        }
+        if let Some(v) = at {
+            return Ok(v.clone());
+        }
+    }
+    crate::substitute::substitute_args(value, vars)
+        .map_err(|f| format!("{}, which does not resolve ({})", f.reference, f.detail()))
+}
+
+/// `'a', 'b'` (the missing-param list).
+fn names(list: &[String]) -> String {
+    list.iter()
+        .map(|n| format!("'{n}'"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The opening message of a child (§7.5): what it was started with, within bounds.
+fn opening_text(seeds: &Map<String, Value>) -> String {
+    const LINE: usize = 200;
+    const TOTAL: usize = 1000;
+    let mut sorted: Vec<(&String, &Value)> = seeds.iter().collect();
+    sorted.sort_by(|a, b| a.0.cmp(b.0));
+    let (mut shown, mut hidden, mut used) = (Vec::new(), Vec::new(), 0usize);
+    for (name, value) in sorted {
+        let text = match value {
+            Value::String(s) => Some(
+                serde_json::to_string(s)
+                    .unwrap_or_default()
+                    .replace('\u{2028}', "\\u2028")
+                    .replace('\u{2029}', "\\u2029"),
+            ),
+            Value::Number(n) => Some(n.to_string()),
+            Value::Bool(b) => Some(b.to_string()),
+            _ => None,
+        };
+        match text.map(|t| format!("- {name}: {t}")) {
+            Some(line) if line.chars().count() <= LINE && used + line.len() <= TOTAL => {
+                used += line.len();
+                shown.push(line);
+            }
+            _ => hidden.push(name.clone()),
+        }
+    }
+    let mut out = String::from("Begin. Your instructions are already in context.");
+    if !shown.is_empty() {
+        out.push_str(" You were started with these inputs:");
+    }
+    for line in &shown {
+        out.push('\n');
+        out.push_str(line);
+    }
+    if !hidden.is_empty() {
+        let lead = if shown.is_empty() {
+            "Your inputs are not shown here"
+        } else {
+            "Not shown here"
+        };
+        out.push_str(&format!(
+            "\n{lead}: {}. Read one with archmax_get_variables when you need its value.",
+            hidden.join(", ")
+        ));
+    }
+    out
+}
+
+/// A child's outcome as the call's answer, or the failure's reason (§7.3, §7.6).
+fn answer(workflow: &str, child: &Harness, out: &Outcome) -> Result<String, String> {
+    let s = &out.state;
+    match out.kind {
+        OutcomeKind::Completed => {}
+        OutcomeKind::Rejected => {
+            return Err(format!(
+                "Sub-workflow '{workflow}' was rejected in state '{s}': {}",
+                out.rejected.clone().unwrap_or_default()
+            ));
+        }
+        OutcomeKind::Failed => {
+            let code = out
+                .exit
+                .as_ref()
+                .and_then(|e| e.get("code"))
+                .and_then(Value::as_str);
+            let reason = out
+                .exit
+                .as_ref()
+                .and_then(|e| e.get("reason"))
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            return Err(match code {
+                Some("turn-error" | "turn-cancelled" | "recursion-limit") | None => {
+                    format!("Sub-workflow '{workflow}' failed: {reason}")
+                }
+                Some(code) => format!(
+                    "Sub-workflow '{workflow}' failed: its agent raised '{code}' in state '{s}': {reason}"
+                ),
+            });
+        }
+        _ => {
+            return Err(format!(
+                "Sub-workflow '{workflow}' settled in state '{s}' with status '{}' but no pending suspension, so nothing could resume it.",
+                out.status
+            ));
+        }
+    }
+    let message = Some(out.reply.trim())
+        .filter(|r| !r.is_empty())
+        .unwrap_or(NO_CLOSING)
+        .to_string();
+    let Some(sig) = child.manual_signature().filter(|s| !s.returns.is_empty()) else {
+        return Ok(message);
+    };
+    let value_of = |name: &str| {
+        out.variables
+            .get(name)
+            .and_then(|v| v.get("value"))
+            .cloned()
+    };
+    let set: Map<String, Value> = sig
+        .returns
+        .iter()
+        .filter_map(|e| value_of(&e.name).map(|v| (e.name.clone(), v)))
+        .collect();
+    let typed: Vec<_> = sig
+        .returns
+        .iter()
+        .filter(|e| e.ty.is_some() && set.contains_key(&e.name))
+        .cloned()
+        .collect();
+    let issues: Vec<String> = signature_value_issues(&typed, &set)
+        .into_iter()
+        .map(|i| i.message)
+        .collect();
+    if !issues.is_empty() {
+        return Err(format!(
+            "Sub-workflow '{workflow}' settled in state '{s}' with returns its 'manual' trigger types otherwise: {}.",
+            issues.join(" ")
+        ));
+    }
+    let unset: Vec<String> = sig
+        .returns
+        .iter()
+        .filter(|e| !set.contains_key(&e.name))
+        .map(|e| format!("'{}'", e.name))
+        .collect();
+    let mut returns = set;
+    if !unset.is_empty() {
+        let verb = if unset.len() == 1 { "was" } else { "were" };
+        returns.insert(
+            "note".into(),
+            json!(format!(
+                "Not all return variables were set by the sub-workflow: {} {verb} not set.",
+                unset.join(", ")
+            )),
+        );
+    }
+    Ok(json!({ "message": message, "returns": returns }).to_string())
+}
+
+impl Harness {
+    /// A child session's turn: the `manual` entry, seeded with the call's arguments, the
+    /// opening note, then the loop; it runs under its caller's cancel switch.
+    pub(super) fn run_child<'a>(
+        &'a self,
+        id: &'a str,
+        seeds: Map<String, Value>,
+        chain: Vec<String>,
+        cancel: crate::cancel::Cancel,
+    ) -> crate::tools::BoxFuture<'a, Result<Outcome, RunError>> {
+        // Boxed: a child's turn may delegate in turn, so this future contains itself.
+        Box::pin(async move {
+            let (lease, mut turn) = self.begin(id).await?;
+            self.cancels.release(id, &turn.cancel);
+            turn.cancel = cancel;
+            turn.chain = chain;
+            let trigger = crate::registry::MANUAL;
+            let start = self.start_state(trigger)?;
+            let input = SendInput {
+                message: opening_text(&seeds),
+                trigger: Some(trigger.to_string()),
+                variables: seeds,
+            };
+            turn.open(trigger, &start, Vec::new(), &input).await?;
+            let out = turn.run().await;
+            self.release(lease).await;
+            out
+        })
+    }
+}
+
+impl Turn<'_> {
+    /// The dispatch checks of §7.2, in order; `Err` is the refusal the agent reads.
+    pub(super) fn prepare(&mut self, name: &str, args: &Value) -> Result<Delegation, String> {
+        let workflow = name
+            .strip_prefix(archmax_kernel::tools::WORKFLOW_TOOL_PREFIX)
+            .unwrap_or(name)
+            .to_string();
+        let w = &workflow;
+        let depth = self.chain.len();
+        if depth > MAX_DEPTH {
+            let mut chain = self.chain.clone();
+            chain.push(workflow.clone());
+            return Err(format!(
+                "Refusing to run sub-workflow '{w}': it would be {depth} delegations deep, past the dispatcher's limit of {MAX_DEPTH}. Chain so far: {}.",
+                chain.join(" → ")
+            ));
+        }
+        if self.chain.contains(&workflow) {
+            let mut chain = self.chain.clone();
+            chain.push(workflow.clone());
+            return Err(format!(
+                "Refusing to run sub-workflow '{w}': it is already running in this chain ({}), so the run would not terminate.",
+                chain.join(" → ")
+            ));
+        }
+        let vars = self.session.kernel_variables();
+        let mut seeds = Map::new();
+        for (param, value) in args.as_object().into_iter().flatten() {
+            let resolved = resolve_param(value, &vars).map_err(|detail| {
+                format!("Cannot run sub-workflow '{w}': its param '{param}' references {detail}.")
+            })?;
+            seeds.insert(param.clone(), resolved);
+        }
+        let child = self.h.child_harness(w).map_err(|e| {
+            format!("Refusing to run sub-workflow '{w}': it does not load in this workspace ({e}).")
+        })?;
+        let Some(sig) = child.manual_signature() else {
+            return Err(format!(
+                "Refusing to run sub-workflow '{w}': it has no 'manual' entry, so there is no state a call could start it in."
+            ));
+        };
+        if child.spec.disabled == Some(true) {
+            return Err(format!(
+                "Refusing to run sub-workflow '{w}': it is disabled ('disabled: true' in its workflow.yaml), so it starts no run. Remove that flag to re-enable it."
+            ));
+        }
+        let missing: Vec<String> = sig
+            .requires
+            .iter()
+            .filter(|e| !seeds.contains_key(&e.name))
+            .map(|e| e.name.clone())
+            .collect();
+        if !missing.is_empty() {
+            let which = if missing.len() == 1 {
+                "that argument"
+            } else {
+                "those arguments"
+            };
+            return Err(format!(
+                "Refusing to run sub-workflow '{w}': it requires {}, which this call does not supply. Call it again with {which}.",
+                names(&missing)
+            ));
+        }
+        let typed: Vec<_> = sig
+            .requires
+            .iter()
+            .filter(|e| e.ty.is_some())
+            .cloned()
+            .collect();
+        let issues: Vec<String> = signature_value_issues(&typed, &seeds)
+            .into_iter()
+            .map(|i| i.message)
+            .collect();
+        if !issues.is_empty() {
+            let which = if issues.len() == 1 {
+                "a value"
+            } else {
+                "values"
+            };
+            return Err(format!(
+                "Refusing to run sub-workflow '{w}': {}. Call it again with {which} of the declared type.",
+                issues.join("; ")
+            ));
+        }
+        let ordinal = self.session.sub_workflow_count;
+        self.session.sub_workflow_count += 1;
+        Ok(Delegation {
+            workflow,
+            child,
+            seeds,
+            ordinal,
+        })
+    }
+
+    /// The events of a delegation refused at dispatch: `sub-workflow-start`, then its
+    /// `error` result with no duration.
+    pub(super) fn refused(&self, name: &str, call_id: &str, reason: &str) {
+        let workflow = name
+            .strip_prefix(archmax_kernel::tools::WORKFLOW_TOOL_PREFIX)
+            .unwrap_or(name)
+            .to_string();
+        let dispatch_id = format!("subwf-{}", self.session.sub_workflow_count);
+        self.announce(&workflow, &dispatch_id, call_id);
+        self.emit(self.result_event(&workflow, &dispatch_id, call_id, 0, Err(reason), None));
+    }
+
+    fn announce(&self, workflow: &str, dispatch_id: &str, call_id: &str) {
+        self.emit(Event::SubWorkflowStart {
+            state: self.session.workflow_state.clone(),
+            workflow: workflow.to_string(),
+            dispatch_id: dispatch_id.to_string(),
+            depth: self.chain.len() as u64,
+            tool_call_id: Some(call_id.to_string()),
+            chain: Some(self.chain_to(workflow)),
+        });
+    }
+
+    fn chain_to(&self, workflow: &str) -> Vec<String> {
+        let mut chain = self.chain.clone();
+        chain.push(workflow.to_string());
+        chain
+    }
+
+    fn result_event(
+        &self,
+        workflow: &str,
+        dispatch_id: &str,
+        call_id: &str,
+        duration_ms: u64,
+        result: Result<(), &str>,
+        returns: Option<Vec<String>>,
+    ) -> Event {
+        Event::SubWorkflowResult {
+            state: self.session.workflow_state.clone(),
+            workflow: workflow.to_string(),
+            dispatch_id: dispatch_id.to_string(),
+            depth: self.chain.len() as u64,
+            tool_call_id: Some(call_id.to_string()),
+            chain: Some(self.chain_to(workflow)),
+            status: if result.is_ok() { "ok" } else { "error" }.to_string(),
+            duration_ms,
+            reason: result.err().map(str::to_string),
+            returns,
+        }
+    }
+
+    /// Runs the child and answers the call with its result (or its failure, as an error).
+    pub(super) async fn delegate(&self, d: &Delegation, call_id: &str) -> (ControlResult, Settled) {
+        let state = self.session.workflow_state.clone();
+        let dispatch_id = format!("subwf-{}", d.ordinal);
+        // Never closed, so acquiring only waits for a free slot.
+        let _slot = self.delegations.acquire().await;
+        self.announce(&d.workflow, &dispatch_id, call_id);
+        let started = Instant::now();
+        let result = match self.id.child(&state, &d.workflow, d.ordinal) {
+            None => Err(format!(
+                "Sub-workflow '{}' failed: no child session id can be formed from state '{state}'",
+                d.workflow
+            )),
+            Some(child_id) => {
+                let run = d.child.run_child(
+                    child_id.as_str(),
+                    d.seeds.clone(),
+                    self.chain_to(&d.workflow),
+                    self.cancel.clone(),
+                );
+                match run.await {
+                    Ok(out) => answer(&d.workflow, &d.child, &out),
+                    Err(e) => Err(format!("Sub-workflow '{}' failed: {e}", d.workflow)),
+                }
+            }
+        };
+        let ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        let returns = result.as_ref().ok().and_then(|text| {
+            let v: Value = serde_json::from_str(text).ok()?;
+            let names = v
+                .get("returns")?
+                .as_object()?
+                .keys()
+                .filter(|k| *k != "note");
+            Some(names.cloned().collect())
+        });
+        self.emit(self.result_event(
+            &d.workflow,
+            &dispatch_id,
+            call_id,
+            ms,
+            result.as_ref().map(|_| ()).map_err(String::as_str),
+            returns,
+        ));
+        let settled = Settled {
+            workflow: d.workflow.clone(),
+            state,
+            input: d.seeds.clone(),
+            failure: result.as_ref().err().cloned(),
+        };
+        let answer = match result {
+            Ok(text) => ControlResult {
+                text,
+                is_error: false,
+            },
+            Err(text) => ControlResult {
+                text,
+                is_error: true,
+            },
+        };
+        (answer, settled)
+    }
+
+    /// The failure bookkeeping: a failure waits; a success of the same workflow from the
+    /// same state in a later step recovers one (the deep-equal call, else the oldest).
+    pub(super) fn settle(&mut self, s: Settled) {
+        match s.failure {
+            Some(reason) => self.failed.push(Failure {
+                workflow: s.workflow,
+                state: s.state,
+                input: s.input,
+                reason,
+                step: self.steps,
+            }),
+            None => {
+                let earlier = |f: &Failure| {
+                    f.workflow == s.workflow && f.state == s.state && f.step < self.steps
+                };
+                let hit = self
+                    .failed
+                    .iter()
+                    .position(|f| earlier(f) && f.input == s.input)
+                    .or_else(|| self.failed.iter().position(earlier));
+                if let Some(i) = hit {
+                    self.failed.remove(i);
+                }
+            }
+        }
+    }
+
+    /// The reason outstanding failures fail the state with, if any are left; taken.
+    pub(super) fn take_failures(&mut self) -> Option<String> {
+        if self.failed.is_empty() {
+            return None;
+        }
+        let reasons: Vec<String> = std::mem::take(&mut self.failed)
+            .into_iter()
+            .map(|f| format!("{} (called with {})", f.reason, Value::Object(f.input)))
+            .collect();
+        Some(reasons.join("; "))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn vars() -> Map<String, Value> {
+        match json!({ "count": 4, "order_id": "KK-1", "o": { "n": 2 } }) {
+            Value::Object(m) => m,
+            _ => Map::new(),
+        }
+    }
+
+    #[test]
+    fn a_whole_argument_reference_keeps_its_type_and_mixed_text_is_substituted() {
+        assert_eq!(resolve_param(&json!("${{count}}"), &vars()), Ok(json!(4)));
+        assert_eq!(resolve_param(&json!("${{o.n}}"), &vars()), Ok(json!(2)));
+        assert_eq!(
+            resolve_param(&json!("order ${{order_id}}"), &vars()),
+            Ok(json!("order KK-1"))
+        );
+        assert_eq!(resolve_param(&json!(7), &vars()), Ok(json!(7)));
+        let err = resolve_param(&json!("${{missing}}"), &vars()).expect_err("unset");
+        assert_eq!(
+            err,
+            "${{missing}}, which does not resolve (variable 'missing' is not set)"
+        );
+    }
+
+    #[test]
+    fn the_opening_note_lists_what_it_can_show() {
+        let mut seeds = Map::new();
+        seeds.insert("order_id".into(), json!("KK-1\u{2028}"));
+        seeds.insert("n".into(), json!(3));
+        seeds.insert("items".into(), json!([1, 2]));
+        assert_eq!(
+            opening_text(&seeds),
+            "Begin. Your instructions are already in context. You were started with these inputs:\n- n: 3\n- order_id: \"KK-1\\u2028\"\nNot shown here: items. Read one with archmax_get_variables when you need its value."
+        );
+        let mut only = Map::new();
+        only.insert("blob".into(), json!({ "a": 1 }));
+        assert_eq!(
+            opening_text(&only),
+            "Begin. Your instructions are already in context.\nYour inputs are not shown here: blob. Read one with archmax_get_variables when you need its value."
+        );
+        assert_eq!(
+            opening_text(&Map::new()),
+            "Begin. Your instructions are already in context."
+        );
+    }
+}

@@ -1,0 +1,186 @@
+//! Running a call the kernel allowed: each kind to its runner (the control tools in
+//! [`moves`](super::moves) and [`parks`](super::parks), model code in [`code`](super::code)),
+//! and here the file tools and host tools.
+//!
+//! State it changes: nothing for the file and host tools, which run beside each other
+//! (`&self`): what they leave for the turn (an image shown, a timed-out segment) comes back
+//! as [`Effects`], applied in call order by [`dispatch`](super::dispatch).
+
+use archmax_kernel::Origin;
+use serde_json::Value;
+
+use crate::cancel::CANCELLED_REASON;
+use crate::control::{self, ControlResult};
+use crate::governed::HostRun;
+use crate::tools::ToolContext;
+
+use super::Turn;
+use super::dispatch::EXECUTABLE;
+
+/// What a call leaves for the turn besides its text, applied in call order.
+#[derive(Default)]
+pub(super) struct Effects {
+    /// The image its `read_file` showed (recorded on its result message).
+    pub(super) shown: Option<crate::images::ImageMark>,
+    /// A terminal failure of the step (a host tool stopped by the segment's time budget):
+    /// committed as `rejected`.
+    pub(super) fails: Option<String>,
+    /// A delegation's result, for the failure bookkeeping.
+    pub(super) delegated: Option<super::delegate::Settled>,
+}
+
+impl Turn<'_> {
+    /// Runs an allowed call: `others` is how many other calls share its batch, `moved` the
+    /// state an earlier move of the batch landed in.
+    pub(super) async fn execute(
+        &mut self,
+        name: &str,
+        args: &Value,
+        call_id: &str,
+        others: usize,
+        moved: &mut Option<String>,
+    ) -> (ControlResult, Effects) {
+        let result = match name {
+            "archmax_get_variables" => control::get_variables(&self.session, args),
+            "archmax_eval" | "archmax_run" => self.run_code(name, args).await,
+            "archmax_set_variables" => self.set_variables(args, call_id),
+            "archmax_raise" => self.raise(args, call_id, others),
+            "archmax_reset" => self.reset(args, moved),
+            "archmax_advance" => self.advance(args, call_id, moved).await,
+            "archmax_wait" => self.wait(args, call_id),
+            "write_todos" => {
+                self.session.todos = args.get("todos").cloned().unwrap_or(Value::Null);
+                ControlResult {
+                    text: "Updated the todo list.".to_string(),
+                    is_error: false,
+                }
+            }
+            _ => return self.run_alongside(name, args).await,
+        };
+        (result, Effects::default())
+    }
+
+    /// Runs a file or host tool: a call that changes nothing the turn holds, so the calls
+    /// of a batch that are all such run at once.
+    pub(super) async fn run_alongside(&self, name: &str, args: &Value) -> (ControlResult, Effects) {
+        if EXECUTABLE.contains(&name) {
+            let (result, shown) = self.file_tool(name, args).await;
+            (
+                result,
+                Effects {
+                    shown,
+                    ..Default::default()
+                },
+            )
+        } else {
+            let (result, fails) = self.host_tool(name, args).await;
+            (
+                result,
+                Effects {
+                    fails,
+                    ..Default::default()
+                },
+            )
+        }
+    }
+
+    /// A file tool over the session's workspace (`read_file` may answer with an image).
+    async fn file_tool(
+        &self,
+        name: &str,
+        args: &Value,
+    ) -> (ControlResult, Option<crate::images::ImageMark>) {
+        match self.workspace() {
+            Some(ws) => {
+                if name == "read_file"
+                    && let Some(opts) = &self.h.images
+                    && let Some((text, mark)) = crate::images::answer(&ws, args, opts)
+                {
+                    let result = ControlResult {
+                        text,
+                        is_error: false,
+                    };
+                    return (result, mark);
+                }
+                let out = crate::files::run_tool_async(&ws, name, args).await;
+                let result = ControlResult {
+                    text: out.text,
+                    is_error: out.is_error,
+                };
+                (result, None)
+            }
+            None => {
+                let result = ControlResult {
+                    text: format!("Error: '{name}' needs a filesystem session store."),
+                    is_error: true,
+                };
+                (result, None)
+            }
+        }
+    }
+
+    /// A host tool, governed and bounded by the segment's time (a timeout is the step's
+    /// failure, returned); unknown names answer so.
+    async fn host_tool(&self, name: &str, args: &Value) -> (ControlResult, Option<String>) {
+        let state = self.session.workflow_state.clone();
+        match self.h.tools.iter().find(|t| t.name() == name).cloned() {
+            Some(tool) => {
+                let workspace = std::sync::Arc::new(crate::host_workspace::HostWorkspace::new(
+                    std::sync::Arc::clone(&self.h.policy),
+                    self.id.as_str(),
+                    &state,
+                    Origin::Agent,
+                    self.session.kernel_variables(),
+                    self.mode.reply_only,
+                    self.workspace(),
+                ));
+                let ctx = ToolContext {
+                    session_id: self.id.as_str().to_string(),
+                    state,
+                    workspace: Some(std::sync::Arc::clone(&workspace)),
+                };
+                let left = self.segment_left();
+                let run = crate::governed::run_host_tool(
+                    &self.h.policy,
+                    &tool,
+                    args.clone(),
+                    ctx,
+                    &self.cancel,
+                    left,
+                )
+                .await;
+                workspace.close();
+                let mut fails = None;
+                let result = match run {
+                    HostRun::Done(r) => r,
+                    HostRun::Escapes(text) => Err(text),
+                    HostRun::TimedOut => {
+                        let reason = self.timeout_reason().unwrap_or_default();
+                        fails = Some(reason.clone());
+                        Err(format!("'{name}' was stopped: {reason}"))
+                    }
+                    // The loop ends the turn before the next model call.
+                    HostRun::Cancelled => Err(format!("'{name}' was stopped: {CANCELLED_REASON}")),
+                };
+                let result = match result {
+                    Ok(text) => ControlResult {
+                        text,
+                        is_error: false,
+                    },
+                    Err(e) => ControlResult {
+                        text: e,
+                        is_error: true,
+                    },
+                };
+                (result, fails)
+            }
+            None => {
+                let result = ControlResult {
+                    text: self.unknown_tool(name),
+                    is_error: true,
+                };
+                (result, None)
+            }
+        }
+    }
+}

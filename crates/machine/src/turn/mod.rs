@@ -1,0 +1,285 @@
+//! A turn: one arrival (a message, a decision, a reply, a delivery) and the loop it runs
+//! until the session completes, is rejected, fails or parks. Every step is committed to the
+//! store before the next one starts.
+//!
+//! ```text
+//! arrivals  send · run_plain · decide · reply · deliver   → begin (lease + load)
+//! boundary  open: position, trigger, seeds, requires       (fresh turns only)
+//! run       loop: entry gate → budgets → request → model call → calls | completion
+//!   request   system message, tool definitions, the borrowed conversation, usage
+//!   budget    timeoutMs, maxTurns, maxModelCalls
+//!   gates     before/after hooks and their correction budgets
+//!   dispatch  one call: name → arguments → substitution → kernel → execute → result
+//!   execute   control tools, file tools, host tools      code  archmax_eval / archmax_run
+//!   parks     decision records, archmax_wait              settle  complete, route, fail
+//! transcript  the conversation's one home (stored lines + the wire view)
+//! ```
+//!
+//! The state is grouped by who changes it: [`Transcript`] (only through its methods),
+//! [`Mode`] (the loop and the parks), [`Visit`] (every move of the position, the gates,
+//! the budgets read it), and the session itself, which each module's header says it touches.
+
+mod arrivals;
+mod boundary;
+mod budget;
+mod code;
+mod delegate;
+mod dispatch;
+mod execute;
+mod gates;
+mod moves;
+mod parks;
+mod request;
+mod run;
+mod settle;
+mod transcript;
+
+use std::time::Instant;
+
+use archmax_spec::signature::{TriggerSignature, signature_for_trigger};
+use serde_json::{Map, Value};
+
+use crate::cancel::Cancel;
+use crate::error::RunError;
+use crate::events::Event;
+use crate::harness::Harness;
+use crate::outcome::Outcome;
+use crate::state::{SessionState, TrailStep};
+use crate::store::{SessionId, Step};
+
+use transcript::Transcript;
+
+/// Default root `budget.maxModelCalls`.
+pub const DEFAULT_MAX_MODEL_CALLS: u64 = 50;
+/// The step backstop: model calls plus the tool steps between them (our formula,
+/// see docs/decisions.md).
+pub fn step_limit(max_model_calls: u64) -> u64 {
+    max_model_calls.saturating_mul(4).saturating_add(20)
+}
+
+/// A message (or firing) that opens a turn.
+#[derive(Debug, Clone, Default)]
+pub struct SendInput {
+    /// The person's message.
+    pub message: String,
+    /// The trigger (default `manual`).
+    pub trigger: Option<String>,
+    /// Host seeds: locked variables.
+    pub variables: Map<String, Value>,
+}
+
+/// One turn in progress.
+struct Turn<'h> {
+    h: &'h Harness,
+    id: SessionId,
+    session: SessionState,
+    transcript: Transcript,
+    signature: Option<TriggerSignature>,
+    steps: u64,
+    visit: Visit,
+    mode: Mode,
+    /// Tripped by [`Harness::cancel`].
+    cancel: Cancel,
+    /// The `agent` sandbox of `archmax_eval`/`archmax_run`: built at the first call,
+    /// shared by the turn's calls, dropped with the turn.
+    sandbox: Option<std::sync::Arc<archmax_sandbox::Sandbox>>,
+    /// The lineage of this turn's model requests (`ChatRequest::lineage`), unique per turn.
+    lineage: u64,
+    /// The tool-call ids this turn has answered: a model that repeats one gets it
+    /// renamed (`dispatch::unique_call_ids`), so every result pairs with exactly one call.
+    call_ids: std::collections::HashSet<String>,
+    /// The workflows from the root session's down to this one (a root turn holds its own).
+    chain: Vec<String>,
+    /// Delegations of this turn that failed and are not recovered yet (`delegate::settle`).
+    failed: Vec<delegate::Failure>,
+    /// The children this turn may run at once (`delegate::MAX_CONCURRENT`).
+    delegations: tokio::sync::Semaphore,
+}
+
+/// The current visit of a state: reset by every move of the position.
+struct Visit {
+    /// When the current state's segment of this turn began (for `budget.timeoutMs`).
+    segment_started: Instant,
+    /// The current state's `before` hooks already ran this visit.
+    before_done: bool,
+}
+
+impl Visit {
+    fn new() -> Self {
+        Visit {
+            segment_started: Instant::now(),
+            before_done: false,
+        }
+    }
+}
+
+/// How the loop is to treat the next model call, and how the turn is reported.
+struct Mode {
+    /// This model call is a reply-only turn of a parked session: every tool call is refused.
+    reply_only: bool,
+    /// A park was committed this turn and its one reply-only message is still owed.
+    closing: bool,
+    /// How the reply-only directive opens.
+    reply_case: crate::park::ReplyCase,
+    /// `turn`, `decide`, `reply` or `deliver`.
+    disposition: &'static str,
+}
+
+/// The next turn's lineage.
+static NEXT_LINEAGE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
+impl Drop for Turn<'_> {
+    fn drop(&mut self) {
+        self.h.cancels.release(self.id.as_str(), &self.cancel);
+    }
+}
+
+impl Harness {
+    /// Runs `work` on the session store: on a blocking thread when the store waits on the
+    /// disk (`crate::blocking`), so the turn's own thread is free meanwhile; in place
+    /// otherwise.
+    pub(crate) async fn store_io<T, F>(&self, work: F) -> Result<T, RunError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&dyn crate::store::SessionStore) -> T + Send + 'static,
+    {
+        if !self.store.waits_on_disk() {
+            return Ok(work(self.store.as_ref()));
+        }
+        let store = std::sync::Arc::clone(&self.store);
+        crate::blocking::run(move || work(store.as_ref()))
+            .await
+            .map_err(RunError::Store)
+    }
+
+    /// Gives the session's writer lease back (its lock file is removed through
+    /// [`store_io`](Self::store_io)). A turn's early refusals just drop theirs.
+    async fn release(&self, lease: crate::store::WriterLease) {
+        let _ = self.store_io(move |_| drop(lease)).await;
+    }
+
+    /// Takes the session's writer lease and loads it into a turn (on a blocking thread
+    /// when the store waits on the disk).
+    async fn begin(
+        &self,
+        session_id: &str,
+    ) -> Result<(crate::store::WriterLease, Turn<'_>), RunError> {
+        let rules = crate::store::IdRules::with_mounts(self.mounts.iter().map(|m| m.name.clone()));
+        let id = SessionId::parse_with(session_id, &rules)?;
+        let at = id.clone();
+        let (lease, snapshot) = self
+            .store_io(move |store| {
+                let lease = store.acquire(&at)?;
+                Ok::<_, crate::store::StoreError>((lease, store.load(&at)?))
+            })
+            .await??;
+        let (session, messages) = match snapshot {
+            Some(s) => {
+                let state: SessionState = serde_json::from_value(s.state).map_err(|e| {
+                    RunError::Store(format!(
+                        "session '{}' has an unreadable state: {e}",
+                        id.as_str()
+                    ))
+                })?;
+                (state, s.messages)
+            }
+            None => (SessionState::default(), Vec::new()),
+        };
+        let signature = signature_for_trigger(&self.spec_json, &session.trigger);
+        let cancel = self.cancels.register(id.as_str());
+        let turn = Turn {
+            h: self,
+            id,
+            session,
+            transcript: Transcript::loaded(messages),
+            signature,
+            steps: 0,
+            visit: Visit::new(),
+            mode: Mode {
+                reply_only: false,
+                closing: false,
+                reply_case: crate::park::ReplyCase::HandedOver,
+                disposition: "turn",
+            },
+            cancel,
+            sandbox: None,
+            lineage: NEXT_LINEAGE.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+            call_ids: std::collections::HashSet::new(),
+            chain: vec![self.workflow.clone()],
+            failed: Vec::new(),
+            delegations: tokio::sync::Semaphore::new(delegate::MAX_CONCURRENT),
+        };
+        Ok((lease, turn))
+    }
+}
+
+impl Turn<'_> {
+    fn emit(&self, event: Event) {
+        self.h.emitter.emit(Some(self.id.as_str()), event);
+    }
+
+    /// Writes the new messages and the state: the step is durable once this returns.
+    ///
+    /// A store that waits on the disk commits on a blocking thread (`Harness::store_io`):
+    /// the turn's own thread is free meanwhile, and concurrent sessions' commits share
+    /// their syncs (the filesystem store's group commit).
+    async fn commit(&mut self) -> Result<(), RunError> {
+        self.session.transcript_len = self.transcript.len() as u64;
+        let state =
+            serde_json::to_value(&self.session).map_err(|e| RunError::Store(e.to_string()))?;
+        let id = self.id.clone();
+        let pending = self.transcript.take_pending();
+        let committed = self
+            .h
+            .store_io(move |store| {
+                let step = Step {
+                    new_messages: &pending,
+                    state: &state,
+                };
+                (store.commit(&id, step), pending)
+            })
+            .await?;
+        match committed {
+            (Ok(()), _) => Ok(()),
+            (Err(e), pending) => {
+                // Nothing of the step is durable: its messages stay pending.
+                self.transcript.restore_pending(pending);
+                Err(e.into())
+            }
+        }
+    }
+
+    fn trail(&mut self, to: &str, kind: &str, reason: Option<&str>) {
+        self.session.trail.push(TrailStep {
+            to: to.to_string(),
+            kind: kind.to_string(),
+            reason: reason.map(str::to_string),
+            ts: crate::clock::now_ms(),
+        });
+    }
+
+    fn workspace(&self) -> Option<crate::files::Workspace> {
+        // A child session works in its root's files: it writes the caller's `scratchpad/`.
+        let files = self.h.store.session_files(&self.id.root())?;
+        let mounts = self
+            .h
+            .mounts
+            .iter()
+            .map(|m| crate::files::MountRoute {
+                name: m.name.clone(),
+                is_dir: m.kind == archmax_spec::workspace::MountKind::Dir,
+                read_only: m.read_only,
+            })
+            .collect();
+        Some(crate::files::Workspace::with_files(
+            self.h.root.clone(),
+            files,
+            mounts,
+        ))
+    }
+
+    fn outcome(&self) -> Outcome {
+        Outcome::from_session(self.id.as_str(), &self.session, self.transcript.messages())
+            .with_disposition(self.mode.disposition)
+    }
+}

@@ -1,0 +1,405 @@
+//! Sub-workflows are tools (`archmax_workflow_<slug>`), end to end: one scripted server
+//! serves the caller and its children, over real files.
+
+use std::sync::{Arc, Mutex};
+
+use archmax_machine::{Envelope, EventSink, OutcomeKind};
+use archmax_tests::scripted::{Reply, ScriptedServer};
+use archmax_tests::{TempWorkspace, send, tool_results};
+use serde_json::{Value, json};
+
+const CALLER: &str = r#"
+title: Orders
+instructions: Handle the order.
+states:
+  work:
+    triggers: { manual: }
+    instructions: Enrich the order, then answer.
+    tools:
+      allow: [archmax_workflow_enrich, archmax_workflow_off, archmax_workflow_nowhere]
+    on_error: failed
+    transitions:
+      - { to: failed, description: Never by the agent. }
+  failed:
+    instructions: Apologise.
+"#;
+
+const CHILD: &str = r#"
+title: Enrichment
+instructions: CHILD-ONLY instructions.
+states:
+  enrich:
+    triggers:
+      manual:
+        description: Enrich one order
+        requires:
+          - { name: order_id, type: string, description: The order to enrich. }
+          - { name: quantity, type: integer }
+        returns:
+          - { name: risk, type: string }
+          - delayed
+    instructions: Set risk for the order.
+    tools:
+      allow: [{ tool: write_file, paths: ["scratchpad/**"] }]
+"#;
+
+const OFF: &str = "disabled: true\nstates:\n  s:\n    triggers: { manual: }\n";
+
+#[derive(Default)]
+struct Recorder(Mutex<Vec<Value>>);
+
+impl EventSink for Recorder {
+    fn emit(&self, e: &Envelope) {
+        if let (Ok(mut v), Ok(j)) = (self.0.lock(), serde_json::to_value(e)) {
+            v.push(j);
+        }
+    }
+}
+
+fn workspace() -> TempWorkspace {
+    TempWorkspace::new(&[
+        ("workflows/orders/workflow.yaml", CALLER),
+        ("workflows/enrich/workflow.yaml", CHILD),
+        ("workflows/off/workflow.yaml", OFF),
+    ])
+}
+
+#[test]
+fn a_delegation_runs_the_child_on_its_own_spec_and_answers_with_its_returns() {
+    let ws = workspace();
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(vec![
+            (
+                "c1",
+                "archmax_workflow_enrich",
+                json!({ "order_id": "KK-1", "quantity": 2 }),
+            ),
+            (
+                "c2",
+                "archmax_workflow_enrich",
+                json!({ "order_id": "KK-1" }),
+            ),
+            ("c3", "archmax_workflow_off", json!({})),
+        ]),
+        // The child: it writes the caller's scratchpad and sets one of its returns.
+        Reply::tool_calls(vec![
+            (
+                "k1",
+                "archmax_set_variables",
+                json!({ "variables": { "risk": "low" } }),
+            ),
+            (
+                "k2",
+                "write_file",
+                json!({ "file_path": "scratchpad/e.md", "content": "enriched" }),
+            ),
+        ]),
+        Reply::text("Enriched KK-1."),
+        Reply::text("Done."),
+    ])
+    .expect("server");
+    let events = Arc::new(Recorder::default());
+    let sink = Arc::clone(&events);
+    let h = archmax_tests::harness(ws.root(), "orders", &server.url(), "m", |o| o.events = sink);
+    let out = send(&h, "d-1", "Enrich KK-1.");
+    assert_eq!(out.kind, OutcomeKind::Completed, "{out:?}");
+    assert_eq!(out.reply, "Done.");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 4);
+    // The tool, from the child's `manual` signature.
+    let def = requests[0]["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|t| t["function"]["name"] == "archmax_workflow_enrich")
+        .cloned()
+        .expect("the delegation tool is offered");
+    assert!(def["function"]["description"].as_str().is_some_and(|d| {
+        d.starts_with("Enrich one order. Run the 'enrich' workflow (Enrichment) to completion")
+    }));
+    assert_eq!(
+        def["function"]["parameters"]["required"],
+        json!(["order_id", "quantity"])
+    );
+    // The child: its own instructions, a fresh transcript opened by the opening note.
+    let child = &requests[1];
+    let system = child["messages"][0]["content"].to_string();
+    assert!(system.contains("CHILD-ONLY instructions."));
+    assert!(!system.contains("Handle the order."));
+    assert_eq!(child["messages"].as_array().map(Vec::len), Some(2));
+    assert_eq!(
+        child["messages"][1]["content"],
+        "Begin. Your instructions are already in context. You were started with these inputs:\n- order_id: \"KK-1\"\n- quantity: 2"
+    );
+    assert!(
+        !requests[0]["messages"][0]["content"]
+            .to_string()
+            .contains("CHILD-ONLY")
+    );
+    // The answers, in call order.
+    assert_eq!(
+        tool_results(&requests[3]),
+        vec![
+            json!({ "message": "Enriched KK-1.", "returns": { "risk": "low", "note": "Not all return variables were set by the sub-workflow: 'delayed' was not set." } }).to_string(),
+            "Refusing to run sub-workflow 'enrich': it requires 'quantity', which this call does not supply. Call it again with that argument.".to_string(),
+            "Refusing to run sub-workflow 'off': it is disabled ('disabled: true' in its workflow.yaml), so it starts no run. Remove that flag to re-enable it.".to_string(),
+        ]
+    );
+    // Nothing is captured into the caller's variables; the child wrote the caller's files.
+    assert!(!out.variables.contains_key("risk"));
+    assert_eq!(
+        std::fs::read_to_string(ws.root().join("sessions/d-1/scratchpad/e.md"))
+            .ok()
+            .as_deref(),
+        Some("enriched")
+    );
+    // The child is its own session, named after the calling state.
+    let child_out = h
+        .session_summary("d-1~work:enrich:0")
+        .expect("store")
+        .expect("the child session");
+    assert_eq!(child_out.status.as_str(), "completed");
+    // Events: a start and a result per call; refusals are blocked calls.
+    let seen: Vec<(String, String)> = events
+        .0
+        .lock()
+        .map(|v| {
+            v.iter()
+                .filter(|e| {
+                    e["type"]
+                        .as_str()
+                        .is_some_and(|t| t.starts_with("sub-workflow") || t == "tool-blocked")
+                })
+                .map(|e| {
+                    let t = e["type"].as_str().unwrap_or_default().to_string();
+                    let status = e["status"].as_str().unwrap_or_default().to_string();
+                    (t, status)
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let pair = |t: &str, s: &str| (t.to_string(), s.to_string());
+    assert_eq!(
+        seen,
+        vec![
+            pair("tool-blocked", ""),
+            pair("sub-workflow-start", ""),
+            pair("sub-workflow-result", "error"),
+            pair("tool-blocked", ""),
+            pair("sub-workflow-start", ""),
+            pair("sub-workflow-result", "error"),
+            pair("sub-workflow-start", ""),
+            pair("sub-workflow-result", "ok"),
+        ]
+    );
+}
+
+#[test]
+fn a_failed_delegation_fails_the_calling_state_when_the_model_finishes() {
+    let ws = workspace();
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(vec![(
+            "c1",
+            "archmax_workflow_enrich",
+            json!({ "order_id": "KK-9", "quantity": 1 }),
+        )]),
+        // The child raises.
+        Reply::tool_calls(vec![(
+            "k1",
+            "archmax_raise",
+            json!({ "code": "no-order", "reason": "KK-9 does not exist" }),
+        )]),
+        Reply::text("I could not enrich it."),
+        Reply::text("Sorry, that failed."),
+    ])
+    .expect("server");
+    let h = archmax_tests::harness(ws.root(), "orders", &server.url(), "m", |_| {});
+    let out = send(&h, "d-2", "Enrich KK-9.");
+    let requests = server.requests();
+    let failure = "Sub-workflow 'enrich' failed: its agent raised 'no-order' in state 'enrich': KK-9 does not exist";
+    assert_eq!(tool_results(&requests[2]), vec![failure.to_string()]);
+    // Routed through `on_error` once the model answered without a call.
+    assert_eq!(out.kind, OutcomeKind::Completed, "{out:?}");
+    assert_eq!(out.state, "failed");
+    let routed = out
+        .audit_trail
+        .iter()
+        .find(|t| t.kind == "on_error")
+        .and_then(|t| t.reason.clone());
+    assert_eq!(
+        routed.as_deref(),
+        Some(format!("{failure} (called with {{\"order_id\":\"KK-9\",\"quantity\":1}})").as_str())
+    );
+}
+
+#[test]
+fn a_later_success_recovers_a_failure_and_a_cycle_is_refused() {
+    let caller = CALLER.replace(
+        "allow: [archmax_workflow_enrich, archmax_workflow_off, archmax_workflow_nowhere]",
+        "allow: [archmax_workflow_enrich, archmax_workflow_orders, archmax_workflow_nowhere]",
+    );
+    let ws = TempWorkspace::new(&[
+        ("workflows/orders/workflow.yaml", caller.as_str()),
+        ("workflows/enrich/workflow.yaml", CHILD),
+    ]);
+    let args = json!({ "order_id": "KK-1", "quantity": 1 });
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(vec![
+            ("c1", "archmax_workflow_orders", json!({})),
+            ("c2", "archmax_workflow_nowhere", json!({})),
+            ("c3", "archmax_workflow_enrich", args.clone()),
+        ]),
+        Reply::tool_calls(vec![(
+            "k1",
+            "archmax_raise",
+            json!({ "code": "flaky", "reason": "try again" }),
+        )]),
+        Reply::tool_calls(vec![("c4", "archmax_workflow_enrich", args)]),
+        Reply::text("Enriched."),
+        Reply::text("Done."),
+    ])
+    .expect("server");
+    let h = archmax_tests::harness(ws.root(), "orders", &server.url(), "m", |_| {});
+    let out = send(&h, "d-3", "Enrich KK-1.");
+    let requests = server.requests();
+    let first = tool_results(&requests[2]);
+    assert_eq!(
+        first[0],
+        "Refusing to run sub-workflow 'orders': it is already running in this chain (orders → orders), so the run would not terminate."
+    );
+    assert!(
+        first[1].starts_with(
+            "Refusing to run sub-workflow 'nowhere': it does not load in this workspace ("
+        ),
+        "{}",
+        first[1]
+    );
+    assert_eq!(
+        first[2],
+        "Sub-workflow 'enrich' failed: its agent raised 'flaky' in state 'enrich': try again"
+    );
+    // The second call, from the same state in a later step, succeeded: nothing routes.
+    assert_eq!(out.kind, OutcomeKind::Completed, "{out:?}");
+    assert_eq!(out.state, "work");
+    assert_eq!(out.reply, "Done.");
+    // Each call got its own child session.
+    for id in ["d-3~work:enrich:0", "d-3~work:enrich:1"] {
+        assert!(h.session_summary(id).expect("store").is_some(), "{id}");
+    }
+}
+
+/// An in-process model routing by who asks: the caller fans out `fan` delegations, then
+/// finishes; each child calls `probe` once, then answers.
+struct Router {
+    fan: usize,
+}
+
+impl archmax_machine::model::Model for Router {
+    fn complete<'a>(
+        &'a self,
+        req: &'a archmax_machine::model::ChatRequest,
+    ) -> archmax_machine::model::ModelFuture<'a> {
+        use archmax_machine::model::{AssistantMessage, ChatResponse, ToolCall};
+        let messages = serde_json::to_value(&req.messages).unwrap_or(Value::Null);
+        let system = messages[0]["content"].to_string();
+        let answered = messages
+            .as_array()
+            .is_some_and(|m| m.iter().any(|m| m["role"] == "tool"));
+        let call = |id: String, name: &str, args: Value| ToolCall {
+            id,
+            name: name.to_string(),
+            arguments: args.to_string(),
+        };
+        let message = match (system.contains("PROBE-CHILD"), answered) {
+            (true, false) => AssistantMessage {
+                content: None,
+                tool_calls: vec![call("p".into(), "probe", json!({}))],
+            },
+            (false, false) => AssistantMessage {
+                content: None,
+                tool_calls: (0..self.fan)
+                    .map(|i| call(format!("c{i}"), "archmax_workflow_prober", json!({})))
+                    .collect(),
+            },
+            (_, true) => AssistantMessage {
+                content: Some("Done.".into()),
+                tool_calls: Vec::new(),
+            },
+        };
+        Box::pin(async move {
+            Ok(ChatResponse {
+                message,
+                usage: None,
+                model: None,
+                finish_reason: None,
+            })
+        })
+    }
+}
+
+/// Counts the probes running at once: each waits (at most 1 s) for the limit to be
+/// reached, so the highest count seen is how many children ran together.
+#[derive(Default)]
+struct Probe {
+    active: std::sync::atomic::AtomicUsize,
+    most: std::sync::atomic::AtomicUsize,
+}
+
+impl archmax_machine::HostTool for Probe {
+    fn name(&self) -> &str {
+        "probe"
+    }
+    fn description(&self) -> &str {
+        "Counts concurrent children."
+    }
+    fn schema(&self) -> Value {
+        json!({ "type": "object" })
+    }
+    fn call<'a>(
+        &'a self,
+        _args: Value,
+        _ctx: archmax_machine::ToolContext,
+    ) -> archmax_machine::tools::BoxFuture<'a, Result<String, String>> {
+        use std::sync::atomic::Ordering::SeqCst;
+        Box::pin(async move {
+            let now = self.active.fetch_add(1, SeqCst) + 1;
+            self.most.fetch_max(now, SeqCst);
+            for _ in 0..100 {
+                if self.active.load(SeqCst) >= 4 {
+                    break;
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+            self.active.fetch_sub(1, SeqCst);
+            Ok("probed".into())
+        })
+    }
+}
+
+#[test]
+fn a_batch_runs_its_children_at_once_up_to_four_the_rest_queue() {
+    let caller = "states:\n  work:\n    triggers: { manual: }\n    tools:\n      allow: [archmax_workflow_prober]\n";
+    let child = "instructions: PROBE-CHILD.\nstates:\n  run:\n    triggers: { manual: }\n    tools:\n      allow: [probe]\n";
+    let ws = TempWorkspace::new(&[
+        ("workflows/orders/workflow.yaml", caller),
+        ("workflows/prober/workflow.yaml", child),
+    ]);
+    let probe = Arc::new(Probe::default());
+    let tool = Arc::clone(&probe);
+    let server = ScriptedServer::start(vec![]).expect("server");
+    let h = archmax_tests::harness(ws.root(), "orders", &server.url(), "m", |o| {
+        o.model = Arc::new(Router { fan: 6 });
+        o.tools = vec![tool];
+    });
+    let out = send(&h, "fan-1", "Fan out.");
+    assert_eq!(out.kind, OutcomeKind::Completed, "{out:?}");
+    let answers: Vec<String> = out
+        .messages
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .filter_map(|m| m["content"].as_str().map(str::to_string))
+        .collect();
+    assert_eq!(answers, vec!["Done.".to_string(); 6]);
+    assert_eq!(probe.most.load(std::sync::atomic::Ordering::SeqCst), 4);
+}
