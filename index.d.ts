@@ -222,6 +222,12 @@ export declare class NativeSessionStore {
   static filesystem(dir: string): NativeSessionStore
   /** An empty in-memory store. */
   static memory(): NativeSessionStore
+  /**
+   * Sessions in the PostgreSQL database at `url` (its tables created or migrated now),
+   * in `schema` when given; the writer lease expires `leaseTtlMs` after its holder stops
+   * renewing it (default 30 s). Agents given the same store share one pool and its leases.
+   */
+  static postgres(url: string, schema?: string | undefined | null, leaseTtlMs?: number | undefined | null): NativeSessionStore
   /** The Rust side of a host (JS object) store: its leases and fallback spec snapshots. */
   static host(): NativeSessionStore
 }

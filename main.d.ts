@@ -40,7 +40,7 @@ export type {
   Workflow,
 } from './index.js'
 export * from './agent.js'
-export { createFilesystemSessionStore, createMemorySessionStore } from './store.js'
+export { createFilesystemSessionStore, createMemorySessionStore, createPostgresSessionStore } from './store.js'
 export type { SessionStore, HostSessionStore, StoredSession, SessionCommit } from './store.js'
 export { contentToString, isAiMessage, isRuntimeNote, lastAgentText, runtimeNoteKind } from './messages.js'
 export type { RuntimeNoteKind, TranscriptMessage } from './messages.js'

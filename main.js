@@ -21,5 +21,5 @@ export {
 // Governance with the faster decide (same class, same answers) and the documented error classes.
 export { Governance } from './governance.js'
 export * from './agent.js'
-export { createFilesystemSessionStore, createMemorySessionStore } from './store.js'
+export { createFilesystemSessionStore, createMemorySessionStore, createPostgresSessionStore } from './store.js'
 export { contentToString, isAiMessage, isRuntimeNote, lastAgentText, runtimeNoteKind } from './messages.js'

@@ -1,10 +1,12 @@
 // Session stores for `createAgent({ workspace: { sessionStore } })`. Hand-written.
 
-/** A store made by `createFilesystemSessionStore` or `createMemorySessionStore`. */
+/** A store made by `createFilesystemSessionStore`, `createMemorySessionStore` or `createPostgresSessionStore`. */
 export interface SessionStore {
-  readonly kind: 'filesystem' | 'memory'
+  readonly kind: 'filesystem' | 'memory' | 'postgres'
   /** The sessions folder of a filesystem store (absolute). */
   readonly dir?: string
+  /** The schema of a PostgreSQL store, when one was given. */
+  readonly schema?: string
 }
 
 /** A session as a host store holds it: the last committed state and the whole transcript. */
@@ -51,3 +53,15 @@ export interface HostSessionStore {
 export declare function createFilesystemSessionStore(options: { dir: string }): SessionStore
 /** Sessions and their files in this process's memory, shared by every agent given this store. Cannot seed. */
 export declare function createMemorySessionStore(): SessionStore
+/**
+ * Sessions in PostgreSQL (`postgres://user:password@host:port/database`), shared by every agent
+ * and worker on the same database: one writer per session across processes, each step one
+ * transaction. Creates or migrates its tables now; throws when the database cannot be reached.
+ */
+export declare function createPostgresSessionStore(options: {
+  url: string
+  /** Keep the tables in this schema (created if absent). */
+  schema?: string
+  /** How long a writer lease outlives its holder's last renewal (default 30000). */
+  leaseTtlMs?: number
+}): SessionStore

@@ -30,6 +30,29 @@ export function createMemorySessionStore() {
   return Object.freeze({ kind: 'memory', [NATIVE]: NativeSessionStore.memory() })
 }
 
+/**
+ * Sessions in PostgreSQL, shared by every agent and worker given the same database: one
+ * writer per session across processes (a lease row), each step one transaction. The tables
+ * are created or migrated now, so this throws when the database cannot be reached.
+ * @param {{ url: string, schema?: string, leaseTtlMs?: number }} options
+ */
+export function createPostgresSessionStore(options) {
+  const url = options?.url
+  if (typeof url !== 'string' || !/^postgres(ql)?:\/\//.test(url)) {
+    throw new TypeError(`createPostgresSessionStore needs { url: 'postgres://…' }, got ${describe(url)}`)
+  }
+  const schema = options.schema
+  if (schema !== undefined && typeof schema !== 'string') {
+    throw new TypeError(`createPostgresSessionStore: 'schema' must be a string, got ${describe(schema)}`)
+  }
+  const ttl = options.leaseTtlMs
+  if (ttl !== undefined && !(Number.isInteger(ttl) && ttl > 0 && ttl <= 0xffffffff)) {
+    throw new TypeError(`createPostgresSessionStore: 'leaseTtlMs' must be a positive integer, got ${describe(ttl)}`)
+  }
+  const native = NativeSessionStore.postgres(url, schema ?? null, ttl ?? null)
+  return Object.freeze({ kind: 'postgres', ...(schema ? { schema } : {}), [NATIVE]: native })
+}
+
 function describe(value) {
   if (value === null) return 'null'
   if (Array.isArray(value)) return 'an array'

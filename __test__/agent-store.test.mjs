@@ -12,7 +12,7 @@ import {
   SessionStoreCapabilityError,
   SessionStoreError,
 } from '@archmax-ai/harness'
-import { advance, call, mapStore, ONE_STATE_SPEC, say, scripted, workspace } from './helpers.mjs'
+import { advance, call, mapStore, NO_PG, ONE_STATE_SPEC, pgStore, say, scripted, workspace } from './helpers.mjs'
 
 const ONE_SPEC = ONE_STATE_SPEC
 
@@ -319,9 +319,12 @@ test("the memory and host stores hold a session's files: every file tool answers
   assert.equal(reference.l1, '/large_tool_results/ (directory)\n/outbox/ (directory)\n/scratchpad/ (directory)')
   assert.equal(reference.g1, '/scratchpad/a.md\n/scratchpad/b.md')
   assert.equal(reference.r3, "Error: File '/outbox/note.md' not found")
+  const pg = pgStore('files')
+  if (!pg) console.log(`postgres store skipped: ${NO_PG}`)
   for (const [kind, store] of [
     ['memory', createMemorySessionStore()],
     ['host', mapStore().store],
+    ...(pg ? [['postgres', pg]] : []),
   ]) {
     const { root, answers } = await filesAcrossTurns(store)
     assert.deepEqual(answers, reference, kind)

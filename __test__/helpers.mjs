@@ -5,6 +5,7 @@ import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 import { AIMessage } from '@langchain/core/messages'
+import { createPostgresSessionStore } from '@archmax-ai/harness'
 
 /** The repository root. */
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..')
@@ -84,6 +85,26 @@ export function scripted(answers) {
 }
 
 /** A Map-backed host store recording its commits; `async` answers every method a tick later. */
+/**
+ * A PostgreSQL session store in a fresh schema of the test database (`ARCHMAX_TEST_PG_URL`,
+ * which `.ci/run` sets), or `null` locally when it is not set (the caller skips, saying so).
+ * Under CI a missing URL throws: the PostgreSQL store must be tested there.
+ */
+export function pgStore(tag = 'js') {
+  const url = process.env.ARCHMAX_TEST_PG_URL
+  if (!url) {
+    if (process.env.CI && process.env.CI !== 'false') {
+      throw new Error('ARCHMAX_TEST_PG_URL is not set: CI must run the PostgreSQL store tests (scripts/pg-test-server.sh)')
+    }
+    return null
+  }
+  pgStore.count = (pgStore.count ?? 0) + 1
+  return createPostgresSessionStore({ url, schema: `${tag}_${process.pid}_${pgStore.count}` })
+}
+
+/** Why a PostgreSQL test was skipped. */
+export const NO_PG = 'ARCHMAX_TEST_PG_URL is not set (eval "$(bash scripts/pg-test-server.sh start)" to run it)'
+
 export function mapStore({ async = false } = {}) {
   const sessions = new Map()
   const commits = []

@@ -1,7 +1,7 @@
 // The parity matrix: every scenario, written once as data, runs under every way a host
 // drives the harness (a JS model function, a LangChain chat model, the ARCHMAX_* endpoint
 // against a scripted server on 127.0.0.1) × onEvent on/off × every session store
-// (filesystem, memory, a host JS store). Every cell must give the reference cell's
+// (filesystem, memory, a host JS store, PostgreSQL). Every cell must give the reference cell's
 // outcomes, and every listening cell its event types in the same order; no cell may end
 // because a sandbox or turn time limit fired.
 //
@@ -18,7 +18,7 @@ import { AIMessageChunk } from '@langchain/core/messages'
 import { ChatGenerationChunk } from '@langchain/core/outputs'
 
 import { createAgent, createMemorySessionStore } from '@archmax-ai/harness'
-import { APPROVAL_SPEC, ONE_STATE_SPEC, call, chunksOf, EXAMPLE, mapStore, refundAnswers, say, textPieces, toAIMessage, tools, workspace } from './helpers.mjs'
+import { APPROVAL_SPEC, ONE_STATE_SPEC, call, chunksOf, EXAMPLE, mapStore, NO_PG, pgStore, refundAnswers, say, textPieces, toAIMessage, tools, workspace } from './helpers.mjs'
 
 /** The text of a request's messages, for a check to search (`requestText` is their JSON). */
 function contents(requestText) {
@@ -518,6 +518,13 @@ const STORES = {
   filesystem: () => undefined,
   memory: () => createMemorySessionStore(),
   host: () => mapStore().store,
+  // A fresh schema of the test database per cell; the column is left out (said so) when
+  // ARCHMAX_TEST_PG_URL is not set locally, and fails under CI.
+  postgres: () => pgStore('parity'),
+}
+if (!process.env.ARCHMAX_TEST_PG_URL && !(process.env.CI && process.env.CI !== 'false')) {
+  console.log(`parity: the postgres store column is skipped: ${NO_PG}`)
+  delete STORES.postgres
 }
 
 /** Cells that cannot pass yet, with the reason; they run as `todo`. None today. */

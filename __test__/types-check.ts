@@ -305,6 +305,7 @@ export { describeOutcome, describeEvent, sessionsExample }
 import {
   createFilesystemSessionStore,
   createMemorySessionStore,
+  createPostgresSessionStore,
   type HostSessionStore,
   type SessionStore,
   type StoredSession,
@@ -323,8 +324,11 @@ async function sessionStoresExample(model: ModelFunctionForStores) {
     delete: (id) => held.delete(id),
   }
   const onDisk: SessionStore = createFilesystemSessionStore({ dir: 'var/sessions' })
-  const kind: 'filesystem' | 'memory' = createMemorySessionStore().kind
-  for (const sessionStore of [host, onDisk, createMemorySessionStore()]) {
+  const kind: 'filesystem' | 'memory' | 'postgres' = createMemorySessionStore().kind
+  const shared: SessionStore = createPostgresSessionStore({ url: 'postgres://archmax@db/archmax', schema: 'support', leaseTtlMs: 30000 })
+  // @ts-expect-error the PostgreSQL store needs a url
+  createPostgresSessionStore({ schema: 'support' })
+  for (const sessionStore of [host, onDisk, createMemorySessionStore(), shared]) {
     const agent = await createAgent({ workspace: { rootDir: '.', sessionStore }, model })
     agent.dispose()
   }

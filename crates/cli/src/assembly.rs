@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::sync::mpsc::Sender;
 
 use archmax_machine::model::{ChatRequest, Model, ModelError, ModelFuture};
-use archmax_machine::store::FsStore;
+use archmax_machine::store::SessionStore;
 use archmax_machine::{Envelope, EventSink, Harness, HarnessOptions, Outcome, RunError};
 
 use crate::Failure;
@@ -48,9 +48,11 @@ impl Model for NoModel {
     }
 }
 
-/// Assembles `workflow` of the workspace at `root`, sessions in `<root>/sessions`.
+/// Assembles `workflow` of the workspace at `root`, sessions in `store`
+/// ([`crate::store::open`]).
 pub(crate) fn assemble(
     root: &Path,
+    store: Arc<dyn SessionStore>,
     workflow: &str,
     model: Arc<dyn Model>,
     default_model: String,
@@ -61,7 +63,7 @@ pub(crate) fn assemble(
         workflow: workflow.to_string(),
         model,
         default_model,
-        store: Arc::new(FsStore::new(root)),
+        store,
         events,
         tools: Vec::new(),
         essential_tools: Vec::new(),

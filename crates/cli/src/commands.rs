@@ -279,6 +279,29 @@ pub const COMMANDS: &[Command] = &[
         long: Some(DELIVER_LONG),
     },
     Command {
+        name: "worker",
+        positionals: &[optional(
+            "workflow",
+            "Workflow slug whose sessions it wakes (inferred when there is exactly one)",
+        )],
+        options: &[
+            value(
+                "trigger",
+                "<id>",
+                "The trigger delivered to a session whose wait fell due (default: timer)",
+            ),
+            flag("once", "Wake every session due now, then exit"),
+            value(
+                "poll",
+                "<ms>",
+                "The longest pause between looks for due sessions (default: 1000)",
+            ),
+            VERBOSE,
+        ],
+        summary: "Wake sessions whose archmax_wait fell due (PostgreSQL session store)",
+        long: Some(WORKER_LONG),
+    },
+    Command {
         name: "help",
         positionals: &[optional("command", "The command to describe")],
         options: &[],
@@ -315,3 +338,8 @@ impl Command {
         cells.join(" ")
     }
 }
+
+const WORKER_LONG: &str = "Wakes the sessions of a workflow whose archmax_wait fell due, in the PostgreSQL \
+session store that ARCHMAX_SESSION_STORE names (postgres://…). Each due session is claimed by exactly one \
+worker, however many run on however many machines, and resumed with a delivery of --trigger, as a host's \
+scheduler would deliver it. Runs until stopped, or with --once until nothing is due.";

@@ -33,9 +33,11 @@ mod record;
 mod run;
 mod sessions;
 pub mod skill;
+pub(crate) mod store;
 pub mod style;
 pub mod usage;
 mod validate;
+mod worker;
 pub mod workspace;
 mod written;
 
@@ -179,6 +181,7 @@ fn dispatch(cli: &mut Cli<'_>, args: &[String]) -> i32 {
         "deliver" => park::deliver(cli, &parsed, &positionals),
         "init" => init::run(cli, &parsed, &positionals),
         "skill" => skill::run(cli, &parsed, &positionals),
+        "worker" => worker::run(cli, &parsed, &positionals),
         _ => preflight::run(cli, cmd, &parsed, &positionals),
     };
     match outcome {

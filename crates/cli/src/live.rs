@@ -13,6 +13,7 @@ use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::time::{Duration, Instant};
 
 use archmax_machine::model::{ModelConfig, OpenAiClient};
+use archmax_machine::store::SessionStore;
 use archmax_machine::{Envelope, Event, Harness, Outcome, RunError};
 
 use crate::assembly::{ChannelSink, Message, assemble};
@@ -187,6 +188,18 @@ pub(crate) fn connect(
     workflow: &str,
     verbose: bool,
 ) -> Result<(Harness, Live), Failure> {
+    let store = crate::store::open(cli, root)?;
+    connect_to(cli, root, store, workflow, verbose)
+}
+
+/// [`connect`] with the sessions in `store`.
+pub(crate) fn connect_to(
+    cli: &mut Cli<'_>,
+    root: &Path,
+    store: Arc<dyn SessionStore>,
+    workflow: &str,
+    verbose: bool,
+) -> Result<(Harness, Live), Failure> {
     let missing = crate::endpoint::missing(cli);
     if !missing.is_empty() {
         return Err(Failure::Command(crate::endpoint::missing_message(
@@ -212,7 +225,7 @@ pub(crate) fn connect(
     let pricing = config.pricing.map(|_| config.pricing_table());
     let client = OpenAiClient::new(config).map_err(|e| Failure::Command(e.to_string()))?;
     let sink = Arc::new(ChannelSink(tx));
-    let assembled = assemble(root, workflow, Arc::new(client), default_model, sink);
+    let assembled = assemble(root, store, workflow, Arc::new(client), default_model, sink);
     // Assembly may have emitted warnings before failing: show them first.
     live.drain(cli);
     let mut harness = assembled?;

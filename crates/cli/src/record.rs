@@ -3,10 +3,8 @@
 //! session that is not parked the way the command needs without asking for the
 //! model variables (none of those refusals calls a model).
 
-use std::path::Path;
-
 use archmax_machine::state::Park;
-use archmax_machine::store::{FsStore, SessionId, SessionStore};
+use archmax_machine::store::{SessionId, SessionStore};
 use archmax_machine::{RunError, SessionState};
 
 use crate::Failure;
@@ -27,10 +25,9 @@ pub(crate) fn no_session(id: &str) -> String {
     format!("no durable session '{id}'. Use 'archmax sessions' to list them.")
 }
 
-/// The committed state of session `id` of the workspace at `root`.
-pub(crate) fn load(root: &Path, id: &str) -> Result<SessionState, Failure> {
+/// The committed state of session `id` in `store`.
+pub(crate) fn load(store: &dyn SessionStore, id: &str) -> Result<SessionState, Failure> {
     let sid = SessionId::parse(id).map_err(|e| Failure::Usage(e.to_string()))?;
-    let store = FsStore::new(root);
     let value = store
         .load_state(&sid)
         .map_err(|e| Failure::Command(e.to_string()))?

@@ -30,8 +30,10 @@ pub(crate) fn run(
     let root = resolve_root(&cli.cwd, parsed.text("root"));
     cli.load_root_env(&root);
     cli.header(&workflow, &root, None);
+    let store = crate::store::open(cli, &root)?;
     let harness = assemble(
         &root,
+        store,
         &workflow,
         Arc::new(NoModel),
         String::new(),

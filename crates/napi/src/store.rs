@@ -1,6 +1,6 @@
 //! Session stores chosen from JS (`workspace.sessionStore`): the filesystem store under a
-//! folder of the host's choice, the in-memory store, or a store object the host implements
-//! in JS ([`JsStore`]).
+//! folder of the host's choice, the in-memory store, the PostgreSQL store, or a store object
+//! the host implements in JS ([`JsStore`]).
 //!
 //! ```js
 //! const store = createMemorySessionStore()            // NativeSessionStore.memory()
@@ -28,6 +28,7 @@ use archmax_machine::store::{
     FsStore, Holders, MemStore, SessionId, SessionStore, Snapshot, Step, StoreError, WriterLease,
     is_descendant,
 };
+use archmax_store_pg::PgStore;
 use napi_derive::napi;
 use serde_json::{Value, json};
 use tokio::runtime::{Handle, RuntimeFlavor};
@@ -49,6 +50,7 @@ pub struct NativeSessionStore {
 enum Backing {
     Filesystem(PathBuf),
     Memory(Arc<MemStore>),
+    Postgres(Arc<PgStore>),
     Host(Arc<HostShared>),
 }
 
@@ -90,6 +92,30 @@ impl NativeSessionStore {
         }
     }
 
+    /// Sessions in the PostgreSQL database at `url` (its tables created or migrated now),
+    /// in `schema` when given; the writer lease expires `leaseTtlMs` after its holder stops
+    /// renewing it (default 30 s). Agents given the same store share one pool and its leases.
+    #[napi(factory)]
+    pub fn postgres(
+        url: String,
+        schema: Option<String>,
+        lease_ttl_ms: Option<u32>,
+    ) -> napi::Result<Self> {
+        let mut builder = PgStore::builder(url);
+        if let Some(schema) = schema {
+            builder = builder.schema(schema);
+        }
+        if let Some(ms) = lease_ttl_ms {
+            builder = builder.lease_ttl(std::time::Duration::from_millis(u64::from(ms)));
+        }
+        let store = builder
+            .connect()
+            .map_err(|e| napi::Error::from_reason(e.to_string()))?;
+        Ok(NativeSessionStore {
+            backing: Backing::Postgres(Arc::new(store)),
+        })
+    }
+
     /// The Rust side of a host (JS object) store: its leases and fallback spec snapshots.
     #[napi(factory)]
     pub fn host() -> Self {
@@ -108,6 +134,7 @@ pub(crate) struct StoreChoice {
 enum Chosen {
     Filesystem(PathBuf),
     Memory(Arc<MemStore>),
+    Postgres(Arc<PgStore>),
     Host {
         shared: Arc<HostShared>,
         f: Slot<AsyncJsFn>,
@@ -144,6 +171,7 @@ impl StoreChoice {
             None => Arc::new(FsStore::new(root)),
             Some(Chosen::Filesystem(dir)) => Arc::new(FsStore::with_sessions_dir(dir)),
             Some(Chosen::Memory(store)) => Arc::clone(store) as Arc<dyn SessionStore>,
+            Some(Chosen::Postgres(store)) => Arc::clone(store) as Arc<dyn SessionStore>,
             Some(Chosen::Host { shared, f, specs }) => Arc::new(JsStore {
                 f: Arc::clone(f),
                 gate: Arc::clone(&self.gate),
@@ -188,6 +216,7 @@ impl NativeAgent {
         let chosen = match (&store.backing, handler) {
             (Backing::Filesystem(dir), _) => Chosen::Filesystem(dir.clone()),
             (Backing::Memory(m), _) => Chosen::Memory(Arc::clone(m)),
+            (Backing::Postgres(p), _) => Chosen::Postgres(Arc::clone(p)),
             (Backing::Host(shared), Some(f)) => Chosen::Host {
                 shared: Arc::clone(shared),
                 f: Arc::new(RwLock::new(Some(Arc::new(f)))),

@@ -3,6 +3,7 @@
 mod env_files;
 mod first_hour;
 mod parks;
+mod postgres;
 mod run;
 #[allow(dead_code)]
 // The scripted OpenAI-compatible server, shared with the workspace's integration tests.

@@ -51,6 +51,11 @@ fn handover() -> Vec<Reply> {
 
 /// The model's side of a run that moves to `poll` and waits for the payment.
 fn waiting() -> Vec<Reply> {
+    waiting_until("2030-01-01T09:00:00Z")
+}
+
+/// [`waiting`] with the wait's `until`.
+pub fn waiting_until(until: &str) -> Vec<Reply> {
     vec![
         Reply::tool_calls(vec![(
             "c1",
@@ -60,7 +65,7 @@ fn waiting() -> Vec<Reply> {
         Reply::tool_calls(vec![(
             "c2",
             "archmax_wait",
-            json!({ "reason": "the payment", "until": "2030-01-01T09:00:00Z" }),
+            json!({ "reason": "the payment", "until": until }),
         )]),
         Reply::text("I am waiting for your payment."),
     ]

@@ -73,6 +73,22 @@ pub enum StoreError {
         /// What went wrong.
         message: String,
     },
+    /// A store kept in a database (or another service) failed: unreachable, refused the
+    /// statement, or holds data this version cannot read.
+    #[error(
+        "session store ({store}): cannot {op}{}: {message}",
+        id.as_deref().map(|id| format!(" session '{id}'")).unwrap_or_default()
+    )]
+    Backend {
+        /// What the store is (`postgres`).
+        store: &'static str,
+        /// What was attempted (`connect`, `commit`, `load`, …).
+        op: &'static str,
+        /// The session concerned, when the operation is about one.
+        id: Option<String>,
+        /// What went wrong.
+        message: String,
+    },
     /// A spec hash that is not a plain file name (ASCII letters and digits only).
     #[error("invalid spec hash '{hash}': expected ASCII letters and digits only")]
     InvalidSpecHash {

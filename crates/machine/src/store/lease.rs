@@ -41,23 +41,23 @@ impl Holders {
     }
 
     /// Claim `id`; `false` when already held.
-    pub(crate) fn claim(&self, id: &str) -> bool {
+    pub fn claim(&self, id: &str) -> bool {
         self.0
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .insert(id.to_owned())
     }
 
-    /// Whether `id` is held.
-    pub(crate) fn holds(&self, id: &str) -> bool {
+    /// Whether `id` is held in this process.
+    pub fn holds(&self, id: &str) -> bool {
         self.0
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .contains(id)
     }
 
-    /// Release `id`.
-    pub(crate) fn release(&self, id: &str) {
+    /// Release `id` (a claim that did not become a lease).
+    pub fn release(&self, id: &str) {
         self.0
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -66,8 +66,9 @@ impl Holders {
 }
 
 /// What a store keeps for as long as a lease lives (the filesystem store: the locked
-/// `turn.lock` and its open transcript), dropped before the writer slot is released.
-pub(crate) type Hold = Box<dyn Send + Sync>;
+/// `turn.lock` and its open transcript; a database store: a value whose drop deletes its
+/// lease row), dropped before the writer slot is released.
+pub type Hold = Box<dyn Send + Sync>;
 
 /// The single-writer slot of a session, released (the store's hold, then the registry
 /// entry) on drop.
@@ -89,6 +90,13 @@ impl std::fmt::Debug for WriterLease {
 impl WriterLease {
     pub(crate) fn new(id: String, holders: Holders, hold: Option<Hold>) -> Self {
         Self { id, holders, hold }
+    }
+
+    /// A lease whose slot in `holders` the caller has claimed ([`Holders::claim`]) and
+    /// whose cross-process part `hold` keeps (a store outside this crate, e.g. a database
+    /// row deleted when `hold` drops). On drop `hold` goes first, then the slot.
+    pub fn with_hold(id: String, holders: Holders, hold: Hold) -> Self {
+        Self::new(id, holders, Some(hold))
     }
 
     /// The session this lease holds.

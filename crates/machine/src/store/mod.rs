@@ -34,6 +34,8 @@ mod id;
 mod lease;
 mod mem;
 
+#[cfg(any(test, feature = "store-contract"))]
+pub mod contract;
 #[cfg(test)]
 mod tests;
 
@@ -49,7 +51,7 @@ pub use id::{
     CHILD_SEPARATOR, DEFAULT_SESSION_ID, IdRules, RESERVED_AREAS, SessionId, SessionIdError,
     SessionIdReason, is_child_identity, is_descendant, parent_of,
 };
-pub use lease::{Holders, LOCK_FILE, WriterLease};
+pub use lease::{Hold, Holders, LOCK_FILE, WriterLease};
 pub use mem::MemStore;
 
 /// A session as loaded: its last committed state and the transcript that state covers.
@@ -125,7 +127,7 @@ pub trait SessionStore: Send + Sync {
 }
 
 /// The stored `status` of a session for a [`StoreError::Busy`] message, `unknown` if none.
-fn busy(store: &dyn SessionStore, id: &SessionId) -> StoreError {
+pub fn busy(store: &dyn SessionStore, id: &SessionId) -> StoreError {
     let status = store
         .load_state(id)
         .ok()
@@ -139,7 +141,7 @@ fn busy(store: &dyn SessionStore, id: &SessionId) -> StoreError {
 }
 
 /// Spec hashes name files: ASCII letters and digits only, non-empty.
-fn check_spec_hash(hash: &str) -> Result<(), StoreError> {
+pub fn check_spec_hash(hash: &str) -> Result<(), StoreError> {
     if !hash.is_empty() && hash.bytes().all(|b| b.is_ascii_alphanumeric()) {
         Ok(())
     } else {
