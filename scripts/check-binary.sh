@@ -17,7 +17,7 @@ fail() { echo "check-binary: $what ($triple): $*" >&2; exit 1; }
 
 [[ -f "$file" ]] || fail "no such file"
 command -v readelf >/dev/null || fail "needs readelf (binutils)"
-machine="$(readelf -h "$file" 2>/dev/null | sed -n 's/^ *Machine: *//p')"
+machine="$(readelf -h "$file" 2>/dev/null | sed -n 's/^ *Machine: *//p' || true)"
 [[ -n "$machine" ]] || fail "not an ELF file"
 case "$triple" in
   x86_64-*-linux-*) want='Advanced Micro Devices X86-64' ;;
