@@ -71,8 +71,10 @@ zig_tools() {
   note "installing zig and cargo-zigbuild: python3 -m pip install -r scripts/release-tools.txt"
   python3 -m pip install --quiet --disable-pip-version-check -r scripts/release-tools.txt \
     || fail "could not install zig and cargo-zigbuild: python3 -m pip install -r scripts/release-tools.txt"
+  # pip puts cargo-zigbuild in Python's scripts folder, which need not be on PATH.
+  PATH="$PATH:$(python3 -c 'import sysconfig; print(sysconfig.get_path("scripts"))')"
   hash -r
-  command -v cargo-zigbuild >/dev/null || fail "cargo-zigbuild is installed but not on PATH (pip's scripts folder)"
+  command -v cargo-zigbuild >/dev/null || fail "cargo-zigbuild is installed but not found on PATH nor in Python's scripts folder"
 }
 
 # The Rust standard library for the target (rustup downloads it once).

@@ -19,10 +19,16 @@ root="$PWD"
 fail() { echo "smoke-install: $*" >&2; exit 1; }
 
 platform="$(node --input-type=module -e "import { currentPlatform } from './native-platform.js'; console.log(currentPlatform())")"
+# The napi target this platform's package is built from (for its standalone CLI archive).
+triple="$(node --input-type=module -e "
+  import { platformOfTriple } from './native-platform.js'
+  import pkg from './package.json' with { type: 'json' }
+  console.log(pkg.napi.targets.find((t) => platformOfTriple(t) === process.argv[1]) ?? '')" "$platform")"
 name="$(node -p 'require("./package.json").name')"
 version="$(node -p 'require("./package.json").version')"
 binary="$(node -p 'require("./package.json").napi.binaryName').${platform}.node"
 dist=""
+addon=""
 if [[ "${1:-}" == "--dist" ]]; then
   dist="$(cd "${2:?--dist needs the folder scripts/pack.sh wrote}" && pwd)"
 else
@@ -102,16 +108,17 @@ node -e '
   console.log("require: ok")
 ' || fail "require(\"$name\") failed"
 
-# The standalone CLI of this platform, when the tarballs came with it.
-for triple in $(node -p 'require(process.argv[1]).napi.targets.join(" ")' "$root/package.json"); do
-  archive="$dist/archmax-$version-$triple.tar.gz"
-  [[ -f "$archive" && "$(cd "$root" && node --input-type=module -e "import { platformOfTriple } from './native-platform.js'; console.log(platformOfTriple(process.argv[1]))" "$triple")" == "$platform" ]] || continue
+# The standalone CLI archive pack.sh wrote beside the tarballs (none when it packed an addon).
+archive="$dist/archmax-$version-$triple.tar.gz"
+if [[ -n "$addon" ]]; then :
+elif [[ ! -f "$archive" ]]; then fail "no standalone CLI archive $(basename "$archive") in $dist"
+else
   mkdir -p cli && tar -xzf "$archive" -C cli
   exe=cli/archmax; [[ -f "$exe" ]] || exe=cli/archmax.exe
   [[ -f "$exe" ]] || fail "$(basename "$archive") holds no archmax binary"
   out="$("$exe" validate order-lookup --root ws 2>&1)" || fail "the standalone CLI's validate failed: $out"
   "$exe" --help | grep -q '^Usage: archmax' || fail "the standalone CLI's --help does not print the usage"
   echo "smoke-install: standalone $(basename "$archive"): archmax validate: $out"
-done
+fi
 
 echo "smoke-install: passed ($platform, no Rust on PATH)"
