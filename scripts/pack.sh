@@ -85,13 +85,16 @@ rust_std() {
   rustup target add "$1" || fail "could not fetch the Rust standard library for $1: rustup target add $1"
 }
 
-# Runs the CLI's --help when this machine can run it: same architecture (a glibc build only on
-# a glibc host), or a static musl build under qemu-user.
+# Runs the CLI's --help when this machine can run it: same architecture (on Linux, a glibc
+# build only on a glibc host), or a static musl build under qemu-user.
 try_cli() {
-  local exe="$1" triple="$2" arch="${2%%-*}" run=()
-  if [[ "$(uname -s)" != Linux ]]; then run=("$exe")
-  elif [[ "$arch" == "$(uname -m)" ]] && { [[ "$triple" == *-musl ]] || ldd --version 2>&1 | grep -qi 'glibc\|gnu libc'; }; then run=("$exe")
+  local exe="$1" triple="$2" arch="${2%%-*}" host_arch run=()
+  host_arch="$(uname -m)"
+  [[ "$host_arch" == arm64 ]] && host_arch=aarch64
+  if [[ "$arch" == "$host_arch" && "$(uname -s)" != Linux ]]; then run=("$exe")
+  elif [[ "$arch" == "$host_arch" ]] && { [[ "$triple" == *-musl ]] || ldd --version 2>&1 | grep -qi 'glibc\|gnu libc'; }; then run=("$exe")
   elif [[ "$triple" == *-musl ]] && command -v "qemu-$arch" >/dev/null; then run=("qemu-$arch" "$exe")
+  elif [[ "$triple" == *-musl ]] && command -v "qemu-$arch-static" >/dev/null; then run=("qemu-$arch-static" "$exe")
   else note "$(basename "$exe") for $triple is not run on this machine"; return; fi
   "${run[@]}" --help | grep -q '^Usage: archmax' || fail "$triple: ${run[*]} --help does not print the usage"
   note "$triple: ${run[*]##*/} --help prints the usage"
