@@ -61,7 +61,9 @@ done
 
 rm -rf "$out"
 mkdir -p "$out"
-stage="$(mktemp -d "${TMPDIR:-/tmp}/archmax-pack-XXXXXX")"
+# Staged beside the build (a temp folder may be swept while a release build runs).
+mkdir -p "$target_dir"
+stage="$(mktemp -d "$target_dir/pack-stage-XXXXXX")"
 trap 'rm -rf "$stage"' EXIT
 
 # zig and cargo-zigbuild, from PyPI, when a Linux target is to be built and they are missing.
