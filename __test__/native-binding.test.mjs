@@ -9,7 +9,7 @@ import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, 
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { ROOT } from './helpers.mjs'
-import { currentPlatform, platformOfTriple, SUPPORTED } from '../native-check.js'
+import { currentPlatform, platformOfTriple, SUPPORTED } from '../native-platform.js'
 
 const pkg = JSON.parse(execFileSync(process.execPath, ['-p', 'JSON.stringify(require("./package.json"))'], { cwd: ROOT, encoding: 'utf8' }))
 const platform = currentPlatform()

@@ -17,6 +17,7 @@ const EXPECTED = {
   'x86_64-unknown-linux-gnu': { dir: 'linux-x64-gnu', os: ['linux'], cpu: ['x64'], libc: ['glibc'] },
   'aarch64-unknown-linux-gnu': { dir: 'linux-arm64-gnu', os: ['linux'], cpu: ['arm64'], libc: ['glibc'] },
   'x86_64-unknown-linux-musl': { dir: 'linux-x64-musl', os: ['linux'], cpu: ['x64'], libc: ['musl'] },
+  'aarch64-unknown-linux-musl': { dir: 'linux-arm64-musl', os: ['linux'], cpu: ['arm64'], libc: ['musl'] },
   'aarch64-apple-darwin': { dir: 'darwin-arm64', os: ['darwin'], cpu: ['arm64'] },
   'x86_64-apple-darwin': { dir: 'darwin-x64', os: ['darwin'], cpu: ['x64'] },
   'x86_64-pc-windows-msvc': { dir: 'win32-x64-msvc', os: ['win32'], cpu: ['x64'] },
@@ -104,4 +105,71 @@ test('docs/packaging.md gives every package a size budget, and check-size holds 
   assert.equal(overBudget('linux-x64-gnu', { packed: b.packed + 1, unpacked: 1 }, table).length, 1)
   assert.equal(overBudget('linux-x64-gnu', { packed: 1, unpacked: b.unpacked + 1 }, table).length, 1)
   assert.match(overBudget('sunos-x64', { packed: 1, unpacked: 1 }, table)[0], /no size budget/)
+})
+
+// scripts/check-binary.sh, the release bar scripts/pack.sh holds each Linux addon and CLI to,
+// tried on the debug addon the build left at the root (this machine's glibc, with symbols).
+const CHECK = join(ROOT, 'scripts', 'check-binary.sh')
+const LOCAL = join(ROOT, `${pkg.napi.binaryName}.linux-x64-gnu.node`)
+const checkBinary = (file, triple, env = {}) =>
+  spawnSync('bash', [CHECK, file, triple], { encoding: 'utf8', env: { ...process.env, ...env } })
+
+test('check-binary refuses the wrong architecture, glibc in a musl build, and unstripped files', { skip: process.platform !== 'linux' || process.arch !== 'x64' }, () => {
+  let r = checkBinary(LOCAL, 'aarch64-unknown-linux-gnu')
+  assert.equal(r.status, 1, r.stdout)
+  assert.match(r.stderr, /\(aarch64-unknown-linux-gnu\): built for Advanced Micro Devices X86-64, not aarch64/)
+  r = checkBinary(LOCAL, 'x86_64-unknown-linux-musl')
+  assert.equal(r.status, 1, r.stdout)
+  assert.match(r.stderr, /a musl build that needs GLIBC_2\.\d+/)
+  // Past the glibc check (a floor no build reaches), the debug build's symbols are left.
+  r = checkBinary(LOCAL, 'x86_64-unknown-linux-gnu', { PACK_GLIBC_FLOOR: '99.0' })
+  assert.equal(r.status, 1, r.stdout)
+  assert.match(r.stderr, /not stripped: it still has .*\.symtab/)
+  assert.match(r.stderr, /\.debug_info/)
+  r = checkBinary(join(ROOT, 'package.json'), 'x86_64-unknown-linux-gnu')
+  assert.equal(r.status, 1)
+  assert.match(r.stderr, /package\.json \(x86_64-unknown-linux-gnu\): not an ELF file/)
+  r = checkBinary(LOCAL, 'x86_64-apple-darwin')
+  assert.match(r.stderr, /not a Linux x86_64 or aarch64 triple/)
+})
+
+test('check-binary holds a glibc build to the 2.17 floor and passes a stripped one within it', { skip: process.platform !== 'linux' || process.arch !== 'x64' }, () => {
+  const versions = execFileSync('readelf', ['-V', LOCAL], { encoding: 'utf8' }).match(/GLIBC_\d[\d.]*/g) ?? []
+  const highest = versions.map((v) => v.slice(6).split('.').map(Number)).sort((a, b) => a[0] - b[0] || (a[1] ?? 0) - (b[1] ?? 0) || (a[2] ?? 0) - (b[2] ?? 0)).at(-1)
+  assert.ok(highest, 'the debug addon names glibc symbol versions')
+  const above = highest[0] > 2 || (highest[0] === 2 && highest[1] > 17)
+  const r = checkBinary(LOCAL, 'x86_64-unknown-linux-gnu')
+  assert.equal(r.status, 1)
+  // This machine's glibc (Debian 12: 2.36) gives the debug build symbols above the floor.
+  if (above) assert.match(r.stderr, new RegExp(`needs GLIBC_${highest.join('\\.')}, above the glibc 2\\.17 floor`))
+  const dir = mkdtempSync(join(tmpdir(), 'archmax-check-binary-'))
+  try {
+    const stripped = join(dir, 'stripped.node')
+    execFileSync('strip', ['--strip-all', '-o', stripped, LOCAL])
+    const floor = highest.join('.')
+    const ok = checkBinary(stripped, 'x86_64-unknown-linux-gnu', { PACK_GLIBC_FLOOR: floor })
+    assert.equal(ok.status, 0, ok.stderr)
+    assert.equal(ok.stdout.trim(), `check-binary: stripped.node: Advanced Micro Devices X86-64, highest glibc symbol version GLIBC_${floor} (floor ${floor}), stripped`)
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+})
+
+test('pack.sh refuses a target outside napi.targets before it builds anything', () => {
+  const out = mkdtempSync(join(tmpdir(), 'archmax-pack-out-'))
+  try {
+    const r = spawnSync('bash', [join(ROOT, 'scripts', 'pack.sh'), '--target', 'sparc64-sun-solaris'], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      env: { ...process.env, PACK_OUT: join(out, 'dist') },
+    })
+    assert.equal(r.status, 1)
+    assert.match(r.stderr, /^pack: sparc64-sun-solaris is not one of package\.json's napi\.targets \(x86_64-unknown-linux-gnu /)
+    assert.deepEqual(readdirSync(out), [], 'nothing was written')
+    const bad = spawnSync('bash', [join(ROOT, 'scripts', 'pack.sh'), '--frobnicate'], { cwd: ROOT, encoding: 'utf8' })
+    assert.equal(bad.status, 1)
+    assert.match(bad.stderr, /unknown argument '--frobnicate'/)
+  } finally {
+    rmSync(out, { recursive: true, force: true })
+  }
 })
