@@ -402,6 +402,13 @@ export interface SessionOperations {
   /** How many messages the committed transcript holds; 0 when none. */
   messageCount(sessionId: string): Promise<number>
   /**
+   * The park a parked session waits on, read from the store (so the same after a restart):
+   * the park record the Outcome that parked it carried as `pending`, with the parked state's
+   * `instructions` and `approvers` from the spec when it declares them; null when the session
+   * has not run or is not parked.
+   */
+  park(sessionId: string): Promise<(ParkRecord & { instructions?: string; approvers?: Array<string> }) | null>
+  /**
    * Deletes the session and its child sessions; true when something was removed. Throws
    * `SessionNotResumableError` while a turn holds the session.
    */

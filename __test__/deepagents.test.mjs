@@ -58,9 +58,9 @@ const config = (thread) => ({ configurable: { thread_id: thread }, recursionLimi
  * `archmaxMiddleware({ workflow, workspace: { rootDir, sessionStore }, onEvent, ...extra })`
  * and a checkpointer, then disposes the middleware.
  */
-async function withAgent({ workflow, rootDir, mounts, model, sessionStore, onEvent, tools, create = createDeepAgent }, fn, extra = {}) {
+async function withAgent({ workflow, rootDir, mounts, model, sessionStore, onEvent, tools, checkpointer, create = createDeepAgent }, fn, extra = {}) {
   const middleware = archmaxMiddleware({ workflow, workspace: { rootDir, mounts, sessionStore }, ...(onEvent ? { onEvent } : {}), ...extra })
-  const agent = create({ model, ...(tools ? { tools } : {}), middleware: [middleware], checkpointer: new MemorySaver() })
+  const agent = create({ model, ...(tools ? { tools } : {}), middleware: [middleware], checkpointer: checkpointer ?? new MemorySaver() })
   try {
     return await fn(agent, middleware)
   } finally {
@@ -95,6 +95,8 @@ test("the example's refund flow through a Deep Agents agent: interrupt at the hu
     assert.deepEqual(park.evidence, ['scratchpad/refund.json'])
     assert.deepEqual(park.transitions.map((t) => t.to), ['refund-approved', 'refund-request', 'closed'])
     assert.match(park.instructions, /The assistant proposes the refund/)
+    assert.deepEqual(park.approvers, ['support-lead@kettleandkite.example', 'finance@kettleandkite.example'])
+    assert.deepEqual(park.transitions.map((t) => t.type), ['approve', 'refine', 'reject'])
     // The model saw the state's prompt block and only the tools that state discloses.
     const [classify] = model.requests
     assert.match(classify.system, /Read the customer's request and decide what kind of request it is/)
@@ -121,6 +123,97 @@ test("the example's refund flow through a Deep Agents agent: interrupt at the hu
     for (const t of ['hook-verdict', 'parked', 'decided', 'state-enter']) assert.ok(types.includes(t), `${t} in ${types.join()}`)
     assert.ok(events.every((e) => e.sessionId === undefined || e.sessionId === 'r1'))
   })
+})
+
+test('after a restart the interrupt is the same park record, rebuilt from the session store, and the Command resumes it', async () => {
+  const root = exampleCopy()
+  const answers = refundAnswers('/scratchpad/refund.json')
+  const before = await withAgent({ workflow: 'order-lookup', rootDir: root, model: scriptedModel(answers.slice(0, 3)) }, async (agent) => {
+    const first = await agent.invoke({ messages: [{ role: 'user', content: 'I want a refund for KK-2043.' }] }, config('rs1'))
+    return first.__interrupt__?.[0]?.value
+  })
+  assert.equal(before?.state, 'refund-review')
+  // A new process: a new middleware and a new LangGraph checkpointer (its interrupt is gone),
+  // the same session store. A new message meets the park, whose record comes from the store.
+  const model = scriptedModel(answers.slice(3))
+  await withAgent({ workflow: 'order-lookup', rootDir: root, model }, async (agent, middleware) => {
+    const again = await agent.invoke({ messages: [{ role: 'user', content: 'Any news on my refund?' }] }, config('rs1'))
+    assert.equal(again.__interrupt__?.length, 1, JSON.stringify(again.__interrupt__))
+    assert.deepEqual(again.__interrupt__[0].value, before)
+    for (const key of ['seq', 'createdAt', 'title', 'instructions', 'approvers', 'evidence']) assert.ok(before[key] !== undefined, key)
+    assert.deepEqual(before.transitions[0], { to: 'refund-approved', type: 'approve', description: 'Approve the refund as proposed.' })
+    assert.equal(model.requests.length, 0, 'a parked session asks the model nothing')
+    const harness = await middleware.harness()
+    assert.deepEqual(await harness.sessions.park('rs1'), (({ sessionId, ...rest }) => rest)(before))
+    const done = await agent.invoke(new Command({ resume: { target: 'refund-approved' } }), config('rs1'))
+    assert.equal(done.__interrupt__, undefined)
+    assert.equal(done.messages.at(-1).content, 'Your refund of 10.00 EUR is confirmed.')
+    assert.equal((await harness.sessions.get('rs1')).status, 'completed')
+    assert.equal(await harness.sessions.park('rs1'), null)
+  })
+})
+
+const TWO_REVIEWS_SPEC = `title: Two reviews
+instructions: A test workflow.
+mounts:
+  allow_always: []
+states:
+  draft:
+    triggers: { manual: }
+    instructions: Draft, then ask for the reviews.
+    transitions:
+      - to: legal
+  legal:
+    type: human
+    instructions: Legal checks the draft.
+    approvers: [legal@example.com]
+    transitions:
+      - to: finance
+        type: approve
+  finance:
+    type: human
+    instructions: Finance checks the cost.
+    transitions:
+      - to: done
+        type: approve
+  done:
+    instructions: Say it is approved.
+`
+
+test('two human states in a row are two interrupts of one node: each decided once, across a restart too', async () => {
+  const root = workspace({ 'workflows/reviews/workflow.yaml': TWO_REVIEWS_SPEC })
+  const checkpointer = new MemorySaver()
+  const model = () => new FakeToolModel((_, i) => (i === 0 && !_.system.includes('Say it is approved') ? advance('legal', 'drafted', 'a1') : say('Noted.')))
+  const events = []
+  const onEvent = (e) => events.push(e)
+  await withAgent({ workflow: 'reviews', rootDir: root, model: model(), checkpointer, onEvent }, async (agent, middleware) => {
+    const first = await agent.invoke({ messages: [{ role: 'user', content: 'Draft it.' }] }, config('t1'))
+    const legal = first.__interrupt__?.[0]?.value
+    assert.equal(legal?.state, 'legal', JSON.stringify(first.__interrupt__))
+    assert.deepEqual(legal.approvers, ['legal@example.com'])
+    assert.equal(legal.seq, 1)
+    // Deciding legal lands on finance, another human state: its own interrupt, same invoke.
+    const second = await agent.invoke(new Command({ resume: { target: 'finance', comment: 'legal ok' } }), config('t1'))
+    const finance = second.__interrupt__?.[0]?.value
+    assert.equal(finance?.state, 'finance', JSON.stringify(second.__interrupt__))
+    assert.equal(finance.seq, 2)
+    assert.equal(finance.instructions, 'Finance checks the cost.')
+    assert.deepEqual(finance.transitions.map((t) => t.to), ['done'])
+    const harness = await middleware.harness()
+    assert.equal((await harness.sessions.get('t1')).state, 'finance')
+  })
+  // A new process over the same checkpointer: LangGraph runs the node again and hands the
+  // legal answer back first; the harness applies only the finance one.
+  await withAgent({ workflow: 'reviews', rootDir: root, model: model(), checkpointer, onEvent }, async (agent, middleware) => {
+    const done = await agent.invoke(new Command({ resume: { target: 'done' } }), config('t1'))
+    assert.equal(done.__interrupt__, undefined, JSON.stringify(done.__interrupt__))
+    const harness = await middleware.harness()
+    const after = await harness.sessions.get('t1')
+    assert.equal(after.workflowState, 'done')
+    assert.ok(!['awaiting_input', 'awaiting_decision'].includes(after.status), after.status)
+  })
+  const decided = events.filter((e) => e.type === 'decided')
+  assert.equal(decided.length, 2, JSON.stringify(decided))
 })
 
 const NOTES_SPEC = `title: Notes
