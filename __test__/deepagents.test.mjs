@@ -183,7 +183,7 @@ states:
 test('two human states in a row are two interrupts of one node: each decided once, across a restart too', async () => {
   const root = workspace({ 'workflows/reviews/workflow.yaml': TWO_REVIEWS_SPEC })
   const checkpointer = new MemorySaver()
-  const model = () => new FakeToolModel((_, i) => (i === 0 && !_.system.includes('Say it is approved') ? advance('legal', 'drafted', 'a1') : say('Noted.')))
+  const model = () => new FakeToolModel((r, i) => (i === 0 && r.system.includes('Draft, then ask') ? advance('legal', 'drafted', 'a1') : say('Noted.')))
   const events = []
   const onEvent = (e) => events.push(e)
   await withAgent({ workflow: 'reviews', rootDir: root, model: model(), checkpointer, onEvent }, async (agent, middleware) => {
