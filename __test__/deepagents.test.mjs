@@ -170,12 +170,14 @@ states:
     transitions:
       - to: finance
         type: approve
+        description: The draft is sound.
   finance:
     type: human
     instructions: Finance checks the cost.
     transitions:
       - to: done
         type: approve
+        description: The cost is fine.
   done:
     instructions: Say it is approved.
 `
