@@ -157,7 +157,10 @@ impl Harness {
         {
             record.insert("instructions".into(), Value::String(text.to_string()));
         }
-        if let Some(a) = decl.and_then(|s| s.approvers.as_ref()).filter(|a| !a.is_empty()) {
+        if let Some(a) = decl
+            .and_then(|s| s.approvers.as_ref())
+            .filter(|a| !a.is_empty())
+        {
             record.insert(
                 "approvers".into(),
                 Value::Array(a.iter().cloned().map(Value::String).collect()),
