@@ -597,6 +597,119 @@ states:
     instructions: Say goodbye.
 `
 
+test("archmax_raise ends the session failed: the graph ends with the raised reason", async () => {
+  const spec = `title: Raise
+instructions: A test workflow.
+mounts:
+  allow_always: []
+states:
+  work:
+    triggers: { manual: }
+    instructions: Do the work, or raise.
+`
+  const root = workspace({ 'workflows/raise/workflow.yaml': spec })
+  const model = scriptedModel([tools(call('archmax_raise', { code: 'no-invoice', reason: 'nothing to bill' }, 'r1'))])
+  await withAgent({ workflow: 'raise', rootDir: root, model }, async (agent, middleware) => {
+    const result = await agent.invoke({ messages: [{ role: 'user', content: 'Bill it.' }] }, config('x1'))
+    assert.equal(result.__interrupt__, undefined)
+    assert.equal(result.messages.at(-1).content, 'nothing to bill')
+    const summary = await (await middleware.harness()).sessions.get('x1')
+    assert.equal(summary.status, 'failed')
+    assert.deepEqual(summary.exit, { success: false, code: 'no-invoice', reason: 'nothing to bill' })
+    assert.equal(model.requests.length, 1, 'a raise ends the turn: no call after it')
+  })
+})
+
+test('archmax_reset goes back to the entry state: its prompt block, an agent lock released, the reset text as the tool result', async () => {
+  const spec = `title: Reset
+instructions: A test workflow.
+mounts:
+  allow_always: []
+states:
+  intake:
+    triggers: { manual: }
+    instructions: Take the order in.
+    transitions:
+      - to: pack
+  pack:
+    instructions: Pack the order.
+    transitions:
+      - to: done
+  done:
+    instructions: Say goodbye.
+`
+  const root = workspace({ 'workflows/reset/workflow.yaml': spec })
+  const model = scriptedModel([
+    tools(call('archmax_set_variables', { variables: { order: 'A-1' }, lock: true }, 'v1'), call('archmax_advance', { to: 'pack', reason: 'taken' }, 'a1')),
+    tools(call('archmax_reset', { reason: 'wrong order' }, 'z1')),
+    tools(call('archmax_set_variables', { variables: { order: 'B-2' } }, 'v2')),
+    say('Order B-2 taken.'),
+  ])
+  await withAgent({ workflow: 'reset', rootDir: root, model }, async (agent, middleware) => {
+    const result = await agent.invoke({ messages: [{ role: 'user', content: 'Order.' }] }, config('z'))
+    const texts = toolTexts(result)
+    assert.equal(texts.z1, "Reset to state 'intake'. Correction budgets are cleared and its entry gate runs again; earlier work in the conversation and in scratchpad/ is untouched.")
+    assert.match(model.requests[1].system, /## Current state: pack\n/)
+    assert.match(model.requests[2].system, /## Current state: intake\n/)
+    assert.doesNotMatch(model.requests[2].system, /## Current state: pack/)
+    // The lock the agent set is released by the reset, so the variable takes a new value.
+    assert.doesNotMatch(texts.v2, /rejected|locked/i, texts.v2)
+    const summary = await (await middleware.harness()).sessions.get('z')
+    assert.equal(summary.workflowState, 'intake')
+    assert.equal(summary.variables.order.value, 'B-2')
+    assert.equal(result.messages.at(-1).content, 'Order B-2 taken.')
+  })
+})
+
+test('on_error routes a failed hook to a human state: the turn parks there, an interrupt, and the decision resumes it', async () => {
+  const spec = `title: Approvals
+instructions: A test workflow.
+mounts:
+  allow_always: []
+states:
+  draft:
+    triggers: { manual: }
+    instructions: Draft the refund.
+    on_error: triage
+    transitions:
+      - to: done
+    after:
+      approval: finance
+  triage:
+    type: human
+    instructions: A person decides what to do with a failed refund.
+    transitions:
+      - to: done
+        description: close it
+  done:
+    instructions: Say goodbye.
+`
+  const root = workspace({ 'workflows/approvals/workflow.yaml': spec })
+  const model = scriptedModel([advance('done', 'drafted', 'a1'), say('I could not get the approval.'), say('A person will decide.'), say('Goodbye.')])
+  const events = []
+  const hookExecutors = {
+    approval: async () => {
+      throw new Error('the approval service is down')
+    },
+  }
+  await withAgent({ workflow: 'approvals', rootDir: root, model, onEvent: (e) => events.push(e) }, async (agent, middleware) => {
+    const first = await agent.invoke({ messages: [{ role: 'user', content: 'Refund it.' }] }, config('oe'))
+    assert.match(toolTexts(first).a1, /^archmax_advance rejected: /)
+    const park = first.__interrupt__?.[0]?.value
+    assert.equal(park?.state, 'triage', JSON.stringify(first.__interrupt__))
+    assert.equal(park.instructions, 'A person decides what to do with a failed refund.')
+    assert.ok(events.some((e) => e.type === 'state-error-routed'))
+    // The failed advance was answered in draft; the park's one message is a reply-only call.
+    assert.match(model.requests[1].system, /## Current state: draft\n/)
+    assert.match(model.requests[2].system, /it stays parked until someone else acts/)
+    const done = await agent.invoke(new Command({ resume: { target: 'done', comment: 'close it' } }), config('oe'))
+    assert.equal(done.__interrupt__, undefined)
+    assert.equal(done.messages.at(-1).content, 'Goodbye.')
+    const summary = await (await middleware.harness()).sessions.get('oe')
+    assert.equal(summary.workflowState, 'done')
+  }, { hookExecutors })
+})
+
 test('bad options throw a clear TypeError', () => {
   assert.throws(() => archmaxMiddleware(), /needs an options object/)
   assert.throws(() => archmaxMiddleware({ workspace: {} }), /'workflow' must be a workflow slug, got undefined/)
