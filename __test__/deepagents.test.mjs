@@ -416,9 +416,9 @@ states:
   })
 })
 
-test('a resume value the park cannot take throws a TypeError naming what it needs', async () => {
+test('a resume value the park cannot take throws a TypeError naming what it needs; a good one then decides', async () => {
   const root = workspace({ 'workflows/approve/workflow.yaml': APPROVAL_SPEC_HUMAN })
-  const model = scriptedModel([advance('review', 'drafted', 'a1'), say('Waiting for review.')])
+  const model = scriptedModel([advance('review', 'drafted', 'a1'), say('Waiting for review.'), say('Goodbye.')])
   await withAgent({ workflow: 'approve', rootDir: root, model }, async (agent, middleware) => {
     const first = await agent.invoke({ messages: [{ role: 'user', content: 'draft' }] }, config('p1'))
     assert.equal(first.__interrupt__?.[0]?.value.state, 'review')
@@ -429,6 +429,11 @@ test('a resume value the park cannot take throws a TypeError naming what it need
     })
     const summary = await (await middleware.harness()).sessions.get('p1')
     assert.equal(summary.status, 'awaiting_decision', 'a refused resume decides nothing')
+    // The refused value is not taken for the next resume's.
+    const done = await agent.invoke(new Command({ resume: { target: 'done' } }), config('p1'))
+    assert.equal(done.__interrupt__, undefined, JSON.stringify(done.__interrupt__))
+    assert.equal(done.messages.at(-1).content, 'Goodbye.')
+    assert.equal((await (await middleware.harness()).sessions.get('p1')).workflowState, 'done')
   })
 })
 
