@@ -157,6 +157,12 @@ function answeredBefore(runtime) {
   return pad.interruptCounter + 1 < pad.resume.length
 }
 
+/** Whether two park records are the same park (a reply keeps it; a decision or a new wait makes another). */
+function samePark(a, b) {
+  const key = (p) => JSON.stringify([p.channel, p.state, p.seq, p.createdAt, p.parkedAt])
+  return Boolean(a && b) && key(a) === key(b)
+}
+
 function parked(status) {
   return status === 'awaiting_decision' || status === 'awaiting_input'
 }
@@ -294,6 +300,8 @@ class Bridge {
     this.model = request.model
     const agent = await this.agentFor(request)
     let last = null
+    /** The park this run resumed (a reply leaves it in place: the run answers, no new interrupt). */
+    let resumedFrom = null
     for (;;) {
       let live = this.threads.get(thread)
       if (!live) {
@@ -308,6 +316,7 @@ class Bridge {
           const replayed = answeredBefore(request.runtime)
           const value = interrupt(payload)
           if (replayed) continue
+          resumedFrom = payload
           live = this.#start(thread, agent, this.#resume(agent, thread, payload.channel, value))
         } else if (last) {
           return last
@@ -320,7 +329,8 @@ class Bridge {
       if (step.kind === 'end') {
         this.threads.delete(thread)
         if (step.error) throw step.error
-        if (parked(step.outcome?.status)) continue
+        const again = parked(step.outcome?.status)
+        if (again && !samePark(step.outcome.pending, resumedFrom)) continue
         return last ?? (await this.#endMessage(step.outcome))
       }
       let ai

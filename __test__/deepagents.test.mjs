@@ -437,6 +437,24 @@ test('a resume value the park cannot take throws a TypeError naming what it need
   })
 })
 
+test('a { message } resume is a reply: the run ends with the answer, the park stays, and a later message meets it again', async () => {
+  const root = workspace({ 'workflows/approve/workflow.yaml': APPROVAL_SPEC_HUMAN })
+  const model = scriptedModel([advance('review', 'drafted', 'a1'), say('Waiting for review.'), say('Still with the reviewer.'), say('Goodbye.')])
+  await withAgent({ workflow: 'approve', rootDir: root, model }, async (agent, middleware) => {
+    const first = await agent.invoke({ messages: [{ role: 'user', content: 'draft' }] }, config('q1'))
+    const park = first.__interrupt__?.[0]?.value
+    assert.equal(park?.state, 'review')
+    const replied = await agent.invoke(new Command({ resume: { message: 'Any news?' } }), config('q1'))
+    assert.equal(replied.__interrupt__, undefined, JSON.stringify(replied.__interrupt__))
+    assert.equal(replied.messages.at(-1).content, 'Still with the reviewer.')
+    assert.equal((await (await middleware.harness()).sessions.get('q1')).status, 'awaiting_decision')
+    const again = await agent.invoke({ messages: [{ role: 'user', content: 'Hello?' }] }, config('q1'))
+    assert.deepEqual(again.__interrupt__?.[0]?.value, park)
+    const done = await agent.invoke(new Command({ resume: { target: 'done' } }), config('q1'))
+    assert.equal(done.messages.at(-1).content, 'Goodbye.')
+  })
+})
+
 test('archmax_wait parks for an input: an interrupt whose resume value is the delivery', async () => {
   const spec = `title: Waits
 instructions: A test workflow.
