@@ -15,7 +15,7 @@ import { z } from 'zod'
 
 import { createMemorySessionStore } from '@archmax-ai/harness'
 import { archmaxMiddleware } from '@archmax-ai/harness/deepagents'
-import { call, EXAMPLE, mapStore, REFUND, refundAnswers, say, toAIMessage, tools, workspace } from './helpers.mjs'
+import { call, EXAMPLE, mapStore, ON_ERROR_HUMAN_SPEC, REFUND, refundAnswers, say, toAIMessage, tools, workspace } from './helpers.mjs'
 
 /** A LangChain chat model answering `answer({ messages, tools })`, recording every request. */
 class FakeToolModel extends BaseChatModel {
@@ -685,29 +685,7 @@ states:
 })
 
 test('on_error routes a failed hook to a human state: the turn parks there, an interrupt, and the decision resumes it', async () => {
-  const spec = `title: Approvals
-instructions: A test workflow.
-mounts:
-  allow_always: []
-states:
-  draft:
-    triggers: { manual: }
-    instructions: Draft the refund.
-    on_error: triage
-    transitions:
-      - to: done
-    after:
-      approval: finance
-  triage:
-    type: human
-    instructions: A person decides what to do with a failed refund.
-    transitions:
-      - to: done
-        description: close it
-  done:
-    instructions: Say goodbye.
-`
-  const root = workspace({ 'workflows/approvals/workflow.yaml': spec })
+  const root = workspace({ 'workflows/approvals/workflow.yaml': ON_ERROR_HUMAN_SPEC })
   const model = scriptedModel([advance('done', 'drafted', 'a1'), say('I could not get the approval.'), say('A person will decide.'), say('Goodbye.')])
   const events = []
   const hookExecutors = {
