@@ -476,6 +476,8 @@ states:
     assert.equal(park.instructions, 'Wait for the payment, then say thanks.')
     const harness = await middleware.harness()
     assert.equal((await harness.sessions.get('i1')).status, 'awaiting_input')
+    assert.match(park.parkedAt, /Z$/)
+    assert.deepEqual(park, { sessionId: 'i1', ...(await harness.sessions.park('i1')) })
     const done = await agent.invoke(new Command({ resume: { trigger: { id: 'paid' }, variables: { amount: 20 } } }), config('i1'))
     assert.equal(done.__interrupt__, undefined)
     assert.equal(done.messages.at(-1).content, 'Thanks.')
