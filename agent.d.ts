@@ -32,6 +32,8 @@ export type { VariableEntry } from './types/VariableEntry.js'
 export type { WorkflowStatus } from './types/WorkflowStatus.js'
 
 /** A session parked at a human state: what the person decides. */
+/** A park as `sessions.park` presents it: the record, with the parked state's `instructions` and `approvers` when declared. */
+export type SessionPark = ParkRecord & { instructions?: string; approvers?: Array<string> }
 export type PendingDecision = Extract<ParkRecord, { channel: 'decision' }>
 /** A session parked for an outside event: what it waits for. */
 export type PendingInput = Extract<ParkRecord, { channel: 'input' }>
@@ -401,6 +403,13 @@ export interface SessionOperations {
   messages(sessionId: string): Promise<Array<TranscriptMessage>>
   /** How many messages the committed transcript holds; 0 when none. */
   messageCount(sessionId: string): Promise<number>
+  /**
+   * The park a parked session waits on, read from the store (so the same after a restart):
+   * the park record the Outcome that parked it carried as `pending`, with the parked state's
+   * `instructions` and `approvers` from the spec when it declares them; null when the session
+   * has not run or is not parked.
+   */
+  park(sessionId: string): Promise<SessionPark | null>
   /**
    * Deletes the session and its child sessions; true when something was removed. Throws
    * `SessionNotResumableError` while a turn holds the session.

@@ -867,6 +867,10 @@ export async function createAgent(params = {}) {
         live()
         return unwrap(await native.sessionMessageCount(sessionId))
       },
+      async park(sessionId) {
+        live()
+        return unwrap(await native.sessionPark(sessionId))
+      },
       async delete(sessionId) {
         live()
         return unwrap(await native.sessionDelete(sessionId))

@@ -1,5 +1,5 @@
 // `@archmax-ai/harness/deepagents`: the workflow as a LangChain agent middleware.
-import type { CreateAgentParams, GovernedAgent } from './agent.js'
+import type { CreateAgentParams, GovernedAgent, SessionPark } from './agent.js'
 
 /** Options of `archmaxMiddleware`: the `createAgent` options that make sense under LangGraph. */
 export type ArchmaxMiddlewareOptions = Pick<
@@ -26,32 +26,12 @@ export type ArchmaxMiddlewareOptions = Pick<
 }
 
 /**
- * The payload of the `interrupt()` a park raises: the park record, the session and the
- * state's instructions. Resume with `new Command({ resume: { target, comment? } })` (a
- * decision; `{ message }` replies instead) or `{ trigger, variables?, message? }` (an input park).
+ * The payload of the `interrupt()` a park raises: the park record the harness persisted (what
+ * `sessions.park` answers, the same after a restart) with the session id. Resume with
+ * `new Command({ resume: { target, comment? } })` (a decision; `{ message }` replies instead)
+ * or `{ trigger, variables?, message? }` (an input park).
  */
-export type ArchmaxInterrupt =
-  | {
-      channel: 'decision'
-      sessionId: string
-      state: string
-      title?: string
-      seq?: number
-      transitions?: Array<{ to: string; type?: string; description?: string }>
-      evidence?: Array<string>
-      createdAt?: string
-      instructions?: string
-    }
-  | {
-      channel: 'input'
-      sessionId: string
-      state: string
-      title?: string
-      reason?: string
-      parkedAt?: string
-      resumeAt?: string
-      instructions?: string
-    }
+export type ArchmaxInterrupt = SessionPark & { sessionId: string }
 
 /** What `archmaxMiddleware` returns: a LangChain `AgentMiddleware` (as `createMiddleware` builds it). */
 export interface ArchmaxMiddleware {

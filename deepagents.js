@@ -13,7 +13,6 @@
 // (its brand is a registered symbol); `@langchain/core/messages` and
 // `@langchain/langgraph`'s `interrupt` are imported from the host's install when used.
 import { createAgent } from './agent.js'
-import { parseMachineSpec } from './native.js'
 import {
   contentText,
   describe,
@@ -24,8 +23,6 @@ import {
   optionalImport,
   toLangChainMessages,
 } from './langchain.js'
-import { readFile } from 'node:fs/promises'
-import { join } from 'node:path'
 
 /** `createMiddleware`'s brand (`Symbol.for`, so any copy of `langchain` recognises it). */
 const MIDDLEWARE_BRAND = Symbol.for('AgentMiddleware')
@@ -149,6 +146,23 @@ function threadOf(runtime) {
   return id === undefined || id === null || id === '' ? '__default__' : String(id)
 }
 
+/**
+ * Whether the node's next `interrupt()` was answered in an earlier run of the node: LangGraph
+ * keeps a task's answered resume values in its scratchpad (`__pregel_scratchpad.resume`) and
+ * hands them back in order when the node runs again.
+ */
+function answeredBefore(runtime) {
+  const pad = runtime?.configurable?.__pregel_scratchpad
+  if (!pad || !Array.isArray(pad.resume) || typeof pad.interruptCounter !== 'number') return false
+  return pad.interruptCounter + 1 < pad.resume.length
+}
+
+/** Whether two park records are the same park (a reply keeps it; a decision or a new wait makes another). */
+function samePark(a, b) {
+  const key = (p) => JSON.stringify([p.channel, p.state, p.seq, p.createdAt, p.parkedAt])
+  return Boolean(a && b) && key(a) === key(b)
+}
+
 function parked(status) {
   return status === 'awaiting_decision' || status === 'awaiting_input'
 }
@@ -158,12 +172,9 @@ class Bridge {
     this.options = options
     this.agent = null
     this.threads = new Map()
-    /** The last park record each thread's turns ended with (the interrupt's payload). */
-    this.parks = new Map()
     /** Host tool instances by name (for a script's call, which has no LangGraph call). */
     this.tools = new Map()
     this.model = null
-    this.instructions = null
   }
 
   /** The harness agent, assembled on the first call with the request's host tools. */
@@ -243,8 +254,6 @@ class Bridge {
       }
       live.settle(messages)
       live.abandon(error ? `Not run: the turn failed (${error.message}).` : 'Not run: the turn ended first.')
-      if (outcome?.pending) this.parks.set(thread, outcome.pending)
-      else this.parks.delete(thread)
       live.push({ kind: 'end', outcome, error })
     }
     Promise.resolve()
@@ -256,27 +265,15 @@ class Bridge {
     return live
   }
 
-  /** The interrupt payload of a parked session: its park record, the state's instructions. */
-  async #parkRecord(thread, summary) {
-    const record = this.parks.get(thread) ?? {
-      channel: summary.status === 'awaiting_decision' ? 'decision' : 'input',
-      state: summary.state ?? summary.workflowState,
-      reason: summary.waitReason,
-      resumeAt: summary.resumeAt,
-    }
-    const instructions = (await this.#instructions())[record.state]
-    return { sessionId: thread, ...record, ...(instructions ? { instructions } : {}) }
-  }
-
-  async #instructions() {
-    this.instructions ??= (async () => {
-      const root = this.options.workspace?.rootDir ?? process.cwd()
-      const text = await readFile(join(root, 'workflows', this.options.workflow, 'workflow.yaml'), 'utf8')
-      const parsed = parseMachineSpec(text)
-      if (!parsed.ok) return {}
-      return Object.fromEntries(Object.entries(parsed.spec.states ?? {}).map(([k, s]) => [k, s?.instructions]))
-    })().catch(() => ({}))
-    return this.instructions
+  /**
+   * The interrupt payload of a parked session: the park record the harness persisted for
+   * it, with the state's instructions and approvers (so the same after a restart), and the
+   * session id.
+   */
+  async #parkRecord(agent, thread) {
+    const park = await agent.sessions.park(thread)
+    if (!park) throw new Error(`session '${thread}' is not parked`)
+    return { sessionId: thread, ...park }
   }
 
   /** The harness call a resume value makes on a parked session. */
@@ -302,20 +299,24 @@ class Bridge {
     if (current?.hostBusy) return handler(request)
     this.model = request.model
     const agent = await this.agentFor(request)
-    let resumed = false
     let last = null
+    /** The park this run resumed (a reply leaves it in place: the run answers, no new interrupt). */
+    let resumedFrom = null
     for (;;) {
       let live = this.threads.get(thread)
       if (!live) {
         const summary = await agent.sessions.get(thread)
         if (summary && parked(summary.status)) {
-          // One interrupt per node run: a second park is met on the next invoke.
-          if (resumed) return last ?? (await this.#endMessage({ reply: `Parked at '${summary.state}'.` }))
-          const payload = await this.#parkRecord(thread, summary)
+          // Each park is its own interrupt of this node. LangGraph runs the node again from
+          // the start on every resume, answering its earlier interrupts with their earlier
+          // values: those decisions are in the harness already, so only the new one applies.
+          const payload = await this.#parkRecord(agent, thread)
           const { interrupt } = (await optionalImport('@langchain/langgraph')) ?? {}
           if (typeof interrupt !== 'function') throw new Error('a park needs @langchain/langgraph (its interrupt) installed')
+          const replayed = answeredBefore(request.runtime)
           const value = interrupt(payload)
-          resumed = true
+          if (replayed) continue
+          resumedFrom = payload
           live = this.#start(thread, agent, this.#resume(agent, thread, payload.channel, value))
         } else if (last) {
           return last
@@ -328,7 +329,8 @@ class Bridge {
       if (step.kind === 'end') {
         this.threads.delete(thread)
         if (step.error) throw step.error
-        if (parked(step.outcome?.status)) continue
+        const again = parked(step.outcome?.status)
+        if (again && !samePark(step.outcome.pending, resumedFrom)) continue
         return last ?? (await this.#endMessage(step.outcome))
       }
       let ai

@@ -167,6 +167,11 @@ export declare class NativeAgent {
   sessionList(): Promise<NativeResult>
   /** One session's summary, `null` when it has not run (`agent.sessions.get`). */
   sessionGet(sessionId: string): Promise<NativeResult>
+  /**
+   * A parked session's park record with its state's instructions and approvers,
+   * `null` when not parked (`agent.sessions.park`).
+   */
+  sessionPark(sessionId: string): Promise<NativeResult>
   /** The spec snapshot a session's `specHash` names, `null` when absent (`agent.getSpecSnapshot`). */
   specSnapshot(hash: string): Promise<NativeResult>
   /** One session's committed transcript (`agent.sessions.messages`). */

@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 
 import { createAgent } from '@archmax-ai/harness'
-import { advance, APPROVAL_SPEC, call, say, scripted, workspace } from './helpers.mjs'
+import { advance, APPROVAL_SPEC, call, ON_ERROR_HUMAN_SPEC, say, scripted, workspace } from './helpers.mjs'
 
 const tools = (...calls) => ({ role: 'assistant', content: null, tool_calls: calls })
 const toolMessage = (messages, id) => messages.find((m) => m.role === 'tool' && m.tool_call_id === id)
@@ -553,30 +553,8 @@ test('a host tool handler reads, uploads, downloads and deletes through context.
 })
 
 test("on_error routes once the model has finished its segment, and into a human state it parks awaiting a decision", async () => {
-  const SPEC = `title: Approvals
-instructions: A test workflow.
-mounts:
-  allow_always: []
-states:
-  draft:
-    triggers: { manual: }
-    instructions: Draft the refund.
-    on_error: triage
-    transitions:
-      - to: done
-    after:
-      approval: finance
-  triage:
-    type: human
-    instructions: A person decides what to do with a failed refund.
-    transitions:
-      - to: done
-        description: close it
-  done:
-    instructions: Say goodbye.
-`
   const { agent, events, requests } = await agentOn(
-    { 'workflows/approvals/workflow.yaml': SPEC },
+    { 'workflows/approvals/workflow.yaml': ON_ERROR_HUMAN_SPEC },
     [advance('done'), say('I could not get the approval.'), say('A person will decide what happens next.')],
     {
       workflow: 'approvals',

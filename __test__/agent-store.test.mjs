@@ -95,7 +95,12 @@ test('a session parked in one agent is decided in a second agent sharing the JS 
   const b = await createAgent({ workflow: 'desk', workspace: { rootDir: root, sessionStore: store }, model: second.model })
   try {
     assert.deepEqual((await b.sessions.list()).map((s) => [s.sessionId, s.status]), [['p1', 'awaiting_decision']])
+    // The park record the first agent's Outcome carried, read back by the second from the store.
+    const { instructions, ...record } = await b.sessions.park('p1')
+    assert.deepEqual(record, parked.pending)
+    assert.equal(instructions, 'A person decides.')
     const done = await b.workflow.decide('p1', { to: 'done' })
+    assert.equal(await b.sessions.park('p1'), null)
     assert.equal(done.kind, 'completed')
     assert.equal(done.state, 'done')
     assert.equal(done.reply, 'Approved, goodbye.')

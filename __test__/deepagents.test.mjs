@@ -15,7 +15,7 @@ import { z } from 'zod'
 
 import { createMemorySessionStore } from '@archmax-ai/harness'
 import { archmaxMiddleware } from '@archmax-ai/harness/deepagents'
-import { call, EXAMPLE, mapStore, REFUND, refundAnswers, say, toAIMessage, tools, workspace } from './helpers.mjs'
+import { call, EXAMPLE, mapStore, ON_ERROR_HUMAN_SPEC, REFUND, refundAnswers, say, toAIMessage, tools, workspace } from './helpers.mjs'
 
 /** A LangChain chat model answering `answer({ messages, tools })`, recording every request. */
 class FakeToolModel extends BaseChatModel {
@@ -58,9 +58,9 @@ const config = (thread) => ({ configurable: { thread_id: thread }, recursionLimi
  * `archmaxMiddleware({ workflow, workspace: { rootDir, sessionStore }, onEvent, ...extra })`
  * and a checkpointer, then disposes the middleware.
  */
-async function withAgent({ workflow, rootDir, mounts, model, sessionStore, onEvent, tools, create = createDeepAgent }, fn, extra = {}) {
+async function withAgent({ workflow, rootDir, mounts, model, sessionStore, onEvent, tools, checkpointer, create = createDeepAgent }, fn, extra = {}) {
   const middleware = archmaxMiddleware({ workflow, workspace: { rootDir, mounts, sessionStore }, ...(onEvent ? { onEvent } : {}), ...extra })
-  const agent = create({ model, ...(tools ? { tools } : {}), middleware: [middleware], checkpointer: new MemorySaver() })
+  const agent = create({ model, ...(tools ? { tools } : {}), middleware: [middleware], checkpointer: checkpointer ?? new MemorySaver() })
   try {
     return await fn(agent, middleware)
   } finally {
@@ -95,6 +95,8 @@ test("the example's refund flow through a Deep Agents agent: interrupt at the hu
     assert.deepEqual(park.evidence, ['scratchpad/refund.json'])
     assert.deepEqual(park.transitions.map((t) => t.to), ['refund-approved', 'refund-request', 'closed'])
     assert.match(park.instructions, /The assistant proposes the refund/)
+    assert.deepEqual(park.approvers, ['support-lead@kettleandkite.example', 'finance@kettleandkite.example'])
+    assert.deepEqual(park.transitions.map((t) => t.type), ['approve', 'refine', 'reject'])
     // The model saw the state's prompt block and only the tools that state discloses.
     const [classify] = model.requests
     assert.match(classify.system, /Read the customer's request and decide what kind of request it is/)
@@ -121,6 +123,99 @@ test("the example's refund flow through a Deep Agents agent: interrupt at the hu
     for (const t of ['hook-verdict', 'parked', 'decided', 'state-enter']) assert.ok(types.includes(t), `${t} in ${types.join()}`)
     assert.ok(events.every((e) => e.sessionId === undefined || e.sessionId === 'r1'))
   })
+})
+
+test('after a restart the interrupt is the same park record, rebuilt from the session store, and the Command resumes it', async () => {
+  const root = exampleCopy()
+  const answers = refundAnswers('/scratchpad/refund.json')
+  const before = await withAgent({ workflow: 'order-lookup', rootDir: root, model: scriptedModel(answers.slice(0, 3)) }, async (agent) => {
+    const first = await agent.invoke({ messages: [{ role: 'user', content: 'I want a refund for KK-2043.' }] }, config('rs1'))
+    return first.__interrupt__?.[0]?.value
+  })
+  assert.equal(before?.state, 'refund-review')
+  // A new process: a new middleware and a new LangGraph checkpointer (its interrupt is gone),
+  // the same session store. A new message meets the park, whose record comes from the store.
+  const model = scriptedModel(answers.slice(3))
+  await withAgent({ workflow: 'order-lookup', rootDir: root, model }, async (agent, middleware) => {
+    const again = await agent.invoke({ messages: [{ role: 'user', content: 'Any news on my refund?' }] }, config('rs1'))
+    assert.equal(again.__interrupt__?.length, 1, JSON.stringify(again.__interrupt__))
+    assert.deepEqual(again.__interrupt__[0].value, before)
+    for (const key of ['seq', 'createdAt', 'title', 'instructions', 'approvers', 'evidence']) assert.ok(before[key] !== undefined, key)
+    assert.deepEqual(before.transitions[0], { to: 'refund-approved', type: 'approve', description: 'Approve the refund as proposed.' })
+    assert.equal(model.requests.length, 0, 'a parked session asks the model nothing')
+    const harness = await middleware.harness()
+    assert.deepEqual(await harness.sessions.park('rs1'), (({ sessionId, ...rest }) => rest)(before))
+    const done = await agent.invoke(new Command({ resume: { target: 'refund-approved' } }), config('rs1'))
+    assert.equal(done.__interrupt__, undefined)
+    assert.equal(done.messages.at(-1).content, 'Your refund of 10.00 EUR is confirmed.')
+    assert.equal((await harness.sessions.get('rs1')).status, 'completed')
+    assert.equal(await harness.sessions.park('rs1'), null)
+  })
+})
+
+const TWO_REVIEWS_SPEC = `title: Two reviews
+instructions: A test workflow.
+mounts:
+  allow_always: []
+states:
+  draft:
+    triggers: { manual: }
+    instructions: Draft, then ask for the reviews.
+    transitions:
+      - to: legal
+  legal:
+    type: human
+    instructions: Legal checks the draft.
+    approvers: [legal@example.com]
+    transitions:
+      - to: finance
+        type: approve
+        description: The draft is sound.
+  finance:
+    type: human
+    instructions: Finance checks the cost.
+    transitions:
+      - to: done
+        type: approve
+        description: The cost is fine.
+  done:
+    instructions: Say it is approved.
+`
+
+test('two human states in a row are two interrupts of one node: each decided once, across a restart too', async () => {
+  const root = workspace({ 'workflows/reviews/workflow.yaml': TWO_REVIEWS_SPEC })
+  const checkpointer = new MemorySaver()
+  const model = () => new FakeToolModel((r, i) => (i === 0 && r.system.includes('Draft, then ask') ? advance('legal', 'drafted', 'a1') : say('Noted.')))
+  const events = []
+  const onEvent = (e) => events.push(e)
+  await withAgent({ workflow: 'reviews', rootDir: root, model: model(), checkpointer, onEvent }, async (agent, middleware) => {
+    const first = await agent.invoke({ messages: [{ role: 'user', content: 'Draft it.' }] }, config('t1'))
+    const legal = first.__interrupt__?.[0]?.value
+    assert.equal(legal?.state, 'legal', JSON.stringify(first.__interrupt__))
+    assert.deepEqual(legal.approvers, ['legal@example.com'])
+    assert.equal(legal.seq, 1)
+    // Deciding legal lands on finance, another human state: its own interrupt, same invoke.
+    const second = await agent.invoke(new Command({ resume: { target: 'finance', comment: 'legal ok' } }), config('t1'))
+    const finance = second.__interrupt__?.[0]?.value
+    assert.equal(finance?.state, 'finance', JSON.stringify(second.__interrupt__))
+    assert.equal(finance.seq, 2)
+    assert.equal(finance.instructions, 'Finance checks the cost.')
+    assert.deepEqual(finance.transitions.map((t) => t.to), ['done'])
+    const harness = await middleware.harness()
+    assert.equal((await harness.sessions.get('t1')).state, 'finance')
+  })
+  // A new process over the same checkpointer: LangGraph runs the node again and hands the
+  // legal answer back first; the harness applies only the finance one.
+  await withAgent({ workflow: 'reviews', rootDir: root, model: model(), checkpointer, onEvent }, async (agent, middleware) => {
+    const done = await agent.invoke(new Command({ resume: { target: 'done' } }), config('t1'))
+    assert.equal(done.__interrupt__, undefined, JSON.stringify(done.__interrupt__))
+    const harness = await middleware.harness()
+    const after = await harness.sessions.get('t1')
+    assert.equal(after.workflowState, 'done')
+    assert.ok(!['awaiting_input', 'awaiting_decision'].includes(after.status), after.status)
+  })
+  const decided = events.filter((e) => e.type === 'decided')
+  assert.equal(decided.length, 2, JSON.stringify(decided))
 })
 
 const NOTES_SPEC = `title: Notes
@@ -321,9 +416,9 @@ states:
   })
 })
 
-test('a resume value the park cannot take throws a TypeError naming what it needs', async () => {
+test('a resume value the park cannot take throws a TypeError naming what it needs; a good one then decides', async () => {
   const root = workspace({ 'workflows/approve/workflow.yaml': APPROVAL_SPEC_HUMAN })
-  const model = scriptedModel([advance('review', 'drafted', 'a1'), say('Waiting for review.')])
+  const model = scriptedModel([advance('review', 'drafted', 'a1'), say('Waiting for review.'), say('Goodbye.')])
   await withAgent({ workflow: 'approve', rootDir: root, model }, async (agent, middleware) => {
     const first = await agent.invoke({ messages: [{ role: 'user', content: 'draft' }] }, config('p1'))
     assert.equal(first.__interrupt__?.[0]?.value.state, 'review')
@@ -334,6 +429,29 @@ test('a resume value the park cannot take throws a TypeError naming what it need
     })
     const summary = await (await middleware.harness()).sessions.get('p1')
     assert.equal(summary.status, 'awaiting_decision', 'a refused resume decides nothing')
+    // The refused value is not taken for the next resume's.
+    const done = await agent.invoke(new Command({ resume: { target: 'done' } }), config('p1'))
+    assert.equal(done.__interrupt__, undefined, JSON.stringify(done.__interrupt__))
+    assert.equal(done.messages.at(-1).content, 'Goodbye.')
+    assert.equal((await (await middleware.harness()).sessions.get('p1')).workflowState, 'done')
+  })
+})
+
+test('a { message } resume is a reply: the run ends with the answer, the park stays, and a later message meets it again', async () => {
+  const root = workspace({ 'workflows/approve/workflow.yaml': APPROVAL_SPEC_HUMAN })
+  const model = scriptedModel([advance('review', 'drafted', 'a1'), say('Waiting for review.'), say('Still with the reviewer.'), say('Goodbye.')])
+  await withAgent({ workflow: 'approve', rootDir: root, model }, async (agent, middleware) => {
+    const first = await agent.invoke({ messages: [{ role: 'user', content: 'draft' }] }, config('q1'))
+    const park = first.__interrupt__?.[0]?.value
+    assert.equal(park?.state, 'review')
+    const replied = await agent.invoke(new Command({ resume: { message: 'Any news?' } }), config('q1'))
+    assert.equal(replied.__interrupt__, undefined, JSON.stringify(replied.__interrupt__))
+    assert.equal(replied.messages.at(-1).content, 'Still with the reviewer.')
+    assert.equal((await (await middleware.harness()).sessions.get('q1')).status, 'awaiting_decision')
+    const again = await agent.invoke({ messages: [{ role: 'user', content: 'Hello?' }] }, config('q1'))
+    assert.deepEqual(again.__interrupt__?.[0]?.value, park)
+    const done = await agent.invoke(new Command({ resume: { target: 'done' } }), config('q1'))
+    assert.equal(done.messages.at(-1).content, 'Goodbye.')
   })
 })
 
@@ -358,6 +476,8 @@ states:
     assert.equal(park.instructions, 'Wait for the payment, then say thanks.')
     const harness = await middleware.harness()
     assert.equal((await harness.sessions.get('i1')).status, 'awaiting_input')
+    assert.match(park.parkedAt, /Z$/)
+    assert.deepEqual(park, { sessionId: 'i1', ...(await harness.sessions.park('i1')) })
     const done = await agent.invoke(new Command({ resume: { trigger: { id: 'paid' }, variables: { amount: 20 } } }), config('i1'))
     assert.equal(done.__interrupt__, undefined)
     assert.equal(done.messages.at(-1).content, 'Thanks.')
@@ -501,6 +621,97 @@ states:
   done:
     instructions: Say goodbye.
 `
+
+test("archmax_raise ends the session failed: the graph ends with the raised reason", async () => {
+  const spec = `title: Raise
+instructions: A test workflow.
+mounts:
+  allow_always: []
+states:
+  work:
+    triggers: { manual: }
+    instructions: Do the work, or raise.
+`
+  const root = workspace({ 'workflows/raise/workflow.yaml': spec })
+  const model = scriptedModel([tools(call('archmax_raise', { code: 'no-invoice', reason: 'nothing to bill' }, 'r1'))])
+  await withAgent({ workflow: 'raise', rootDir: root, model }, async (agent, middleware) => {
+    const result = await agent.invoke({ messages: [{ role: 'user', content: 'Bill it.' }] }, config('x1'))
+    assert.equal(result.__interrupt__, undefined)
+    assert.equal(result.messages.at(-1).content, 'nothing to bill')
+    const summary = await (await middleware.harness()).sessions.get('x1')
+    assert.equal(summary.status, 'failed')
+    assert.deepEqual(summary.exit, { success: false, code: 'no-invoice', reason: 'nothing to bill' })
+    assert.equal(model.requests.length, 1, 'a raise ends the turn: no call after it')
+  })
+})
+
+test('archmax_reset goes back to the entry state: its prompt block, an agent lock released, the reset text as the tool result', async () => {
+  const spec = `title: Reset
+instructions: A test workflow.
+mounts:
+  allow_always: []
+states:
+  intake:
+    triggers: { manual: }
+    instructions: Take the order in.
+    transitions:
+      - to: pack
+  pack:
+    instructions: Pack the order.
+    transitions:
+      - to: done
+  done:
+    instructions: Say goodbye.
+`
+  const root = workspace({ 'workflows/reset/workflow.yaml': spec })
+  const model = scriptedModel([
+    tools(call('archmax_set_variables', { variables: { order: 'A-1' }, lock: true }, 'v1'), call('archmax_advance', { to: 'pack', reason: 'taken' }, 'a1')),
+    tools(call('archmax_reset', { reason: 'wrong order' }, 'z1')),
+    tools(call('archmax_set_variables', { variables: { order: 'B-2' } }, 'v2')),
+    say('Order B-2 taken.'),
+  ])
+  await withAgent({ workflow: 'reset', rootDir: root, model }, async (agent, middleware) => {
+    const result = await agent.invoke({ messages: [{ role: 'user', content: 'Order.' }] }, config('z'))
+    const texts = toolTexts(result)
+    assert.equal(texts.z1, "Reset to state 'intake'. Correction budgets are cleared and its entry gate runs again; earlier work in the conversation and in scratchpad/ is untouched.")
+    assert.match(model.requests[1].system, /## Current state: pack\n/)
+    assert.match(model.requests[2].system, /## Current state: intake\n/)
+    assert.doesNotMatch(model.requests[2].system, /## Current state: pack/)
+    // The lock the agent set is released by the reset, so the variable takes a new value.
+    assert.doesNotMatch(texts.v2, /rejected|locked/i, texts.v2)
+    const summary = await (await middleware.harness()).sessions.get('z')
+    assert.equal(summary.workflowState, 'intake')
+    assert.equal(summary.variables.order.value, 'B-2')
+    assert.equal(result.messages.at(-1).content, 'Order B-2 taken.')
+  })
+})
+
+test('on_error routes a failed hook to a human state: the turn parks there, an interrupt, and the decision resumes it', async () => {
+  const root = workspace({ 'workflows/approvals/workflow.yaml': ON_ERROR_HUMAN_SPEC })
+  const model = scriptedModel([advance('done', 'drafted', 'a1'), say('I could not get the approval.'), say('A person will decide.'), say('Goodbye.')])
+  const events = []
+  const hookExecutors = {
+    approval: async () => {
+      throw new Error('the approval service is down')
+    },
+  }
+  await withAgent({ workflow: 'approvals', rootDir: root, model, onEvent: (e) => events.push(e) }, async (agent, middleware) => {
+    const first = await agent.invoke({ messages: [{ role: 'user', content: 'Refund it.' }] }, config('oe'))
+    assert.match(toolTexts(first).a1, /^archmax_advance rejected: /)
+    const park = first.__interrupt__?.[0]?.value
+    assert.equal(park?.state, 'triage', JSON.stringify(first.__interrupt__))
+    assert.equal(park.instructions, 'A person decides what to do with a failed refund.')
+    assert.ok(events.some((e) => e.type === 'state-error-routed'))
+    // The failed advance was answered in draft; the park's one message is a reply-only call.
+    assert.match(model.requests[1].system, /## Current state: draft\n/)
+    assert.match(model.requests[2].system, /it stays parked until someone else acts/)
+    const done = await agent.invoke(new Command({ resume: { target: 'done', comment: 'close it' } }), config('oe'))
+    assert.equal(done.__interrupt__, undefined)
+    assert.equal(done.messages.at(-1).content, 'Goodbye.')
+    const summary = await (await middleware.harness()).sessions.get('oe')
+    assert.equal(summary.workflowState, 'done')
+  }, { hookExecutors })
+})
 
 test('bad options throw a clear TypeError', () => {
   assert.throws(() => archmaxMiddleware(), /needs an options object/)

@@ -239,3 +239,27 @@ export async function sseEndpoint(next, { gapMs = 0 } = {}) {
     },
   }
 }
+
+/** APPROVAL_SPEC with `on_error: triage`: a failed `approval` hook routes `draft` to the human state `triage`. */
+export const ON_ERROR_HUMAN_SPEC = `title: Approvals
+instructions: A test workflow.
+mounts:
+  allow_always: []
+states:
+  draft:
+    triggers: { manual: }
+    instructions: Draft the refund.
+    on_error: triage
+    transitions:
+      - to: done
+    after:
+      approval: finance
+  triage:
+    type: human
+    instructions: A person decides what to do with a failed refund.
+    transitions:
+      - to: done
+        description: close it
+  done:
+    instructions: Say goodbye.
+`

@@ -293,6 +293,12 @@ async function sessionsExample(agent: Agent): Promise<void> {
   }
   const messages: unknown[] = await agent.sessions.messages('s1')
   const cursor: number = await agent.sessions.messageCount('s1')
+  const park = await agent.sessions.park('s1')
+  if (park?.channel === 'decision') {
+    const choices: string[] = park.transitions.map((t) => t.to)
+    const approvers: string[] | undefined = park.approvers
+    void [choices, approvers, park.instructions, park.seq]
+  }
   const removed: boolean = await agent.sessions.delete('s1')
   const seeded: void = await agent.sessions.seed('s1', { 'trigger.json': { from: 'a@b.c' }, 'scratchpad/notes.md': 'hi' })
   // @ts-expect-error seed takes a path → content record

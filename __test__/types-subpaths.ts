@@ -98,6 +98,9 @@ void middlewareName
 // @ts-expect-error the workflow slug is required
 archmaxMiddleware({ workspace: { rootDir: '.' } })
 function parkedAt(p: ArchmaxInterrupt): string {
-  return p.channel === 'decision' ? `${p.state}: ${(p.transitions ?? []).map((t) => t.to).join('|')}` : `${p.state}: ${p.reason ?? ''}`
+  const who: string = p.sessionId
+  const approvers: string[] = p.approvers ?? []
+  void [who, approvers, p.instructions]
+  return p.channel === 'decision' ? `${p.state} #${p.seq}: ${p.transitions.map((t) => t.to).join('|')}` : `${p.state}: ${p.reason}`
 }
 void parkedAt

@@ -328,3 +328,71 @@ fn seed_needs_a_store_with_session_folders() {
         "The configured in-memory session store does not support 'seed'. Seeding writes files into the session folder and needs a filesystem session store."
     );
 }
+
+#[test]
+fn park_is_the_parking_outcomes_record_with_the_states_instructions_and_approvers() {
+    let spec = SPEC.replace(
+        "    instructions: Approve or not.\n",
+        "    instructions: Approve or not.\n    approvers: [lead@example.com]\n    evidence: [scratchpad/plan.md]\n",
+    );
+    let ws = TempWorkspace::new(&[("workflows/jobs/workflow.yaml", spec.as_str())]);
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(vec![(
+            "c1",
+            "archmax_advance",
+            json!({ "to": "review", "reason": "ready" }),
+        )]),
+        Reply::text("Sent for review."),
+        Reply::tool_calls(vec![(
+            "c2",
+            "archmax_wait",
+            json!({ "reason": "the invoice" }),
+        )]),
+        Reply::text("Waiting."),
+        Reply::text("Done."),
+    ])
+    .expect("server");
+    let h = jobs(&ws, &server);
+    let parked = send(&h, "p-1", "go");
+    let pending = serde_json::to_value(&parked.pending).expect("json");
+    let mut expected = pending.as_object().cloned().expect("a park record");
+    expected.insert("instructions".into(), json!("Approve or not."));
+    expected.insert("approvers".into(), json!(["lead@example.com"]));
+    assert_eq!(
+        expected["transitions"],
+        json!([{ "to": "done", "description": "Approve.", "type": "approve" }])
+    );
+    assert_eq!(expected["evidence"], json!(["scratchpad/plan.md"]));
+    assert_eq!(
+        h.session_park("p-1").expect("ok"),
+        Some(Value::Object(expected.clone()))
+    );
+    // A new harness over the same store (a restart) reads the same record.
+    let again = jobs(&ws, &server);
+    assert_eq!(
+        again.session_park("p-1").expect("ok"),
+        Some(Value::Object(expected))
+    );
+
+    // A wait's record: the state declares no approvers, so none are added.
+    send(&h, "w-1", "go");
+    let wait = h.session_park("w-1").expect("ok").expect("parked");
+    assert_eq!(
+        (wait["channel"].clone(), wait["reason"].clone()),
+        (json!("input"), json!("the invoice"))
+    );
+    assert_eq!(wait["instructions"], "Do the work.");
+    assert!(wait.get("approvers").is_none(), "{wait}");
+
+    send(&h, "d-1", "go");
+    assert_eq!(
+        h.session_park("d-1").expect("ok"),
+        None,
+        "a completed session has no park"
+    );
+    assert_eq!(h.session_park("never-ran").expect("ok"), None);
+    assert_eq!(
+        h.session_park("scratchpad/x").expect_err("reserved").code(),
+        "SessionStoreIdError"
+    );
+}

@@ -131,6 +131,44 @@ impl Harness {
             .map(|s| SessionSummary::of(sid.as_str(), &s)))
     }
 
+    /// The park a parked session waits on, as a host presents it after any restart: the
+    /// persisted park record (the `pending` of the Outcome that parked it) with the parked
+    /// state's `instructions` and `approvers` from the spec, as `archmax run` prints them.
+    /// `None` when the session has not run or is not parked.
+    ///
+    /// Errors: `SessionStoreIdError`, `SessionStoreError`.
+    pub fn session_park(&self, id: &str) -> Result<Option<Value>, RunError> {
+        let Some(park) = self.session_state(id)?.and_then(|s| s.park) else {
+            return Ok(None);
+        };
+        let mut record = match serde_json::to_value(&park) {
+            Ok(Value::Object(m)) => m,
+            Ok(_) | Err(_) => {
+                return Err(RunError::Store(format!(
+                    "session '{id}' has a park record that does not serialize"
+                )));
+            }
+        };
+        let decl = self.spec().states.get(park.state());
+        if let Some(text) = decl
+            .and_then(|s| s.instructions.as_deref())
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+        {
+            record.insert("instructions".into(), Value::String(text.to_string()));
+        }
+        if let Some(a) = decl
+            .and_then(|s| s.approvers.as_ref())
+            .filter(|a| !a.is_empty())
+        {
+            record.insert(
+                "approvers".into(),
+                Value::Array(a.iter().cloned().map(Value::String).collect()),
+            );
+        }
+        Ok(Some(Value::Object(record)))
+    }
+
     /// The summaries of every session of the store (child sessions as their own
     /// entries), in the store's order; sessions without a readable state are left out.
     ///

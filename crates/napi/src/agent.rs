@@ -1272,6 +1272,13 @@ impl NativeAgent {
         self.answer(|h| h.session_summary(&session_id))
     }
 
+    /// A parked session's park record with its state's instructions and approvers,
+    /// `null` when not parked (`agent.sessions.park`).
+    #[napi(ts_return_type = "Promise<NativeResult>")]
+    pub async fn session_park(&self, session_id: String) -> Value {
+        self.answer(|h| h.session_park(&session_id))
+    }
+
     /// The spec snapshot a session's `specHash` names, `null` when absent (`agent.getSpecSnapshot`).
     #[napi(ts_return_type = "Promise<NativeResult>")]
     pub async fn spec_snapshot(&self, hash: String) -> Value {
