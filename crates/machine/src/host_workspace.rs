@@ -35,6 +35,7 @@ pub struct HostWorkspace {
     state: String,
     origin: Origin,
     variables: Variables,
+    inherited: Arc<[archmax_kernel::Inherited]>,
     reply_only: bool,
     files: Option<Workspace>,
     open: AtomicBool,
@@ -59,6 +60,7 @@ impl HostWorkspace {
         state: &str,
         origin: Origin,
         variables: Variables,
+        inherited: Arc<[archmax_kernel::Inherited]>,
         reply_only: bool,
         files: Option<Workspace>,
     ) -> HostWorkspace {
@@ -68,6 +70,7 @@ impl HostWorkspace {
             state: state.to_string(),
             origin,
             variables,
+            inherited,
             reply_only,
             files,
             open: AtomicBool::new(true),
@@ -89,6 +92,7 @@ impl HostWorkspace {
             origin: self.origin,
             reply_only: self.reply_only,
             variables: Some(&self.variables),
+            inherited: &self.inherited,
         };
         let (args, verdict) =
             crate::governed::decide(&self.policy, &self.session_id, tool, args, &ctx);

@@ -117,6 +117,7 @@ fn decide_row(policy: &Policy, r: &Row) -> Decision {
         origin: r.origin,
         reply_only: r.reply_only,
         variables: vars.as_ref(),
+        inherited: &[],
     };
     policy.decide(&ToolCall::new(r.tool, &r.args), &ctx)
 }

@@ -141,6 +141,7 @@ impl Turn<'_> {
                     &state,
                     Origin::Agent,
                     self.session.kernel_variables(),
+                    std::sync::Arc::clone(&self.inherited),
                     self.mode.reply_only,
                     self.workspace(),
                 ));
