@@ -517,5 +517,9 @@ states:
     let h = archmax_tests::harness(ws.root(), "leaf", &alone.url(), "m", |_| {});
     let out = send(&h, "d-6", "Go.");
     assert_eq!(out.kind, OutcomeKind::Completed, "{out:?}");
-    assert!(ws.root().join("sessions/d-6/scratchpad/secret/a.md").is_file());
+    assert!(
+        ws.root()
+            .join("sessions/d-6/scratchpad/secret/a.md")
+            .is_file()
+    );
 }

@@ -285,7 +285,14 @@ impl Policy {
         None
     }
 
-    pub(crate) fn forbidden(&self, c: &Call<'_>, e: &Entry, rule: RuleId, by: &str, key: String) -> Decision {
+    pub(crate) fn forbidden(
+        &self,
+        c: &Call<'_>,
+        e: &Entry,
+        rule: RuleId,
+        by: &str,
+        key: String,
+    ) -> Decision {
         let on = if !c.paths.is_empty() {
             let labels: Vec<String> = c
                 .paths

@@ -134,7 +134,11 @@ mod tests {
                 "[workflow] BLOCKED: 'web_fetch' is forbidden by the workflow inherited from workflow 'research' (tools.forbid_always). A denial beats every grant, so no allow entry here permits it."
             )
         );
-        let d = decide("write_file", json!({ "file_path": "scratchpad/secret/a.txt", "content": "" }), &ctx);
+        let d = decide(
+            "write_file",
+            json!({ "file_path": "scratchpad/secret/a.txt", "content": "" }),
+            &ctx,
+        );
         assert_eq!(d.rule.as_str(), "tool.forbidden");
         assert!(
             d.message.as_deref().is_some_and(|m| m.contains(
@@ -142,7 +146,11 @@ mod tests {
             )),
             "{d:?}"
         );
-        let d = decide("read_file", json!({ "file_path": "skills/order-data/SKILL.md" }), &ctx);
+        let d = decide(
+            "read_file",
+            json!({ "file_path": "skills/order-data/SKILL.md" }),
+            &ctx,
+        );
         assert_eq!(d.rule.as_str(), "skill.forbidden");
         assert!(
             d.message.as_deref().is_some_and(|m| m.ends_with(
@@ -150,7 +158,11 @@ mod tests {
             )),
             "{d:?}"
         );
-        let d = decide("read_file", json!({ "file_path": "catalogs/eu/prices.csv" }), &ctx);
+        let d = decide(
+            "read_file",
+            json!({ "file_path": "catalogs/eu/prices.csv" }),
+            &ctx,
+        );
         assert_eq!(d.rule.as_str(), "mount.forbidden");
         assert!(
             d.message.as_deref().is_some_and(|m| m.contains("which workflow 'research' denies in every state it delegates to (mounts.forbid_always)")),
@@ -159,11 +171,35 @@ mod tests {
 
         // A hook is bound too; outside the chain the child's own grants stand.
         let hook = ctx.with_origin(Origin::Lifecycle);
-        assert_eq!(decide("web_fetch", json!({}), &hook).rule.as_str(), "tool.forbidden");
+        assert_eq!(
+            decide("web_fetch", json!({}), &hook).rule.as_str(),
+            "tool.forbidden"
+        );
         let alone = CallContext::agent("work").with_variables(&vars);
         assert!(decide("web_fetch", json!({ "url": "https://x" }), &alone).allowed);
-        assert!(decide("write_file", json!({ "file_path": "scratchpad/secret/a.txt", "content": "" }), &alone).allowed);
-        assert!(decide("read_file", json!({ "file_path": "catalogs/eu/prices.csv" }), &alone).allowed);
-        assert!(decide("read_file", json!({ "file_path": "skills/order-data/SKILL.md" }), &alone).allowed);
+        assert!(
+            decide(
+                "write_file",
+                json!({ "file_path": "scratchpad/secret/a.txt", "content": "" }),
+                &alone
+            )
+            .allowed
+        );
+        assert!(
+            decide(
+                "read_file",
+                json!({ "file_path": "catalogs/eu/prices.csv" }),
+                &alone
+            )
+            .allowed
+        );
+        assert!(
+            decide(
+                "read_file",
+                json!({ "file_path": "skills/order-data/SKILL.md" }),
+                &alone
+            )
+            .allowed
+        );
     }
 }

@@ -2643,7 +2643,10 @@ states:
         Some("cannot advance from 'a' to 'a'. Valid target slugs: b.")
     );
     // `decide` alone grants the control; other tools are decided as by `decide`.
-    assert!(p.decide(&ToolCall::new("archmax_advance", &args), &ctx).allowed);
+    assert!(
+        p.decide(&ToolCall::new("archmax_advance", &args), &ctx)
+            .allowed
+    );
     let ls = json!({ "path": "." });
     assert_eq!(
         p.decide_with_move(&ToolCall::new("ls", &ls), &ctx),
