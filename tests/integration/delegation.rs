@@ -523,3 +523,41 @@ states:
             .is_file()
     );
 }
+
+#[test]
+fn a_mistyped_return_is_refused_where_the_child_writes_it() {
+    let ws = workspace();
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(vec![(
+            "c1",
+            "archmax_workflow_enrich",
+            json!({ "order_id": "KK-1", "quantity": 2 }),
+        )]),
+        Reply::tool_calls(vec![(
+            "k1",
+            "archmax_set_variables",
+            json!({ "variables": { "risk": 3 } }),
+        )]),
+        Reply::text("Enriched."),
+        Reply::text("Done."),
+    ])
+    .expect("server");
+    let h = archmax_tests::harness(ws.root(), "orders", &server.url(), "m", |_| {});
+    let out = send(&h, "d-7", "Enrich KK-1.");
+    assert_eq!(out.kind, OutcomeKind::Completed, "{out:?}");
+    let requests = server.requests();
+    // The child's signature holds the return to its type when the child writes it...
+    assert_eq!(
+        tool_results(&requests[2]),
+        vec![
+            "archmax_set_variables rejected: trigger 'manual' declares this return typed: 'risk' must be a string, but a number (3) arrived. Write a value of the declared type. Nothing was written."
+        ]
+    );
+    // ...so the caller hears of it as an unset return, never as a mistyped value.
+    assert_eq!(
+        tool_results(&requests[3]),
+        vec![
+            json!({ "message": "Enriched.", "returns": { "note": "Not all return variables were set by the sub-workflow: 'risk', 'delayed' were not set." } }).to_string()
+        ]
+    );
+}
