@@ -475,7 +475,10 @@ fn sub_workflow_cycles_through_others_and_broken_target_signatures() {
     // w → b → w is a cycle through another workflow; a disabled target is walked into.
     let found = check(
         &[
-            (WF, &caller("archmax_workflow_b, archmax_workflow_off, archmax_workflow_typo")),
+            (
+                WF,
+                &caller("archmax_workflow_b, archmax_workflow_off, archmax_workflow_typo"),
+            ),
             ("workflows/b/workflow.yaml", &caller("archmax_workflow_w")),
             (
                 "workflows/off/workflow.yaml",
