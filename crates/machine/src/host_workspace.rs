@@ -60,7 +60,6 @@ impl HostWorkspace {
         state: &str,
         origin: Origin,
         variables: Variables,
-        inherited: Arc<[archmax_kernel::Inherited]>,
         reply_only: bool,
         files: Option<Workspace>,
     ) -> HostWorkspace {
@@ -70,11 +69,18 @@ impl HostWorkspace {
             state: state.to_string(),
             origin,
             variables,
-            inherited,
+            inherited: Arc::new([]),
             reply_only,
             files,
             open: AtomicBool::new(true),
         }
+    }
+
+    /// Inside a sub-workflow: its ancestors' workflow-wide denials bind the calls too.
+    #[must_use]
+    pub(crate) fn with_inherited(mut self, inherited: Arc<[archmax_kernel::Inherited]>) -> Self {
+        self.inherited = inherited;
+        self
     }
 
     /// Refuses every later access (the call it served has settled).

@@ -191,16 +191,18 @@ impl ScriptTools {
         }
         match self.host.iter().find(|t| t.name() == name) {
             Some(tool) => {
-                let workspace = Arc::new(crate::host_workspace::HostWorkspace::new(
-                    Arc::clone(&self.policy),
-                    &self.session_id,
-                    &self.state,
-                    self.origin,
-                    self.variables.clone(),
-                    Arc::clone(&self.inherited),
-                    false,
-                    self.workspace.clone(),
-                ));
+                let workspace = Arc::new(
+                    crate::host_workspace::HostWorkspace::new(
+                        Arc::clone(&self.policy),
+                        &self.session_id,
+                        &self.state,
+                        self.origin,
+                        self.variables.clone(),
+                        false,
+                        self.workspace.clone(),
+                    )
+                    .with_inherited(Arc::clone(&self.inherited)),
+                );
                 let ctx = ToolContext {
                     session_id: self.session_id.clone(),
                     state: self.state.clone(),

@@ -4,7 +4,7 @@
 
 use serde_json::json;
 
-use crate::scripted::{Reply, ScriptedServer};
+use crate::scripted::{Reply, ScriptedServer, tool_results};
 use crate::support::{Workspace, cli};
 
 const CALLER: &str = r#"title: Orders
@@ -35,17 +35,6 @@ fn workspace() -> Workspace {
         ("workflows/orders/workflow.yaml", CALLER),
         ("workflows/enrich/workflow.yaml", CHILD),
     ])
-}
-
-/// The tool results a recorded model request carried, in order.
-fn tool_results(request: &serde_json::Value) -> Vec<String> {
-    request["messages"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|m| m["role"] == "tool")
-        .filter_map(|m| m["content"].as_str().map(str::to_string))
-        .collect()
 }
 
 /// The flow with each child's duration blanked (`done (<n> ms)`).
