@@ -190,6 +190,8 @@ const CALLER_SPEC = `title: Orders
 instructions: Handle the order.
 mounts:
   allow_always: []
+tools:
+  forbid_always: [{ tool: write_file, paths: ["scratchpad/secret/**"] }]
 states:
   work:
     triggers: { manual: }
@@ -379,6 +381,7 @@ const SCENARIOS = [
       tools(
         call('archmax_set_variables', { variables: { risk: 'low' } }, 'k1'),
         call('write_file', { file_path: 'scratchpad/e.md', content: 'enriched' }, 'k2'),
+        call('write_file', { file_path: 'scratchpad/secret/e.md', content: 'leaked' }, 'k3'),
       ),
       say('Enriched KK-1.'),
       tools(call('read_file', { file_path: 'scratchpad/e.md' }, 'c2')),
@@ -390,6 +393,8 @@ const SCENARIOS = [
       assert.equal(done.reply, 'Done.')
       assert.match(contents(requests[1]), /Begin\. Your instructions are already in context\. You were started with these inputs:\n- order_id: "KK-1"/)
       assert.doesNotMatch(contents(requests[1]), /Enrich KK-1\./)
+      // The caller's forbid_always binds inside the child, naming the caller.
+      assert.ok(contents(requests[2]).includes("[workflow] BLOCKED: 'write_file' on 'scratchpad/secret/e.md' is forbidden by the workflow inherited from workflow 'orders' (tools.forbid_always: paths=scratchpad/secret/**)."), contents(requests[2]))
       assert.match(contents(requests[3]), /\{"message":"Enriched KK-1\.","returns":\{"risk":"low"\}\}/)
       assert.match(contents(requests[4]), /enriched/)
       assert.equal(done.variables.risk, undefined)

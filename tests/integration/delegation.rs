@@ -443,3 +443,121 @@ fn a_script_fans_out_over_the_delegation_tools() {
         assert!(h.session_summary(id).expect("store").is_some(), "{id}");
     }
 }
+
+#[test]
+fn every_ancestors_forbid_always_binds_inside_a_child_naming_the_declaring_workflow() {
+    let root = r#"
+tools:
+  forbid_always: [{ tool: write_file, paths: ["scratchpad/secret/**"] }]
+states:
+  work:
+    triggers: { manual: }
+    tools:
+      allow: [archmax_workflow_mid]
+"#;
+    let mid = r#"
+tools:
+  forbid_always: [{ tool: write_file, paths: ["scratchpad/private/**"] }]
+states:
+  relay:
+    triggers: { manual: { description: Relay } }
+    tools:
+      allow: [archmax_workflow_leaf]
+"#;
+    let leaf = r#"
+states:
+  write:
+    triggers: { manual: { description: Write } }
+    tools:
+      allow: [{ tool: write_file, paths: ["scratchpad/**"] }]
+"#;
+    let ws = TempWorkspace::new(&[
+        ("workflows/orders/workflow.yaml", root),
+        ("workflows/mid/workflow.yaml", mid),
+        ("workflows/leaf/workflow.yaml", leaf),
+    ]);
+    let write = |path: &str| json!({ "file_path": path, "content": "x" });
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(vec![("c1", "archmax_workflow_mid", json!({}))]),
+        Reply::tool_calls(vec![("m1", "archmax_workflow_leaf", json!({}))]),
+        Reply::tool_calls(vec![
+            ("l1", "write_file", write("scratchpad/secret/a.md")),
+            ("l2", "write_file", write("scratchpad/private/b.md")),
+            ("l3", "write_file", write("scratchpad/open/c.md")),
+        ]),
+        Reply::text("Leaf done."),
+        Reply::text("Mid done."),
+        Reply::text("Done."),
+    ])
+    .expect("server");
+    let h = archmax_tests::harness(ws.root(), "orders", &server.url(), "m", |_| {});
+    let out = send(&h, "d-5", "Go.");
+    assert_eq!(out.kind, OutcomeKind::Completed, "{out:?}");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 6);
+    let leaf_results = tool_results(&requests[3]);
+    assert_eq!(
+        leaf_results[0],
+        "[workflow] BLOCKED: 'write_file' on 'scratchpad/secret/a.md' is forbidden by the workflow inherited from workflow 'orders' (tools.forbid_always: paths=scratchpad/secret/**). A denial beats every grant, so no allow entry here permits it."
+    );
+    assert_eq!(
+        leaf_results[1],
+        "[workflow] BLOCKED: 'write_file' on 'scratchpad/private/b.md' is forbidden by the workflow inherited from workflow 'mid' (tools.forbid_always: paths=scratchpad/private/**). A denial beats every grant, so no allow entry here permits it."
+    );
+    let files = ws.root().join("sessions/d-5/scratchpad");
+    assert!(files.join("open/c.md").is_file());
+    assert!(!files.join("secret/a.md").exists());
+    assert!(!files.join("private/b.md").exists());
+    // The leaf run alone answers to its own spec only: the same write is allowed.
+    let alone = ScriptedServer::start(vec![
+        Reply::tool_calls(vec![("l1", "write_file", write("scratchpad/secret/a.md"))]),
+        Reply::text("Done."),
+    ])
+    .expect("server");
+    let h = archmax_tests::harness(ws.root(), "leaf", &alone.url(), "m", |_| {});
+    let out = send(&h, "d-6", "Go.");
+    assert_eq!(out.kind, OutcomeKind::Completed, "{out:?}");
+    assert!(
+        ws.root()
+            .join("sessions/d-6/scratchpad/secret/a.md")
+            .is_file()
+    );
+}
+
+#[test]
+fn a_mistyped_return_is_refused_where_the_child_writes_it() {
+    let ws = workspace();
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(vec![(
+            "c1",
+            "archmax_workflow_enrich",
+            json!({ "order_id": "KK-1", "quantity": 2 }),
+        )]),
+        Reply::tool_calls(vec![(
+            "k1",
+            "archmax_set_variables",
+            json!({ "variables": { "risk": 3 } }),
+        )]),
+        Reply::text("Enriched."),
+        Reply::text("Done."),
+    ])
+    .expect("server");
+    let h = archmax_tests::harness(ws.root(), "orders", &server.url(), "m", |_| {});
+    let out = send(&h, "d-7", "Enrich KK-1.");
+    assert_eq!(out.kind, OutcomeKind::Completed, "{out:?}");
+    let requests = server.requests();
+    // The child's signature holds the return to its type when the child writes it...
+    assert_eq!(
+        tool_results(&requests[2]),
+        vec![
+            "archmax_set_variables rejected: trigger 'manual' declares this return typed: 'risk' must be a string, but a number (3) arrived. Write a value of the declared type. Nothing was written."
+        ]
+    );
+    // ...so the caller hears of it as an unset return, never as a mistyped value.
+    assert_eq!(
+        tool_results(&requests[3]),
+        vec![
+            json!({ "message": "Enriched.", "returns": { "note": "Not all return variables were set by the sub-workflow: 'risk', 'delayed' were not set." } }).to_string()
+        ]
+    );
+}

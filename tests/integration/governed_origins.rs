@@ -143,3 +143,65 @@ fn a_scripts_host_tool_call_races_the_states_time_budget() {
     );
     assert!(elapsed < Duration::from_secs(3), "{elapsed:?}");
 }
+
+/// A host tool that writes `path` through its call's workspace and answers what it got.
+struct Upload;
+
+impl HostTool for Upload {
+    fn name(&self) -> &str {
+        "upload"
+    }
+    fn description(&self) -> &str {
+        "Uploads a note through the call's workspace."
+    }
+    fn schema(&self) -> Value {
+        json!({ "type": "object", "properties": { "path": { "type": "string" } } })
+    }
+    fn call<'a>(&'a self, args: Value, ctx: ToolContext) -> BoxFuture<'a, Result<String, String>> {
+        Box::pin(async move {
+            let path = args["path"].as_str().unwrap_or_default().to_string();
+            let ws = ctx.workspace.ok_or("no workspace")?;
+            Ok(match ws.upload(&path, b"x") {
+                Ok(()) => format!("wrote {path}"),
+                Err(e) => format!("refused: {e}"),
+            })
+        })
+    }
+}
+
+#[test]
+fn a_host_tools_workspace_inside_a_child_is_bound_by_the_callers_forbid_always() {
+    let ws = TempWorkspace::new(&[
+        (
+            "workflows/orders/workflow.yaml",
+            "tools:\n  forbid_always: [{ tool: write_file, paths: ['scratchpad/secret/**'] }]\nstates:\n  work:\n    triggers: { manual: }\n    tools: { allow: [archmax_workflow_leaf] }\n",
+        ),
+        (
+            "workflows/leaf/workflow.yaml",
+            "states:\n  s:\n    triggers: { manual: { description: Leaf } }\n    tools: { allow: [upload, write_file] }\n",
+        ),
+    ]);
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(vec![("c1", "archmax_workflow_leaf", json!({}))]),
+        Reply::tool_calls(vec![
+            ("l1", "upload", json!({ "path": "scratchpad/secret/a.md" })),
+            ("l2", "upload", json!({ "path": "scratchpad/open/b.md" })),
+        ]),
+        Reply::text("Leaf done."),
+        Reply::text("Done."),
+    ])
+    .expect("server");
+    let h = archmax_tests::harness(ws.root(), "orders", &server.url(), "m", |o| {
+        o.tools = vec![Arc::new(Upload)];
+    });
+    let out = archmax_tests::send(&h, "u-1", "Go.");
+    assert_eq!(out.kind, archmax_machine::OutcomeKind::Completed, "{out:?}");
+    let results = tool_results(&server.requests()[2]);
+    assert_eq!(
+        results,
+        vec![
+            "refused: [workflow] BLOCKED: 'write_file' on 'scratchpad/secret/a.md' is forbidden by the workflow inherited from workflow 'orders' (tools.forbid_always: paths=scratchpad/secret/**). A denial beats every grant, so no allow entry here permits it.".to_string(),
+            "wrote scratchpad/open/b.md".to_string(),
+        ]
+    );
+}

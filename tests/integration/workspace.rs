@@ -466,6 +466,54 @@ fn sub_workflows() {
 }
 
 #[test]
+fn sub_workflow_cycles_through_others_and_broken_target_signatures() {
+    let caller = |targets: &str| {
+        format!(
+            "instructions: Work.\nskills: {{ allow_always: [] }}\nstates:\n  a:\n    triggers: {{ manual: }}\n    tools: {{ allow: [{targets}] }}\n"
+        )
+    };
+    // w → b → w is a cycle through another workflow; a disabled target is walked into.
+    let found = check(
+        &[
+            (
+                WF,
+                &caller("archmax_workflow_b, archmax_workflow_off, archmax_workflow_typo"),
+            ),
+            ("workflows/b/workflow.yaml", &caller("archmax_workflow_w")),
+            (
+                "workflows/off/workflow.yaml",
+                &format!("disabled: true\n{}", caller("archmax_workflow_off")),
+            ),
+            // A target whose signature does not parse is not usable: the call is refused.
+            (
+                "workflows/typo/workflow.yaml",
+                "instructions: T.\nstates:\n  s:\n    triggers:\n      manual:\n        requires: [{ name: order_id, type: widget }]\n",
+            ),
+        ],
+        ValidateOptions::new("w"),
+    );
+    has(
+        &found,
+        Severity::Error,
+        "states",
+        "workflow 'b' (state 'a') allows 'archmax_workflow_w', which is already running in this chain (w → b → w)",
+    );
+    has(&found, Severity::Warning, "states", "but 'off' is disabled");
+    has(
+        &found,
+        Severity::Error,
+        "states",
+        "workflow 'off' (state 'a') allows 'archmax_workflow_off', which is already running in this chain (w → off → off)",
+    );
+    has(
+        &found,
+        Severity::Error,
+        "states",
+        "state 'a' allows 'archmax_workflow_typo', but 'workflows/typo/workflow.yaml' is missing or has no valid machine spec.",
+    );
+}
+
+#[test]
 fn case_files() {
     let found = check(
         &[

@@ -6,7 +6,6 @@ use std::sync::Arc;
 use archmax_machine::model::{ModelConfig, OpenAiClient, RetryPolicy};
 use archmax_machine::store::FsStore;
 use archmax_machine::{Harness, HarnessOptions, NoEvents, Outcome, SendInput};
-use serde_json::Value;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// The repository root.
@@ -126,13 +125,4 @@ pub fn send(h: &Harness, id: &str, message: &str) -> Outcome {
     .expect("turn")
 }
 
-/// The tool results a recorded model request carried, in order.
-pub fn tool_results(request: &Value) -> Vec<String> {
-    request["messages"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|m| m["role"] == "tool")
-        .filter_map(|m| m["content"].as_str().map(str::to_string))
-        .collect()
-}
+pub use scripted::tool_results;

@@ -756,3 +756,14 @@ fn write_response<W: Write>(
     writer.write_all(body.as_bytes())?;
     writer.flush()
 }
+
+/// The tool results a recorded model request carried, in order.
+pub fn tool_results(request: &Value) -> Vec<String> {
+    request["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|m| m["role"] == "tool")
+        .filter_map(|m| m["content"].as_str().map(str::to_string))
+        .collect()
+}

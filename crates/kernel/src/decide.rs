@@ -14,10 +14,10 @@ use crate::zones::{AUTHORING_PLANE, Zone, classify, skill_of};
 use crate::{CallContext, Decision, Origin, RuleId, ToolCall};
 
 /// The calls's paths and facts every rule reads, computed once.
-struct Call<'a> {
-    tool: &'a str,
-    args: &'a Value,
-    paths: Vec<CallPath>,
+pub(crate) struct Call<'a> {
+    pub(crate) tool: &'a str,
+    pub(crate) args: &'a Value,
+    pub(crate) paths: Vec<CallPath>,
     /// The tool declares more than one path argument.
     multi: bool,
     /// The tool declares any path argument.
@@ -25,7 +25,7 @@ struct Call<'a> {
 }
 
 impl Call<'_> {
-    fn subject(&self, p: &CallPath) -> String {
+    pub(crate) fn subject(&self, p: &CallPath) -> String {
         msg::subject(self.tool, p, self.multi)
     }
     fn str_arg(&self, name: &str) -> Option<&str> {
@@ -54,6 +54,7 @@ impl Policy {
         let st = self.state(ctx.state);
         self.safety(&c, st, ctx)
             .or_else(|| self.declared_denials(&c, st, ctx))
+            .or_else(|| self.inherited_denials(&c, ctx))
             .or_else(|| self.custom.iter().find_map(|r| r.check(call, ctx)))
             .or_else(|| st.and_then(|st| self.open_areas(&c, st)))
             .unwrap_or_else(|| self.grants(&c, st, ctx))
@@ -284,7 +285,14 @@ impl Policy {
         None
     }
 
-    fn forbidden(&self, c: &Call<'_>, e: &Entry, rule: RuleId, by: &str, key: String) -> Decision {
+    pub(crate) fn forbidden(
+        &self,
+        c: &Call<'_>,
+        e: &Entry,
+        rule: RuleId,
+        by: &str,
+        key: String,
+    ) -> Decision {
         let on = if !c.paths.is_empty() {
             let labels: Vec<String> = c
                 .paths
@@ -319,7 +327,7 @@ impl Policy {
 
     /// True when a forbid entry matches: any guarded value matching denies, and an
     /// unresolvable reference fails closed (the entry matches).
-    fn denies(&self, e: &Entry, c: &Call<'_>, ctx: &CallContext<'_>) -> bool {
+    pub(crate) fn denies(&self, e: &Entry, c: &Call<'_>, ctx: &CallContext<'_>) -> bool {
         if e.tool != "*" && e.tool != c.tool {
             return false;
         }

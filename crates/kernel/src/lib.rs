@@ -26,6 +26,7 @@ mod decide;
 mod describe;
 pub mod glob;
 pub mod guard;
+mod inherit;
 pub mod matching;
 mod messages;
 pub mod paths;
@@ -37,6 +38,7 @@ pub mod zones;
 
 pub(crate) use archmax_spec::{grammar, jsfmt};
 
+pub use inherit::Inherited;
 pub use paths::{Access, ToolPaths, ToolPathsError};
 pub use policy::{CustomRule, Policy, PolicyError, PolicyOptions};
 pub use rule::RuleId;
@@ -87,6 +89,8 @@ pub struct CallContext<'a> {
     pub reply_only: bool,
     /// The run's variables; `None` = no snapshot, so every guard reference fails.
     pub variables: Option<&'a Variables>,
+    /// The ancestors' workflow-wide denials, outermost first (empty outside a sub-workflow).
+    pub inherited: &'a [Inherited],
 }
 
 impl<'a> CallContext<'a> {
@@ -97,12 +101,19 @@ impl<'a> CallContext<'a> {
             origin: Origin::Agent,
             reply_only: false,
             variables: None,
+            inherited: &[],
         }
     }
     /// With variables.
     #[must_use]
     pub fn with_variables(mut self, variables: &'a Variables) -> Self {
         self.variables = Some(variables);
+        self
+    }
+    /// Inside a sub-workflow: bound by its ancestors' workflow-wide denials.
+    #[must_use]
+    pub fn with_inherited(mut self, inherited: &'a [Inherited]) -> Self {
+        self.inherited = inherited;
         self
     }
     /// With another origin.

@@ -110,6 +110,18 @@ pub(crate) fn mount_not_allowed(subject: &str, name: &str, state: &str, here: &s
     )
 }
 
+pub(crate) fn inherited_skill(subject: &str, slug: &str, source: &str) -> String {
+    format!(
+        "[workflow] BLOCKED: {subject} belongs to the skill '{slug}', which workflow '{source}' denies in every state it delegates to (skills.forbid_always). A denial beats every grant."
+    )
+}
+
+pub(crate) fn inherited_mount(subject: &str, name: &str, source: &str) -> String {
+    format!(
+        "[workflow] BLOCKED: {subject} is under the mount '{name}', which workflow '{source}' denies in every state it delegates to (mounts.forbid_always). A denial beats every grant."
+    )
+}
+
 pub(crate) fn forbidden(tool: &str, on: &str, by: &str, key: &str, guard: &str) -> String {
     format!(
         "[workflow] BLOCKED: '{tool}'{on} is forbidden by {by} ({key}{guard}). A denial beats every grant, so no allow entry here permits it."

@@ -35,6 +35,7 @@ pub struct HostWorkspace {
     state: String,
     origin: Origin,
     variables: Variables,
+    inherited: Arc<[archmax_kernel::Inherited]>,
     reply_only: bool,
     files: Option<Workspace>,
     open: AtomicBool,
@@ -68,10 +69,18 @@ impl HostWorkspace {
             state: state.to_string(),
             origin,
             variables,
+            inherited: Arc::new([]),
             reply_only,
             files,
             open: AtomicBool::new(true),
         }
+    }
+
+    /// Inside a sub-workflow: its ancestors' workflow-wide denials bind the calls too.
+    #[must_use]
+    pub(crate) fn with_inherited(mut self, inherited: Arc<[archmax_kernel::Inherited]>) -> Self {
+        self.inherited = inherited;
+        self
     }
 
     /// Refuses every later access (the call it served has settled).
@@ -89,6 +98,7 @@ impl HostWorkspace {
             origin: self.origin,
             reply_only: self.reply_only,
             variables: Some(&self.variables),
+            inherited: &self.inherited,
         };
         let (args, verdict) =
             crate::governed::decide(&self.policy, &self.session_id, tool, args, &ctx);

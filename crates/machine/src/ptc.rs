@@ -67,6 +67,8 @@ pub struct ScriptTools {
     pub(crate) session_id: String,
     pub(crate) state: String,
     pub(crate) variables: Variables,
+    /// The ancestors' workflow-wide denials (inside a sub-workflow).
+    pub(crate) inherited: Arc<[archmax_kernel::Inherited]>,
     /// `None` without a filesystem store: file tools answer that they need one.
     pub(crate) workspace: Option<Workspace>,
     pub(crate) host: Vec<Arc<dyn HostTool>>,
@@ -108,6 +110,7 @@ impl ScriptTools {
             origin: self.origin,
             reply_only: false,
             variables: Some(&self.variables),
+            inherited: &self.inherited,
         };
         let (args, verdict) =
             crate::governed::decide(&self.policy, &self.session_id, name, args, &ctx);
@@ -188,15 +191,18 @@ impl ScriptTools {
         }
         match self.host.iter().find(|t| t.name() == name) {
             Some(tool) => {
-                let workspace = Arc::new(crate::host_workspace::HostWorkspace::new(
-                    Arc::clone(&self.policy),
-                    &self.session_id,
-                    &self.state,
-                    self.origin,
-                    self.variables.clone(),
-                    false,
-                    self.workspace.clone(),
-                ));
+                let workspace = Arc::new(
+                    crate::host_workspace::HostWorkspace::new(
+                        Arc::clone(&self.policy),
+                        &self.session_id,
+                        &self.state,
+                        self.origin,
+                        self.variables.clone(),
+                        false,
+                        self.workspace.clone(),
+                    )
+                    .with_inherited(Arc::clone(&self.inherited)),
+                );
                 let ctx = ToolContext {
                     session_id: self.session_id.clone(),
                     state: self.state.clone(),

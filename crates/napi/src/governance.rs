@@ -345,6 +345,7 @@ impl Governance {
             origin,
             reply_only,
             variables: variables.as_ref(),
+            inherited: &[],
         };
         Ok(self.policy.decide_with_move(&ToolCall::new(tool, args), &ctx))
     }

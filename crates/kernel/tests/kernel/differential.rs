@@ -1327,6 +1327,7 @@ fn kernel_agrees_with_the_naive_reference() {
                 origin,
                 reply_only,
                 variables: vars.as_ref(),
+                inherited: &[],
             };
             let got = policy.decide(&ToolCall::new(tool, &args), &ctx);
             let want = sp.decide(&st, origin, reply_only, tool, &args, vars.as_ref());
@@ -1559,6 +1560,7 @@ states:
                             origin,
                             reply_only: false,
                             variables: vars.as_ref(),
+                            inherited: &[],
                         };
                         let _ = policy.decide(&ToolCall::new(tool, whole), &ctx);
                         calls += 1;
@@ -1584,6 +1586,7 @@ states:
                         origin,
                         reply_only: false,
                         variables: vars.as_ref(),
+                        inherited: &[],
                     };
                     let d = policy.decide(&ToolCall::new(tool, &args), &ctx);
                     assert!(

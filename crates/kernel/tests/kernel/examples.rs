@@ -117,6 +117,7 @@ fn decide_row(policy: &Policy, r: &Row) -> Decision {
         origin: r.origin,
         reply_only: r.reply_only,
         variables: vars.as_ref(),
+        inherited: &[],
     };
     policy.decide(&ToolCall::new(r.tool, &r.args), &ctx)
 }
@@ -2642,7 +2643,10 @@ states:
         Some("cannot advance from 'a' to 'a'. Valid target slugs: b.")
     );
     // `decide` alone grants the control; other tools are decided as by `decide`.
-    assert!(p.decide(&ToolCall::new("archmax_advance", &args), &ctx).allowed);
+    assert!(
+        p.decide(&ToolCall::new("archmax_advance", &args), &ctx)
+            .allowed
+    );
     let ls = json!({ "path": "." });
     assert_eq!(
         p.decide_with_move(&ToolCall::new("ls", &ls), &ctx),

@@ -155,6 +155,7 @@ impl Turn<'_> {
             session_id: self.id.as_str().to_string(),
             state,
             variables,
+            inherited: std::sync::Arc::clone(&self.inherited),
             workspace,
             host: self.h.tools.clone(),
             listed,

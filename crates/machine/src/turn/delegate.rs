@@ -247,6 +247,7 @@ impl Harness {
         id: &'a str,
         seeds: Map<String, Value>,
         chain: Vec<String>,
+        inherited: Arc<[archmax_kernel::Inherited]>,
         cancel: crate::cancel::Cancel,
     ) -> crate::tools::BoxFuture<'a, Result<Outcome, RunError>> {
         // Boxed: a child's turn may delegate in turn, so this future contains itself.
@@ -255,6 +256,7 @@ impl Harness {
             self.cancels.release(id, &turn.cancel);
             turn.cancel = cancel;
             turn.chain = chain;
+            turn.inherited = inherited;
             let trigger = crate::registry::MANUAL;
             let start = self.start_state(trigger)?;
             let input = SendInput {
@@ -373,6 +375,8 @@ pub(crate) struct Caller {
     pub(crate) state: String,
     /// The workflows from the root down to the caller's.
     pub(crate) chain: Vec<String>,
+    /// What binds inside the children: the caller's inherited denials and its own.
+    pub(crate) inherited: Arc<[archmax_kernel::Inherited]>,
     pub(crate) cancel: crate::cancel::Cancel,
     pub(crate) emitter: crate::events::Emitter,
     /// The turn's slots for children (`MAX_CONCURRENT`).
@@ -450,6 +454,7 @@ impl Caller {
                     child_id.as_str(),
                     d.seeds.clone(),
                     self.chain_to(&d.workflow),
+                    Arc::clone(&self.inherited),
                     self.cancel.clone(),
                 );
                 match run.await {
@@ -526,11 +531,23 @@ impl ScriptDelegations {
 
 impl Turn<'_> {
     /// Who this turn delegates as, from its current state.
+    /// What binds inside this turn's children: every ancestor's workflow-wide denials,
+    /// outermost first, then this workflow's own.
+    fn children_inherit(&self) -> Arc<[archmax_kernel::Inherited]> {
+        let own = self
+            .chain
+            .last()
+            .map(|w| self.h.policy.inherited(w))
+            .filter(|d| !d.is_empty());
+        self.inherited.iter().cloned().chain(own).collect()
+    }
+
     pub(super) fn caller(&self) -> Caller {
         Caller {
             parent: self.id.clone(),
             state: self.session.workflow_state.clone(),
             chain: self.chain.clone(),
+            inherited: self.children_inherit(),
             cancel: self.cancel.clone(),
             emitter: self.h.emitter.clone(),
             slots: Arc::clone(&self.delegations),

@@ -324,6 +324,7 @@ impl Turn<'_> {
             origin: Origin::Agent,
             reply_only: self.mode.reply_only,
             variables: Some(&vars),
+            inherited: &self.inherited,
         };
         let (args, verdict) =
             crate::governed::decide(&self.h.policy, self.id.as_str(), &name, args, &ctx);

@@ -135,15 +135,18 @@ impl Turn<'_> {
         let state = self.session.workflow_state.clone();
         match self.h.tools.iter().find(|t| t.name() == name).cloned() {
             Some(tool) => {
-                let workspace = std::sync::Arc::new(crate::host_workspace::HostWorkspace::new(
-                    std::sync::Arc::clone(&self.h.policy),
-                    self.id.as_str(),
-                    &state,
-                    Origin::Agent,
-                    self.session.kernel_variables(),
-                    self.mode.reply_only,
-                    self.workspace(),
-                ));
+                let workspace = std::sync::Arc::new(
+                    crate::host_workspace::HostWorkspace::new(
+                        std::sync::Arc::clone(&self.h.policy),
+                        self.id.as_str(),
+                        &state,
+                        Origin::Agent,
+                        self.session.kernel_variables(),
+                        self.mode.reply_only,
+                        self.workspace(),
+                    )
+                    .with_inherited(std::sync::Arc::clone(&self.inherited)),
+                );
                 let ctx = ToolContext {
                     session_id: self.id.as_str().to_string(),
                     state,

@@ -90,6 +90,8 @@ struct Turn<'h> {
     call_ids: std::collections::HashSet<String>,
     /// The workflows from the root session's down to this one (a root turn holds its own).
     chain: Vec<String>,
+    /// The ancestors' workflow-wide denials, binding every call of this turn (empty at the root).
+    inherited: std::sync::Arc<[archmax_kernel::Inherited]>,
     /// Delegations of this turn that failed and are not recovered yet (`delegate::settle`).
     failed: Vec<delegate::Failure>,
     /// The children this turn may run at once (`delegate::MAX_CONCURRENT`).
@@ -206,6 +208,7 @@ impl Harness {
             lineage: NEXT_LINEAGE.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             call_ids: std::collections::HashSet::new(),
             chain: vec![self.workflow.clone()],
+            inherited: std::sync::Arc::new([]),
             failed: Vec::new(),
             delegations: std::sync::Arc::new(tokio::sync::Semaphore::new(delegate::MAX_CONCURRENT)),
         };
