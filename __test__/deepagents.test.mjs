@@ -15,7 +15,7 @@ import { z } from 'zod'
 
 import { createMemorySessionStore } from '@archmax-ai/harness'
 import { archmaxMiddleware } from '@archmax-ai/harness/deepagents'
-import { call, EXAMPLE, mapStore, ON_ERROR_HUMAN_SPEC, REFUND, refundAnswers, say, toAIMessage, tools, workspace } from './helpers.mjs'
+import { CALLER_SPEC, CHILD_SPEC, call, EXAMPLE, mapStore, ON_ERROR_HUMAN_SPEC, REFUND, refundAnswers, say, toAIMessage, tools, workspace } from './helpers.mjs'
 
 /** A LangChain chat model answering `answer({ messages, tools })`, recording every request. */
 class FakeToolModel extends BaseChatModel {
@@ -561,31 +561,7 @@ test("the file tools reach the workspace's mounts as createAgent's do: a read-on
 })
 
 test("a sub-workflow runs as the harness's child session, answered by the agent's model", async () => {
-  const caller = `title: Orders
-instructions: Handle the order.
-mounts:
-  allow_always: []
-states:
-  work:
-    triggers: { manual: }
-    instructions: Enrich the order, then answer.
-    tools:
-      allow: [archmax_workflow_enrich]
-`
-  const child = `title: Enrichment
-instructions: Enrich orders.
-mounts:
-  allow_always: []
-states:
-  enrich:
-    triggers:
-      manual:
-        description: Enrich one order
-        requires: [{ name: order_id, type: string }]
-        returns: [{ name: risk, type: string }]
-    instructions: Set risk for the order.
-`
-  const root = workspace({ 'workflows/orders/workflow.yaml': caller, 'workflows/enrich/workflow.yaml': child })
+  const root = workspace({ 'workflows/orders/workflow.yaml': CALLER_SPEC, 'workflows/enrich/workflow.yaml': CHILD_SPEC })
   const model = scriptedModel([
     tools(call('archmax_workflow_enrich', { order_id: 'KK-1' }, 'c1')),
     tools(call('archmax_set_variables', { variables: { risk: 'low' } }, 'k1')),

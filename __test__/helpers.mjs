@@ -163,6 +163,37 @@ states:
     instructions: Say goodbye.
 `
 
+/** A caller whose one state may run `enrich` as a tool (and forbids writes under scratchpad/secret/ everywhere it delegates). */
+export const CALLER_SPEC = `title: Orders
+instructions: Handle the order.
+mounts:
+  allow_always: []
+tools:
+  forbid_always: [{ tool: write_file, paths: ["scratchpad/secret/**"] }]
+states:
+  work:
+    triggers: { manual: }
+    instructions: Enrich the order, then answer.
+    tools:
+      allow: [archmax_workflow_enrich]
+`
+/** The sub-workflow `enrich`: typed `order_id` in, `risk` returned, may write the scratchpad. */
+export const CHILD_SPEC = `title: Enrichment
+instructions: Enrich orders.
+mounts:
+  allow_always: []
+states:
+  enrich:
+    triggers:
+      manual:
+        description: Enrich one order
+        requires: [{ name: order_id, type: string }]
+        returns: [{ name: risk, type: string }]
+    instructions: Set risk for the order.
+    tools:
+      allow: [{ tool: write_file, paths: ["scratchpad/**"] }]
+`
+
 /** A text as streamed pieces: split after each space. */
 export const textPieces = (text) => text.match(/[^ ]* ?/g).filter(Boolean)
 

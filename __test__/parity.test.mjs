@@ -18,7 +18,7 @@ import { AIMessageChunk } from '@langchain/core/messages'
 import { ChatGenerationChunk } from '@langchain/core/outputs'
 
 import { createAgent, createMemorySessionStore } from '@archmax-ai/harness'
-import { APPROVAL_SPEC, ONE_STATE_SPEC, call, chunksOf, EXAMPLE, mapStore, NO_PG, pgStore, refundAnswers, say, textPieces, toAIMessage, tools, workspace } from './helpers.mjs'
+import { APPROVAL_SPEC, CALLER_SPEC, CHILD_SPEC, ONE_STATE_SPEC, call, chunksOf, EXAMPLE, mapStore, NO_PG, pgStore, refundAnswers, say, textPieces, toAIMessage, tools, workspace } from './helpers.mjs'
 
 /** The text of a request's messages, for a check to search (`requestText` is their JSON). */
 function contents(requestText) {
@@ -185,35 +185,6 @@ function meetingTools() {
   const tool = (name) => ({ name, description: `Meets the other tool (${name}).`, schema: { type: 'object', properties: {} }, handler: () => meet(name) })
   return [tool('first'), tool('second')]
 }
-
-const CALLER_SPEC = `title: Orders
-instructions: Handle the order.
-mounts:
-  allow_always: []
-tools:
-  forbid_always: [{ tool: write_file, paths: ["scratchpad/secret/**"] }]
-states:
-  work:
-    triggers: { manual: }
-    instructions: Enrich the order, then answer.
-    tools:
-      allow: [archmax_workflow_enrich]
-`
-const CHILD_SPEC = `title: Enrichment
-instructions: Enrich orders.
-mounts:
-  allow_always: []
-states:
-  enrich:
-    triggers:
-      manual:
-        description: Enrich one order
-        requires: [{ name: order_id, type: string }]
-        returns: [{ name: risk, type: string }]
-    instructions: Set risk for the order.
-    tools:
-      allow: [{ tool: write_file, paths: ["scratchpad/**"] }]
-`
 
 /**
  * name, a workspace maker, the agent options beyond model/store/onEvent, the model's
