@@ -93,10 +93,7 @@ fn kill_9_leaves_the_last_complete_step_loadable() {
             .join("checkpoints")
             .join("turn.lock");
         let holder = std::fs::read_to_string(&lock).expect("lock");
-        assert_eq!(
-            holder.lines().next(),
-            Some(child.id().to_string().as_str())
-        );
+        assert_eq!(holder.lines().next(), Some(child.id().to_string().as_str()));
         if round % 2 == 0 {
             drop(store.acquire(&id).expect("a killed writer's lock is free"));
             assert!(lock.exists(), "the lock file stays");

@@ -150,7 +150,8 @@ fn mounts(table: Option<HashMap<String, MountOptions>>) -> Mounts {
 fn plain_values(vars: Map<String, Value>) -> Map<String, Value> {
     let is_entry = |o: &Map<String, Value>| {
         o.contains_key("value")
-            && o.iter().all(|(k, v)| k == "value" || (k == "locked" && v.is_boolean()))
+            && o.iter()
+                .all(|(k, v)| k == "value" || (k == "locked" && v.is_boolean()))
     };
     vars.into_iter()
         .map(|(name, v)| match v {
@@ -347,7 +348,9 @@ impl Governance {
             variables: variables.as_ref(),
             inherited: &[],
         };
-        Ok(self.policy.decide_with_move(&ToolCall::new(tool, args), &ctx))
+        Ok(self
+            .policy
+            .decide_with_move(&ToolCall::new(tool, args), &ctx))
     }
 
     /// The tool names the model is shown in `state`; `{ controls: false }` leaves out the

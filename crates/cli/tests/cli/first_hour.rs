@@ -106,14 +106,18 @@ fn init_writes_a_workspace_that_validates_and_refuses_to_overwrite() {
     let version = env!("CARGO_PKG_VERSION");
     assert_eq!(
         yaml.lines().next().expect("first line"),
-        format!("# yaml-language-server: $schema=https://unpkg.com/@archmax-ai/harness@{version}/workflow.schema.json")
+        format!(
+            "# yaml-language-server: $schema=https://unpkg.com/@archmax-ai/harness@{version}/workflow.schema.json"
+        )
     );
     let case =
         std::fs::read_to_string(root.join("workflows/hello/tests/parks-for-review.test.yaml"))
             .expect("read case");
     assert_eq!(
         case.lines().next().expect("first line"),
-        format!("# yaml-language-server: $schema=https://unpkg.com/@archmax-ai/harness@{version}/case.schema.json")
+        format!(
+            "# yaml-language-server: $schema=https://unpkg.com/@archmax-ai/harness@{version}/case.schema.json"
+        )
     );
     let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     assert!(repo.join("case.schema.json").is_file());

@@ -99,7 +99,11 @@ pub trait Backend: Send + Sync + fmt::Debug {
     /// [`Backend::write`], making the file's folders only when the write finds one missing
     /// (most writes land in a folder that exists: no look-ups or `mkdir`s for them). The
     /// error says which part failed.
-    fn write_making_folders(&self, path: &Path, bytes: &[u8]) -> Result<(), (WriteStage, io::Error)> {
+    fn write_making_folders(
+        &self,
+        path: &Path,
+        bytes: &[u8],
+    ) -> Result<(), (WriteStage, io::Error)> {
         match self.write(path, bytes) {
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
                 if let Some(parent) = path.parent() {

@@ -129,14 +129,16 @@ fn write_destination(verb: Verb, dst: &Route, bytes: &[u8]) -> Result<(), ToolOu
         Ok(_) => true,
         Err(_) => false,
     };
-    dst.fs.write_making_folders(&dst.disk, bytes).map_err(|(_, e)| {
-        let why = match e.kind() {
-            ErrorKind::PermissionDenied => WHY_PERMISSION,
-            ErrorKind::IsADirectory => WHY_DIRECTORY,
-            _ => WHY_REFUSED,
-        };
-        refuse_io(e, why)
-    })?;
+    dst.fs
+        .write_making_folders(&dst.disk, bytes)
+        .map_err(|(_, e)| {
+            let why = match e.kind() {
+                ErrorKind::PermissionDenied => WHY_PERMISSION,
+                ErrorKind::IsADirectory => WHY_DIRECTORY,
+                _ => WHY_REFUSED,
+            };
+            refuse_io(e, why)
+        })?;
     let kept = dst.fs.read(&dst.disk).is_ok_and(|back| back == bytes);
     if !kept {
         let tail = if existed {

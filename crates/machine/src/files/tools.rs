@@ -4,8 +4,8 @@ use std::io::ErrorKind;
 
 use serde_json::Value;
 
-use super::glob::Glob;
 use super::WriteStage;
+use super::glob::Glob;
 use super::route::{Route, list_dir, resolve, walk_files};
 use super::text::{
     EMPTY_CONTENT_WARNING, binary_refusal, decode_base64, format_numbered, is_binary_path,

@@ -7,12 +7,12 @@ pub mod stream;
 pub mod types;
 
 pub use client::{Model, ModelError, ModelFuture, OpenAiClient, show_whole};
-pub use stream::{Chunks, NoText, TextSink};
 pub use config::{
     CacheTtl, ConfigError, DEFAULT_MAX_RESPONSE_BYTES, MAX_REQUEST_TIMEOUT_MS,
     MAX_RESPONSE_BYTES_LIMIT, MAX_RETRIES_LIMIT, ModelConfig, Pricing, PricingTable, RetryPolicy,
     prompt_cache_from_env,
 };
+pub use stream::{Chunks, NoText, TextSink};
 pub use types::{
     AssistantMessage, CacheControl, ChatMessage, ChatRequest, ChatResponse, ContentPart, ImageUrl,
     MessageContent, ModelRole, ToolCall, ToolDef, Usage,

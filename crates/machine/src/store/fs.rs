@@ -390,9 +390,23 @@ impl SessionStore for FsStore {
         let dir = session.join(CHECKPOINTS_DIR);
         let tip = self.tips.lock().ok().and_then(|t| t.get(sid).cloned());
         let (first, len, bytes, since_cache, was_running, held) = match tip {
-            Some(t) => (false, t.len, t.bytes, t.since_cache, t.running, t.transcript),
+            Some(t) => (
+                false,
+                t.len,
+                t.bytes,
+                t.since_cache,
+                t.running,
+                t.transcript,
+            ),
             None => match Self::durable_envelope(sid, &dir)? {
-                Some(e) => (false, e.transcript_len, e.transcript_bytes, CACHE_EVERY, true, None),
+                Some(e) => (
+                    false,
+                    e.transcript_len,
+                    e.transcript_bytes,
+                    CACHE_EVERY,
+                    true,
+                    None,
+                ),
                 None => (true, 0, 0, CACHE_EVERY, true, None),
             },
         };
@@ -439,8 +453,7 @@ impl SessionStore for FsStore {
         // Leaving `running` rewrites the cache (a parked or finished session is read from
         // it); a later commit that is not `running` either (a turn's closing bookkeeping)
         // leaves the reader one more line to scan instead of another temp file and rename.
-        let write_cache =
-            first || (was_running && !running) || since_cache + 1 >= CACHE_EVERY;
+        let write_cache = first || (was_running && !running) || since_cache + 1 >= CACHE_EVERY;
         if write_cache {
             let env = Envelope {
                 transcript_len: len,

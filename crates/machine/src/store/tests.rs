@@ -100,13 +100,27 @@ fn fs_the_cache_is_written_when_the_session_leaves_running_not_after() {
     // Written at the first commit, not at the second (still running).
     assert_eq!(cache(&sdir), state(1, "running"));
     commit(&store, &id, &[msg(3)], &state(3, "parked"));
-    assert_eq!(cache(&sdir), state(3, "parked"), "leaving running writes it");
+    assert_eq!(
+        cache(&sdir),
+        state(3, "parked"),
+        "leaving running writes it"
+    );
     commit(&store, &id, &[msg(4)], &state(4, "parked"));
-    assert_eq!(cache(&sdir), state(3, "parked"), "staying parked appends only");
+    assert_eq!(
+        cache(&sdir),
+        state(3, "parked"),
+        "staying parked appends only"
+    );
     // Readers take the cache and the line past it.
-    assert_eq!(store.load_state(&id).expect("state"), Some(state(4, "parked")));
+    assert_eq!(
+        store.load_state(&id).expect("state"),
+        Some(state(4, "parked"))
+    );
     let other = FsStore::new(_root.path());
-    assert_eq!(other.load_state(&id).expect("state"), Some(state(4, "parked")));
+    assert_eq!(
+        other.load_state(&id).expect("state"),
+        Some(state(4, "parked"))
+    );
     assert_eq!(other.list().expect("list"), vec!["s"]);
     // Running again, then leaving once more, writes it again.
     commit(&store, &id, &[msg(5)], &state(5, "running"));
@@ -292,7 +306,10 @@ fn fs_lock_held_by_another_open_file_refuses_and_its_release_frees_the_session()
     // What an older writer left (a pid, or nothing) is no lock: only a held lock counts.
     fs::write(&lock, "4000000000\n").expect("lock");
     drop(store.acquire(&id).expect("old content is not a lock"));
-    assert!(lock.exists(), "the lock file stays, so no lease makes or removes one");
+    assert!(
+        lock.exists(),
+        "the lock file stays, so no lease makes or removes one"
+    );
 }
 
 #[test]
