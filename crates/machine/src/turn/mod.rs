@@ -223,33 +223,47 @@ impl Turn<'_> {
 
     /// Writes the new messages and the state: the step is durable once this returns.
     ///
-    /// A store that waits on the disk commits on a blocking thread (`Harness::store_io`):
-    /// the turn's own thread is free meanwhile, and concurrent sessions' commits share
-    /// their syncs (the filesystem store's group commit).
+    /// A store with a writer of its own (the filesystem store) takes the commit on its
+    /// commit thread, where concurrent sessions' commits share one sync, and answers once
+    /// the step is durable: the turn's own thread is free meanwhile and holds no blocking
+    /// thread while it waits. Another store that waits on the disk commits on a blocking
+    /// thread (`Harness::store_io`); one in memory, in place.
     async fn commit(&mut self) -> Result<(), RunError> {
         self.session.transcript_len = self.transcript.len() as u64;
         let state =
             serde_json::to_value(&self.session).map_err(|e| RunError::Store(e.to_string()))?;
         let id = self.id.clone();
-        let pending = self.transcript.take_pending();
-        let committed = self
-            .h
-            .store_io(move |store| {
-                let step = Step {
-                    new_messages: &pending,
-                    state: &state,
-                };
-                (store.commit(&id, step), pending)
-            })
-            .await?;
-        match committed {
-            (Ok(()), _) => Ok(()),
-            (Err(e), pending) => {
-                // Nothing of the step is durable: its messages stay pending.
+        let step = crate::store::OwnedStep {
+            new_messages: self.transcript.take_pending(),
+            state,
+        };
+        let (committed, pending) =
+            match std::sync::Arc::clone(&self.h.store).commit_queued(&id, step) {
+                Ok(receipt) => receipt.wait().await,
+                Err(step) => {
+                    let (committed, pending) = self
+                        .h
+                        .store_io(move |store| {
+                            let committed = store.commit(
+                                &id,
+                                Step {
+                                    new_messages: &step.new_messages,
+                                    state: &step.state,
+                                },
+                            );
+                            (committed, step.new_messages)
+                        })
+                        .await?;
+                    (committed, Some(pending))
+                }
+            };
+        if committed.is_err() {
+            // Nothing of the step is durable: its messages stay pending.
+            if let Some(pending) = pending {
                 self.transcript.restore_pending(pending);
-                Err(e.into())
             }
         }
+        committed.map_err(Into::into)
     }
 
     fn trail(&mut self, to: &str, kind: &str, reason: Option<&str>) {
