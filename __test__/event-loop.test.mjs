@@ -5,7 +5,7 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 
 import { createAgent, createMemorySessionStore } from '@archmax-ai/harness'
-import { advance, call, ONE_STATE_SPEC, ROOT, say, workspace } from './helpers.mjs'
+import { advance, call, mapStore, ONE_STATE_SPEC, ROOT, say, workspace } from './helpers.mjs'
 
 const SPEC = `title: Spinning
 instructions: A test workflow.
@@ -139,11 +139,15 @@ for (const listening of [false, true]) {
 // Many turns polled on the JS thread at once share it in slices: two hundred sessions whose
 // model answers at once (each step's harness work runs in its turn's poll) leave the host's
 // timers ticking between slices, instead of running every poll in one go.
-test('two hundred sessions answering at once leave the host timers ticking', { timeout: 60_000 }, async () => {
+// A host store's turns run on tokio workers and reach this thread through threadsafe calls
+// (the store's methods, the model), which Node dispatches up to a thousand in a row: each
+// waits for a slice too (`sliced` in slices.js).
+for (const [label, store] of [['the memory store', () => createMemorySessionStore()], ['a host store', () => mapStore().store]]) {
+test(`two hundred sessions answering at once leave the host timers ticking (${label})`, { timeout: 60_000 }, async () => {
   const root = workspace({ 'workflows/chat/workflow.yaml': ONE_STATE_SPEC })
   const agent = await createAgent({
     workflow: 'chat',
-    workspace: { rootDir: root, sessionStore: createMemorySessionStore() },
+    workspace: { rootDir: root, sessionStore: store() },
     model: async (request) => {
       const step = request.messages.filter((m) => m.role === 'assistant').length
       return step < 20 ? { role: 'assistant', content: null, tool_calls: [call('archmax_get_variables', {}, `c${step}`)] } : say('Done.')
@@ -171,6 +175,7 @@ test('two hundred sessions answering at once leave the host timers ticking', { t
     agent.dispose()
   }
 })
+}
 
 // The wake function a turn holds keeps Node running only while the turn runs: a script
 // whose turn waited on the blocking pool (filesystem commits, file tools) exits on its own
