@@ -561,3 +561,184 @@ fn a_mistyped_return_is_refused_where_the_child_writes_it() {
         ]
     );
 }
+
+/// A caller whose state delegates reviews; the child hands each order to a person.
+const REVIEWS: &str = r#"
+title: Reviews
+instructions: CALLER-ROOT.
+states:
+  work:
+    triggers: { manual: }
+    instructions: Have the orders reviewed, then answer.
+    tools:
+      allow: [archmax_workflow_review, archmax_raise]
+"#;
+
+const REVIEW: &str = r#"
+title: Review
+instructions: REVIEW-CHILD.
+states:
+  check:
+    triggers:
+      manual:
+        description: Review one order
+        requires: [{ name: order_id, type: string }]
+        returns: [{ name: verdict, type: string }]
+    instructions: Check the order, then hand it to a person.
+    transitions:
+      - { to: approve, description: Ready for a person. }
+  approve:
+    type: human
+    title: Approve the order
+    instructions: A person approves the order.
+    evidence: [scratchpad/review.md]
+    transitions:
+      - { to: done, description: Approve it., type: approve }
+      - { to: check, description: Send it back., type: refine }
+  done:
+    instructions: Record the verdict and say the order is approved.
+"#;
+
+fn reviews() -> TempWorkspace {
+    TempWorkspace::new(&[
+        ("workflows/orders/workflow.yaml", REVIEWS),
+        ("workflows/review/workflow.yaml", REVIEW),
+    ])
+}
+
+fn decide(h: &archmax_machine::Harness, id: &str, to: &str) -> archmax_machine::Outcome {
+    archmax_tests::rt()
+        .block_on(h.decide(id, to, Some("fine")))
+        .expect("decide")
+}
+
+/// The `sub-workflow-result` statuses, in order.
+fn result_statuses(events: &Recorder) -> Vec<String> {
+    let seen = events.0.lock().map(|v| v.clone()).unwrap_or_default();
+    seen.iter()
+        .filter(|e| e["type"] == "sub-workflow-result")
+        .map(|e| e["status"].as_str().unwrap_or_default().to_string())
+        .collect()
+}
+
+#[test]
+fn a_child_that_parks_parks_its_caller_and_a_decision_on_the_caller_resumes_it() {
+    let ws = reviews();
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(vec![(
+            "c1",
+            "archmax_workflow_review",
+            json!({ "order_id": "KK-1" }),
+        )]),
+        // The child moves into its human state and owes the person one message.
+        Reply::tool_calls(vec![(
+            "k1",
+            "archmax_advance",
+            json!({ "to": "approve", "reason": "checked" }),
+        )]),
+        Reply::text("KK-1 is with a reviewer."),
+        // The caller parks with it, and owes its own closing message.
+        Reply::text("Your order is being reviewed."),
+    ])
+    .expect("server");
+    let events = Arc::new(Recorder::default());
+    let sink = Arc::clone(&events);
+    let h = archmax_tests::harness(ws.root(), "orders", &server.url(), "m", |o| o.events = sink);
+    let parked = send(&h, "p-1", "Review KK-1.");
+    assert_eq!(parked.kind, OutcomeKind::Parked, "{parked:?}");
+    assert_eq!(parked.status, "awaiting_decision");
+    assert_eq!(parked.reply, "Your order is being reviewed.");
+    assert_eq!(parked.workflow_state, "work");
+    // The caller's park presents the child's decision, numbered in the caller's sequence.
+    let pending = serde_json::to_value(&parked.pending).expect("json");
+    assert_eq!(pending["channel"], "decision");
+    assert_eq!(pending["state"], "approve");
+    assert_eq!(pending["title"], "Approve the order");
+    assert_eq!(pending["seq"], 1);
+    assert_eq!(pending["evidence"], json!(["scratchpad/review.md"]));
+    assert_eq!(
+        pending["transitions"],
+        json!([
+            { "to": "done", "description": "Approve it.", "type": "approve" },
+            { "to": "check", "description": "Send it back.", "type": "refine" }
+        ])
+    );
+    let requests = server.requests();
+    assert_eq!(requests.len(), 4);
+    // The call was answered at once; the caller's closing turn is reply-only.
+    assert_eq!(
+        tool_results(&requests[3]),
+        vec![
+            "The 'review' sub-workflow stopped for a person at its 'approve' step. This run is now waiting on that decision and will continue here once it is made."
+        ]
+    );
+    let closing = requests[3]["messages"][0]["content"].to_string();
+    assert!(closing.contains("## This run is parked"), "{closing}");
+    assert!(closing.contains("'approve' (Approve the order) is now waiting"), "{closing}");
+    assert_eq!(result_statuses(&events), vec!["parked"]);
+    // The child is parked in its own session, under its parent.
+    let child = h
+        .session_summary("p-1~work:review:0")
+        .expect("store")
+        .expect("the child session");
+    assert_eq!(child.parent_session_id.as_deref(), Some("p-1"));
+    assert_eq!(child.state.as_deref(), Some("approve"));
+    assert_eq!(
+        serde_json::to_value(child.status).expect("json"),
+        "awaiting_decision"
+    );
+    drop(h);
+
+    // Another process: a new harness over the same files decides on the caller.
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(vec![(
+            "k2",
+            "archmax_set_variables",
+            json!({ "variables": { "verdict": "approved" } }),
+        )]),
+        Reply::text("KK-1 is approved."),
+        Reply::text("KK-1 was reviewed and approved."),
+    ])
+    .expect("server");
+    let events = Arc::new(Recorder::default());
+    let sink = Arc::clone(&events);
+    let h = archmax_tests::harness(ws.root(), "orders", &server.url(), "m", |o| o.events = sink);
+    let refused = archmax_tests::rt()
+        .block_on(h.decide("p-1", "approve", None))
+        .expect_err("the parked state is not a target");
+    assert!(refused.to_string().contains("Choose one of: done, check"), "{refused}");
+    let done = decide(&h, "p-1", "done");
+    assert_eq!(done.kind, OutcomeKind::Completed, "{done:?}");
+    assert_eq!(done.disposition, "decide");
+    assert_eq!(done.reply, "KK-1 was reviewed and approved.");
+    assert_eq!(done.state, "work");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3);
+    // The child resumed on its own transcript with the decision note.
+    let child_request = requests[0]["messages"].to_string();
+    assert!(child_request.contains("REVIEW-CHILD."));
+    assert!(child_request.contains(
+        "[decision] A human selected approve → 'done' at the 'approve' checkpoint: fine."
+    ));
+    // Its answer lands in the caller's transcript as a note; the caller's turn goes on.
+    let caller_request = &requests[2]["messages"];
+    assert!(caller_request[0]["content"].to_string().contains("CALLER-ROOT."));
+    let note = format!(
+        "[sub-workflow: review] {}",
+        json!({ "message": "KK-1 is approved.", "returns": { "verdict": "approved" } })
+    );
+    assert_eq!(tool_results(&requests[2]).last(), Some(&note));
+    assert_eq!(result_statuses(&events), vec!["ok"]);
+    let seen = events.0.lock().map(|v| v.clone()).unwrap_or_default();
+    let decided: Vec<&Value> = seen.iter().filter(|e| e["type"] == "decided").collect();
+    assert_eq!(decided.len(), 2, "the caller's and the child's");
+    assert_eq!(decided[0]["sessionId"], "p-1");
+    assert_eq!(decided[0]["state"], "work");
+    assert_eq!(decided[1]["sessionId"], "p-1~work:review:0");
+    let child = h
+        .session_summary("p-1~work:review:0")
+        .expect("store")
+        .expect("the child session");
+    assert_eq!(serde_json::to_value(child.status).expect("json"), "completed");
+    assert!(done.pending.is_none());
+}

@@ -201,6 +201,26 @@ impl Park {
     }
 }
 
+/// A child of this session parked for a person or an event (`runtime.md` §7.7): the head of
+/// the queue is presented as this session's own park, and a decision or delivery on this
+/// session resumes the child by identity.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PendingDelegation {
+    /// The calling state.
+    pub state: String,
+    /// The child's workflow.
+    pub workflow: String,
+    /// The call the child was started by.
+    pub tool_call_id: String,
+    /// The child's identity `{state}:{workflow}:{ordinal}` (its id is `{parent}~{identity}`).
+    pub identity: String,
+    /// The dispatch's id (`subwf-{n}`).
+    pub dispatch_id: String,
+    /// The child's own park record, as the child holds it.
+    pub decision: Park,
+}
+
 fn is_zero(n: &u64) -> bool {
     *n == 0
 }
@@ -254,6 +274,9 @@ pub struct SessionState {
     /// Delegations dispatched so far: the next child's ordinal (`<id>~<state>:<workflow>:<n>`).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub sub_workflow_count: u64,
+    /// Children parked in this session's delegations, presented one at a time.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pending_delegations: Vec<PendingDelegation>,
     /// Parks counted per state, against `budget.maxParks`.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub park_counts: BTreeMap<String, u64>,

@@ -114,7 +114,22 @@ impl Harness {
         target: &str,
         comment: Option<&str>,
     ) -> Result<Outcome, RunError> {
+        self.decide_as(session_id, target, comment, None).await
+    }
+
+    /// [`Harness::decide`], run as a child session when `lineage` is given. A session whose
+    /// park presents a parked child hands the decision to that child.
+    pub(crate) async fn decide_as(
+        &self,
+        session_id: &str,
+        target: &str,
+        comment: Option<&str>,
+        lineage: Option<super::delegate::Lineage>,
+    ) -> Result<Outcome, RunError> {
         let (lease, mut turn) = self.begin(session_id).await?;
+        if let Some(lineage) = lineage {
+            turn.adopt(lineage);
+        }
         let id = turn.id.as_str().to_string();
         let Some(crate::state::Park::Decision {
             state, transitions, ..
@@ -143,6 +158,17 @@ impl Harness {
         let kind = edge.kind.clone();
         turn.mode.disposition = "decide";
         turn.resume_common();
+        if !turn.session.pending_delegations.is_empty() {
+            let resume = super::delegate::Resume::Decision {
+                target: target.to_string(),
+                comment: comment.map(str::to_string),
+            };
+            turn.resume_presented(resume).await?;
+            turn.commit().await?;
+            let out = turn.run().await;
+            self.release(lease).await;
+            return out;
+        }
         turn.emit(Event::Decided {
             state: state.clone(),
             to: target.to_string(),
@@ -221,7 +247,24 @@ impl Harness {
         variables: Map<String, Value>,
         message: Option<&str>,
     ) -> Result<Outcome, RunError> {
+        self.deliver_as(session_id, trigger, variables, message, None)
+            .await
+    }
+
+    /// [`Harness::deliver`], run as a child session when `lineage` is given. A session whose
+    /// park presents a parked child hands the event to that child.
+    pub(crate) async fn deliver_as(
+        &self,
+        session_id: &str,
+        trigger: &str,
+        variables: Map<String, Value>,
+        message: Option<&str>,
+        lineage: Option<super::delegate::Lineage>,
+    ) -> Result<Outcome, RunError> {
         let (lease, mut turn) = self.begin(session_id).await?;
+        if let Some(lineage) = lineage {
+            turn.adopt(lineage);
+        }
         let id = turn.id.as_str().to_string();
         let Some(crate::state::Park::Input { state, .. }) = turn.session.park.clone() else {
             return Err(RunError::SessionNotAwaitingInput(id));
@@ -233,6 +276,18 @@ impl Harness {
         crate::harness::check_variable_names(&variables, &format!("delivered to session '{id}'"))?;
         turn.mode.disposition = "deliver";
         turn.resume_common();
+        if !turn.session.pending_delegations.is_empty() {
+            let resume = super::delegate::Resume::Delivery {
+                trigger: trigger.to_string(),
+                variables,
+                message: message.map(str::to_string),
+            };
+            turn.resume_presented(resume).await?;
+            turn.commit().await?;
+            let out = turn.run().await;
+            self.release(lease).await;
+            return out;
+        }
         turn.emit(Event::Delivered {
             state: state.clone(),
             trigger: trigger.to_string(),

@@ -130,6 +130,8 @@ impl Turn<'_> {
         s.exit = None;
         // A turn boundary starts every park budget over (the original's `parkCounts: {}`).
         s.park_counts.clear();
+        // A fresh turn abandons the children still queued: what they waited on is over.
+        s.pending_delegations.clear();
         s.state_turns = 0;
         s.turn_model_calls = 0;
         s.budget_warned = false;

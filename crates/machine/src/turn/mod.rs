@@ -12,6 +12,8 @@
 //!   dispatch  one call: name → arguments → substitution → kernel → execute → result
 //!   execute   control tools, file tools, host tools      code  archmax_eval / archmax_run
 //!   parks     decision records, archmax_wait              settle  complete, route, fail
+//!   delegate  archmax_workflow_<slug>: checks, the child, its answer
+//!   child_parks  a parked child presented as this session's park, resumed through it
 //! transcript  the conversation's one home (stored lines + the wire view)
 //! ```
 //!
@@ -22,6 +24,7 @@
 mod arrivals;
 mod boundary;
 mod budget;
+mod child_parks;
 mod code;
 pub(crate) mod delegate;
 mod dispatch;
@@ -217,6 +220,14 @@ impl Harness {
 }
 
 impl Turn<'_> {
+    /// Runs this turn as a child session: its caller's chain, denials and cancel switch.
+    fn adopt(&mut self, lineage: delegate::Lineage) {
+        self.h.cancels.release(self.id.as_str(), &self.cancel);
+        self.cancel = lineage.cancel;
+        self.chain = lineage.chain;
+        self.inherited = lineage.inherited;
+    }
+
     fn emit(&self, event: Event) {
         self.h.emitter.emit(Some(self.id.as_str()), event);
     }
