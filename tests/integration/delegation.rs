@@ -571,7 +571,7 @@ states:
     triggers: { manual: }
     instructions: Have the orders reviewed, then answer.
     tools:
-      allow: [archmax_workflow_review, archmax_raise]
+      allow: [archmax_workflow_review, archmax_workflow_waiter, archmax_eval]
 "#;
 
 const REVIEW: &str = r#"
@@ -599,10 +599,19 @@ states:
     instructions: Record the verdict and say the order is approved.
 "#;
 
+const WAITER: &str = r#"
+instructions: WAIT-CHILD.
+states:
+  poll:
+    triggers: { manual: { description: Wait for the payment } }
+    instructions: Wait for the payment, then confirm it.
+"#;
+
 fn reviews() -> TempWorkspace {
     TempWorkspace::new(&[
         ("workflows/orders/workflow.yaml", REVIEWS),
         ("workflows/review/workflow.yaml", REVIEW),
+        ("workflows/waiter/workflow.yaml", WAITER),
     ])
 }
 
@@ -741,4 +750,253 @@ fn a_child_that_parks_parks_its_caller_and_a_decision_on_the_caller_resumes_it()
         .expect("the child session");
     assert_eq!(serde_json::to_value(child.status).expect("json"), "completed");
     assert!(done.pending.is_none());
+}
+
+/// An in-process model for concurrent children, answering by who asks: the caller fans
+/// out two reviews, then finishes; each child moves to its human state, then, once
+/// decided, answers; every parked turn says one line.
+struct Reviewers;
+
+impl archmax_machine::model::Model for Reviewers {
+    fn complete<'a>(
+        &'a self,
+        req: &'a archmax_machine::model::ChatRequest,
+    ) -> archmax_machine::model::ModelFuture<'a> {
+        use archmax_machine::model::{AssistantMessage, ChatResponse, ToolCall};
+        let messages = serde_json::to_value(&req.messages).unwrap_or(Value::Null);
+        let system = messages[0]["content"].to_string();
+        let answered = messages
+            .as_array()
+            .is_some_and(|m| m.iter().any(|m| m["role"] == "tool"));
+        let call = |id: &str, name: &str, args: Value| ToolCall {
+            id: id.to_string(),
+            name: name.to_string(),
+            arguments: args.to_string(),
+        };
+        let say = |text: &str| AssistantMessage {
+            content: Some(text.to_string()),
+            tool_calls: Vec::new(),
+        };
+        let child = system.contains("REVIEW-CHILD");
+        let message = if system.contains("## This run is parked") {
+            say(if child { "With a reviewer." } else { "Both orders are with reviewers." })
+        } else if child && system.contains("## Current state: check") {
+            AssistantMessage {
+                content: None,
+                tool_calls: vec![call("k1", "archmax_advance", json!({ "to": "approve", "reason": "checked" }))],
+            }
+        } else if child {
+            say("Approved.")
+        } else if !answered {
+            AssistantMessage {
+                content: None,
+                tool_calls: vec![
+                    call("c1", "archmax_workflow_review", json!({ "order_id": "KK-1" })),
+                    call("c2", "archmax_workflow_review", json!({ "order_id": "KK-2" })),
+                ],
+            }
+        } else {
+            say("All done.")
+        };
+        Box::pin(async move {
+            Ok(ChatResponse {
+                message,
+                usage: None,
+                model: None,
+                finish_reason: None,
+            })
+        })
+    }
+}
+
+fn seq_of(out: &archmax_machine::Outcome) -> Value {
+    serde_json::to_value(&out.pending).expect("json")["seq"].clone()
+}
+
+#[test]
+fn two_children_parked_in_one_batch_are_presented_one_at_a_time() {
+    let ws = reviews();
+    let server = ScriptedServer::start(vec![]).expect("server");
+    let h = archmax_tests::harness(ws.root(), "orders", &server.url(), "m", |o| {
+        o.model = Arc::new(Reviewers);
+    });
+    let first = send(&h, "p-2", "Review KK-1 and KK-2.");
+    assert_eq!(first.kind, OutcomeKind::Parked, "{first:?}");
+    assert_eq!(first.state, "approve");
+    assert_eq!(seq_of(&first), 1);
+    // Both calls were answered, in call order, and both children wait.
+    let stopped = "The 'review' sub-workflow stopped for a person at its 'approve' step. This run is now waiting on that decision and will continue here once it is made.";
+    let answers: Vec<&str> = first
+        .messages
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .filter_map(|m| m["content"].as_str())
+        .collect();
+    assert_eq!(answers, vec![stopped, stopped]);
+    for id in ["p-2~work:review:0", "p-2~work:review:1"] {
+        let s = h.session_summary(id).expect("store").expect(id);
+        assert_eq!(serde_json::to_value(s.status).expect("json"), "awaiting_decision");
+    }
+    // The first decision resumes the first child; the second child is presented next,
+    // on the caller's next seq (each child's own record is its seq 1).
+    let second = decide(&h, "p-2", "done");
+    assert_eq!(second.kind, OutcomeKind::Parked, "{second:?}");
+    assert_eq!(second.reparked, Some(true));
+    assert_eq!(seq_of(&second), 2);
+    let done = |id: &str| {
+        let s = h.session_summary(id).expect("store").expect(id);
+        serde_json::to_value(s.status).expect("json") == "completed"
+    };
+    assert!(done("p-2~work:review:0"));
+    assert!(!done("p-2~work:review:1"));
+    let notes: Vec<&str> = second
+        .messages
+        .iter()
+        .filter_map(|m| m["content"].as_str())
+        .filter(|t| t.starts_with("[sub-workflow: review]"))
+        .collect();
+    let note = format!(
+        "[sub-workflow: review] {}",
+        json!({ "message": "Approved.", "returns": { "note": "Not all return variables were set by the sub-workflow: 'verdict' was not set." } })
+    );
+    assert_eq!(notes, vec![note.as_str()]);
+    // The second decision resumes the second child; with none left the caller goes on.
+    let last = decide(&h, "p-2", "done");
+    assert_eq!(last.kind, OutcomeKind::Completed, "{last:?}");
+    assert_eq!(last.reply, "All done.");
+    assert!(done("p-2~work:review:1"));
+    let notes = last
+        .messages
+        .iter()
+        .filter_map(|m| m["content"].as_str())
+        .filter(|t| t.starts_with("[sub-workflow: review]"))
+        .count();
+    assert_eq!(notes, 2);
+}
+
+#[test]
+fn a_fresh_turn_abandons_a_queued_child() {
+    let ws = reviews();
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(vec![(
+            "c1",
+            "archmax_workflow_review",
+            json!({ "order_id": "KK-1" }),
+        )]),
+        Reply::tool_calls(vec![(
+            "k1",
+            "archmax_advance",
+            json!({ "to": "approve", "reason": "checked" }),
+        )]),
+        Reply::text("With a reviewer."),
+        // The caller's closing message fails: its turn ends with the child still queued.
+        Reply::error(500, "model down"),
+        Reply::text("Starting over."),
+    ])
+    .expect("server");
+    let h = archmax_tests::harness(ws.root(), "orders", &server.url(), "m", |_| {});
+    let failed = send(&h, "p-3", "Review KK-1.");
+    assert_eq!(failed.kind, OutcomeKind::Failed, "{failed:?}");
+    // The next message is a fresh turn: the queued child is abandoned, never presented.
+    let fresh = send(&h, "p-3", "Start over.");
+    assert_eq!(fresh.kind, OutcomeKind::Completed, "{fresh:?}");
+    assert_eq!(fresh.reply, "Starting over.");
+    assert!(fresh.pending.is_none());
+    let refused = archmax_tests::rt()
+        .block_on(h.decide("p-3", "done", None))
+        .expect_err("nothing to decide");
+    assert_eq!(
+        refused.to_string(),
+        "Session 'p-3' is not parked at a human state; there is nothing to decide."
+    );
+    // The child itself still waits where it stopped.
+    let child = h
+        .session_summary("p-3~work:review:0")
+        .expect("store")
+        .expect("child");
+    assert_eq!(serde_json::to_value(child.status).expect("json"), "awaiting_decision");
+    assert_eq!(server.remaining(), 0);
+}
+
+#[test]
+fn a_childs_wait_parks_its_caller_for_input_and_a_delivery_on_the_caller_reaches_the_child() {
+    let ws = reviews();
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(vec![("c1", "archmax_workflow_waiter", json!({}))]),
+        Reply::tool_calls(vec![("k1", "archmax_wait", json!({ "reason": "the payment" }))]),
+        Reply::text("Waiting for the payment."),
+        Reply::text("We are waiting for your payment."),
+    ])
+    .expect("server");
+    let h = archmax_tests::harness(ws.root(), "orders", &server.url(), "m", |_| {});
+    let parked = send(&h, "p-4", "Take the payment.");
+    assert_eq!(parked.kind, OutcomeKind::Parked, "{parked:?}");
+    assert_eq!(parked.status, "awaiting_input");
+    assert_eq!(parked.parked_channel, Some("input"));
+    let pending = serde_json::to_value(&parked.pending).expect("json");
+    assert_eq!(pending["state"], "poll");
+    assert_eq!(pending["reason"], "the payment");
+    let closing = server.requests()[3]["messages"][0]["content"].to_string();
+    assert!(
+        closing.contains("You have parked this run: it stays in 'poll' until something arrives from outside (the payment)."),
+        "{closing}"
+    );
+    let server = ScriptedServer::start(vec![
+        Reply::text("Payment received."),
+        Reply::text("Thanks, your payment arrived."),
+    ])
+    .expect("server");
+    let h = archmax_tests::harness(ws.root(), "orders", &server.url(), "m", |_| {});
+    let mut variables = serde_json::Map::new();
+    variables.insert("amount".into(), json!(5));
+    let done = archmax_tests::rt()
+        .block_on(h.deliver("p-4", "paid", variables, None))
+        .expect("deliver");
+    assert_eq!(done.kind, OutcomeKind::Completed, "{done:?}");
+    assert_eq!(done.disposition, "deliver");
+    assert_eq!(done.reply, "Thanks, your payment arrived.");
+    let requests = server.requests();
+    // The child got the event; the caller got the child's answer.
+    assert!(
+        requests[0]["messages"]
+            .to_string()
+            .contains("[event] 'paid' arrived while the run waited in 'poll': amount=5")
+    );
+    assert_eq!(
+        tool_results(&requests[1]).last().map(String::as_str),
+        Some("[sub-workflow: waiter] Payment received.")
+    );
+    // The delivered variables are the child's, not the caller's.
+    assert!(done.variables.get("amount").is_none());
+    let child = h
+        .session_summary("p-4~work:waiter:0")
+        .expect("store")
+        .expect("child");
+    assert!(child.variables.is_some_and(|v| v.contains_key("amount")));
+}
+
+#[test]
+fn a_scripts_delegation_cannot_park_its_call_fails_parked() {
+    let ws = reviews();
+    let code = "await tools.archmaxWorkflowReview({ order_id: 'KK-1' }).catch((e) => String(e))";
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(vec![("c1", "archmax_eval", json!({ "code": code }))]),
+        Reply::tool_calls(vec![(
+            "k1",
+            "archmax_advance",
+            json!({ "to": "approve", "reason": "checked" }),
+        )]),
+        Reply::text("With a reviewer."),
+        Reply::text("The review could not run from a script."),
+    ])
+    .expect("server");
+    let h = archmax_tests::harness(ws.root(), "orders", &server.url(), "m", |_| {});
+    let out = send(&h, "p-5", "Review KK-1 from a script.");
+    assert_eq!(out.kind, OutcomeKind::Completed, "{out:?}");
+    assert!(out.pending.is_none());
+    let result = tool_results(&server.requests()[3]).join("\n");
+    assert!(
+        result.contains("Sub-workflow 'review' settled in state 'approve' with status 'awaiting_decision' but no pending suspension, so nothing could resume it."),
+        "{result}"
+    );
 }

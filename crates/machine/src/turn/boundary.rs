@@ -130,8 +130,12 @@ impl Turn<'_> {
         s.exit = None;
         // A turn boundary starts every park budget over (the original's `parkCounts: {}`).
         s.park_counts.clear();
-        // A fresh turn abandons the children still queued: what they waited on is over.
-        s.pending_delegations.clear();
+        // A fresh turn abandons the children still queued (and the one presented, which
+        // is no park of this session's own): what they waited on is over.
+        if !s.pending_delegations.is_empty() {
+            s.pending_delegations.clear();
+            s.park = None;
+        }
         s.state_turns = 0;
         s.turn_model_calls = 0;
         s.budget_warned = false;
