@@ -1000,3 +1000,58 @@ fn a_scripts_delegation_cannot_park_its_call_fails_parked() {
         "{result}"
     );
 }
+
+#[test]
+fn a_childs_own_hook_gates_its_moves_and_reads_its_seeds() {
+    let caller = "states:\n  work:\n    triggers: { manual: }\n    tools:\n      allow: [archmax_workflow_gated]\n";
+    let child = "instructions: GATED-CHILD.\nstates:\n  draft:\n    triggers:\n      manual:\n        description: Gate one order\n        requires: [order_id]\n    after: { script: hooks/check.js }\n    transitions: [{ to: done, description: Finished. }]\n  done:\n    instructions: Say so.\n";
+    // The hook is the child's (its own folder), and reads the child's variables.
+    let check = "import { ok, veto } from '@archmax-ai/harness'\n\nexport default (input) => input.variables.risk === undefined ? veto(`no risk yet for ${input.variables.order_id}`) : ok()\n";
+    let ws = TempWorkspace::new(&[
+        ("workflows/orders/workflow.yaml", caller),
+        ("workflows/gated/workflow.yaml", child),
+        ("workflows/gated/hooks/check.js", check),
+    ]);
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(vec![(
+            "c1",
+            "archmax_workflow_gated",
+            json!({ "order_id": "KK-1" }),
+        )]),
+        Reply::tool_calls(vec![(
+            "k1",
+            "archmax_advance",
+            json!({ "to": "done", "reason": "ready" }),
+        )]),
+        Reply::tool_calls(vec![
+            (
+                "k2",
+                "archmax_set_variables",
+                json!({ "variables": { "risk": "low" } }),
+            ),
+            (
+                "k3",
+                "archmax_advance",
+                json!({ "to": "done", "reason": "risk set" }),
+            ),
+        ]),
+        Reply::text("Gated KK-1."),
+        Reply::text("Done."),
+    ])
+    .expect("server");
+    let h = archmax_tests::harness(ws.root(), "orders", &server.url(), "m", |_| {});
+    let out = send(&h, "g-1", "Gate KK-1.");
+    assert_eq!(out.kind, OutcomeKind::Completed, "{out:?}");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 5);
+    assert_eq!(
+        tool_results(&requests[2]),
+        vec!["archmax_advance rejected: hook veto: no risk yet for KK-1"]
+    );
+    assert_eq!(tool_results(&requests[4]), vec!["Gated KK-1."]);
+    let child = h
+        .session_summary("g-1~work:gated:0")
+        .expect("store")
+        .expect("child");
+    assert_eq!(child.workflow_state.as_deref(), Some("done"));
+}

@@ -13,7 +13,7 @@
 //!   execute   control tools, file tools, host tools      code  archmax_eval / archmax_run
 //!   parks     decision records, archmax_wait              settle  complete, route, fail
 //!   delegate  archmax_workflow_<slug>: checks, the child, its answer
-//!   child_parks  a parked child presented as this session's park, resumed through it
+//!   child_parks  a parked child presented as its caller's park, resumed through it
 //! transcript  the conversation's one home (stored lines + the wire view)
 //! ```
 //!
