@@ -683,7 +683,10 @@ fn a_child_that_parks_parks_its_caller_and_a_decision_on_the_caller_resumes_it()
     );
     let closing = requests[3]["messages"][0]["content"].to_string();
     assert!(closing.contains("## This run is parked"), "{closing}");
-    assert!(closing.contains("'approve' (Approve the order) is now waiting"), "{closing}");
+    assert!(
+        closing.contains("'approve' (Approve the order) is now waiting"),
+        "{closing}"
+    );
     assert_eq!(result_statuses(&events), vec!["parked"]);
     // The child is parked in its own session, under its parent.
     let child = h
@@ -715,7 +718,10 @@ fn a_child_that_parks_parks_its_caller_and_a_decision_on_the_caller_resumes_it()
     let refused = archmax_tests::rt()
         .block_on(h.decide("p-1", "approve", None))
         .expect_err("the parked state is not a target");
-    assert!(refused.to_string().contains("Choose one of: done, check"), "{refused}");
+    assert!(
+        refused.to_string().contains("Choose one of: done, check"),
+        "{refused}"
+    );
     let done = decide(&h, "p-1", "done");
     assert_eq!(done.kind, OutcomeKind::Completed, "{done:?}");
     assert_eq!(done.disposition, "decide");
@@ -731,7 +737,11 @@ fn a_child_that_parks_parks_its_caller_and_a_decision_on_the_caller_resumes_it()
     ));
     // Its answer lands in the caller's transcript as a note; the caller's turn goes on.
     let caller_request = &requests[2]["messages"];
-    assert!(caller_request[0]["content"].to_string().contains("CALLER-ROOT."));
+    assert!(
+        caller_request[0]["content"]
+            .to_string()
+            .contains("CALLER-ROOT.")
+    );
     let note = format!(
         "[sub-workflow: review] {}",
         json!({ "message": "KK-1 is approved.", "returns": { "verdict": "approved" } })
@@ -748,7 +758,10 @@ fn a_child_that_parks_parks_its_caller_and_a_decision_on_the_caller_resumes_it()
         .session_summary("p-1~work:review:0")
         .expect("store")
         .expect("the child session");
-    assert_eq!(serde_json::to_value(child.status).expect("json"), "completed");
+    assert_eq!(
+        serde_json::to_value(child.status).expect("json"),
+        "completed"
+    );
     assert!(done.pending.is_none());
 }
 
@@ -779,11 +792,19 @@ impl archmax_machine::model::Model for Reviewers {
         };
         let child = system.contains("REVIEW-CHILD");
         let message = if system.contains("## This run is parked") {
-            say(if child { "With a reviewer." } else { "Both orders are with reviewers." })
+            say(if child {
+                "With a reviewer."
+            } else {
+                "Both orders are with reviewers."
+            })
         } else if child && system.contains("## Current state: check") {
             AssistantMessage {
                 content: None,
-                tool_calls: vec![call("k1", "archmax_advance", json!({ "to": "approve", "reason": "checked" }))],
+                tool_calls: vec![call(
+                    "k1",
+                    "archmax_advance",
+                    json!({ "to": "approve", "reason": "checked" }),
+                )],
             }
         } else if child {
             say("Approved.")
@@ -791,8 +812,16 @@ impl archmax_machine::model::Model for Reviewers {
             AssistantMessage {
                 content: None,
                 tool_calls: vec![
-                    call("c1", "archmax_workflow_review", json!({ "order_id": "KK-1" })),
-                    call("c2", "archmax_workflow_review", json!({ "order_id": "KK-2" })),
+                    call(
+                        "c1",
+                        "archmax_workflow_review",
+                        json!({ "order_id": "KK-1" }),
+                    ),
+                    call(
+                        "c2",
+                        "archmax_workflow_review",
+                        json!({ "order_id": "KK-2" }),
+                    ),
                 ],
             }
         } else {
@@ -835,7 +864,10 @@ fn two_children_parked_in_one_batch_are_presented_one_at_a_time() {
     assert_eq!(answers, vec![stopped, stopped]);
     for id in ["p-2~work:review:0", "p-2~work:review:1"] {
         let s = h.session_summary(id).expect("store").expect(id);
-        assert_eq!(serde_json::to_value(s.status).expect("json"), "awaiting_decision");
+        assert_eq!(
+            serde_json::to_value(s.status).expect("json"),
+            "awaiting_decision"
+        );
     }
     // The first decision resumes the first child; the second child is presented next,
     // on the caller's next seq (each child's own record is its seq 1).
@@ -914,7 +946,10 @@ fn a_fresh_turn_abandons_a_queued_child() {
         .session_summary("p-3~work:review:0")
         .expect("store")
         .expect("child");
-    assert_eq!(serde_json::to_value(child.status).expect("json"), "awaiting_decision");
+    assert_eq!(
+        serde_json::to_value(child.status).expect("json"),
+        "awaiting_decision"
+    );
     assert_eq!(server.remaining(), 0);
 }
 
@@ -923,7 +958,11 @@ fn a_childs_wait_parks_its_caller_for_input_and_a_delivery_on_the_caller_reaches
     let ws = reviews();
     let server = ScriptedServer::start(vec![
         Reply::tool_calls(vec![("c1", "archmax_workflow_waiter", json!({}))]),
-        Reply::tool_calls(vec![("k1", "archmax_wait", json!({ "reason": "the payment" }))]),
+        Reply::tool_calls(vec![(
+            "k1",
+            "archmax_wait",
+            json!({ "reason": "the payment" }),
+        )]),
         Reply::text("Waiting for the payment."),
         Reply::text("We are waiting for your payment."),
     ])

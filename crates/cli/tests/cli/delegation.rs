@@ -262,15 +262,19 @@ fn a_child_parks_its_caller_in_one_process_and_a_decision_in_another_resumes_it(
         Reply::text("Your order is being reviewed."),
     ])
     .expect("server");
-    let run = archmax(&ws, &server, &["run", "orders", "Review KK-1", "--session", "p-1"]);
+    let run = archmax(
+        &ws,
+        &server,
+        &["run", "orders", "Review KK-1", "--session", "p-1"],
+    );
     let err = String::from_utf8_lossy(&run.stderr);
     assert_eq!(run.status.code(), Some(0), "{err}");
-    assert_eq!(String::from_utf8_lossy(&run.stdout), "Your order is being reviewed.\n");
-    // The child's park, presented as the caller's, with the child's declaration.
-    assert!(
-        err.contains("sub-workflow 'review' parked ("),
-        "{err}"
+    assert_eq!(
+        String::from_utf8_lossy(&run.stdout),
+        "Your order is being reviewed.\n"
     );
+    // The child's park, presented as the caller's, with the child's declaration.
+    assert!(err.contains("sub-workflow 'review' parked ("), "{err}");
     assert!(
         err.contains("Session p-1 is parked at the 'approve' human state (Approve the order) awaiting a decision.\n  Instructions: A person approves the order.\n  [approve] done — Approve it.\n  [refine] check — Send it back.\nDecide it with:\n  archmax decide p-1 --to <state>"),
         "{err}"
@@ -314,7 +318,9 @@ fn a_child_parks_its_caller_in_one_process_and_a_decision_in_another_resumes_it(
     );
     assert!(err.contains("sub-workflow 'review' done ("), "{err}");
     assert_eq!(
-        tool_results(&server.requests()[1]).last().map(String::as_str),
+        tool_results(&server.requests()[1])
+            .last()
+            .map(String::as_str),
         Some("[sub-workflow: review] KK-1 is approved.")
     );
     let listed = cli(&ws, None, &["sessions", "--workflow", "orders", "--json"]);

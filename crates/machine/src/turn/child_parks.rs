@@ -19,7 +19,7 @@ use crate::park::ReplyCase;
 use crate::state::{Park, PendingDelegation, Status};
 
 use super::Turn;
-use super::delegate::{Resume, answer, returns_named};
+use super::delegate::{Resume, Settlement, answer, returns_named};
 
 /// The answer of a call whose child parked.
 pub(super) fn stopped_text(p: &PendingDelegation) -> String {
@@ -132,15 +132,13 @@ impl Turn<'_> {
             Ok(text) => ("ok", None, returns_named(text)),
             Err(reason) => ("error", Some(reason.as_str()), None),
         };
-        caller.result(
-            &w,
-            &head.dispatch_id,
-            &head.tool_call_id,
-            ms,
+        let settled = Settlement {
+            duration_ms: ms,
             status,
             reason,
             returns,
-        );
+        };
+        caller.result(&w, &head.dispatch_id, &head.tool_call_id, settled);
         match result {
             Ok(text) => self
                 .transcript

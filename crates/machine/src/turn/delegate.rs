@@ -57,7 +57,17 @@ pub(crate) enum Ran {
     /// The call's answer.
     Answer(String),
     /// The child parked for a person or an event (only where the caller may park with it).
-    Parked(PendingDelegation),
+    Parked(Box<PendingDelegation>),
+}
+
+/// How a dispatch settled, as its `sub-workflow-result` reports it.
+pub(crate) struct Settlement<'a> {
+    pub(crate) duration_ms: u64,
+    /// `ok`, `error` or `parked`.
+    pub(crate) status: &'a str,
+    pub(crate) reason: Option<&'a str>,
+    /// The names of the returns a signed child set.
+    pub(crate) returns: Option<Vec<String>>,
 }
 
 /// Who a child session's turn runs as: the workflows down to it, what binds inside it,
@@ -464,11 +474,14 @@ impl Caller {
         workflow: &str,
         dispatch_id: &str,
         call_id: &str,
-        duration_ms: u64,
-        status: &str,
-        reason: Option<&str>,
-        returns: Option<Vec<String>>,
+        settled: Settlement<'_>,
     ) {
+        let Settlement {
+            duration_ms,
+            status,
+            reason,
+            returns,
+        } = settled;
         self.emit(Event::SubWorkflowResult {
             state: self.state.clone(),
             workflow: workflow.to_string(),
@@ -489,7 +502,13 @@ impl Caller {
         let workflow = target(name);
         let dispatch_id = format!("subwf-{next}");
         self.announce(workflow, &dispatch_id, call_id);
-        self.result(workflow, &dispatch_id, call_id, 0, "error", Some(reason), None);
+        let refused = Settlement {
+            duration_ms: 0,
+            status: "error",
+            reason: Some(reason),
+            returns: None,
+        };
+        self.result(workflow, &dispatch_id, call_id, refused);
     }
 
     /// Runs the child (once a slot is free) and answers with its result, or the failure.
@@ -520,14 +539,14 @@ impl Caller {
                 match run.await {
                     Ok(out) => match out.pending.clone() {
                         Some(park) if may_park && out.kind == OutcomeKind::Parked => {
-                            Ok(Ran::Parked(PendingDelegation {
+                            Ok(Ran::Parked(Box::new(PendingDelegation {
                                 state: self.state.clone(),
                                 workflow: d.workflow.clone(),
                                 tool_call_id: call_id.to_string(),
                                 identity: format!("{}:{}:{}", self.state, d.workflow, d.ordinal),
                                 dispatch_id: dispatch_id.clone(),
                                 decision: park,
-                            }))
+                            })))
                         }
                         _ => answer(&d.workflow, &d.child, &out).map(Ran::Answer),
                     },
@@ -541,15 +560,13 @@ impl Caller {
             Ok(Ran::Parked(_)) => ("parked", None, None),
             Err(reason) => ("error", Some(reason.as_str()), None),
         };
-        self.result(
-            &d.workflow,
-            &dispatch_id,
-            call_id,
-            ms,
+        let settled = Settlement {
+            duration_ms: ms,
             status,
             reason,
             returns,
-        );
+        };
+        self.result(&d.workflow, &dispatch_id, call_id, settled);
         result
     }
 
@@ -676,7 +693,7 @@ impl Turn<'_> {
     pub(super) async fn delegate(&self, d: &Delegation, call_id: &str) -> (ControlResult, Settled) {
         let (result, parked) = match self.caller().run(d, call_id, true).await {
             Ok(Ran::Answer(text)) => (Ok(text), None),
-            Ok(Ran::Parked(p)) => (Ok(super::child_parks::stopped_text(&p)), Some(p)),
+            Ok(Ran::Parked(p)) => (Ok(super::child_parks::stopped_text(&p)), Some(*p)),
             Err(reason) => (Err(reason), None),
         };
         let settled = Settled {
