@@ -8,31 +8,7 @@ import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 
 import { createAgent, createMemorySessionStore } from '@archmax-ai/harness'
-import { advance, CALLER_SPEC, call, ROOT, say, scripted, tools, workspace } from './helpers.mjs'
-
-/** The child `enrich` CALLER_SPEC calls: it hands the order to a person. */
-const CHILD = `title: Review
-instructions: REVIEW-CHILD.
-mounts:
-  allow_always: []
-states:
-  check:
-    triggers:
-      manual:
-        description: Review one order
-        requires: [{ name: order_id, type: string }]
-    instructions: Check the order, then hand it to a person.
-    transitions:
-      - { to: approve, description: Ready for a person. }
-  approve:
-    type: human
-    title: Approve the order
-    instructions: A person approves the order.
-    transitions:
-      - { to: done, description: Approve it., type: approve }
-  done:
-    instructions: Say the order is approved.
-`
+import { advance, CALLER_SPEC, call, PARKING_CHILD_SPEC, ROOT, say, scripted, tools, workspace } from './helpers.mjs'
 
 /** Until the caller parks: its call, the child's move and closing message, the caller's. */
 const UNTIL_PARKED = [
@@ -47,7 +23,7 @@ const AFTER_DECISION = [say('KK-1 is approved.'), say('Reviewed and approved.')]
 const texts = (requests) => requests.map((r) => JSON.stringify(r.messages))
 
 test('a child parks its caller in one process; agent.workflow.decide in another resumes it', async () => {
-  const root = workspace({ 'workflows/orders/workflow.yaml': CALLER_SPEC, 'workflows/enrich/workflow.yaml': CHILD })
+  const root = workspace({ 'workflows/orders/workflow.yaml': CALLER_SPEC, 'workflows/enrich/workflow.yaml': PARKING_CHILD_SPEC })
   // The first process: its own createAgent and JS model, answering from the same script.
   const script = `
     import { createAgent } from ${JSON.stringify(pathToFileURL(join(ROOT, 'main.js')).href)}
@@ -78,7 +54,7 @@ test('a child parks its caller in one process; agent.workflow.decide in another 
 })
 
 test('over a memory store, a second agent decides the caller the first one parked', async () => {
-  const root = workspace({ 'workflows/orders/workflow.yaml': CALLER_SPEC, 'workflows/enrich/workflow.yaml': CHILD })
+  const root = workspace({ 'workflows/orders/workflow.yaml': CALLER_SPEC, 'workflows/enrich/workflow.yaml': PARKING_CHILD_SPEC })
   const store = createMemorySessionStore()
   const before = scripted([...UNTIL_PARKED])
   const a = await createAgent({ workflow: 'orders', workspace: { rootDir: root, sessionStore: store }, model: before.model })

@@ -18,7 +18,7 @@ import { AIMessageChunk } from '@langchain/core/messages'
 import { ChatGenerationChunk } from '@langchain/core/outputs'
 
 import { createAgent, createMemorySessionStore } from '@archmax-ai/harness'
-import { APPROVAL_SPEC, CALLER_SPEC, CHILD_SPEC, ONE_STATE_SPEC, call, chunksOf, EXAMPLE, mapStore, NO_PG, pgStore, refundAnswers, say, textPieces, toAIMessage, tools, workspace } from './helpers.mjs'
+import { APPROVAL_SPEC, CALLER_SPEC, CHILD_SPEC, ONE_STATE_SPEC, PARKING_CHILD_SPEC, call, chunksOf, EXAMPLE, mapStore, NO_PG, pgStore, refundAnswers, say, textPieces, toAIMessage, tools, workspace } from './helpers.mjs'
 
 /** The text of a request's messages, for a check to search (`requestText` is their JSON). */
 function contents(requestText) {
@@ -153,31 +153,6 @@ const archive = {
     return `archived (${copied.error ?? 'copied'}, ${removed.error ?? 'removed'}): ${content}`
   },
 }
-
-/** A sub-workflow \`enrich\` (called by CALLER_SPEC) that hands each order to a person. */
-const PARKING_CHILD_SPEC = `title: Review
-instructions: REVIEW-CHILD.
-mounts:
-  allow_always: []
-states:
-  check:
-    triggers:
-      manual:
-        description: Review one order
-        requires: [{ name: order_id, type: string }]
-    instructions: Check the order, then hand it to a person.
-    transitions:
-      - { to: approve, description: Ready for a person. }
-  approve:
-    type: human
-    title: Approve the order
-    instructions: A person approves the order.
-    transitions:
-      - { to: done, description: Approve it., type: approve }
-      - { to: check, description: Send it back., type: refine }
-  done:
-    instructions: Say the order is approved.
-`
 
 const BATCH_SPEC = `title: Batch
 instructions: A test workflow.

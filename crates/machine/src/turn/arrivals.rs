@@ -126,10 +126,7 @@ impl Harness {
         comment: Option<&str>,
         lineage: Option<super::delegate::Lineage>,
     ) -> Result<Outcome, RunError> {
-        let (lease, mut turn) = self.begin(session_id).await?;
-        if let Some(lineage) = lineage {
-            turn.adopt(lineage);
-        }
+        let (lease, mut turn) = self.begin_as(session_id, lineage).await?;
         let id = turn.id.as_str().to_string();
         let Some(crate::state::Park::Decision {
             state, transitions, ..
@@ -163,11 +160,7 @@ impl Harness {
                 target: target.to_string(),
                 comment: comment.map(str::to_string),
             };
-            turn.resume_presented(resume).await?;
-            turn.commit().await?;
-            let out = turn.run().await;
-            self.release(lease).await;
-            return out;
+            return self.resume_through(lease, turn, resume).await;
         }
         turn.emit(Event::Decided {
             state: state.clone(),
@@ -261,10 +254,7 @@ impl Harness {
         message: Option<&str>,
         lineage: Option<super::delegate::Lineage>,
     ) -> Result<Outcome, RunError> {
-        let (lease, mut turn) = self.begin(session_id).await?;
-        if let Some(lineage) = lineage {
-            turn.adopt(lineage);
-        }
+        let (lease, mut turn) = self.begin_as(session_id, lineage).await?;
         let id = turn.id.as_str().to_string();
         let Some(crate::state::Park::Input { state, .. }) = turn.session.park.clone() else {
             return Err(RunError::SessionNotAwaitingInput(id));
@@ -282,11 +272,7 @@ impl Harness {
                 variables,
                 message: message.map(str::to_string),
             };
-            turn.resume_presented(resume).await?;
-            turn.commit().await?;
-            let out = turn.run().await;
-            self.release(lease).await;
-            return out;
+            return self.resume_through(lease, turn, resume).await;
         }
         turn.emit(Event::Delivered {
             state: state.clone(),

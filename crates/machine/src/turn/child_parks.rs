@@ -19,7 +19,7 @@ use crate::park::ReplyCase;
 use crate::state::{Park, PendingDelegation, Status};
 
 use super::Turn;
-use super::delegate::{Resume, Settlement, answer, returns_named};
+use super::delegate::{Resume, Settlement, answer};
 
 /// The answer of a call whose child parked.
 pub(super) fn stopped_text(p: &PendingDelegation) -> String {
@@ -28,6 +28,22 @@ pub(super) fn stopped_text(p: &PendingDelegation) -> String {
         p.workflow,
         p.decision.state()
     )
+}
+
+impl crate::harness::Harness {
+    /// Hands `resume` to the child `turn`'s park presents, then runs the caller on.
+    pub(super) async fn resume_through(
+        &self,
+        lease: crate::store::WriterLease,
+        mut turn: Turn<'_>,
+        resume: Resume,
+    ) -> Result<crate::outcome::Outcome, RunError> {
+        turn.resume_presented(resume).await?;
+        turn.commit().await?;
+        let out = turn.run().await;
+        self.release(lease).await;
+        out
+    }
 }
 
 impl Turn<'_> {
@@ -127,17 +143,7 @@ impl Turn<'_> {
                 }
             }
         };
-        let ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-        let (status, reason, returns) = match &result {
-            Ok(text) => ("ok", None, returns_named(text)),
-            Err(reason) => ("error", Some(reason.as_str()), None),
-        };
-        let settled = Settlement {
-            duration_ms: ms,
-            status,
-            reason,
-            returns,
-        };
+        let settled = Settlement::of(started, result.as_deref().map_err(String::as_str));
         caller.result(&w, &head.dispatch_id, &head.tool_call_id, settled);
         match result {
             Ok(text) => self

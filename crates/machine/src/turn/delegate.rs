@@ -70,6 +70,18 @@ pub(crate) struct Settlement<'a> {
     pub(crate) returns: Option<Vec<String>>,
 }
 
+impl<'a> Settlement<'a> {
+    /// A child that answered `Ok` or failed `Err` since `started`.
+    pub(crate) fn of(started: Instant, result: Result<&'a str, &'a str>) -> Self {
+        Settlement {
+            duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+            status: if result.is_ok() { "ok" } else { "error" },
+            reason: result.err(),
+            returns: result.ok().and_then(returns_named),
+        }
+    }
+}
+
 /// Who a child session's turn runs as: the workflows down to it, what binds inside it,
 /// and its caller's cancel switch.
 pub(crate) struct Lineage {
@@ -292,8 +304,7 @@ impl Harness {
     ) -> crate::tools::BoxFuture<'a, Result<Outcome, RunError>> {
         // Boxed: a child's turn may delegate in turn, so this future contains itself.
         Box::pin(async move {
-            let (lease, mut turn) = self.begin(id).await?;
-            turn.adopt(lineage);
+            let (lease, mut turn) = self.begin_as(id, Some(lineage)).await?;
             let trigger = crate::registry::MANUAL;
             let start = self.start_state(trigger)?;
             let input = SendInput {
@@ -554,17 +565,13 @@ impl Caller {
                 }
             }
         };
-        let ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-        let (status, reason, returns) = match &result {
-            Ok(Ran::Answer(text)) => ("ok", None, returns_named(text)),
-            Ok(Ran::Parked(_)) => ("parked", None, None),
-            Err(reason) => ("error", Some(reason.as_str()), None),
-        };
-        let settled = Settlement {
-            duration_ms: ms,
-            status,
-            reason,
-            returns,
+        let settled = match &result {
+            Ok(Ran::Answer(text)) => Settlement::of(started, Ok(text)),
+            Ok(Ran::Parked(_)) => Settlement {
+                status: "parked",
+                ..Settlement::of(started, Ok(""))
+            },
+            Err(reason) => Settlement::of(started, Err(reason)),
         };
         self.result(&d.workflow, &dispatch_id, call_id, settled);
         result
@@ -581,7 +588,7 @@ impl Caller {
 }
 
 /// The names a signed child's answer returns (`sub-workflow-result`'s `returns`).
-pub(super) fn returns_named(text: &str) -> Option<Vec<String>> {
+fn returns_named(text: &str) -> Option<Vec<String>> {
     let v: Value = serde_json::from_str(text).ok()?;
     let names = v
         .get("returns")?

@@ -163,6 +163,19 @@ impl Harness {
         let _ = self.store_io(move |_| drop(lease)).await;
     }
 
+    /// [`begin`](Self::begin), run as a child session when `lineage` is given.
+    async fn begin_as(
+        &self,
+        session_id: &str,
+        lineage: Option<delegate::Lineage>,
+    ) -> Result<(crate::store::WriterLease, Turn<'_>), RunError> {
+        let (lease, mut turn) = self.begin(session_id).await?;
+        if let Some(lineage) = lineage {
+            turn.adopt(lineage);
+        }
+        Ok((lease, turn))
+    }
+
     /// Takes the session's writer lease and loads it into a turn (on a blocking thread
     /// when the store waits on the disk).
     async fn begin(
