@@ -701,8 +701,10 @@ fn a_child_that_parks_parks_its_caller_and_a_decision_on_the_caller_resumes_it()
     );
     drop(h);
 
-    // Another process: a new harness over the same files decides on the caller.
+    // Another process: a new harness over the same files. A message to the caller is
+    // answered by the caller, and it stays parked on the same record.
     let server = ScriptedServer::start(vec![
+        Reply::text("It is still with the reviewer."),
         Reply::tool_calls(vec![(
             "k2",
             "archmax_set_variables",
@@ -715,6 +717,16 @@ fn a_child_that_parks_parks_its_caller_and_a_decision_on_the_caller_resumes_it()
     let events = Arc::new(Recorder::default());
     let sink = Arc::clone(&events);
     let h = archmax_tests::harness(ws.root(), "orders", &server.url(), "m", |o| o.events = sink);
+    let replied = archmax_tests::rt()
+        .block_on(h.reply("p-1", "Any news?"))
+        .expect("reply");
+    assert_eq!(replied.kind, OutcomeKind::Parked, "{replied:?}");
+    assert_eq!(replied.reparked, Some(true));
+    assert_eq!(replied.reply, "It is still with the reviewer.");
+    assert_eq!(
+        serde_json::to_value(&replied.pending).expect("json"),
+        pending
+    );
     let refused = archmax_tests::rt()
         .block_on(h.decide("p-1", "approve", None))
         .expect_err("the parked state is not a target");
@@ -727,7 +739,7 @@ fn a_child_that_parks_parks_its_caller_and_a_decision_on_the_caller_resumes_it()
     assert_eq!(done.disposition, "decide");
     assert_eq!(done.reply, "KK-1 was reviewed and approved.");
     assert_eq!(done.state, "work");
-    let requests = server.requests();
+    let requests = server.requests()[1..].to_vec();
     assert_eq!(requests.len(), 3);
     // The child resumed on its own transcript with the decision note.
     let child_request = requests[0]["messages"].to_string();
@@ -1093,4 +1105,77 @@ fn a_childs_own_hook_gates_its_moves_and_reads_its_seeds() {
         .expect("store")
         .expect("child");
     assert_eq!(child.workflow_state.as_deref(), Some("done"));
+}
+
+#[test]
+fn a_grandchilds_park_reaches_the_root_and_one_decision_unwinds_the_chain() {
+    let root = "states:\n  work:\n    triggers: { manual: }\n    tools:\n      allow: [archmax_workflow_mid]\n";
+    let mid = "instructions: MID.\nstates:\n  relay:\n    triggers: { manual: { description: Relay } }\n    tools:\n      allow: [archmax_workflow_review]\n";
+    let ws = TempWorkspace::new(&[
+        ("workflows/orders/workflow.yaml", root),
+        ("workflows/mid/workflow.yaml", mid),
+        ("workflows/review/workflow.yaml", REVIEW),
+    ]);
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(vec![("c1", "archmax_workflow_mid", json!({}))]),
+        Reply::tool_calls(vec![(
+            "m1",
+            "archmax_workflow_review",
+            json!({ "order_id": "KK-1" }),
+        )]),
+        Reply::tool_calls(vec![(
+            "l1",
+            "archmax_advance",
+            json!({ "to": "approve", "reason": "checked" }),
+        )]),
+        Reply::text("Leaf waits."),
+        Reply::text("Mid waits."),
+        Reply::text("Root waits."),
+        // One decision on the root: the leaf finishes, then the middle, then the root.
+        Reply::text("Leaf approved."),
+        Reply::text("Mid done."),
+        Reply::text("Root done."),
+    ])
+    .expect("server");
+    let h = archmax_tests::harness(ws.root(), "orders", &server.url(), "m", |_| {});
+    let parked = send(&h, "n-1", "Go.");
+    assert_eq!(parked.kind, OutcomeKind::Parked, "{parked:?}");
+    assert_eq!(parked.state, "approve");
+    assert_eq!(parked.reply, "Root waits.");
+    // Presented at the root with the leaf's own declaration of its state.
+    let park = h.session_park("n-1").expect("store").expect("parked");
+    assert_eq!(park["instructions"], "A person approves the order.");
+    let mid_id = "n-1~work:mid:0";
+    let leaf_id = "n-1~work:mid:0~relay:review:0";
+    for id in [mid_id, leaf_id] {
+        let s = h.session_summary(id).expect("store").expect(id);
+        assert_eq!(
+            serde_json::to_value(s.status).expect("json"),
+            "awaiting_decision",
+            "{id}"
+        );
+    }
+    let done = decide(&h, "n-1", "done");
+    assert_eq!(done.kind, OutcomeKind::Completed, "{done:?}");
+    assert_eq!(done.reply, "Root done.");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 9);
+    assert_eq!(
+        tool_results(&requests[7]).last().map(String::as_str),
+        Some(
+            "[sub-workflow: review] {\"message\":\"Leaf approved.\",\"returns\":{\"note\":\"Not all return variables were set by the sub-workflow: 'verdict' was not set.\"}}"
+        )
+    );
+    assert_eq!(
+        tool_results(&requests[8]).last().map(String::as_str),
+        Some("[sub-workflow: mid] Mid done.")
+    );
+    for id in [mid_id, leaf_id] {
+        let s = h.session_summary(id).expect("store").expect(id);
+        assert_eq!(
+            serde_json::to_value(s.status).expect("json"),
+            "completed",
+            "{id}"
+        );
+    }
 }
