@@ -8,6 +8,7 @@ import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 
 import { createAgent, createMemorySessionStore } from '@archmax-ai/harness'
+import { runtimeNoteKind } from '@archmax-ai/harness/messages'
 import { advance, CALLER_SPEC, call, PARKING_CHILD_SPEC, ROOT, say, scripted, tools, workspace } from './helpers.mjs'
 
 /** Until the caller parks: its call, the child's move and closing message, the caller's. */
@@ -69,6 +70,9 @@ test('over a memory store, a second agent decides the caller the first one parke
     assert.equal(done.kind, 'completed')
     assert.equal(done.reply, 'Reviewed and approved.')
     assert.match(texts(after.requests)[1], /\[sub-workflow: enrich\] KK-1 is approved\./)
+    // The child's answer is a runtime note of kind `sub-workflow` in the caller's transcript.
+    const notes = done.messages.filter((m) => runtimeNoteKind(m) === 'sub-workflow')
+    assert.deepEqual(notes.map((m) => m.content).filter(Boolean), ['[sub-workflow: enrich] KK-1 is approved.'])
   } finally {
     b.dispose()
   }
