@@ -335,3 +335,68 @@ fn a_child_parks_its_caller_in_one_process_and_a_decision_in_another_resumes_it(
     assert_eq!(status("p-1"), Some(json!("completed")));
     assert_eq!(status("p-1~work:review:0"), Some(json!("completed")));
 }
+
+#[test]
+fn a_childs_wait_parks_its_caller_and_a_delivery_to_the_caller_in_another_process_resumes_it() {
+    let caller = REVIEWS.replace("archmax_workflow_review", "archmax_workflow_waiter");
+    let waiter = "title: Payments\nstates:\n  poll:\n    triggers: { manual: { description: Wait for the payment } }\n    instructions: Wait for the payment, then confirm it.\n";
+    let ws = Workspace::new(&[
+        ("workflows/orders/workflow.yaml", caller.as_str()),
+        ("workflows/waiter/workflow.yaml", waiter),
+    ]);
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(vec![("c1", "archmax_workflow_waiter", json!({}))]),
+        Reply::tool_calls(vec![(
+            "k1",
+            "archmax_wait",
+            json!({ "reason": "the payment" }),
+        )]),
+        Reply::text("Waiting for the payment."),
+        Reply::text("We are waiting for your payment."),
+    ])
+    .expect("server");
+    let run = archmax(
+        &ws,
+        &server,
+        &["run", "orders", "Take the payment", "--session", "w-1"],
+    );
+    let err = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("Session w-1 is parked in the 'poll' state awaiting an external event.\n  waiting for: the payment\n"),
+        "{err}"
+    );
+    let server = ScriptedServer::start(vec![
+        Reply::text("Payment received."),
+        Reply::text("Thanks, your payment arrived."),
+    ])
+    .expect("server");
+    let delivered = archmax(
+        &ws,
+        &server,
+        &[
+            "deliver",
+            "w-1",
+            "--trigger",
+            "paid",
+            "--variables",
+            r#"{"amount":5}"#,
+        ],
+    );
+    let err = String::from_utf8_lossy(&delivered.stderr);
+    assert_eq!(delivered.status.code(), Some(0), "{err}");
+    assert_eq!(
+        String::from_utf8_lossy(&delivered.stdout),
+        "Thanks, your payment arrived.\n"
+    );
+    let requests = server.requests();
+    assert!(
+        requests[0]["messages"]
+            .to_string()
+            .contains("[event] 'paid' arrived while the run waited in 'poll': amount=5")
+    );
+    assert_eq!(
+        tool_results(&requests[1]).last().map(String::as_str),
+        Some("[sub-workflow: waiter] Payment received.")
+    );
+}
