@@ -615,6 +615,24 @@ fn reviews() -> TempWorkspace {
     ])
 }
 
+/// The caller's call: `review` for KK-1.
+fn review_kk1() -> Reply {
+    Reply::tool_calls(vec![(
+        "c1",
+        "archmax_workflow_review",
+        json!({ "order_id": "KK-1" }),
+    )])
+}
+
+/// A child's move into its human state `approve` (call `id`).
+fn to_approve(id: &str) -> Reply {
+    Reply::tool_calls(vec![(
+        id,
+        "archmax_advance",
+        json!({ "to": "approve", "reason": "checked" }),
+    )])
+}
+
 fn decide(h: &archmax_machine::Harness, id: &str, to: &str) -> archmax_machine::Outcome {
     archmax_tests::rt()
         .block_on(h.decide(id, to, Some("fine")))
@@ -634,17 +652,9 @@ fn result_statuses(events: &Recorder) -> Vec<String> {
 fn a_child_that_parks_parks_its_caller_and_a_decision_on_the_caller_resumes_it() {
     let ws = reviews();
     let server = ScriptedServer::start(vec![
-        Reply::tool_calls(vec![(
-            "c1",
-            "archmax_workflow_review",
-            json!({ "order_id": "KK-1" }),
-        )]),
+        review_kk1(),
         // The child moves into its human state and owes the person one message.
-        Reply::tool_calls(vec![(
-            "k1",
-            "archmax_advance",
-            json!({ "to": "approve", "reason": "checked" }),
-        )]),
+        to_approve("k1"),
         Reply::text("KK-1 is with a reviewer."),
         // The caller parks with it, and owes its own closing message.
         Reply::text("Your order is being reviewed."),
@@ -922,16 +932,8 @@ fn two_children_parked_in_one_batch_are_presented_one_at_a_time() {
 fn a_fresh_turn_abandons_a_queued_child() {
     let ws = reviews();
     let server = ScriptedServer::start(vec![
-        Reply::tool_calls(vec![(
-            "c1",
-            "archmax_workflow_review",
-            json!({ "order_id": "KK-1" }),
-        )]),
-        Reply::tool_calls(vec![(
-            "k1",
-            "archmax_advance",
-            json!({ "to": "approve", "reason": "checked" }),
-        )]),
+        review_kk1(),
+        to_approve("k1"),
         Reply::text("With a reviewer."),
         // The caller's closing message fails: its turn ends with the child still queued.
         Reply::error(500, "model down"),
@@ -1032,11 +1034,7 @@ fn a_scripts_delegation_cannot_park_its_call_fails_parked() {
     let code = "await tools.archmaxWorkflowReview({ order_id: 'KK-1' }).catch((e) => String(e))";
     let server = ScriptedServer::start(vec![
         Reply::tool_calls(vec![("c1", "archmax_eval", json!({ "code": code }))]),
-        Reply::tool_calls(vec![(
-            "k1",
-            "archmax_advance",
-            json!({ "to": "approve", "reason": "checked" }),
-        )]),
+        to_approve("k1"),
         Reply::text("With a reviewer."),
         Reply::text("The review could not run from a script."),
     ])
@@ -1123,11 +1121,7 @@ fn a_grandchilds_park_reaches_the_root_and_one_decision_unwinds_the_chain() {
             "archmax_workflow_review",
             json!({ "order_id": "KK-1" }),
         )]),
-        Reply::tool_calls(vec![(
-            "l1",
-            "archmax_advance",
-            json!({ "to": "approve", "reason": "checked" }),
-        )]),
+        to_approve("l1"),
         Reply::text("Leaf waits."),
         Reply::text("Mid waits."),
         Reply::text("Root waits."),
