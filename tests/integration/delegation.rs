@@ -1173,3 +1173,52 @@ fn a_grandchilds_park_reaches_the_root_and_one_decision_unwinds_the_chain() {
         );
     }
 }
+
+#[test]
+fn the_callers_own_wait_beside_a_parked_child_is_its_own_and_the_child_is_presented_after() {
+    let ws = reviews();
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(vec![
+            (
+                "c1",
+                "archmax_workflow_review",
+                json!({ "order_id": "KK-1" }),
+            ),
+            ("c2", "archmax_wait", json!({ "reason": "the bank" })),
+        ]),
+        to_approve("k1"),
+        Reply::text("With a reviewer."),
+        Reply::text("Waiting for the bank."),
+        // Delivered to the caller's own wait: the queued child is presented next.
+        Reply::text("The review is with a person now."),
+        // Decided: the child finishes, then the caller.
+        Reply::text("Approved."),
+        Reply::text("All done."),
+    ])
+    .expect("server");
+    let h = archmax_tests::harness(ws.root(), "orders", &server.url(), "m", |_| {});
+    let waiting = send(&h, "p-6", "Review KK-1 once the bank answers.");
+    assert_eq!(waiting.kind, OutcomeKind::Parked, "{waiting:?}");
+    let pending = serde_json::to_value(&waiting.pending).expect("json");
+    assert_eq!(pending["state"], "work");
+    assert_eq!(pending["reason"], "the bank");
+    let delivered = archmax_tests::rt()
+        .block_on(h.deliver("p-6", "bank", serde_json::Map::new(), None))
+        .expect("deliver");
+    assert_eq!(delivered.kind, OutcomeKind::Parked, "{delivered:?}");
+    assert_eq!(delivered.state, "approve");
+    assert_eq!(delivered.reply, "The review is with a person now.");
+    // The delivery was the caller's: the child still waited for its decision.
+    let child = h
+        .session_summary("p-6~work:review:0")
+        .expect("store")
+        .expect("child");
+    assert_eq!(
+        serde_json::to_value(child.status).expect("json"),
+        "awaiting_decision"
+    );
+    let done = decide(&h, "p-6", "done");
+    assert_eq!(done.kind, OutcomeKind::Completed, "{done:?}");
+    assert_eq!(done.reply, "All done.");
+    assert_eq!(server.remaining(), 0);
+}

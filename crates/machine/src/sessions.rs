@@ -186,7 +186,7 @@ impl Harness {
             let Some(s) = self.session_state(&at)? else {
                 return Ok(None);
             };
-            if let Some(head) = s.pending_delegations.first() {
+            if let Some(head) = s.presented_child() {
                 at = format!("{at}{}{}", crate::store::CHILD_SEPARATOR, head.identity);
                 continue;
             }

@@ -289,6 +289,31 @@ pub struct SessionState {
 }
 
 impl SessionState {
+    /// The queued child this session's park presents, if it presents one (the caller's own
+    /// park, a wait or a human state it moved into beside the call, is not a child's): the
+    /// record is the child's, unchanged but for a decision's `seq`.
+    pub fn presented_child(&self) -> Option<&PendingDelegation> {
+        let head = self.pending_delegations.first()?;
+        let presents = match (self.park.as_ref()?, &head.decision) {
+            (
+                Park::Decision {
+                    state,
+                    transitions,
+                    created_at,
+                    ..
+                },
+                Park::Decision {
+                    state: s,
+                    transitions: t,
+                    created_at: c,
+                    ..
+                },
+            ) => state == s && transitions == t && created_at == c,
+            (own, child) => own == child,
+        };
+        presents.then_some(head)
+    }
+
     /// The variables as the kernel reads them (values only).
     pub fn kernel_variables(&self) -> archmax_kernel::Variables {
         self.variables

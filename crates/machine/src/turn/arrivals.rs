@@ -155,7 +155,7 @@ impl Harness {
         let kind = edge.kind.clone();
         turn.mode.disposition = "decide";
         turn.resume_common();
-        if !turn.session.pending_delegations.is_empty() {
+        if turn.session.presented_child().is_some() {
             let resume = super::delegate::Resume::Decision {
                 target: target.to_string(),
                 comment: comment.map(str::to_string),
@@ -266,7 +266,7 @@ impl Harness {
         crate::harness::check_variable_names(&variables, &format!("delivered to session '{id}'"))?;
         turn.mode.disposition = "deliver";
         turn.resume_common();
-        if !turn.session.pending_delegations.is_empty() {
+        if turn.session.presented_child().is_some() {
             let resume = super::delegate::Resume::Delivery {
                 trigger: trigger.to_string(),
                 variables,

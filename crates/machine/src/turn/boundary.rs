@@ -132,10 +132,10 @@ impl Turn<'_> {
         s.park_counts.clear();
         // A fresh turn abandons the children still queued (and the one presented, which
         // is no park of this session's own): what they waited on is over.
-        if !s.pending_delegations.is_empty() {
-            s.pending_delegations.clear();
+        if s.presented_child().is_some() {
             s.park = None;
         }
+        s.pending_delegations.clear();
         s.state_turns = 0;
         s.turn_model_calls = 0;
         s.budget_warned = false;
