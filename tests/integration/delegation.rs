@@ -104,6 +104,14 @@ fn a_delegation_runs_the_child_on_its_own_spec_and_answers_with_its_returns() {
     let out = send(&h, "d-1", "Enrich KK-1.");
     assert_eq!(out.kind, OutcomeKind::Completed, "{out:?}");
     assert_eq!(out.reply, "Done.");
+    // The child that ran is on the trail; the two refused calls ran nothing.
+    let steps: Vec<Value> = out
+        .audit_trail
+        .iter()
+        .filter(|t| t.kind == "sub-workflow")
+        .map(|t| json!([t.to, t.workflow, t.status]))
+        .collect();
+    assert_eq!(steps, vec![json!(["work", "enrich", "ok"])]);
     let requests = server.requests();
     assert_eq!(requests.len(), 4);
     // The tool, from the child's `manual` signature.
@@ -439,6 +447,13 @@ fn a_script_fans_out_over_the_delegation_tools() {
         result.contains("[\n  [\n    \"Enriched.\",\n    \"Enriched.\"\n  ],\n  true\n]"),
         "{result}"
     );
+    // A script's children are on the trail too; the refused third call ran nothing.
+    let steps = out
+        .audit_trail
+        .iter()
+        .filter(|t| t.kind == "sub-workflow" && t.status.as_deref() == Some("ok"))
+        .count();
+    assert_eq!(steps, 2);
     for id in ["d-4~work:enrich:0", "d-4~work:enrich:1"] {
         assert!(h.session_summary(id).expect("store").is_some(), "{id}");
     }
@@ -785,6 +800,14 @@ fn a_child_that_parks_parks_its_caller_and_a_decision_on_the_caller_resumes_it()
         "completed"
     );
     assert!(done.pending.is_none());
+    // One trail step for the delegation, once it settled (none while it was parked).
+    let steps: Vec<Value> = done
+        .audit_trail
+        .iter()
+        .filter(|t| t.kind == "sub-workflow")
+        .map(|t| json!([t.to, t.workflow, t.status]))
+        .collect();
+    assert_eq!(steps, vec![json!(["work", "review", "ok"])]);
 }
 
 /// An in-process model for concurrent children, answering by who asks: the caller fans

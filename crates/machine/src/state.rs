@@ -84,6 +84,13 @@ pub struct TrailStep {
     /// Why.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// The child's workflow, on a `sub-workflow` step.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workflow: Option<String>,
+    /// How the child's run settled, on a `sub-workflow` step.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional, type = r#""ok" | "error""#)]
+    pub status: Option<String>,
     /// Epoch milliseconds.
     pub ts: u64,
 }

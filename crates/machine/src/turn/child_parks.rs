@@ -145,6 +145,7 @@ impl Turn<'_> {
         };
         let settled = Settlement::of(started, result.as_deref().map_err(String::as_str));
         caller.result(&w, &head.dispatch_id, &head.tool_call_id, settled);
+        self.trail_delegation(&here, &w, result.is_ok());
         match result {
             Ok(text) => self
                 .transcript

@@ -604,6 +604,8 @@ pub(crate) struct ScriptDelegations {
     pub(crate) caller: Caller,
     pub(crate) children: std::collections::HashMap<String, Result<Arc<Harness>, String>>,
     pub(crate) next: std::sync::atomic::AtomicU64,
+    /// The children that ran, in settling order (workflow, succeeded), for the trail.
+    pub(crate) ran: std::sync::Mutex<Vec<(String, bool)>>,
 }
 
 impl ScriptDelegations {
@@ -636,7 +638,11 @@ impl ScriptDelegations {
                     seeds,
                     ordinal: self.next.fetch_add(1, SeqCst),
                 };
-                match self.caller.run(&d, call_id, false).await? {
+                let result = self.caller.run(&d, call_id, false).await;
+                if let Ok(mut ran) = self.ran.lock() {
+                    ran.push((d.workflow.clone(), matches!(result, Ok(Ran::Answer(_)))));
+                }
+                match result? {
                     Ran::Answer(text) => Ok(text),
                     // Not handed back when the caller may not park; kept total all the same.
                     Ran::Parked(p) => Err(format!(
@@ -730,6 +736,7 @@ impl Turn<'_> {
             self.session.pending_delegations.push(parked);
             return;
         }
+        self.trail_delegation(&s.state, &s.workflow, s.failure.is_none());
         match s.failure {
             Some(reason) => self.failed.push(Failure {
                 workflow: s.workflow,

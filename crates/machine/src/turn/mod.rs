@@ -281,6 +281,20 @@ impl Turn<'_> {
             to: to.to_string(),
             kind: kind.to_string(),
             reason: reason.map(str::to_string),
+            workflow: None,
+            status: None,
+            ts: crate::clock::now_ms(),
+        });
+    }
+
+    /// The trail step of a delegation that settled (`ok` or `error`): at the calling state.
+    fn trail_delegation(&mut self, state: &str, workflow: &str, ok: bool) {
+        self.session.trail.push(TrailStep {
+            to: state.to_string(),
+            kind: "sub-workflow".to_string(),
+            reason: None,
+            workflow: Some(workflow.to_string()),
+            status: Some(if ok { "ok" } else { "error" }.to_string()),
             ts: crate::clock::now_ms(),
         });
     }
