@@ -12,6 +12,8 @@
 //!   dispatch  one call: name → arguments → substitution → kernel → execute → result
 //!   execute   control tools, file tools, host tools      code  archmax_eval / archmax_run
 //!   parks     decision records, archmax_wait              settle  complete, route, fail
+//!   delegate  archmax_workflow_<slug>: checks, the child, its answer
+//!   child_parks  a parked child presented as its caller's park, resumed through it
 //! transcript  the conversation's one home (stored lines + the wire view)
 //! ```
 //!
@@ -22,6 +24,7 @@
 mod arrivals;
 mod boundary;
 mod budget;
+mod child_parks;
 mod code;
 pub(crate) mod delegate;
 mod dispatch;
@@ -160,6 +163,19 @@ impl Harness {
         let _ = self.store_io(move |_| drop(lease)).await;
     }
 
+    /// [`begin`](Self::begin), run as a child session when `lineage` is given.
+    async fn begin_as(
+        &self,
+        session_id: &str,
+        lineage: Option<delegate::Lineage>,
+    ) -> Result<(crate::store::WriterLease, Turn<'_>), RunError> {
+        let (lease, mut turn) = self.begin(session_id).await?;
+        if let Some(lineage) = lineage {
+            turn.adopt(lineage);
+        }
+        Ok((lease, turn))
+    }
+
     /// Takes the session's writer lease and loads it into a turn (on a blocking thread
     /// when the store waits on the disk).
     async fn begin(
@@ -217,6 +233,14 @@ impl Harness {
 }
 
 impl Turn<'_> {
+    /// Runs this turn as a child session: its caller's chain, denials and cancel switch.
+    fn adopt(&mut self, lineage: delegate::Lineage) {
+        self.h.cancels.release(self.id.as_str(), &self.cancel);
+        self.cancel = lineage.cancel;
+        self.chain = lineage.chain;
+        self.inherited = lineage.inherited;
+    }
+
     fn emit(&self, event: Event) {
         self.h.emitter.emit(Some(self.id.as_str()), event);
     }
@@ -271,6 +295,20 @@ impl Turn<'_> {
             to: to.to_string(),
             kind: kind.to_string(),
             reason: reason.map(str::to_string),
+            workflow: None,
+            status: None,
+            ts: crate::clock::now_ms(),
+        });
+    }
+
+    /// The trail step of a delegation that settled (`ok` or `error`): at the calling state.
+    fn trail_delegation(&mut self, state: &str, workflow: &str, ok: bool) {
+        self.session.trail.push(TrailStep {
+            to: state.to_string(),
+            kind: "sub-workflow".to_string(),
+            reason: None,
+            workflow: Some(workflow.to_string()),
+            status: Some(if ok { "ok" } else { "error" }.to_string()),
             ts: crate::clock::now_ms(),
         });
     }
