@@ -139,6 +139,16 @@ pub enum ModelError {
         /// The bound, in bytes.
         limit: u64,
     },
+    /// A replayed run asked a request its cassette does not hold; never retried.
+    #[error("model request (model '{model}') is not in the cassette {cassette}: {message}")]
+    Unrecorded {
+        /// The cassette file.
+        cassette: String,
+        /// The model id of the request.
+        model: String,
+        /// Which request it was and how it differs from the nearest recorded one.
+        message: String,
+    },
     /// Every attempt failed with a retryable error; `last` is the final failure.
     #[error("model request gave up after {attempts} attempt{}: {last}", if *.attempts == 1 { "" } else { "s" })]
     Exhausted {
@@ -174,6 +184,7 @@ impl ModelError {
             ModelError::Decode { .. }
             | ModelError::TooLarge { .. }
             | ModelError::InvalidRequest { .. }
+            | ModelError::Unrecorded { .. }
             | ModelError::Exhausted { .. } => false,
         }
     }

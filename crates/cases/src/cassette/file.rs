@@ -1,0 +1,356 @@
+//! The cassette file: JSON, versioned, small. See `docs/cassettes.md`.
+//!
+//! Each exchange's request is stored as what is new since the recorded request it continues
+//! (`base`: that exchange's number, `keep`: how many of its messages come first, `first`: a
+//! replacement for message 0 when the system prompt changed, `messages`: the ones added), and
+//! the tool definitions once per distinct set (`toolsets`), so a conversation's system prompt,
+//! tools and earlier messages are written once however many calls repeat them.
+
+use archmax_machine::model::{AssistantMessage, ChatResponse, ModelRole, ToolCall, Usage};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use super::{Cassette, CassetteError, Exchange, FORMAT_NAME, FORMAT_VERSION, canonical};
+
+/// How many earlier exchanges are looked at for the one a request continues.
+const BASE_WINDOW: usize = 256;
+
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct File {
+    format: String,
+    version: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    default_model: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    toolsets: Vec<Value>,
+    exchanges: Vec<FileExchange>,
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct FileExchange {
+    n: usize,
+    digest: String,
+    role: ModelRole,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    state: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    session: Option<String>,
+    request: FileRequest,
+    answer: FileAnswer,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    usage: Option<Usage>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    model: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    finish_reason: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pieces: Option<Vec<usize>>,
+}
+
+/// A request: its options (`model`, `temperature`, …) as sent, and its messages and tools
+/// by reference where they repeat.
+#[derive(Serialize, Deserialize)]
+struct FileRequest {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    base: Option<usize>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    keep: Option<usize>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    first: Option<Value>,
+    /// The base exchange's answer follows its messages (as the conversation's next message).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    answered: bool,
+    messages: Vec<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    tools: Option<usize>,
+    #[serde(flatten)]
+    options: Map<String, Value>,
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileAnswer {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    content: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    tool_calls: Vec<ToolCall>,
+}
+
+/// The cassette as file text.
+pub(super) fn encode(cassette: &Cassette) -> Result<String, CassetteError> {
+    let texts: Vec<Vec<String>> = cassette
+        .exchanges
+        .iter()
+        .map(|e| e.messages().iter().map(canonical_text).collect())
+        .collect();
+    let mut toolsets: Vec<Value> = Vec::new();
+    let mut toolset_texts: Vec<String> = Vec::new();
+    let mut exchanges = Vec::with_capacity(cassette.exchanges.len());
+    for (i, exchange) in cassette.exchanges.iter().enumerate() {
+        let tools = match exchange.request.get("tools") {
+            Some(tools) => {
+                let text = canonical_text(tools);
+                let at = match toolset_texts.iter().position(|t| *t == text) {
+                    Some(at) => at,
+                    None => {
+                        toolset_texts.push(text);
+                        toolsets.push(tools.clone());
+                        toolsets.len() - 1
+                    }
+                };
+                Some(at)
+            }
+            None => None,
+        };
+        let messages = exchange.messages();
+        let mut request = FileRequest {
+            base: None,
+            keep: None,
+            first: None,
+            answered: false,
+            messages: messages.to_vec(),
+            tools,
+            options: super::options_of(&exchange.request),
+        };
+        if let Some(base) = best_base(&texts, i) {
+            let (keep, first_same) = continuation(&texts[base.0], &texts[i]);
+            request.base = Some(base.0 + 1);
+            request.keep = Some(keep);
+            request.first = (!first_same).then(|| messages[0].clone());
+            request.messages = messages[keep..].to_vec();
+            let before = &cassette.exchanges[base.0];
+            if keep == texts[base.0].len()
+                && request
+                    .messages
+                    .first()
+                    .is_some_and(|m| canonical_text(m) == canonical_text(&answer_message(before)))
+            {
+                request.answered = true;
+                request.messages.remove(0);
+            }
+        }
+        let response = &exchange.response;
+        exchanges.push(FileExchange {
+            n: i + 1,
+            digest: exchange.digest(),
+            role: exchange.role,
+            state: exchange.state.clone(),
+            session: exchange.session.clone(),
+            request,
+            answer: FileAnswer {
+                content: response.message.content.clone(),
+                tool_calls: response.message.tool_calls.clone(),
+            },
+            usage: response.usage,
+            model: response.model.clone(),
+            finish_reason: response.finish_reason.clone(),
+            pieces: exchange.pieces.clone(),
+        });
+    }
+    let file = File {
+        format: FORMAT_NAME.to_string(),
+        version: FORMAT_VERSION,
+        default_model: cassette.default_model.clone(),
+        toolsets,
+        exchanges,
+    };
+    serde_json::to_string_pretty(&file)
+        .map(|mut text| {
+            text.push('\n');
+            text
+        })
+        .map_err(|e| CassetteError::Format {
+            path: String::new(),
+            at: "(encoding)".to_string(),
+            message: e.to_string(),
+        })
+}
+
+/// An exchange's answer as the conversation's next message, in its wire JSON.
+fn answer_message(exchange: &Exchange) -> Value {
+    serde_json::to_value(exchange.response.message.to_message()).unwrap_or(Value::Null)
+}
+
+fn canonical_text(value: &Value) -> String {
+    let mut text = String::new();
+    canonical(value, &mut text);
+    text
+}
+
+/// How `next` continues `base`: how many of `base`'s messages it starts with (message 0
+/// counted as kept even when it was replaced), and whether message 0 is the same.
+fn continuation(base: &[String], next: &[String]) -> (usize, bool) {
+    if base.is_empty() || next.is_empty() {
+        return (0, false);
+    }
+    let first_same = base[0] == next[0];
+    let mut keep = 1;
+    while keep < base.len() && keep < next.len() && base[keep] == next[keep] {
+        keep += 1;
+    }
+    (keep, first_same)
+}
+
+/// The earlier exchange whose messages let exchange `i` store the fewest bytes, if any
+/// saves some; the nearest one on a tie.
+fn best_base(texts: &[Vec<String>], i: usize) -> Option<(usize, usize)> {
+    let next = &texts[i];
+    let whole: usize = next.iter().map(String::len).sum();
+    let mut best: Option<(usize, usize)> = None;
+    for j in (i.saturating_sub(BASE_WINDOW)..i).rev() {
+        let (keep, first_same) = continuation(&texts[j], next);
+        if keep == 0 || (keep == 1 && !first_same) {
+            continue;
+        }
+        let first = if first_same { 0 } else { next[0].len() };
+        let cost = first + next[keep..].iter().map(String::len).sum::<usize>();
+        if cost < whole && best.is_none_or(|(_, c)| cost < c) {
+            best = Some((j, cost));
+        }
+    }
+    best
+}
+
+/// Reads file text (`label` names the file in errors).
+pub(super) fn decode(text: &str, label: &str) -> Result<Cassette, CassetteError> {
+    let bad = |at: String, message: String| CassetteError::Format {
+        path: label.to_string(),
+        at,
+        message,
+    };
+    let head: Value = serde_json::from_str(text).map_err(|e| {
+        bad(
+            format!("line {} column {}", e.line(), e.column()),
+            format!("not JSON: {e}"),
+        )
+    })?;
+    match head.get("format").and_then(Value::as_str) {
+        Some(FORMAT_NAME) => {}
+        _ => {
+            return Err(bad(
+                "format".to_string(),
+                format!("not a cassette (expected \"format\": \"{FORMAT_NAME}\")"),
+            ));
+        }
+    }
+    match head.get("version").and_then(Value::as_u64) {
+        Some(FORMAT_VERSION) => {}
+        Some(v) => {
+            return Err(bad(
+                "version".to_string(),
+                format!(
+                    "the cassette is version {v}; this build reads version {FORMAT_VERSION} (record it again)"
+                ),
+            ));
+        }
+        None => {
+            return Err(bad(
+                "version".to_string(),
+                "missing or not a whole number".to_string(),
+            ));
+        }
+    }
+    let file: File = serde_json::from_value(head).map_err(|e| bad("(file)".to_string(), e.to_string()))?;
+    let mut cassette = Cassette {
+        default_model: file.default_model,
+        exchanges: Vec::with_capacity(file.exchanges.len()),
+    };
+    for (i, stored) in file.exchanges.into_iter().enumerate() {
+        let at = |field: &str| format!("exchanges[{i}]{field}");
+        if stored.n != i + 1 {
+            return Err(bad(
+                at(".n"),
+                format!("is {}; exchanges are numbered 1, 2, … in order (expected {})", stored.n, i + 1),
+            ));
+        }
+        let req = stored.request;
+        let mut messages = match req.base {
+            None => {
+                if req.keep.is_some() || req.first.is_some() || req.answered {
+                    return Err(bad(
+                        at(".request"),
+                        "'keep', 'first' and 'answered' need a 'base'".to_string(),
+                    ));
+                }
+                Vec::new()
+            }
+            Some(base) => {
+                if base == 0 || base > i {
+                    return Err(bad(
+                        at(".request.base"),
+                        format!("names exchange {base}, which is not an earlier one"),
+                    ));
+                }
+                let before = &cassette.exchanges[base - 1];
+                let from = before.messages();
+                let keep = req.keep.unwrap_or(from.len());
+                if keep == 0 || keep > from.len() {
+                    return Err(bad(
+                        at(".request.keep"),
+                        format!("is {keep}; exchange {base} has {} messages", from.len()),
+                    ));
+                }
+                let mut messages = from[..keep].to_vec();
+                if let Some(first) = req.first {
+                    messages[0] = first;
+                }
+                if req.answered {
+                    if keep != from.len() {
+                        return Err(bad(
+                            at(".request.answered"),
+                            format!("needs all of exchange {base}'s {} messages kept", from.len()),
+                        ));
+                    }
+                    messages.push(answer_message(before));
+                }
+                messages
+            }
+        };
+        messages.extend(req.messages);
+        let mut request = Map::new();
+        let mut options = req.options;
+        if let Some(model) = options.remove("model") {
+            request.insert("model".to_string(), model);
+        }
+        request.insert("messages".to_string(), Value::Array(messages));
+        if let Some(set) = req.tools {
+            let tools = file.toolsets.get(set).ok_or_else(|| {
+                bad(
+                    at(".request.tools"),
+                    format!("names tool set {set}; the file has {}", file.toolsets.len()),
+                )
+            })?;
+            request.insert("tools".to_string(), tools.clone());
+        }
+        request.extend(options);
+        let exchange = Exchange {
+            request: Value::Object(request),
+            role: stored.role,
+            state: stored.state,
+            session: stored.session,
+            response: ChatResponse {
+                message: AssistantMessage {
+                    content: stored.answer.content,
+                    tool_calls: stored.answer.tool_calls,
+                },
+                usage: stored.usage,
+                model: stored.model,
+                finish_reason: stored.finish_reason,
+            },
+            pieces: stored.pieces,
+        };
+        let digest = exchange.digest();
+        if digest != stored.digest {
+            return Err(bad(
+                at(".digest"),
+                format!(
+                    "does not match the request it records (the request reads {digest}); a recorded request is not edited by hand: record the run again"
+                ),
+            ));
+        }
+        cassette.exchanges.push(exchange);
+    }
+    Ok(cassette)
+}
