@@ -12,11 +12,12 @@ use std::sync::Arc;
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::time::{Duration, Instant};
 
-use archmax_machine::model::{ModelConfig, OpenAiClient};
+use archmax_machine::model::{Model, ModelConfig, OpenAiClient};
 use archmax_machine::store::SessionStore;
 use archmax_machine::{Envelope, Event, Harness, Outcome, RunError};
 
 use crate::assembly::{ChannelSink, Message, assemble};
+use crate::cassette::Tape;
 use crate::flow::FlowRenderer;
 use crate::raw::raw_line;
 use crate::usage::UsageTally;
@@ -187,27 +188,38 @@ pub(crate) fn connect(
     root: &Path,
     workflow: &str,
     verbose: bool,
+    tape: &Tape,
 ) -> Result<(Harness, Live), Failure> {
     let store = crate::store::open(cli, root)?;
-    connect_to(cli, root, store, workflow, verbose)
+    connect_to(cli, root, store, workflow, verbose, tape)
 }
 
-/// [`connect`] with the sessions in `store`.
+/// [`connect`] with the sessions in `store`. With `--replay` (`tape`) the model is the
+/// cassette and no endpoint variable is needed; with `--record` the endpoint's exchanges
+/// are recorded.
 pub(crate) fn connect_to(
     cli: &mut Cli<'_>,
     root: &Path,
     store: Arc<dyn SessionStore>,
     workflow: &str,
     verbose: bool,
+    tape: &Tape,
 ) -> Result<(Harness, Live), Failure> {
+    let replayer = match tape {
+        Tape::Replay(file) => Some(crate::cassette::replayer(file)?),
+        _ => None,
+    };
     let missing = crate::endpoint::missing(cli);
-    if !missing.is_empty() {
+    if replayer.is_none() && !missing.is_empty() {
         return Err(Failure::Command(crate::endpoint::missing_message(
             root, &missing,
         )));
     }
-    let config =
-        ModelConfig::from_env(|name| cli.var(name)).map_err(|e| Failure::Command(e.to_string()))?;
+    let config = ModelConfig::from_env(|name| match &replayer {
+        Some(r) => crate::cassette::replay_var(r, name, cli.var(name)),
+        None => cli.var(name),
+    })
+    .map_err(|e| Failure::Command(e.to_string()))?;
     let (tx, rx) = mpsc::channel::<Message>();
     let mut live = Live {
         flow: FlowRenderer::new(cli.style),
@@ -223,9 +235,17 @@ pub(crate) fn connect_to(
     let cache = (config.prompt_cache, config.prompt_cache_ttl.as_str());
     // The harness prices each call itself (so a session's usage carries `costUsd`).
     let pricing = config.pricing.map(|_| config.pricing_table());
-    let client = OpenAiClient::new(config).map_err(|e| Failure::Command(e.to_string()))?;
+    let model: Arc<dyn Model> = match (tape, replayer) {
+        (_, Some(replayer)) => replayer,
+        (Tape::Record(file), None) => {
+            let client =
+                OpenAiClient::new(config).map_err(|e| Failure::Command(e.to_string()))?;
+            crate::cassette::recorder(client, file, &default_model)
+        }
+        _ => Arc::new(OpenAiClient::new(config).map_err(|e| Failure::Command(e.to_string()))?),
+    };
     let sink = Arc::new(ChannelSink(tx));
-    let assembled = assemble(root, store, workflow, Arc::new(client), default_model, sink);
+    let assembled = assemble(root, store, workflow, model, default_model, sink);
     // Assembly may have emitted warnings before failing: show them first.
     live.drain(cli);
     let mut harness = assembled?;

@@ -23,7 +23,9 @@ struct File {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     default_model: Option<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    toolsets: Vec<Value>,
+    tools: Vec<Value>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    toolsets: Vec<Vec<usize>>,
     exchanges: Vec<FileExchange>,
 }
 
@@ -52,6 +54,7 @@ struct FileExchange {
 /// A request: its options (`model`, `temperature`, …) as sent, and its messages and tools
 /// by reference where they repeat.
 #[derive(Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 struct FileRequest {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     base: Option<usize>,
@@ -59,6 +62,8 @@ struct FileRequest {
     keep: Option<usize>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     first: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    first_edit: Option<TextEdit>,
     /// The base exchange's answer follows its messages (as the conversation's next message).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     answered: bool,
@@ -67,6 +72,66 @@ struct FileRequest {
     tools: Option<usize>,
     #[serde(flatten)]
     options: Map<String, Value>,
+}
+
+/// A text as an edit of another: its first `keep` characters, then `insert`, then its
+/// last `tail` characters.
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TextEdit {
+    keep: usize,
+    insert: String,
+    tail: usize,
+}
+
+impl TextEdit {
+    /// `to` as an edit of `from`.
+    fn between(from: &str, to: &str) -> TextEdit {
+        let a: Vec<char> = from.chars().collect();
+        let b: Vec<char> = to.chars().collect();
+        let keep = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
+        let room = a.len().min(b.len()) - keep;
+        let tail = a
+            .iter()
+            .rev()
+            .zip(b.iter().rev())
+            .take(room)
+            .take_while(|(x, y)| x == y)
+            .count();
+        TextEdit {
+            keep,
+            insert: b[keep..b.len() - tail].iter().collect(),
+            tail,
+        }
+    }
+
+    /// The edited text of `from`; `None` when `from` is shorter than the edit keeps.
+    fn apply(&self, from: &str) -> Option<String> {
+        let a: Vec<char> = from.chars().collect();
+        if self.keep + self.tail > a.len() {
+            return None;
+        }
+        let mut out: String = a[..self.keep].iter().collect();
+        out.push_str(&self.insert);
+        out.extend(&a[a.len() - self.tail..]);
+        Some(out)
+    }
+}
+
+/// The content text of a message whose content is one string.
+fn content_text(message: &Value) -> Option<&str> {
+    message.get("content").and_then(Value::as_str)
+}
+
+/// `to` as an edit of `from` when the two differ only in their content texts.
+fn message_edit(from: &Value, to: &Value) -> Option<TextEdit> {
+    let (a, b) = (content_text(from)?, content_text(to)?);
+    let without = |m: &Value| {
+        let mut m = m.clone();
+        m.as_object_mut().map(|o| o.remove("content"));
+        m
+    };
+    (without(from) == without(to)).then(|| TextEdit::between(a, b))
 }
 
 #[derive(Serialize, Deserialize)]
@@ -85,21 +150,28 @@ pub(super) fn encode(cassette: &Cassette) -> Result<String, CassetteError> {
         .iter()
         .map(|e| e.messages().iter().map(canonical_text).collect())
         .collect();
-    let mut toolsets: Vec<Value> = Vec::new();
-    let mut toolset_texts: Vec<String> = Vec::new();
+    let mut tools_table: Vec<Value> = Vec::new();
+    let mut tool_texts: Vec<String> = Vec::new();
+    let mut toolsets: Vec<Vec<usize>> = Vec::new();
     let mut exchanges = Vec::with_capacity(cassette.exchanges.len());
     for (i, exchange) in cassette.exchanges.iter().enumerate() {
-        let tools = match exchange.request.get("tools") {
-            Some(tools) => {
-                let text = canonical_text(tools);
-                let at = match toolset_texts.iter().position(|t| *t == text) {
-                    Some(at) => at,
-                    None => {
-                        toolset_texts.push(text);
-                        toolsets.push(tools.clone());
-                        toolsets.len() - 1
-                    }
-                };
+        let tools = match exchange.request.get("tools").and_then(Value::as_array) {
+            Some(defs) => {
+                let set: Vec<usize> = defs
+                    .iter()
+                    .map(|def| {
+                        let text = canonical_text(def);
+                        tool_texts.iter().position(|t| *t == text).unwrap_or_else(|| {
+                            tool_texts.push(text);
+                            tools_table.push(def.clone());
+                            tools_table.len() - 1
+                        })
+                    })
+                    .collect();
+                let at = toolsets.iter().position(|s| *s == set).unwrap_or_else(|| {
+                    toolsets.push(set);
+                    toolsets.len() - 1
+                });
                 Some(at)
             }
             None => None,
@@ -109,6 +181,7 @@ pub(super) fn encode(cassette: &Cassette) -> Result<String, CassetteError> {
             base: None,
             keep: None,
             first: None,
+            first_edit: None,
             answered: false,
             messages: messages.to_vec(),
             tools,
@@ -118,9 +191,14 @@ pub(super) fn encode(cassette: &Cassette) -> Result<String, CassetteError> {
             let (keep, first_same) = continuation(&texts[base.0], &texts[i]);
             request.base = Some(base.0 + 1);
             request.keep = Some(keep);
-            request.first = (!first_same).then(|| messages[0].clone());
-            request.messages = messages[keep..].to_vec();
             let before = &cassette.exchanges[base.0];
+            if !first_same {
+                match message_edit(&before.messages()[0], &messages[0]) {
+                    Some(edit) => request.first_edit = Some(edit),
+                    None => request.first = Some(messages[0].clone()),
+                }
+            }
+            request.messages = messages[keep..].to_vec();
             if keep == texts[base.0].len()
                 && request
                     .messages
@@ -153,6 +231,7 @@ pub(super) fn encode(cassette: &Cassette) -> Result<String, CassetteError> {
         format: FORMAT_NAME.to_string(),
         version: FORMAT_VERSION,
         default_model: cassette.default_model.clone(),
+        tools: tools_table,
         toolsets,
         exchanges,
     };
@@ -268,10 +347,10 @@ pub(super) fn decode(text: &str, label: &str) -> Result<Cassette, CassetteError>
         let req = stored.request;
         let mut messages = match req.base {
             None => {
-                if req.keep.is_some() || req.first.is_some() || req.answered {
+                if req.keep.is_some() || req.first.is_some() || req.first_edit.is_some() || req.answered {
                     return Err(bad(
                         at(".request"),
-                        "'keep', 'first' and 'answered' need a 'base'".to_string(),
+                        "'keep', 'first', 'firstEdit' and 'answered' need a 'base'".to_string(),
                     ));
                 }
                 Vec::new()
@@ -296,6 +375,17 @@ pub(super) fn decode(text: &str, label: &str) -> Result<Cassette, CassetteError>
                 if let Some(first) = req.first {
                     messages[0] = first;
                 }
+                if let Some(edit) = req.first_edit {
+                    let text = content_text(&messages[0])
+                        .and_then(|from| edit.apply(from))
+                        .ok_or_else(|| {
+                            bad(
+                                at(".request.firstEdit"),
+                                format!("does not fit message 0 of exchange {base} (its content is not a text that long)"),
+                            )
+                        })?;
+                    messages[0]["content"] = Value::String(text);
+                }
                 if req.answered {
                     if keep != from.len() {
                         return Err(bad(
@@ -316,13 +406,22 @@ pub(super) fn decode(text: &str, label: &str) -> Result<Cassette, CassetteError>
         }
         request.insert("messages".to_string(), Value::Array(messages));
         if let Some(set) = req.tools {
-            let tools = file.toolsets.get(set).ok_or_else(|| {
+            let ids = file.toolsets.get(set).ok_or_else(|| {
                 bad(
                     at(".request.tools"),
                     format!("names tool set {set}; the file has {}", file.toolsets.len()),
                 )
             })?;
-            request.insert("tools".to_string(), tools.clone());
+            let mut defs = Vec::with_capacity(ids.len());
+            for id in ids {
+                defs.push(file.tools.get(*id).cloned().ok_or_else(|| {
+                    bad(
+                        format!("toolsets[{set}]"),
+                        format!("names tool {id}; the file has {}", file.tools.len()),
+                    )
+                })?);
+            }
+            request.insert("tools".to_string(), Value::Array(defs));
         }
         request.extend(options);
         let exchange = Exchange {

@@ -197,7 +197,8 @@ fn a_changed_system_prompt_is_stored_as_a_replaced_first_message() {
     let last = &file["exchanges"][3]["request"];
     assert_eq!(last["base"], json!(3));
     assert_eq!(last["keep"], json!(6));
-    assert!(last["first"]["content"].as_str().is_some_and(|c| c.ends_with("## State: refund-request")));
+    assert_eq!(last["firstEdit"]["insert"], json!("refund-request"));
+    assert_eq!(last["firstEdit"]["tail"], json!(0));
     assert_eq!(last["messages"], json!([]));
     let back = Cassette::from_json(&cassette.to_json().expect("encodes"), "t").expect("decodes");
     assert_eq!(back, cassette);

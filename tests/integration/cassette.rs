@@ -1,0 +1,217 @@
+//! Cassettes over the real harness: the example's refund flow recorded against the scripted
+//! server, then replayed with no server at all.
+
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+use archmax_cases::cassette::{Cassette, Recorder, Replayer};
+use archmax_machine::model::{Model, ModelConfig, ModelError, OpenAiClient, RetryPolicy};
+use archmax_machine::store::FsStore;
+use archmax_machine::{Envelope, EventSink, Harness, HarnessOptions, NoEvents, Outcome};
+use archmax_tests::scripted::{Reply, ScriptedServer};
+use archmax_tests::{TempWorkspace, example_root};
+use serde_json::{Value, json};
+
+#[derive(Default)]
+struct Collect(Mutex<Vec<Envelope>>);
+
+impl EventSink for Collect {
+    fn emit(&self, event: &Envelope) {
+        self.0.lock().expect("lock").push(event.clone());
+    }
+}
+
+/// The example's refund flow: a veto, a correction, a close (as `example.rs` scripts it),
+/// the last answer streamed in pieces.
+fn refund_script() -> Vec<Reply> {
+    let decision = |decision: &str, amount: f64| {
+        let file = json!({ "order_id": "KK-2046", "decision": decision, "amount": amount, "currency": "EUR", "limit": 0, "reason": "Cancelled orders are not refunded." });
+        json!({ "file_path": "scratchpad/refund.json", "content": file.to_string() })
+    };
+    vec![
+        Reply::tool_calls(vec![(
+            "c1",
+            "archmax_advance",
+            json!({ "to": "refund-request", "reason": "wants money back" }),
+        )])
+        .with_usage(json!({ "prompt_tokens": 900, "completion_tokens": 20 })),
+        Reply::tool_calls(vec![
+            ("c2", "archmax_set_variables", json!({ "variables": { "order_id": "KK-2046" } })),
+            ("c3", "write_file", decision("partial_refund", 999.0)),
+            ("c4", "archmax_advance", json!({ "to": "refund-review", "reason": "proposal written" })),
+        ]),
+        Reply::tool_calls(vec![
+            ("c5", "write_file", decision("deny", 0.0)),
+            ("c6", "archmax_advance", json!({ "to": "refund-review", "reason": "deny written" })),
+        ]),
+        Reply::tool_calls(vec![(
+            "c7",
+            "archmax_advance",
+            json!({ "to": "closed", "reason": "deny needs no approval" }),
+        )]),
+        Reply::stream_text(&["We cannot ", "refund a cancelled ", "order."]),
+    ]
+}
+
+fn harness(root: &Path, model: Arc<dyn Model>, events: Arc<dyn EventSink>) -> Harness {
+    Harness::assemble(HarnessOptions {
+        root: root.to_path_buf(),
+        workflow: "order-lookup".to_string(),
+        model,
+        default_model: "m".to_string(),
+        store: Arc::new(FsStore::new(root)),
+        events,
+        tools: Vec::new(),
+        essential_tools: Vec::new(),
+        mounts: None,
+        skills: vec!["skills/".to_string()],
+    })
+    .expect("harness")
+}
+
+fn client(url: &str) -> OpenAiClient {
+    let mut config = ModelConfig::new(url, "test-key", "m");
+    config.retry = RetryPolicy {
+        attempts: 1,
+        ..RetryPolicy::default()
+    };
+    OpenAiClient::new(config).expect("client")
+}
+
+const ASK: &str = "I want my money back for KK-2046.";
+
+/// Runs the refund flow on `model` in a fresh copy of the example; its outcome and events.
+fn run(model: Arc<dyn Model>, edit: impl FnOnce(&Path)) -> (Outcome, Vec<Envelope>) {
+    let ws = TempWorkspace::copy_of(&example_root());
+    edit(ws.root());
+    let events = Arc::new(Collect::default());
+    let h = harness(ws.root(), model, events.clone());
+    let out = archmax_tests::send(&h, "refund-1", ASK);
+    let events = events.0.lock().expect("lock").clone();
+    (out, events)
+}
+
+/// An event as compared across runs: without its time, and with the time in message ids
+/// (`msg_<n>_<ms>`) and durations left out.
+fn comparable(e: &Envelope) -> Value {
+    let mut v = serde_json::to_value(e).expect("event json");
+    fn scrub(v: &mut Value) {
+        match v {
+            Value::Object(m) => {
+                m.remove("ts");
+                m.remove("durationMs");
+                for (_, x) in m.iter_mut() {
+                    scrub(x);
+                }
+            }
+            Value::Array(a) => a.iter_mut().for_each(scrub),
+            Value::String(s) if s.starts_with("msg_") => {
+                if let Some((head, _)) = s.rsplit_once('_') {
+                    *s = head.to_string();
+                }
+            }
+            _ => {}
+        }
+    }
+    scrub(&mut v);
+    v
+}
+
+fn comparable_outcome(o: &Outcome) -> Value {
+    let mut v = serde_json::to_value(o).expect("outcome json");
+    // The audit trail stamps its steps with the time.
+    if let Some(steps) = v.get_mut("auditTrail").and_then(Value::as_array_mut) {
+        for step in steps {
+            if let Some(m) = step.as_object_mut() {
+                m.retain(|k, _| !k.ends_with("At") && k != "ts");
+            }
+        }
+    }
+    v
+}
+
+#[test]
+fn a_recorded_refund_flow_replays_offline_with_the_same_outcome_and_events() {
+    let dir = TempWorkspace::new(&[]);
+    let file = dir.root().join("tests/refund.cassette.json");
+    let (recorded, recorded_events) = {
+        let server = ScriptedServer::start(refund_script()).expect("server");
+        let recorder = Arc::new(Recorder::to_file(client(&server.url()), &file).with_default_model("m"));
+        let ran = run(recorder.clone(), |_| {});
+        assert_eq!(server.remaining(), 0, "every scripted answer was asked for");
+        assert_eq!(recorder.cassette().exchanges().len(), 5);
+        ran
+    };
+    assert_eq!(recorded.state, "closed");
+    assert_eq!(recorded.reply, "We cannot refund a cancelled order.");
+
+    // No server now: the replay is answered from the file alone.
+    let replayer = Arc::new(Replayer::load(&file).expect("cassette"));
+    let (replayed, replayed_events) = run(replayer.clone(), |_| {});
+    assert_eq!(replayer.unused(), Vec::<usize>::new(), "every exchange answered");
+    assert_eq!(comparable_outcome(&replayed), comparable_outcome(&recorded));
+    let a: Vec<Value> = recorded_events.iter().map(comparable).collect();
+    let b: Vec<Value> = replayed_events.iter().map(comparable).collect();
+    assert_eq!(a.len(), b.len());
+    for (i, (x, y)) in a.iter().zip(&b).enumerate() {
+        assert_eq!(x, y, "event {i}");
+    }
+    let deltas = b.iter().filter(|e| e["type"] == "agent-text-delta").count();
+    assert_eq!(deltas, 3, "the last answer streams in its three recorded pieces");
+
+    // The file is small: the long system prompt is written once per state it changed in.
+    let text = std::fs::read_to_string(&file).expect("file");
+    let cassette = Cassette::load(&file).expect("cassette");
+    let raw: usize = cassette
+        .exchanges()
+        .iter()
+        .map(|e| e.request.to_string().len() + serde_json::to_string(&e.response).map_or(0, |r| r.len()))
+        .sum();
+    println!("refund flow: raw exchanges {raw} bytes, cassette {} bytes", text.len());
+    assert!(text.len() * 2 < raw, "cassette {} bytes vs raw {raw}", text.len());
+}
+
+#[test]
+fn a_replay_of_an_edited_workspace_names_the_request_and_the_field() {
+    let dir = TempWorkspace::new(&[]);
+    let file = dir.root().join("refund.cassette.json");
+    {
+        let server = ScriptedServer::start(refund_script()).expect("server");
+        let recorder = Arc::new(Recorder::to_file(client(&server.url()), &file));
+        run(recorder, |_| {});
+    }
+    let replayer = Arc::new(Replayer::load(&file).expect("cassette"));
+    let (out, _) = run(replayer.clone(), |root| {
+        let spec = root.join("workflows/order-lookup/workflow.yaml");
+        let text = std::fs::read_to_string(&spec).expect("spec");
+        let edited = text.replacen("You handle one customer conversation", "You tersely handle one customer conversation", 1);
+        assert_ne!(edited, text);
+        std::fs::write(&spec, edited).expect("edit");
+    });
+    assert_eq!(out.status, "failed", "{out:?}");
+    let exit = out.exit.clone().unwrap_or(Value::Null);
+    let reason = exit["reason"].as_str().unwrap_or_default().to_string();
+    assert!(
+        reason.contains("is not in the cassette") && reason.contains("refund.cassette.json"),
+        "{exit}"
+    );
+    assert!(
+        reason.contains("request 1 (state 'classify', agent, session 'refund-1') was not recorded; the nearest recorded request is exchange 1 (state 'classify', agent, session 'refund-1'): messages[0].content differs: recorded"),
+        "{reason}"
+    );
+    assert!(reason.contains("You tersely handle"), "{reason}");
+    // A model that refuses is not a replay: the error is its own kind.
+    let err = ModelError::Unrecorded { cassette: "c".into(), model: "m".into(), message: "x".into() };
+    assert!(!err.is_retryable());
+}
+
+#[test]
+fn a_recorder_passes_failures_through_unrecorded() {
+    let server = ScriptedServer::start(vec![Reply::error(400, "bad request")]).expect("server");
+    let recorder = Arc::new(Recorder::new(client(&server.url())));
+    let ws = TempWorkspace::copy_of(&example_root());
+    let h = harness(ws.root(), recorder.clone(), Arc::new(NoEvents));
+    let out = archmax_tests::send(&h, "r-1", ASK);
+    assert_eq!(out.status, "failed");
+    assert!(recorder.cassette().exchanges().is_empty());
+}
