@@ -36,13 +36,25 @@ fn refund_script() -> Vec<Reply> {
         )])
         .with_usage(json!({ "prompt_tokens": 900, "completion_tokens": 20 })),
         Reply::tool_calls(vec![
-            ("c2", "archmax_set_variables", json!({ "variables": { "order_id": "KK-2046" } })),
+            (
+                "c2",
+                "archmax_set_variables",
+                json!({ "variables": { "order_id": "KK-2046" } }),
+            ),
             ("c3", "write_file", decision("partial_refund", 999.0)),
-            ("c4", "archmax_advance", json!({ "to": "refund-review", "reason": "proposal written" })),
+            (
+                "c4",
+                "archmax_advance",
+                json!({ "to": "refund-review", "reason": "proposal written" }),
+            ),
         ]),
         Reply::tool_calls(vec![
             ("c5", "write_file", decision("deny", 0.0)),
-            ("c6", "archmax_advance", json!({ "to": "refund-review", "reason": "deny written" })),
+            (
+                "c6",
+                "archmax_advance",
+                json!({ "to": "refund-review", "reason": "deny written" }),
+            ),
         ]),
         Reply::tool_calls(vec![(
             "c7",
@@ -136,7 +148,8 @@ fn a_recorded_refund_flow_replays_offline_with_the_same_outcome_and_events() {
     let file = dir.root().join("tests/refund.cassette.json");
     let (recorded, recorded_events) = {
         let server = ScriptedServer::start(refund_script()).expect("server");
-        let recorder = Arc::new(Recorder::to_file(client(&server.url()), &file).with_default_model("m"));
+        let recorder =
+            Arc::new(Recorder::to_file(client(&server.url()), &file).with_default_model("m"));
         let ran = run(recorder.clone(), |_| {});
         assert_eq!(server.remaining(), 0, "every scripted answer was asked for");
         assert_eq!(recorder.cassette().exchanges().len(), 5);
@@ -148,7 +161,11 @@ fn a_recorded_refund_flow_replays_offline_with_the_same_outcome_and_events() {
     // No server now: the replay is answered from the file alone.
     let replayer = Arc::new(Replayer::load(&file).expect("cassette"));
     let (replayed, replayed_events) = run(replayer.clone(), |_| {});
-    assert_eq!(replayer.unused(), Vec::<usize>::new(), "every exchange answered");
+    assert_eq!(
+        replayer.unused(),
+        Vec::<usize>::new(),
+        "every exchange answered"
+    );
     assert_eq!(comparable_outcome(&replayed), comparable_outcome(&recorded));
     let a: Vec<Value> = recorded_events.iter().map(comparable).collect();
     let b: Vec<Value> = replayed_events.iter().map(comparable).collect();
@@ -157,7 +174,10 @@ fn a_recorded_refund_flow_replays_offline_with_the_same_outcome_and_events() {
         assert_eq!(x, y, "event {i}");
     }
     let deltas = b.iter().filter(|e| e["type"] == "agent-text-delta").count();
-    assert_eq!(deltas, 3, "the last answer streams in its three recorded pieces");
+    assert_eq!(
+        deltas, 3,
+        "the last answer streams in its three recorded pieces"
+    );
 
     // The file is small: the long system prompt is written once per state it changed in.
     let text = std::fs::read_to_string(&file).expect("file");
@@ -165,10 +185,19 @@ fn a_recorded_refund_flow_replays_offline_with_the_same_outcome_and_events() {
     let raw: usize = cassette
         .exchanges()
         .iter()
-        .map(|e| e.request.to_string().len() + serde_json::to_string(&e.response).map_or(0, |r| r.len()))
+        .map(|e| {
+            e.request.to_string().len() + serde_json::to_string(&e.response).map_or(0, |r| r.len())
+        })
         .sum();
-    println!("refund flow: raw exchanges {raw} bytes, cassette {} bytes", text.len());
-    assert!(text.len() * 2 < raw, "cassette {} bytes vs raw {raw}", text.len());
+    println!(
+        "refund flow: raw exchanges {raw} bytes, cassette {} bytes",
+        text.len()
+    );
+    assert!(
+        text.len() * 2 < raw,
+        "cassette {} bytes vs raw {raw}",
+        text.len()
+    );
 }
 
 #[test]
@@ -184,7 +213,11 @@ fn a_replay_of_an_edited_workspace_names_the_request_and_the_field() {
     let (out, _) = run(replayer.clone(), |root| {
         let spec = root.join("workflows/order-lookup/workflow.yaml");
         let text = std::fs::read_to_string(&spec).expect("spec");
-        let edited = text.replacen("You handle one customer conversation", "You tersely handle one customer conversation", 1);
+        let edited = text.replacen(
+            "You handle one customer conversation",
+            "You tersely handle one customer conversation",
+            1,
+        );
         assert_ne!(edited, text);
         std::fs::write(&spec, edited).expect("edit");
     });
@@ -201,7 +234,11 @@ fn a_replay_of_an_edited_workspace_names_the_request_and_the_field() {
     );
     assert!(reason.contains("You tersely handle"), "{reason}");
     // A model that refuses is not a replay: the error is its own kind.
-    let err = ModelError::Unrecorded { cassette: "c".into(), model: "m".into(), message: "x".into() };
+    let err = ModelError::Unrecorded {
+        cassette: "c".into(),
+        model: "m".into(),
+        message: "x".into(),
+    };
     assert!(!err.is_retryable());
 }
 

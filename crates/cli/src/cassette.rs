@@ -75,15 +75,21 @@ pub(crate) fn replayer(file: &Path) -> Result<Arc<Replayer>, Failure> {
 pub(crate) fn replay_var(replayer: &Replayer, name: &str, value: Option<String>) -> Option<String> {
     let value = value.filter(|v| !v.trim().is_empty());
     match name {
-        ENV_MODEL => replayer.default_model().map(str::to_string).or(value).or_else(|| {
-            Some(archmax_machine::UNNAMED_MODEL.to_string())
-        }),
+        ENV_MODEL => replayer
+            .default_model()
+            .map(str::to_string)
+            .or(value)
+            .or_else(|| Some(archmax_machine::UNNAMED_MODEL.to_string())),
         ENV_API_BASE_URL => value.or_else(|| Some(REPLAY_URL.to_string())),
         _ => value,
     }
 }
 
 /// `model` recording into `file` (saved after every exchange).
-pub(crate) fn recorder(model: impl Model + 'static, file: &Path, default_model: &str) -> Arc<dyn Model> {
+pub(crate) fn recorder(
+    model: impl Model + 'static,
+    file: &Path,
+    default_model: &str,
+) -> Arc<dyn Model> {
     Arc::new(Recorder::to_file(model, file).with_default_model(default_model))
 }

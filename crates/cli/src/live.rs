@@ -238,8 +238,7 @@ pub(crate) fn connect_to(
     let model: Arc<dyn Model> = match (tape, replayer) {
         (_, Some(replayer)) => replayer,
         (Tape::Record(file), None) => {
-            let client =
-                OpenAiClient::new(config).map_err(|e| Failure::Command(e.to_string()))?;
+            let client = OpenAiClient::new(config).map_err(|e| Failure::Command(e.to_string()))?;
             crate::cassette::recorder(client, file, &default_model)
         }
         _ => Arc::new(OpenAiClient::new(config).map_err(|e| Failure::Command(e.to_string()))?),

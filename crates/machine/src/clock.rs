@@ -83,7 +83,10 @@ pub fn mask_clock(text: &str) -> std::borrow::Cow<'_, str> {
     let mut rest = text;
     while let Some(at) = rest.find(CLOCK_HEAD) {
         let after = at + CLOCK_HEAD.len();
-        let Some(len) = rest[after..].find(CLOCK_TAIL).filter(|len| !rest[after..after + len].contains('\n')) else {
+        let Some(len) = rest[after..]
+            .find(CLOCK_TAIL)
+            .filter(|len| !rest[after..after + len].contains('\n'))
+        else {
             out.push_str(&rest[..after]);
             rest = &rest[after..];
             continue;

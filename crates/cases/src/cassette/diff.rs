@@ -23,7 +23,10 @@ pub(super) fn nearest(
 ) -> Option<usize> {
     let messages = asked.get("messages").and_then(Value::as_array);
     let score = |i: usize, e: &Exchange| {
-        let equal = match (messages, e.request.get("messages").and_then(Value::as_array)) {
+        let equal = match (
+            messages,
+            e.request.get("messages").and_then(Value::as_array),
+        ) {
             (Some(a), Some(b)) => a.iter().zip(b).filter(|(x, y)| x == y).count(),
             _ => 0,
         };
@@ -50,7 +53,11 @@ pub(super) fn nearest(
 /// The first place `asked` differs from `recorded`, as text: the path, then both values.
 pub(super) fn first_difference(recorded: &Value, asked: &Value) -> Option<String> {
     let (path, was, now) = walk(recorded, asked, String::new())?;
-    let path = if path.is_empty() { "the request".to_string() } else { path };
+    let path = if path.is_empty() {
+        "the request".to_string()
+    } else {
+        path
+    };
     Some(match (was, now) {
         (Some(was), Some(now)) => {
             let (was, now) = shown_pair(was, now);

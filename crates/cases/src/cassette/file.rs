@@ -161,11 +161,14 @@ pub(super) fn encode(cassette: &Cassette) -> Result<String, CassetteError> {
                     .iter()
                     .map(|def| {
                         let text = canonical_text(def);
-                        tool_texts.iter().position(|t| *t == text).unwrap_or_else(|| {
-                            tool_texts.push(text);
-                            tools_table.push(def.clone());
-                            tools_table.len() - 1
-                        })
+                        tool_texts
+                            .iter()
+                            .position(|t| *t == text)
+                            .unwrap_or_else(|| {
+                                tool_texts.push(text);
+                                tools_table.push(def.clone());
+                                tools_table.len() - 1
+                            })
                     })
                     .collect();
                 let at = toolsets.iter().position(|s| *s == set).unwrap_or_else(|| {
@@ -331,7 +334,8 @@ pub(super) fn decode(text: &str, label: &str) -> Result<Cassette, CassetteError>
             ));
         }
     }
-    let file: File = serde_json::from_value(head).map_err(|e| bad("(file)".to_string(), e.to_string()))?;
+    let file: File =
+        serde_json::from_value(head).map_err(|e| bad("(file)".to_string(), e.to_string()))?;
     let mut cassette = Cassette {
         default_model: file.default_model,
         exchanges: Vec::with_capacity(file.exchanges.len()),
@@ -341,13 +345,21 @@ pub(super) fn decode(text: &str, label: &str) -> Result<Cassette, CassetteError>
         if stored.n != i + 1 {
             return Err(bad(
                 at(".n"),
-                format!("is {}; exchanges are numbered 1, 2, … in order (expected {})", stored.n, i + 1),
+                format!(
+                    "is {}; exchanges are numbered 1, 2, … in order (expected {})",
+                    stored.n,
+                    i + 1
+                ),
             ));
         }
         let req = stored.request;
         let mut messages = match req.base {
             None => {
-                if req.keep.is_some() || req.first.is_some() || req.first_edit.is_some() || req.answered {
+                if req.keep.is_some()
+                    || req.first.is_some()
+                    || req.first_edit.is_some()
+                    || req.answered
+                {
                     return Err(bad(
                         at(".request"),
                         "'keep', 'first', 'firstEdit' and 'answered' need a 'base'".to_string(),
@@ -390,7 +402,10 @@ pub(super) fn decode(text: &str, label: &str) -> Result<Cassette, CassetteError>
                     if keep != from.len() {
                         return Err(bad(
                             at(".request.answered"),
-                            format!("needs all of exchange {base}'s {} messages kept", from.len()),
+                            format!(
+                                "needs all of exchange {base}'s {} messages kept",
+                                from.len()
+                            ),
                         ));
                     }
                     messages.push(answer_message(before));

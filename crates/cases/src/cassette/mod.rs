@@ -205,19 +205,46 @@ fn temporary_beside(path: &Path) -> PathBuf {
     path.with_file_name(format!(".{name}.{}.tmp", std::process::id()))
 }
 
-/// The request's wire JSON as a cassette keeps it: what is sent, with the clock line of
-/// system prompts masked ([`mask_clock`]).
+/// The request's wire JSON as a cassette keeps it: what is sent, with what only the clock
+/// changes masked: the clock line of system prompts ([`mask_clock`]) and the time in the
+/// ids of the notes the harness adds to a conversation (`note_8_1796179539380` reads
+/// `note_8`).
 pub fn request_json(request: &ChatRequest) -> Value {
     let mut value = serde_json::to_value(request).unwrap_or(Value::Null);
     if let Some(messages) = value.get_mut("messages").and_then(Value::as_array_mut) {
-        for message in messages
-            .iter_mut()
-            .filter(|m| m.get("role").and_then(Value::as_str) == Some("system"))
-        {
-            mask_content(message);
+        for message in messages.iter_mut() {
+            match message.get("role").and_then(Value::as_str) {
+                Some("system") => mask_content(message),
+                Some("assistant") => {
+                    if let Some(calls) = message.get_mut("tool_calls").and_then(Value::as_array_mut) {
+                        for call in calls {
+                            mask_note_id(call.get_mut("id"));
+                        }
+                    }
+                }
+                Some("tool") => mask_note_id(message.get_mut("tool_call_id")),
+                _ => {}
+            }
         }
     }
     value
+}
+
+/// The id of a note the harness adds to the conversation (`note_<position>_<epoch ms>`,
+/// `crates/machine/src/turn/transcript.rs`) without its time: `note_<position>`.
+fn mask_note_id(id: Option<&mut Value>) {
+    let Some(id) = id else { return };
+    let Some(text) = id.as_str() else { return };
+    let Some(rest) = text.strip_prefix("note_") else {
+        return;
+    };
+    let Some((position, ms)) = rest.split_once('_') else {
+        return;
+    };
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    if digits(position) && digits(ms) {
+        *id = Value::String(format!("note_{position}"));
+    }
 }
 
 fn mask_content(message: &mut Value) {

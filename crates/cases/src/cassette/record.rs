@@ -82,13 +82,11 @@ impl<M: Model> Recorder<M> {
         let Some(path) = &self.path else {
             return Ok(());
         };
-        cassette
-            .save(path)
-            .map_err(|e| ModelError::InvalidRequest {
-                url: format!("cassette {}", path.display()),
-                model: req.model.clone(),
-                message: format!("the answer could not be recorded: {e}"),
-            })
+        cassette.save(path).map_err(|e| ModelError::InvalidRequest {
+            url: format!("cassette {}", path.display()),
+            model: req.model.clone(),
+            message: format!("the answer could not be recorded: {e}"),
+        })
     }
 }
 

@@ -86,9 +86,16 @@ impl Replayer {
             used[i] = true;
             return Ok(&self.cassette.exchanges()[i]);
         }
-        let who = describe(ordinal, req.state.as_deref(), &role_word(req.role), req.session.as_deref());
+        let who = describe(
+            ordinal,
+            req.state.as_deref(),
+            &role_word(req.role),
+            req.session.as_deref(),
+        );
         let answered = self.digests.iter().position(|d| *d == digest);
-        let message = match answered.or_else(|| diff::nearest(self.cassette.exchanges(), req, &asked, &used)) {
+        let message = match answered
+            .or_else(|| diff::nearest(self.cassette.exchanges(), req, &asked, &used))
+        {
             None => format!("{who} was asked, and the cassette holds no exchanges"),
             Some(n) if self.digests[n] == digest => format!(
                 "{who} was asked more often than it was recorded (exchange {} answered it already)",
@@ -152,7 +159,10 @@ fn show_pieces(exchange: &Exchange, text: &dyn TextSink) {
     };
     let mut rest = content;
     for &len in pieces {
-        let cut = rest.char_indices().nth(len).map_or(rest.len(), |(at, _)| at);
+        let cut = rest
+            .char_indices()
+            .nth(len)
+            .map_or(rest.len(), |(at, _)| at);
         let (piece, after) = rest.split_at(cut);
         if !piece.is_empty() {
             text.text(piece);

@@ -111,7 +111,10 @@ fn request(session: &str, state: &str, messages: Vec<ChatMessage>) -> ChatReques
 
 /// A conversation of `n` calls growing by a tool call and its result each time.
 fn conversation(session: &str, n: usize, ms: u64) -> Vec<ChatRequest> {
-    let mut messages = vec![system("triage", ms), ChatMessage::user("Refund KK-2046, please.")];
+    let mut messages = vec![
+        system("triage", ms),
+        ChatMessage::user("Refund KK-2046, please."),
+    ];
     let mut out = Vec::new();
     for i in 0..n {
         out.push(request(session, "triage", messages.clone()));
@@ -131,7 +134,10 @@ fn answers(n: usize) -> Vec<(ChatResponse, Vec<&'static str>)> {
             if i + 1 == n {
                 (text("Hello there"), vec!["Hel", "lo th", "ere"])
             } else {
-                (call(&format!("c{i}"), "tool_1", json!({ "order_id": "KK-2046" })), vec![])
+                (
+                    call(&format!("c{i}"), "tool_1", json!({ "order_id": "KK-2046" })),
+                    vec![],
+                )
             }
         })
         .collect()
@@ -141,7 +147,10 @@ fn record(requests: &[ChatRequest]) -> Cassette {
     let recorder = Recorder::new(Scripted::new(answers(requests.len()))).with_default_model("m");
     rt().block_on(async {
         for req in requests {
-            recorder.stream(req, &Shown::default()).await.expect("recorded");
+            recorder
+                .stream(req, &Shown::default())
+                .await
+                .expect("recorded");
         }
     });
     recorder.cassette()
@@ -177,9 +186,16 @@ fn a_cassette_is_far_smaller_than_its_raw_exchanges() {
         })
         .sum();
     let ratio = raw as f64 / text.len() as f64;
-    println!("raw exchanges {raw} bytes, cassette {} bytes: {ratio:.1}x smaller", text.len());
+    println!(
+        "raw exchanges {raw} bytes, cassette {} bytes: {ratio:.1}x smaller",
+        text.len()
+    );
     std::fs::write(std::env::temp_dir().join("ratio.cassette.json"), &text).ok();
-    assert!(ratio > 6.0, "raw {raw} bytes vs cassette {} bytes", text.len());
+    assert!(
+        ratio > 6.0,
+        "raw {raw} bytes vs cassette {} bytes",
+        text.len()
+    );
     // The system prompt and the tools are written once.
     assert_eq!(text.matches("# Support").count(), 1);
     assert_eq!(text.matches("\"tool_3\"").count(), 1);
@@ -221,7 +237,10 @@ fn replay_answers_by_digest_whatever_the_order_of_conversations() {
     let shown = Shown::default();
     rt().block_on(async {
         for req in [&b[0], &b[1], &a[0], &a[1]] {
-            let i = recorded.iter().position(|r| r.session == req.session && r.messages == req.messages).expect("recorded");
+            let i = recorded
+                .iter()
+                .position(|r| r.session == req.session && r.messages == req.messages)
+                .expect("recorded");
             let got = replayer.stream(req, &shown).await.expect("replayed");
             assert_eq!(got, cassette.exchanges()[i].response);
         }
@@ -238,9 +257,34 @@ fn replay_ignores_the_prompt_clock() {
     let replayer = Replayer::new(cassette, "t");
     rt().block_on(async {
         for req in &later {
-            replayer.complete(req).await.expect("the clock does not count");
+            replayer
+                .complete(req)
+                .await
+                .expect("the clock does not count");
         }
     });
+}
+
+#[test]
+fn note_ids_are_kept_without_their_time() {
+    let at = |ms: u64| {
+        let id = format!("note_3_{ms}");
+        request(
+            "s1",
+            "triage",
+            vec![
+                ChatMessage::system("S"),
+                ChatMessage::assistant(None, vec![ToolCall::new(&id, "archmax_note", "{}")]),
+                ChatMessage::tool(&id, "noted"),
+                ChatMessage::assistant(None, vec![ToolCall::new("note_x_1", "t", "{}")]),
+            ],
+        )
+    };
+    assert_eq!(request_digest(&at(1)), request_digest(&at(2)));
+    let json = request_json(&at(1));
+    assert_eq!(json["messages"][1]["tool_calls"][0]["id"], json!("note_3"));
+    assert_eq!(json["messages"][2]["tool_call_id"], json!("note_3"));
+    assert_eq!(json["messages"][3]["tool_calls"][0]["id"], json!("note_x_1"));
 }
 
 fn system_text(message: &ChatMessage) -> String {
@@ -265,7 +309,9 @@ fn an_unrecorded_request_names_the_request_and_the_field() {
     edited.messages[0] = ChatMessage::system(
         system_text(&requests[0].messages[0]).replace("go to a person", "go to a manager"),
     );
-    let err = rt().block_on(replayer.complete(&edited)).expect_err("not recorded");
+    let err = rt()
+        .block_on(replayer.complete(&edited))
+        .expect_err("not recorded");
     let text = err.to_string();
     assert!(
         text.starts_with("model request (model 'm') is not in the cassette tests/refund.cassette.json: request 1 (state 'triage', agent, session 's1') was not recorded; the nearest recorded request is exchange 1 (state 'triage', agent, session 's1'): messages[0].content differs: recorded \"…"),
@@ -277,14 +323,21 @@ fn an_unrecorded_request_names_the_request_and_the_field() {
 
     let mut hotter = requests[1].clone();
     hotter.temperature = Some(0.9);
-    let message = unrecorded(rt().block_on(replayer.complete(&hotter)).expect_err("not recorded"));
+    let message = unrecorded(
+        rt().block_on(replayer.complete(&hotter))
+            .expect_err("not recorded"),
+    );
     assert!(
         message.ends_with("exchange 2 (state 'triage', agent, session 's1'): temperature was not recorded: asked 0.9"),
         "{message}"
     );
 
-    rt().block_on(replayer.complete(&requests[0])).expect("recorded");
-    let again = unrecorded(rt().block_on(replayer.complete(&requests[0])).expect_err("used up"));
+    rt().block_on(replayer.complete(&requests[0]))
+        .expect("recorded");
+    let again = unrecorded(
+        rt().block_on(replayer.complete(&requests[0]))
+            .expect_err("used up"),
+    );
     assert_eq!(
         again,
         "request 4 (state 'triage', agent, session 's1') was asked more often than it was recorded (exchange 1 answered it already)"
@@ -295,7 +348,11 @@ fn an_unrecorded_request_names_the_request_and_the_field() {
 fn bad_files_are_refused_naming_where() {
     let cassette = record(&conversation("s1", 2, 1_772_357_999_000));
     let text = cassette.to_json().expect("encodes");
-    let err = |text: &str| Cassette::from_json(text, "x.cassette.json").expect_err("refused").to_string();
+    let err = |text: &str| {
+        Cassette::from_json(text, "x.cassette.json")
+            .expect_err("refused")
+            .to_string()
+    };
     assert_eq!(
         err(&text.replacen("\"version\": 1", "\"version\": 2", 1)),
         "cassette x.cassette.json: version: the cassette is version 2; this build reads version 1 (record it again)"
@@ -306,14 +363,22 @@ fn bad_files_are_refused_naming_where() {
         "cassette x.cassette.json: format: not a cassette (expected \"format\": \"archmax-cassette\")"
     );
     assert!(
-        err(&text.replacen("Refund KK-2046, please.", "Refund KK-2047, please.", 1))
-            .starts_with("cassette x.cassette.json: exchanges[0].digest: does not match the request it records"),
+        err(&text.replacen("Refund KK-2046, please.", "Refund KK-2047, please.", 1)).starts_with(
+            "cassette x.cassette.json: exchanges[0].digest: does not match the request it records"
+        ),
     );
     assert_eq!(
         err(&text.replacen("\"base\": 1", "\"base\": 2", 1)),
         "cassette x.cassette.json: exchanges[1].request.base: names exchange 2, which is not an earlier one"
     );
-    assert!(err(&text.replacen("\"role\": \"agent\"", "\"role\": \"agent\", \"extra\": 1", 1)).contains("unknown field `extra`"));
+    assert!(
+        err(&text.replacen(
+            "\"role\": \"agent\"",
+            "\"role\": \"agent\", \"extra\": 1",
+            1
+        ))
+        .contains("unknown field `extra`")
+    );
 }
 
 #[test]
@@ -322,16 +387,32 @@ fn save_is_atomic_and_load_reads_it() {
     let path = dir.join("tests/refund.cassette.json");
     let requests = conversation("s1", 2, 1_772_357_999_000);
     let recorder = Recorder::to_file(Scripted::new(answers(2)), &path);
-    rt().block_on(recorder.complete(&requests[0])).expect("recorded");
-    assert_eq!(Cassette::load(&path).expect("saved after one").exchanges().len(), 1);
-    rt().block_on(recorder.complete(&requests[1])).expect("recorded");
-    assert_eq!(Cassette::load(&path).expect("saved after two"), recorder.cassette());
+    rt().block_on(recorder.complete(&requests[0]))
+        .expect("recorded");
+    assert_eq!(
+        Cassette::load(&path)
+            .expect("saved after one")
+            .exchanges()
+            .len(),
+        1
+    );
+    rt().block_on(recorder.complete(&requests[1]))
+        .expect("recorded");
+    assert_eq!(
+        Cassette::load(&path).expect("saved after two"),
+        recorder.cassette()
+    );
     let names: Vec<String> = std::fs::read_dir(dir.join("tests"))
         .expect("dir")
         .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
         .collect();
     assert_eq!(names, vec!["refund.cassette.json"]);
     let missing = Cassette::load(&dir.join("none.cassette.json")).expect_err("missing");
-    assert!(missing.to_string().contains("none.cassette.json: cannot be read"), "{missing}");
+    assert!(
+        missing
+            .to_string()
+            .contains("none.cassette.json: cannot be read"),
+        "{missing}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -28,7 +28,16 @@ fn record(ws: &Workspace, file: &str) -> crate::support::Ran {
     let ran = cli(
         ws,
         Some(&server),
-        &["run", "refunds", "Refund order 7", "--session", "r-1", "--record", file, "--json"],
+        &[
+            "run",
+            "refunds",
+            "Refund order 7",
+            "--session",
+            "r-1",
+            "--record",
+            file,
+            "--json",
+        ],
     );
     assert_eq!(server.remaining(), 0);
     ran
@@ -42,7 +51,9 @@ fn a_recorded_run_replays_with_no_endpoint() {
     let file = ws.root().join("refund.cassette.json");
     assert!(file.is_file());
     assert!(
-        recorded.err.contains("  model      scripted-model (recording to refund.cassette.json)\n"),
+        recorded
+            .err
+            .contains("  model      scripted-model (recording to refund.cassette.json)\n"),
         "{}",
         recorded.err
     );
@@ -53,10 +64,25 @@ fn a_recorded_run_replays_with_no_endpoint() {
     let replayed = cli(
         &again,
         None,
-        &["run", "refunds", "Refund order 7", "--session", "r-1", "--replay", "refund.cassette.json", "--json"],
+        &[
+            "run",
+            "refunds",
+            "Refund order 7",
+            "--session",
+            "r-1",
+            "--replay",
+            "refund.cassette.json",
+            "--json",
+        ],
     );
     assert_eq!(replayed.code, 0, "{}", replayed.err);
-    assert!(replayed.err.contains("  model      replayed from refund.cassette.json\n"), "{}", replayed.err);
+    assert!(
+        replayed
+            .err
+            .contains("  model      replayed from refund.cassette.json\n"),
+        "{}",
+        replayed.err
+    );
     // The Outcome but for the times it carries (`createdAt`, …).
     fn untimed(v: &mut serde_json::Value) {
         match v {
@@ -79,7 +105,11 @@ fn a_recorded_run_replays_with_no_endpoint() {
         .expect("the replayed turn wrote the file");
     assert_eq!(written, "{\"amount\": 12}");
     // The flow on stderr reads the same, but for the header.
-    let flow = |err: &str| err.split_once("\n\n").map(|(_, rest)| rest.to_string()).unwrap_or_default();
+    let flow = |err: &str| {
+        err.split_once("\n\n")
+            .map(|(_, rest)| rest.to_string())
+            .unwrap_or_default()
+    };
     assert_eq!(flow(&replayed.err), flow(&recorded.err));
 }
 
@@ -90,7 +120,15 @@ fn a_replay_that_asks_something_new_names_the_request_and_the_field() {
     let replayed = cli(
         &ws,
         None,
-        &["run", "refunds", "Refund order 8", "--session", "r-2", "--replay", "tests/refund.cassette.json"],
+        &[
+            "run",
+            "refunds",
+            "Refund order 8",
+            "--session",
+            "r-2",
+            "--replay",
+            "tests/refund.cassette.json",
+        ],
     );
     assert_eq!(replayed.code, 1, "{}", replayed.err);
     assert!(
@@ -104,14 +142,26 @@ fn a_replay_that_asks_something_new_names_the_request_and_the_field() {
 #[test]
 fn record_and_replay_together_or_a_missing_cassette_are_refused() {
     let ws = workspace();
-    let both = cli(&ws, None, &["run", "refunds", "hi", "--record", "a.json", "--replay", "b.json"]);
+    let both = cli(
+        &ws,
+        None,
+        &[
+            "run", "refunds", "hi", "--record", "a.json", "--replay", "b.json",
+        ],
+    );
     assert_eq!(both.code, 2);
     assert!(
-        both.err.ends_with("Error: --record and --replay cannot be used together (try: archmax run --help)\n"),
+        both.err.ends_with(
+            "Error: --record and --replay cannot be used together (try: archmax run --help)\n"
+        ),
         "{}",
         both.err
     );
-    let missing = cli(&ws, None, &["run", "refunds", "hi", "--replay", "none.cassette.json"]);
+    let missing = cli(
+        &ws,
+        None,
+        &["run", "refunds", "hi", "--replay", "none.cassette.json"],
+    );
     assert_eq!(missing.code, 1);
     assert!(
         missing.err.contains(&format!(
