@@ -212,60 +212,70 @@ fn temporary_beside(path: &Path) -> PathBuf {
 pub fn request_json(request: &ChatRequest) -> Value {
     let mut value = serde_json::to_value(request).unwrap_or(Value::Null);
     if let Some(messages) = value.get_mut("messages").and_then(Value::as_array_mut) {
+        for message in messages
+            .iter_mut()
+            .filter(|m| m.get("role").and_then(Value::as_str) == Some("system"))
+        {
+            mask_content(message);
+        }
+        // Note ids appear as ids and inside texts (a grader is shown the transcript).
         for message in messages.iter_mut() {
-            match message.get("role").and_then(Value::as_str) {
-                Some("system") => mask_content(message),
-                Some("assistant") => {
-                    if let Some(calls) = message.get_mut("tool_calls").and_then(Value::as_array_mut) {
-                        for call in calls {
-                            mask_note_id(call.get_mut("id"));
-                        }
-                    }
-                }
-                Some("tool") => mask_note_id(message.get_mut("tool_call_id")),
-                _ => {}
-            }
+            mask_strings(message, &|text| mask_note_ids(text));
         }
     }
     value
 }
 
-/// The id of a note the harness adds to the conversation (`note_<position>_<epoch ms>`,
-/// `crates/machine/src/turn/transcript.rs`) without its time: `note_<position>`.
-fn mask_note_id(id: Option<&mut Value>) {
-    let Some(id) = id else { return };
-    let Some(text) = id.as_str() else { return };
-    let Some(rest) = text.strip_prefix("note_") else {
-        return;
-    };
-    let Some((position, ms)) = rest.split_once('_') else {
-        return;
-    };
-    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
-    if digits(position) && digits(ms) {
-        *id = Value::String(format!("note_{position}"));
+fn mask_content(message: &mut Value) {
+    if let Some(content) = message.get_mut("content") {
+        mask_strings(content, &|text| mask_clock(text));
     }
 }
 
-fn mask_content(message: &mut Value) {
-    let mask = |text: &mut Value| {
-        if let Some(s) = text.as_str()
-            && let std::borrow::Cow::Owned(masked) = mask_clock(s)
-        {
-            *text = Value::String(masked);
-        }
-    };
-    match message.get_mut("content") {
-        Some(Value::Array(parts)) => {
-            for part in parts {
-                if let Some(text) = part.get_mut("text") {
-                    mask(text);
-                }
+/// Every string inside `value` passed through `mask`.
+fn mask_strings(value: &mut Value, mask: &dyn Fn(&str) -> std::borrow::Cow<'_, str>) {
+    match value {
+        Value::String(text) => {
+            if let std::borrow::Cow::Owned(masked) = mask(text) {
+                *text = masked;
             }
         }
-        Some(text) => mask(text),
-        None => {}
+        Value::Array(items) => items.iter_mut().for_each(|v| mask_strings(v, mask)),
+        Value::Object(map) => map.values_mut().for_each(|v| mask_strings(v, mask)),
+        _ => {}
     }
+}
+
+/// `text` with the time taken out of every note id the harness makes
+/// (`note_<position>_<epoch ms>`, `crates/machine/src/turn/transcript.rs`): `note_8_1796179539380`
+/// reads `note_8`.
+fn mask_note_ids(text: &str) -> std::borrow::Cow<'_, str> {
+    const HEAD: &str = "note_";
+    if !text.contains(HEAD) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let digits = |s: &str| s.bytes().take_while(u8::is_ascii_digit).count();
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find(HEAD) {
+        let after = at + HEAD.len();
+        let position = digits(&rest[after..]);
+        let sep = after + position;
+        let ms = if position > 0 && rest[sep..].starts_with('_') {
+            digits(&rest[sep + 1..])
+        } else {
+            0
+        };
+        if ms == 0 {
+            out.push_str(&rest[..after]);
+            rest = &rest[after..];
+            continue;
+        }
+        out.push_str(&rest[..sep]);
+        rest = &rest[sep + 1 + ms..];
+    }
+    out.push_str(rest);
+    std::borrow::Cow::Owned(out)
 }
 
 /// The stable digest of a request: `sha256:` and the hex SHA-256 of its canonical JSON

@@ -277,6 +277,9 @@ fn note_ids_are_kept_without_their_time() {
                 ChatMessage::assistant(None, vec![ToolCall::new(&id, "archmax_note", "{}")]),
                 ChatMessage::tool(&id, "noted"),
                 ChatMessage::assistant(None, vec![ToolCall::new("note_x_1", "t", "{}")]),
+                ChatMessage::user(format!(
+                    "Grade this: [{{\"id\": \"{id}\"}}] note_ note_4_ x"
+                )),
             ],
         )
     };
@@ -284,7 +287,14 @@ fn note_ids_are_kept_without_their_time() {
     let json = request_json(&at(1));
     assert_eq!(json["messages"][1]["tool_calls"][0]["id"], json!("note_3"));
     assert_eq!(json["messages"][2]["tool_call_id"], json!("note_3"));
-    assert_eq!(json["messages"][3]["tool_calls"][0]["id"], json!("note_x_1"));
+    assert_eq!(
+        json["messages"][3]["tool_calls"][0]["id"],
+        json!("note_x_1")
+    );
+    assert_eq!(
+        json["messages"][4]["content"],
+        json!("Grade this: [{\"id\": \"note_3\"}] note_ note_4_ x")
+    );
 }
 
 fn system_text(message: &ChatMessage) -> String {
