@@ -11,57 +11,19 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use archmax_cases::cassette::{Cassette, Recorder, Replayer};
-use archmax_machine::model::{
-    ChatRequest, Model, ModelConfig, ModelFuture, OpenAiClient, RetryPolicy, TextSink,
-};
-use archmax_machine::store::FsStore;
-use archmax_machine::{Harness, HarnessOptions, NoEvents};
+use archmax_machine::model::{ChatRequest, Model, ModelFuture, TextSink};
 use archmax_tests::scripted::{Reply, ScriptedServer};
 use archmax_tests::{TempWorkspace, example_root};
-use serde_json::json;
 
 const RUNS: usize = 15;
 const CALLS: usize = 5;
 
 fn refund_script() -> Vec<Reply> {
-    let decision = |decision: &str, amount: f64| {
-        let file = json!({ "order_id": "KK-2046", "decision": decision, "amount": amount, "currency": "EUR", "limit": 0, "reason": "Cancelled orders are not refunded." });
-        json!({ "file_path": "scratchpad/refund.json", "content": file.to_string() })
-    };
-    vec![
-        Reply::tool_calls(vec![(
-            "c1",
-            "archmax_advance",
-            json!({ "to": "refund-request", "reason": "wants money back" }),
-        )]),
-        Reply::tool_calls(vec![
-            (
-                "c2",
-                "archmax_set_variables",
-                json!({ "variables": { "order_id": "KK-2046" } }),
-            ),
-            ("c3", "write_file", decision("partial_refund", 999.0)),
-            (
-                "c4",
-                "archmax_advance",
-                json!({ "to": "refund-review", "reason": "proposal written" }),
-            ),
-        ]),
-        Reply::tool_calls(vec![
-            ("c5", "write_file", decision("deny", 0.0)),
-            (
-                "c6",
-                "archmax_advance",
-                json!({ "to": "refund-review", "reason": "deny written" }),
-            ),
-        ]),
-        Reply::tool_calls(vec![(
-            "c7",
-            "archmax_advance",
-            json!({ "to": "closed", "reason": "deny needs no approval" }),
-        )]),
-        Reply::stream_text(&["We cannot ", "refund a cancelled ", "order."]),
-    ]
+    archmax_tests::refund_flow(Reply::stream_text(&[
+        "We cannot ",
+        "refund a cancelled ",
+        "order.",
+    ]))
 }
 
 /// Times each model call (the time inside the model).
@@ -95,31 +57,13 @@ impl<M: Model> Model for Timed<M> {
     }
 }
 
-fn client(url: &str) -> OpenAiClient {
-    let mut config = ModelConfig::new(url, "k", "m");
-    config.retry = RetryPolicy {
-        attempts: 1,
-        ..RetryPolicy::default()
-    };
-    OpenAiClient::new(config).expect("client")
-}
-
 /// One refund flow on `model` in a fresh copy of the example; wall µs.
 fn run(rt: &tokio::runtime::Runtime, model: Arc<dyn Model>) -> f64 {
     let ws = TempWorkspace::copy_of(&example_root());
-    let h = Harness::assemble(HarnessOptions {
-        root: ws.root().to_path_buf(),
-        workflow: "order-lookup".to_string(),
-        model,
-        default_model: "m".to_string(),
-        store: Arc::new(FsStore::new(ws.root())),
-        events: Arc::new(NoEvents),
-        tools: Vec::new(),
-        essential_tools: Vec::new(),
-        mounts: None,
-        skills: vec!["skills/".to_string()],
-    })
-    .expect("harness");
+    // The URL is never used: `model` replaces the client.
+    let h = archmax_tests::harness(ws.root(), "order-lookup", "http://127.0.0.1:9", "m", |o| {
+        o.model = model;
+    });
     let start = Instant::now();
     let out = rt
         .block_on(h.send(
@@ -148,7 +92,8 @@ fn main() {
         .expect("runtime");
     // Record once from the server.
     let server = ScriptedServer::start(refund_script()).expect("server");
-    let recorder = Arc::new(Recorder::new(client(&server.url())).with_default_model("m"));
+    let recorder =
+        Arc::new(Recorder::new(archmax_tests::client(&server.url(), "m")).with_default_model("m"));
     run(&rt, recorder.clone());
     let cassette: Cassette = recorder.cassette();
     assert_eq!(cassette.exchanges().len(), CALLS);
@@ -157,7 +102,7 @@ fn main() {
     let script: Vec<Reply> = (0..RUNS).flat_map(|_| refund_script()).collect();
     let server = ScriptedServer::start(script).expect("server");
     let live = Arc::new(Timed {
-        inner: client(&server.url()),
+        inner: archmax_tests::client(&server.url(), "m"),
         calls: Mutex::new(Vec::new()),
     });
     let mut live_runs = Vec::new();

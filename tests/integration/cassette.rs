@@ -5,12 +5,11 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use archmax_cases::cassette::{Cassette, Recorder, Replayer};
-use archmax_machine::model::{Model, ModelConfig, ModelError, OpenAiClient, RetryPolicy};
-use archmax_machine::store::FsStore;
-use archmax_machine::{Envelope, EventSink, Harness, HarnessOptions, NoEvents, Outcome};
+use archmax_machine::model::{Model, ModelError, OpenAiClient};
+use archmax_machine::{Envelope, EventSink, Harness, NoEvents, Outcome};
 use archmax_tests::scripted::{Reply, ScriptedServer};
 use archmax_tests::{TempWorkspace, example_root};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 #[derive(Default)]
 struct Collect(Mutex<Vec<Envelope>>);
@@ -21,73 +20,25 @@ impl EventSink for Collect {
     }
 }
 
-/// The example's refund flow: a veto, a correction, a close (as `example.rs` scripts it),
-/// the last answer streamed in pieces.
+/// The example's refund flow (a veto, a correction, a close), the reply streamed in pieces.
 fn refund_script() -> Vec<Reply> {
-    let decision = |decision: &str, amount: f64| {
-        let file = json!({ "order_id": "KK-2046", "decision": decision, "amount": amount, "currency": "EUR", "limit": 0, "reason": "Cancelled orders are not refunded." });
-        json!({ "file_path": "scratchpad/refund.json", "content": file.to_string() })
-    };
-    vec![
-        Reply::tool_calls(vec![(
-            "c1",
-            "archmax_advance",
-            json!({ "to": "refund-request", "reason": "wants money back" }),
-        )])
-        .with_usage(json!({ "prompt_tokens": 900, "completion_tokens": 20 })),
-        Reply::tool_calls(vec![
-            (
-                "c2",
-                "archmax_set_variables",
-                json!({ "variables": { "order_id": "KK-2046" } }),
-            ),
-            ("c3", "write_file", decision("partial_refund", 999.0)),
-            (
-                "c4",
-                "archmax_advance",
-                json!({ "to": "refund-review", "reason": "proposal written" }),
-            ),
-        ]),
-        Reply::tool_calls(vec![
-            ("c5", "write_file", decision("deny", 0.0)),
-            (
-                "c6",
-                "archmax_advance",
-                json!({ "to": "refund-review", "reason": "deny written" }),
-            ),
-        ]),
-        Reply::tool_calls(vec![(
-            "c7",
-            "archmax_advance",
-            json!({ "to": "closed", "reason": "deny needs no approval" }),
-        )]),
-        Reply::stream_text(&["We cannot ", "refund a cancelled ", "order."]),
-    ]
+    archmax_tests::refund_flow(Reply::stream_text(&[
+        "We cannot ",
+        "refund a cancelled ",
+        "order.",
+    ]))
 }
 
 fn harness(root: &Path, model: Arc<dyn Model>, events: Arc<dyn EventSink>) -> Harness {
-    Harness::assemble(HarnessOptions {
-        root: root.to_path_buf(),
-        workflow: "order-lookup".to_string(),
-        model,
-        default_model: "m".to_string(),
-        store: Arc::new(FsStore::new(root)),
-        events,
-        tools: Vec::new(),
-        essential_tools: Vec::new(),
-        mounts: None,
-        skills: vec!["skills/".to_string()],
+    // The URL is never used: `model` replaces the client.
+    archmax_tests::harness(root, "order-lookup", "http://127.0.0.1:9", "m", |o| {
+        o.model = model;
+        o.events = events;
     })
-    .expect("harness")
 }
 
 fn client(url: &str) -> OpenAiClient {
-    let mut config = ModelConfig::new(url, "test-key", "m");
-    config.retry = RetryPolicy {
-        attempts: 1,
-        ..RetryPolicy::default()
-    };
-    OpenAiClient::new(config).expect("client")
+    archmax_tests::client(url, "m")
 }
 
 const ASK: &str = "I want my money back for KK-2046.";
