@@ -8,7 +8,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
 import { createAgent } from '@archmax-ai/harness'
-import { EXAMPLE, refundAnswers, scripted, sseEndpoint } from './helpers.mjs'
+import { FakeListChatModel } from '@langchain/core/utils/testing'
+
+import { EXAMPLE, ONE_STATE_SPEC, refundAnswers, scripted, sseEndpoint, workspace } from './helpers.mjs'
 
 function exampleCopy() {
   const dir = mkdtempSync(join(tmpdir(), 'archmax-cassette-'))
@@ -100,6 +102,28 @@ test('a run recorded through the ARCHMAX_* endpoint replays without it, streamed
   const deltas = (events) => events.filter((e) => e.type === 'agent-text-delta').map((e) => e.delta ?? e.text)
   assert.ok(deltas(recorded.events).length > 2)
   assert.deepEqual(deltas(replayed.events), deltas(recorded.events))
+})
+
+test('a run recorded with a LangChain chat model replays with none', async () => {
+  const path = cassetteFile()
+  const run = async (params) => {
+    const rootDir = workspace({ 'workflows/one/workflow.yaml': ONE_STATE_SPEC })
+    const agent = await createAgent({ workflow: 'one', workspace: { rootDir }, ...params })
+    const outcomes = [await agent.workflow.send('c1', { message: 'Hello?' }), await agent.workflow.send('c1', { message: 'And now?' })]
+    agent.dispose()
+    return untimed(outcomes)
+  }
+  // (Each call binds the tools anew, which starts the fake's list over: both answers are its first.)
+  const model = new FakeListChatModel({ responses: ['Hello from LangChain.'] })
+  const recorded = await run({ model, cassette: { path, mode: 'record' } })
+  assert.deepEqual(recorded.map((o) => o.reply), ['Hello from LangChain.', 'Hello from LangChain.'])
+  const replayed = await withoutEndpoint(() => run({ cassette: { path, mode: 'replay' } }))
+  assert.deepEqual(replayed, recorded)
+  // The second request continues the first: it is stored as what was added.
+  const second = JSON.parse(readFileSync(path, 'utf8')).exchanges[1].request
+  assert.equal(second.base, 1)
+  assert.equal(second.answered, true)
+  assert.deepEqual(second.messages.map((m) => m.role), ['user'])
 })
 
 test('a replay of an edited workspace fails the turn naming the request and the field', async () => {
