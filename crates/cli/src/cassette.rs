@@ -52,7 +52,7 @@ impl Tape {
 }
 
 /// A path as the header shows it: relative to the working directory when inside it.
-fn shown(cli: &Cli<'_>, file: &Path) -> String {
+pub(crate) fn shown(cli: &Cli<'_>, file: &Path) -> String {
     file.strip_prefix(&cli.cwd)
         .unwrap_or(file)
         .display()

@@ -22,6 +22,7 @@ use crate::flow::FlowRenderer;
 use crate::raw::raw_line;
 use crate::usage::UsageTally;
 use crate::{Cli, Failure};
+use archmax_cases::cassette::Replayer;
 
 /// How often the CLI thread checks that the call's task is still alive (and ticks the
 /// waiting indicator, and looks for a Ctrl-C).
@@ -48,6 +49,8 @@ pub(crate) struct Live {
     quiet_since: Instant,
     /// Whether the indicator is on screen (erased before anything else is written).
     spinning: bool,
+    /// The cassette a `--replay` answers from, and its file as the user named it.
+    replay: Option<(Arc<Replayer>, String)>,
 }
 
 impl Live {
@@ -102,6 +105,40 @@ impl Live {
         if !close.is_empty() || self.spinning {
             self.write(cli, &close);
         }
+    }
+
+    /// After a replay: a warning when the cassette holds exchanges the call did not ask for
+    /// (the run took a shorter path than the one recorded).
+    fn leftovers(&mut self, cli: &mut Cli<'_>) {
+        let Some((replayer, file)) = &self.replay else {
+            return;
+        };
+        let unused = replayer.unused();
+        if unused.is_empty() {
+            return;
+        }
+        let list: Vec<String> = unused.iter().map(usize::to_string).collect();
+        let warning = Envelope {
+            event: Event::Warning {
+                scope: "cassette".to_string(),
+                message: format!(
+                    "{file} holds {} exchange{} this run did not ask for ({} {})",
+                    unused.len(),
+                    if unused.len() == 1 { "" } else { "s" },
+                    if unused.len() == 1 {
+                        "exchange"
+                    } else {
+                        "exchanges"
+                    },
+                    list.join(", ")
+                ),
+            },
+            level: "warn",
+            ts: 0,
+            seq: 0,
+            session_id: None,
+        };
+        self.render(cli, &warning);
     }
 
     /// Renders every event already queued; returns a call result found among them.
@@ -173,6 +210,7 @@ impl Live {
         };
         self.drain(cli);
         self.settle(cli);
+        self.leftovers(cli);
         drop(driving);
         rt.shutdown_background();
         result
@@ -230,6 +268,12 @@ pub(crate) fn connect_to(
         tty: cli.io.stderr_is_tty(),
         quiet_since: Instant::now(),
         spinning: false,
+        replay: match (tape, &replayer) {
+            (Tape::Replay(file), Some(r)) => {
+                Some((Arc::clone(r), crate::cassette::shown(cli, file)))
+            }
+            _ => None,
+        },
     };
     let default_model = config.model.clone();
     let cache = (config.prompt_cache, config.prompt_cache_ttl.as_str());

@@ -353,6 +353,7 @@ pub(super) fn decode(text: &str, label: &str) -> Result<Cassette, CassetteError>
             ));
         }
         let req = stored.request;
+        let (continues_answer, base_of) = (req.answered, req.base);
         let mut messages = match req.base {
             None => {
                 if req.keep.is_some()
@@ -457,10 +458,18 @@ pub(super) fn decode(text: &str, label: &str) -> Result<Cassette, CassetteError>
         };
         let digest = exchange.digest();
         if digest != stored.digest {
+            let answered = if continues_answer {
+                format!(
+                    " (it continues exchange {}'s answer, so an edited answer changes the requests after it)",
+                    base_of.unwrap_or_default()
+                )
+            } else {
+                String::new()
+            };
             return Err(bad(
                 at(".digest"),
                 format!(
-                    "does not match the request it records (the request reads {digest}); a recorded request is not edited by hand: record the run again"
+                    "does not match the request it records (the request reads {digest}){answered}; a recorded request is not edited by hand: record the run again"
                 ),
             ));
         }

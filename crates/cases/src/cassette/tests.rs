@@ -393,6 +393,30 @@ fn bad_files_are_refused_naming_where() {
 }
 
 #[test]
+fn an_edited_answer_that_a_later_request_continues_is_refused_saying_so() {
+    let cassette = record(&conversation("s1", 2, 1_772_357_999_000));
+    let mut file: serde_json::Value =
+        serde_json::from_str(&cassette.to_json().expect("encodes")).expect("json");
+    assert_eq!(file["exchanges"][1]["request"]["answered"], json!(true));
+    file["exchanges"][0]["answer"]["tool_calls"][0]["function"]["arguments"] = json!("{}");
+    let err = Cassette::from_json(&file.to_string(), "x.cassette.json").expect_err("refused");
+    assert!(
+        err.to_string().contains("exchanges[1].digest: does not match the request it records")
+            && err.to_string().contains("(it continues exchange 1's answer, so an edited answer changes the requests after it)"),
+        "{err}"
+    );
+    // The last answer continues nothing: it may be edited.
+    let mut file: serde_json::Value =
+        serde_json::from_str(&cassette.to_json().expect("encodes")).expect("json");
+    file["exchanges"][1]["answer"] = json!({ "content": "Edited." });
+    let edited = Cassette::from_json(&file.to_string(), "x.cassette.json").expect("loads");
+    assert_eq!(
+        edited.exchanges()[1].response.message.content.as_deref(),
+        Some("Edited.")
+    );
+}
+
+#[test]
 fn save_is_atomic_and_load_reads_it() {
     let dir = std::env::temp_dir().join(format!("cassette-save-{}", std::process::id()));
     let path = dir.join("tests/refund.cassette.json");

@@ -104,6 +104,7 @@ fn a_recorded_run_replays_with_no_endpoint() {
     let written = std::fs::read_to_string(again.root().join("sessions/r-1/scratchpad/refund.json"))
         .expect("the replayed turn wrote the file");
     assert_eq!(written, "{\"amount\": 12}");
+    assert!(!replayed.err.contains("[cassette]"), "{}", replayed.err);
     // The flow on stderr reads the same, but for the header.
     let flow = |err: &str| {
         err.split_once("\n\n")
@@ -134,6 +135,48 @@ fn a_replay_that_asks_something_new_names_the_request_and_the_field() {
     assert!(
         replayed.err.contains("is not in the cassette ")
             && replayed.err.contains("request 1 (state 'draft', agent, session 'r-2') was not recorded; the nearest recorded request is exchange 1 (state 'draft', agent, session 'r-1'): "),
+        "{}",
+        replayed.err
+    );
+}
+
+#[test]
+fn a_replay_that_leaves_recorded_exchanges_unasked_says_which() {
+    let ws = workspace();
+    assert_eq!(record(&ws, "refund.cassette.json").code, 0);
+    // The recording twice over: the run asks for the first three, the other three go unasked.
+    let file = ws.root().join("refund.cassette.json");
+    let mut tape: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).expect("read")).expect("json");
+    let mut again_recorded = tape["exchanges"].as_array().cloned().unwrap_or_default();
+    for e in &mut again_recorded {
+        e["n"] = json!(e["n"].as_u64().unwrap_or(0) + 3);
+        if let Some(base) = e["request"]["base"].as_u64() {
+            e["request"]["base"] = json!(base + 3);
+        }
+    }
+    if let Some(list) = tape["exchanges"].as_array_mut() {
+        list.extend(again_recorded);
+    }
+    std::fs::write(&file, tape.to_string()).expect("write");
+    let again = workspace();
+    std::fs::copy(&file, again.root().join("refund.cassette.json")).expect("copy");
+    let replayed = cli(
+        &again,
+        None,
+        &[
+            "run",
+            "refunds",
+            "Refund order 7",
+            "--session",
+            "r-1",
+            "--replay",
+            "refund.cassette.json",
+        ],
+    );
+    assert_eq!(replayed.code, 0, "{}", replayed.err);
+    assert!(
+        replayed.err.contains("[cassette] refund.cassette.json holds 3 exchanges this run did not ask for (exchanges 4, 5, 6)\n"),
         "{}",
         replayed.err
     );
