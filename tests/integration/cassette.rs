@@ -194,12 +194,25 @@ fn a_replay_of_an_edited_workspace_names_the_request_and_the_field() {
 }
 
 #[test]
-fn a_recorder_passes_failures_through_unrecorded() {
+fn a_failed_call_is_recorded_and_replays_as_the_same_failure() {
     let server = ScriptedServer::start(vec![Reply::error(400, "bad request")]).expect("server");
     let recorder = Arc::new(Recorder::new(client(&server.url())));
     let ws = TempWorkspace::copy_of(&example_root());
     let h = harness(ws.root(), recorder.clone(), Arc::new(NoEvents));
-    let out = archmax_tests::send(&h, "r-1", ASK);
-    assert_eq!(out.status, "failed");
-    assert!(recorder.cassette().exchanges().is_empty());
+    let failed = archmax_tests::send(&h, "r-1", ASK);
+    assert_eq!(failed.status, "failed");
+    let cassette = recorder.cassette();
+    assert_eq!(cassette.exchanges().len(), 1);
+    let error = cassette.exchanges()[0].error.clone().unwrap_or_default();
+    assert!(error.contains("failed with HTTP 400"), "{error}");
+    let text = cassette.to_json().expect("encodes");
+    let replayer = Arc::new(Replayer::new(
+        Cassette::from_json(&text, "t").expect("decodes"),
+        "t",
+    ));
+    let ws = TempWorkspace::copy_of(&example_root());
+    let h = harness(ws.root(), replayer, Arc::new(NoEvents));
+    let replayed = archmax_tests::send(&h, "r-1", ASK);
+    assert_eq!(comparable_outcome(&replayed), comparable_outcome(&failed));
+    assert_eq!(replayed.exit, failed.exit);
 }

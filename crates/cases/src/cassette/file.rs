@@ -40,7 +40,10 @@ struct FileExchange {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     session: Option<String>,
     request: FileRequest,
+    #[serde(default, skip_serializing_if = "FileAnswer::is_empty")]
     answer: FileAnswer,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    error: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     usage: Option<Usage>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -134,13 +137,19 @@ fn message_edit(from: &Value, to: &Value) -> Option<TextEdit> {
     (without(from) == without(to)).then(|| TextEdit::between(a, b))
 }
 
-#[derive(Serialize, Deserialize)]
+#[derive(Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct FileAnswer {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     content: Option<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     tool_calls: Vec<ToolCall>,
+}
+
+impl FileAnswer {
+    fn is_empty(&self) -> bool {
+        self.content.is_none() && self.tool_calls.is_empty()
+    }
 }
 
 /// The cassette as file text.
@@ -224,6 +233,7 @@ pub(super) fn encode(cassette: &Cassette) -> Result<String, CassetteError> {
                 content: response.message.content.clone(),
                 tool_calls: response.message.tool_calls.clone(),
             },
+            error: exchange.error.clone(),
             usage: response.usage,
             model: response.model.clone(),
             finish_reason: response.finish_reason.clone(),
@@ -454,6 +464,7 @@ pub(super) fn decode(text: &str, label: &str) -> Result<Cassette, CassetteError>
                 model: stored.model,
                 finish_reason: stored.finish_reason,
             },
+            error: stored.error,
             pieces: stored.pieces,
         };
         let digest = exchange.digest();

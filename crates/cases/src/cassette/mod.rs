@@ -43,7 +43,7 @@ mod replay;
 use std::path::{Path, PathBuf};
 
 use archmax_machine::clock::mask_clock;
-use archmax_machine::model::{ChatRequest, ChatResponse, ModelRole};
+use archmax_machine::model::{ChatRequest, ChatResponse, ModelError, ModelRole};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
@@ -96,8 +96,10 @@ pub struct Exchange {
     pub state: Option<String>,
     /// The session the request served, when known.
     pub session: Option<String>,
-    /// The answer (with its usage).
+    /// The answer (with its usage); empty when the call failed.
     pub response: ChatResponse,
+    /// The failure's text when the call failed (a replay fails the call with it).
+    pub error: Option<String>,
     /// How the answer's text was shown as it streamed, when not as one whole piece: each
     /// piece's length in characters (`Some([])`: nothing was shown, as with streaming off).
     /// `None`: the whole text as one piece, or a call that did not stream.
@@ -113,7 +115,16 @@ impl Exchange {
             state: request.state.clone(),
             session: request.session.clone(),
             response,
+            error: None,
             pieces: None,
+        }
+    }
+
+    /// The exchange of `request` that failed with `error`.
+    pub fn failed(request: &ChatRequest, error: &ModelError) -> Exchange {
+        Exchange {
+            error: Some(error.to_string()),
+            ..Exchange::new(request, ChatResponse::default())
         }
     }
 

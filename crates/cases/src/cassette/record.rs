@@ -7,9 +7,10 @@ use archmax_machine::model::{ChatRequest, ChatResponse, Model, ModelError, Model
 
 use super::{Cassette, CassetteError, Exchange};
 
-/// Wraps a model and records each exchange that succeeds into a [`Cassette`], in the order
-/// they complete; with [`Recorder::to_file`] the cassette is saved (atomically) after each
-/// one, so a run that stops half-way keeps what it recorded. A failed call is not recorded.
+/// Wraps a model and records each exchange into a [`Cassette`], in the order they complete
+/// (a failed call as its failure's text, which a replay fails the call with); with
+/// [`Recorder::to_file`] the cassette is saved (atomically) after each one, so a run that
+/// stops half-way keeps what it recorded.
 pub struct Recorder<M> {
     inner: M,
     cassette: Mutex<Cassette>,
@@ -64,9 +65,19 @@ impl<M: Model> Recorder<M> {
     fn keep(
         &self,
         req: &ChatRequest,
-        response: &ChatResponse,
+        answer: Result<ChatResponse, ModelError>,
         pieces: Option<Vec<usize>>,
-    ) -> Result<(), ModelError> {
+    ) -> Result<ChatResponse, ModelError> {
+        let response = match &answer {
+            Ok(response) => response.clone(),
+            // A replay's own refusal is not the model's answer.
+            Err(ModelError::Unrecorded { .. }) => return answer,
+            // (Text a failed call showed before it failed is not kept.)
+            Err(e) => {
+                self.append(req, Exchange::failed(req, e))?;
+                return answer;
+            }
+        };
         let mut exchange = Exchange::new(req, response.clone());
         let whole = response
             .message
@@ -77,6 +88,11 @@ impl<M: Model> Recorder<M> {
             .unwrap_or_default();
         // As the contract's whole piece: nothing to note.
         exchange.pieces = pieces.filter(|p| *p != whole);
+        self.append(req, exchange)?;
+        Ok(response)
+    }
+
+    fn append(&self, req: &ChatRequest, exchange: Exchange) -> Result<(), ModelError> {
         let mut cassette = self.cassette.lock().unwrap_or_else(|p| p.into_inner());
         cassette.push(exchange);
         let Some(path) = &self.path else {
@@ -108,9 +124,8 @@ impl TextSink for Pieces<'_> {
 impl<M: Model> Model for Recorder<M> {
     fn complete<'a>(&'a self, req: &'a ChatRequest) -> ModelFuture<'a> {
         Box::pin(async move {
-            let response = self.inner.complete(req).await?;
-            self.keep(req, &response, None)?;
-            Ok(response)
+            let answer = self.inner.complete(req).await;
+            self.keep(req, answer, None)
         })
     }
 
@@ -120,10 +135,9 @@ impl<M: Model> Model for Recorder<M> {
                 to: text,
                 lengths: Mutex::new(Vec::new()),
             };
-            let response = self.inner.stream(req, &sink).await?;
+            let answer = self.inner.stream(req, &sink).await;
             let pieces = sink.lengths.into_inner().unwrap_or_default();
-            self.keep(req, &response, Some(pieces))?;
-            Ok(response)
+            self.keep(req, answer, Some(pieces))
         })
     }
 }

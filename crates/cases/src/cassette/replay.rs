@@ -144,6 +144,16 @@ fn describe_recorded(e: &Exchange) -> String {
     parts.join(", ")
 }
 
+/// The recorded answer, or the recorded failure.
+fn recorded(exchange: &Exchange) -> Result<ChatResponse, ModelError> {
+    match &exchange.error {
+        Some(message) => Err(ModelError::Replayed {
+            message: message.clone(),
+        }),
+        None => Ok(exchange.response.clone()),
+    }
+}
+
 /// Reports a recorded answer's text to `text` as it was shown when recorded: in its pieces
 /// (when they add up to the text), not at all, or as one piece.
 fn show_pieces(exchange: &Exchange, text: &dyn TextSink) {
@@ -173,14 +183,14 @@ fn show_pieces(exchange: &Exchange, text: &dyn TextSink) {
 
 impl Model for Replayer {
     fn complete<'a>(&'a self, req: &'a ChatRequest) -> ModelFuture<'a> {
-        let answer: Result<ChatResponse, ModelError> = self.answer(req).map(|e| e.response.clone());
+        let answer = self.answer(req).and_then(recorded);
         Box::pin(async move { answer })
     }
 
     fn stream<'a>(&'a self, req: &'a ChatRequest, text: &'a dyn TextSink) -> ModelFuture<'a> {
-        let answer = self.answer(req).map(|e| {
+        let answer = self.answer(req).and_then(|e| {
             show_pieces(e, text);
-            e.response.clone()
+            recorded(e)
         });
         Box::pin(async move { answer })
     }

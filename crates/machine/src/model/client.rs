@@ -149,6 +149,13 @@ pub enum ModelError {
         /// Which request it was and how it differs from the nearest recorded one.
         message: String,
     },
+    /// A replayed run met a call that failed when it was recorded: the recorded failure's
+    /// text, as it read then; never retried.
+    #[error("{message}")]
+    Replayed {
+        /// The recorded failure's text.
+        message: String,
+    },
     /// Every attempt failed with a retryable error; `last` is the final failure.
     #[error("model request gave up after {attempts} attempt{}: {last}", if *.attempts == 1 { "" } else { "s" })]
     Exhausted {
@@ -185,6 +192,7 @@ impl ModelError {
             | ModelError::TooLarge { .. }
             | ModelError::InvalidRequest { .. }
             | ModelError::Unrecorded { .. }
+            | ModelError::Replayed { .. }
             | ModelError::Exhausted { .. } => false,
         }
     }
