@@ -597,6 +597,18 @@ function hookAdapter(executors) {
     }, 'the hook executor')
 }
 
+/** `cassette`: `{ path, mode: 'record' | 'replay' }`, or undefined when absent. */
+function checkCassette(cassette) {
+  if (cassette === undefined || cassette === null) return undefined
+  if (typeof cassette !== 'object' || Array.isArray(cassette)) {
+    throw new TypeError(`'cassette' must be { path, mode: 'record' | 'replay' }, got ${describe(cassette)}`)
+  }
+  const { path, mode } = cassette
+  if (typeof path !== 'string' || !path.trim()) throw new TypeError(`'cassette.path' must be a non-empty file path, got ${describe(path)}`)
+  if (mode !== 'record' && mode !== 'replay') throw new TypeError(`'cassette.mode' must be 'record' or 'replay', got ${describe(mode)}`)
+  return { path, mode }
+}
+
 function checkRecord(value, name) {
   if (value === undefined || value === null) return undefined
   if (typeof value !== 'object' || Array.isArray(value)) throw new TypeError(`'${name}' must be an object, got ${describe(value)}`)
@@ -632,7 +644,10 @@ export async function createAgent(params = {}) {
   if (systemPrompt !== undefined && typeof systemPrompt !== 'string') {
     throw new TypeError(`'systemPrompt' must be a string, got ${describe(systemPrompt)}`)
   }
-  const resolved = resolveModel(model, params.modelFactory, defaultModel, workspace?.rootDir ?? process.cwd())
+  const cassette = checkCassette(params.cassette)
+  // A replay answers from the cassette: the model, if any, is not asked.
+  const replay = cassette?.mode === 'replay'
+  const resolved = replay ? null : resolveModel(model, params.modelFactory, defaultModel, workspace?.rootDir ?? process.cwd())
   if (onEvent !== undefined && onEvent !== null && typeof onEvent !== 'function') {
     throw new TypeError(`'onEvent' must be a function, got ${describe(onEvent)}`)
   }
@@ -684,6 +699,7 @@ export async function createAgent(params = {}) {
       maxRetries: checkWhole(params.maxRetries, 'maxRetries', 0, 10),
       maxResponseBytes: checkWhole(params.maxResponseBytes, 'maxResponseBytes', 1024, 1073741824),
       streaming: checkBoolean(params.streaming, 'streaming'),
+      cassette,
       images: params.images ?? undefined,
       rootDir: workspace?.rootDir ?? process.cwd(),
       // A slug must load; omitted, the default is looked for (absent: a plain agent); false: plain.

@@ -422,6 +422,8 @@ export interface NativeAgentOptions {
    * `ARCHMAX_*` endpoint is asked for a stream. Outranks `ARCHMAX_STREAMING`; default on.
    */
   streaming?: boolean
+  /** `cassette`: record the model's exchanges into a cassette, or replay them from one. */
+  cassette?: NativeCassetteOptions
 }
 
 /** A call the turn waits on. */
@@ -432,6 +434,20 @@ export interface NativeCall {
   kind: string
   /** The request (JSON text), as the callback of the worker path receives it. */
   json: string
+}
+
+/**
+ * `createAgent({ cassette })`: the agent's model exchanges recorded into, or answered
+ * from, a cassette file.
+ */
+export interface NativeCassetteOptions {
+  /** The cassette file (`<name>.cassette.json`), relative to the working directory. */
+  path: string
+  /**
+   * `record` (the configured model answers; each exchange is saved) or `replay` (the
+   * cassette answers; no model is needed).
+   */
+  mode: 'record' | 'replay'
 }
 
 /** What one `poll()` found. */

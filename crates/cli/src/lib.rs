@@ -15,6 +15,7 @@
 
 pub mod args;
 mod assembly;
+mod cassette;
 pub mod checks;
 pub mod commands;
 pub mod dotenv;

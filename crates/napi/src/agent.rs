@@ -556,6 +556,39 @@ pub struct NativeAgentOptions {
     /// `streaming`: the model's text is shown as it arrives (`agent-text-delta`); the
     /// `ARCHMAX_*` endpoint is asked for a stream. Outranks `ARCHMAX_STREAMING`; default on.
     pub streaming: Option<bool>,
+    /// `cassette`: record the model's exchanges into a cassette, or replay them from one.
+    #[napi(ts_type = "NativeCassetteOptions")]
+    pub cassette: Option<crate::dto::CassetteOptions>,
+}
+
+/// The cassette of `options`: where, and whether it is replayed (else recorded).
+fn cassette_option(
+    options: &NativeAgentOptions,
+) -> std::result::Result<Option<(PathBuf, bool)>, String> {
+    let Some(c) = &options.cassette else {
+        return Ok(None);
+    };
+    if c.path.trim().is_empty() {
+        return Err("'cassette.path' must be a non-empty file path".to_string());
+    }
+    let replay = match c.mode.as_str() {
+        "replay" => true,
+        "record" => false,
+        other => {
+            return Err(format!(
+                "'cassette.mode' must be 'record' or 'replay', got '{other}'"
+            ));
+        }
+    };
+    let path = PathBuf::from(&c.path);
+    let path = if path.is_absolute() {
+        path
+    } else {
+        std::env::current_dir()
+            .map_err(|e| format!("cannot read the current directory: {e}"))?
+            .join(path)
+    };
+    Ok(Some((path, replay)))
 }
 
 /// `requestTimeoutMs`, `maxRetries` and `maxResponseBytes` over the env's values (agent.js has
@@ -843,7 +876,27 @@ impl NativeAgent {
             }
         };
         let lookup = env_lookup(&root);
-        let (model, default_model): (Arc<dyn Model>, String) = if take(&self.model).is_some() {
+        let cassette = match cassette_option(&options) {
+            Ok(c) => c,
+            Err(message) => return plain_error("TypeError", message),
+        };
+        let (model, default_model): (Arc<dyn Model>, String) = if let Some((path, true)) = &cassette
+        {
+            // A replay needs no model and no endpoint variable; the recorded run's default
+            // model is the one its requests named.
+            let replayer = match archmax_cases::cassette::Replayer::load(path) {
+                Ok(r) => r,
+                Err(e) => return plain_error("Error", e.to_string()),
+            };
+            let default = replayer
+                .default_model()
+                .map(str::to_string)
+                .or_else(|| options.default_model.clone())
+                .or_else(|| lookup("ARCHMAX_MODEL").map(|m| m.trim().to_string()))
+                .filter(|m| !m.is_empty())
+                .unwrap_or_else(|| archmax_machine::UNNAMED_MODEL.to_string());
+            (Arc::new(replayer), default)
+        } else if take(&self.model).is_some() {
             let default = options
                 .default_model
                 .clone()
@@ -879,6 +932,13 @@ impl NativeAgent {
                 Ok(client) => (Arc::new(client), default),
                 Err(e) => return plain_error("Error", e.to_string()),
             }
+        };
+        let model: Arc<dyn Model> = match &cassette {
+            Some((path, false)) => Arc::new(
+                archmax_cases::cassette::Recorder::to_file(model, path)
+                    .with_default_model(default_model.clone()),
+            ),
+            _ => model,
         };
         let mut tools: Vec<Arc<dyn HostTool>> = Vec::new();
         for def in options.tools.unwrap_or_default() {
