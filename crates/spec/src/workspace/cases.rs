@@ -2,7 +2,7 @@
 //! schema, its trigger against the workflow, its fixtures against the disk.
 
 use super::Context;
-use crate::case::check_case;
+use crate::case::check_case_at;
 use crate::diagnostic::Diagnostic;
 use crate::workspace::Files;
 
@@ -26,7 +26,7 @@ fn walk(files: &dyn Files, dir: &str, out: &mut Vec<String>) {
 }
 
 /// Normalizes a `from:` path inside the tests directory.
-fn normalize_from(from: &str) -> Result<String, String> {
+pub fn normalize_from(from: &str) -> Result<String, String> {
     if from.trim().is_empty() || from.starts_with('/') {
         return Err(format!(
             "'from: {from}' must be a tests/-relative file path"
@@ -58,12 +58,15 @@ pub(crate) fn check(ctx: &Context<'_>, out: &mut Vec<Diagnostic>) {
                 continue;
             }
         };
-        let facts = match check_case(&text) {
+        let facts = match check_case_at(&text) {
             Ok(f) => f,
             Err(problems) => {
+                let at = problems.first().and_then(|(_, pos)| *pos);
+                let text: Vec<&str> = problems.iter().map(|(m, _)| m.as_str()).collect();
                 out.push(
-                    Diagnostic::error("", format!("{file}: {}", problems.join("; ")))
-                        .in_file(&file),
+                    Diagnostic::error("", format!("{file}: {}", text.join("; ")))
+                        .in_file(&file)
+                        .at(at),
                 );
                 continue;
             }
