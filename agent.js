@@ -655,6 +655,9 @@ function checkBoolean(value, name) {
  * @param {import('./agent.d.ts').CreateAgentParams} params
  * @returns {Promise<import('./agent.d.ts').Agent>}
  */
+/** The key of an agent's cases engine (`@archmax-ai/harness/testing` drives it). */
+const RUN_CASES = Symbol.for('archmax.runCases')
+
 export async function createAgent(params = {}) {
   if (!params || typeof params !== 'object') throw new TypeError('createAgent needs an options object')
   const { workspace, model, onEvent, variables, essentialTools, defaultModel, skills, sessionPath } = params
@@ -832,7 +835,7 @@ export async function createAgent(params = {}) {
           return { id, startState: unwrap(native.startState(id)) }
         },
       }
-  return {
+  const agent = {
     runtimeContract,
     workflow: workflowOperations,
     async invoke(input, config) {
@@ -901,6 +904,14 @@ export async function createAgent(params = {}) {
       native.dispose()
     },
   }
+  // The cases engine over this agent (`@archmax-ai/harness/testing`); not enumerable.
+  Object.defineProperty(agent, RUN_CASES, {
+    value: (options) => {
+      live()
+      return run(native.runCases(options ?? {}))
+    },
+  })
+  return agent
 }
 
 // ---- Usage: folded from the event stream (pure JS, no native call).

@@ -33,7 +33,9 @@ fn s(v: &Value) -> String {
 
 /// The records of assertion `kind` with argument `arg` at `step` (not `grade`).
 pub fn evaluate(kind: &str, arg: &Value, step: usize, view: &View) -> Vec<AssertionRecord> {
-    let one = |passed: bool, detail: Option<String>| vec![AssertionRecord::new(kind, step, passed, detail)];
+    let one = |passed: bool, detail: Option<String>| {
+        vec![AssertionRecord::new(kind, step, passed, detail)]
+    };
     let trail = &view.outcome.audit_trail;
     match kind {
         "succeeded" => one(
@@ -106,7 +108,10 @@ pub fn evaluate(kind: &str, arg: &Value, step: usize, view: &View) -> Vec<Assert
             one(passed, Some(name.to_string()))
         }
         "ranWorkflow" => {
-            let wf = arg.get("workflow").and_then(Value::as_str).unwrap_or_default();
+            let wf = arg
+                .get("workflow")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
             let status = arg.get("status").and_then(Value::as_str).unwrap_or("ok");
             let tool = format!("{WORKFLOW_TOOL_PREFIX}{wf}");
             let ran = view
@@ -169,7 +174,9 @@ fn at_path<'a>(mut v: &'a Value, path: &str) -> Option<&'a Value> {
         v = match v {
             Value::Object(m) => m.get(seg)?,
             Value::Array(a) => {
-                let canonical = |s: &str| s == "0" || (!s.starts_with('0') && s.chars().all(|c| c.is_ascii_digit()));
+                let canonical = |s: &str| {
+                    s == "0" || (!s.starts_with('0') && s.chars().all(|c| c.is_ascii_digit()))
+                };
                 let i = if let Some(back) = seg.strip_prefix('-') {
                     if !canonical(back) || back == "0" {
                         return None;
@@ -190,13 +197,20 @@ fn at_path<'a>(mut v: &'a Value, path: &str) -> Option<&'a Value> {
 
 fn variables(arg: &Value, step: usize, view: &View) -> Vec<AssertionRecord> {
     let empty = Map::new();
-    let expect = arg.get("expect").and_then(Value::as_object).unwrap_or(&empty);
+    let expect = arg
+        .get("expect")
+        .and_then(Value::as_object)
+        .unwrap_or(&empty);
     let paths = arg.get("path").and_then(Value::as_object).unwrap_or(&empty);
-    let locked = arg.get("locked").and_then(Value::as_object).unwrap_or(&empty);
+    let locked = arg
+        .get("locked")
+        .and_then(Value::as_object)
+        .unwrap_or(&empty);
     let vars = &view.outcome.variables;
     let mut out = Vec::new();
     for (name, want) in expect {
-        let rec = |passed, detail: String| AssertionRecord::new("variables", step, passed, Some(detail));
+        let rec =
+            |passed, detail: String| AssertionRecord::new("variables", step, passed, Some(detail));
         let Some(entry) = vars.get(name) else {
             out.push(rec(false, format!("{name} (not set)")));
             continue;
@@ -284,7 +298,10 @@ mod tests {
     #[test]
     fn reply_tokens_are_substrings_or_regexes() {
         assert!(token_matches("refund", "your refund is on its way"));
-        assert!(token_matches("/REFUND\\s+is/i", "your refund is on its way"));
+        assert!(token_matches(
+            "/REFUND\\s+is/i",
+            "your refund is on its way"
+        ));
         assert!(token_matches("/a.b/", "a\nb"));
         assert!(!token_matches("/^way/", "on its way"));
     }

@@ -96,6 +96,82 @@ pub struct Case {
     pub steps: Vec<Step>,
 }
 
+impl Case {
+    /// The document as the testing API hands it to JS (`parseCaseDocument`): title and
+    /// description collapsed, mocks as `{ name, whenInput?, result }`, steps as written.
+    pub fn to_json(&self) -> Value {
+        let mut m = Map::new();
+        m.insert("title".into(), Value::String(self.title.clone()));
+        m.insert(
+            "description".into(),
+            Value::String(self.description.clone()),
+        );
+        if let Some(s) = &self.skip {
+            m.insert("skip".into(), Value::String(s.clone()));
+        }
+        if let Some(t) = &self.trigger {
+            m.insert("trigger".into(), serde_json::json!({ "id": t }));
+        }
+        if !self.variables.is_empty() {
+            m.insert("variables".into(), Value::Object(self.variables.clone()));
+        }
+        if !self.workspace.is_empty() {
+            let w: Map<String, Value> = self
+                .workspace
+                .iter()
+                .map(|(path, seed)| {
+                    let v = match seed {
+                        Seed::Inline(v) => v.clone(),
+                        Seed::From(f) => serde_json::json!({ "from": f }),
+                    };
+                    (path.clone(), v)
+                })
+                .collect();
+            m.insert("workspace".into(), Value::Object(w));
+        }
+        if !self.mocks.is_empty() {
+            let list = self
+                .mocks
+                .iter()
+                .map(|mock| {
+                    let mut o = Map::new();
+                    o.insert("name".into(), Value::String(mock.name.clone()));
+                    if let Some(w) = &mock.when_input {
+                        o.insert("whenInput".into(), w.clone());
+                    }
+                    o.insert("result".into(), mock.result.clone());
+                    Value::Object(o)
+                })
+                .collect();
+            m.insert("mocks".into(), Value::Array(list));
+        }
+        let steps = self
+            .steps
+            .iter()
+            .map(|step| match step {
+                Step::Send(text) => serde_json::json!({ "send": text }),
+                Step::Decide { to, comment } => match comment {
+                    Some(c) => serde_json::json!({ "decide": { "to": to, "comment": c } }),
+                    None => serde_json::json!({ "decide": { "to": to } }),
+                },
+                Step::Deliver { trigger, variables } if variables.is_empty() => {
+                    serde_json::json!({ "deliver": { "trigger": trigger } })
+                }
+                Step::Deliver { trigger, variables } => {
+                    serde_json::json!({ "deliver": { "trigger": trigger, "variables": variables } })
+                }
+                Step::Assert { kind, arg } => {
+                    let mut o = Map::new();
+                    o.insert(kind.clone(), arg.clone());
+                    Value::Object(o)
+                }
+            })
+            .collect();
+        m.insert("steps".into(), Value::Array(steps));
+        Value::Object(m)
+    }
+}
+
 fn collapse(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
@@ -207,7 +283,10 @@ mod tests {
         assert_eq!(
             c.workspace,
             vec![
-                ("scratchpad/a.json".into(), Seed::From("fixtures/a.json".into())),
+                (
+                    "scratchpad/a.json".into(),
+                    Seed::From("fixtures/a.json".into())
+                ),
                 ("notes.md".into(), Seed::Inline(json!("hello")))
             ]
         );

@@ -161,7 +161,9 @@ pub async fn run_suite(
 ) -> Result<RunTestsResult, SuiteError> {
     let discovered = suite.files.len();
     let tests_dir = suite.root.join("workflows").join(&suite.workflow);
-    if tests_dir.join("tests.config.js").exists() || tests_dir.join("tests").join("tests.config.js").exists() {
+    if tests_dir.join("tests.config.js").exists()
+        || tests_dir.join("tests").join("tests.config.js").exists()
+    {
         return Err(SuiteError::ConfigFile);
     }
     if spec.disabled == Some(true) {
@@ -188,7 +190,10 @@ pub async fn run_suite(
     for file in suite.selected(opts.filter.as_deref()) {
         let sid = match &opts.session_id_for_case {
             Some(f) => f(&file.path),
-            None => format!("test-default-test-run-{run_id}-{}", file.path.replace('/', "-")),
+            None => format!(
+                "test-default-test-run-{run_id}-{}",
+                file.path.replace('/', "-")
+            ),
         };
         let result = run_one(suite, &file, &sid, timeout_ms, target, observer).await;
         target.finished(&file, &result);
@@ -232,7 +237,10 @@ async fn run_one(
         Ok(t) => t,
         Err(e) => {
             observer.case_start(file, None);
-            return unreadable(file, format!("{}: cannot read the case file: {e}", file.path));
+            return unreadable(
+                file,
+                format!("{}: cannot read the case file: {e}", file.path),
+            );
         }
     };
     let case = match parse_case(&file.path, &text) {
@@ -439,7 +447,10 @@ impl Driver<'_> {
                             not_executed_from(self.case, i, &mut self.records);
                             return Err(self.timed_out());
                         }
-                        vec![grade_record(self.judge, arg, i, v, self.sid, &mut self.judge_usage).await]
+                        vec![
+                            grade_record(self.judge, arg, i, v, self.sid, &mut self.judge_usage)
+                                .await,
+                        ]
                     } else {
                         evaluate(kind, arg, i, v)
                     };

@@ -4,8 +4,8 @@
 
 use std::sync::Arc;
 
-use archmax_machine::model::types::{ChatMessage, ChatRequest, ModelRole, Usage};
 use archmax_machine::model::Model;
+use archmax_machine::model::types::{ChatMessage, ChatRequest, ModelRole, Usage};
 use serde_json::Value;
 
 use crate::report::{AssertionRecord, RecordStatus};
@@ -165,7 +165,11 @@ fn score_of(m: &serde_json::Map<String, Value>) -> f64 {
 }
 
 impl Judge {
-    async fn ask(&self, messages: Vec<ChatMessage>, session: &str) -> Result<(String, Option<Usage>), String> {
+    async fn ask(
+        &self,
+        messages: Vec<ChatMessage>,
+        session: &str,
+    ) -> Result<(String, Option<Usage>), String> {
         let mut req = ChatRequest::new(self.model_id.clone(), messages);
         req.temperature = self.temperature;
         req.max_tokens = self.max_tokens;
@@ -205,7 +209,10 @@ impl Judge {
                 score_of(&m),
                 m.get("reason").and_then(Value::as_str).map(str::to_string),
             ),
-            None => (0.0, Some("grader returned no readable JSON verdict".to_string())),
+            None => (
+                0.0,
+                Some("grader returned no readable JSON verdict".to_string()),
+            ),
         })
     }
 }
@@ -262,12 +269,17 @@ mod tests {
 
     #[test]
     fn the_first_object_block_wins_and_scores_clamp() {
-        let m = verdict_object("Sure! {not json} then {\"score\": 1.7, \"reason\": \"a } in text\"}").unwrap();
+        let m =
+            verdict_object("Sure! {not json} then {\"score\": 1.7, \"reason\": \"a } in text\"}")
+                .unwrap();
         assert_eq!(score_of(&m), 1.0);
         assert_eq!(m.get("reason").and_then(Value::as_str), Some("a } in text"));
         let m = verdict_object("{\"score\": -2}").unwrap();
         assert_eq!(score_of(&m), 0.0);
         assert!(verdict_object("no braces").is_none());
-        assert_eq!(cap(&"x".repeat(801)), format!("{} …(+1 chars)", "x".repeat(800)));
+        assert_eq!(
+            cap(&"x".repeat(801)),
+            format!("{} …(+1 chars)", "x".repeat(800))
+        );
     }
 }

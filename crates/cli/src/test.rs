@@ -163,10 +163,7 @@ fn stdout_of(workflow: &str, result: &RunTestsResult, as_json: bool) -> String {
         if let Some(s) = result.skipped {
             v["skipped"] = json!(s);
         }
-        return format!(
-            "{}\n",
-            serde_json::to_string_pretty(&v).unwrap_or_default()
-        );
+        return format!("{}\n", serde_json::to_string_pretty(&v).unwrap_or_default());
     }
     if result.skipped.is_some() {
         return "suite skipped — disabled\n".to_string();
@@ -197,9 +194,8 @@ pub(crate) fn run(
     let s = cli.style;
 
     let disk = DiskFiles::new(&root);
-    let loaded = load_workflow(&disk, &workflow, &["skills/".to_string()]).map_err(|e| {
-        Failure::Command(archmax_machine::RunError::WorkflowLoad(e).to_string())
-    })?;
+    let loaded = load_workflow(&disk, &workflow, &["skills/".to_string()])
+        .map_err(|e| Failure::Command(archmax_machine::RunError::WorkflowLoad(e).to_string()))?;
     let spec = loaded.spec;
     let suite = Suite::discover(&root, &workflow);
     let selected = suite.selected(filter.as_deref());
@@ -243,7 +239,15 @@ pub(crate) fn run(
         ))
         .map_err(|e| Failure::Crash(e.to_string()))?
     } else {
-        drive(cli, &root, &workflow, parsed.flag("verbose"), suite, spec, opts)?
+        drive(
+            cli,
+            &root,
+            &workflow,
+            parsed.flag("verbose"),
+            suite,
+            spec,
+            opts,
+        )?
     };
     if result.skipped.is_some() {
         cli.err(&format!(

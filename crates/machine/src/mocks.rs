@@ -54,7 +54,10 @@ impl ToolMocks {
         self.by_session
             .read()
             .ok()
-            .and_then(|m| m.get(root).map(|list| list.iter().any(|mock| mock.name == name)))
+            .and_then(|m| {
+                m.get(root)
+                    .map(|list| list.iter().any(|mock| mock.name == name))
+            })
             .unwrap_or(false)
     }
 
@@ -138,7 +141,11 @@ pub fn token_regex(token: &str) -> Option<Result<regex::Regex, String>> {
                 b.multi_line(true);
             }
             'g' | 'y' | 'u' | 'd' | 'v' | 's' => {}
-            other => return Some(Err(format!("Invalid flags supplied to RegExp constructor '{other}'"))),
+            other => {
+                return Some(Err(format!(
+                    "Invalid flags supplied to RegExp constructor '{other}'"
+                )));
+            }
         }
     }
     Some(b.build().map_err(|e| e.to_string()))
@@ -153,7 +160,10 @@ mod tests {
     fn partial_matching_follows_the_digest() {
         assert!(partial_match(&json!({"a": 1}), &json!({"a": 1, "b": 2})));
         assert!(!partial_match(&json!({"a": 1, "c": 3}), &json!({"a": 1})));
-        assert!(partial_match(&json!([1, {"x": "y"}]), &json!([1, {"x": "y", "z": 0}])));
+        assert!(partial_match(
+            &json!([1, {"x": "y"}]),
+            &json!([1, {"x": "y", "z": 0}])
+        ));
         assert!(!partial_match(&json!([1]), &json!([1, 2])));
         assert!(partial_match(&json!("/^KK-\\d+$/"), &json!("KK-12")));
         assert!(partial_match(&json!("/kk/i"), &json!("order KK")));
@@ -180,8 +190,14 @@ mod tests {
                 },
             ],
         );
-        assert_eq!(t.find("s1", "crm", &json!({"id": "A"})), Some(json!("first")));
-        assert_eq!(t.find("s1~work:child:0", "crm", &json!({"id": "B"})), Some(json!({"n": 2})));
+        assert_eq!(
+            t.find("s1", "crm", &json!({"id": "A"})),
+            Some(json!("first"))
+        );
+        assert_eq!(
+            t.find("s1~work:child:0", "crm", &json!({"id": "B"})),
+            Some(json!({"n": 2}))
+        );
         assert_eq!(t.find("s2", "crm", &json!({})), None);
         assert_eq!(payload(&json!({"n": 2})), "{\"n\":2}");
         t.clear("s1");

@@ -178,12 +178,19 @@ fn a_suite_passes_fails_dies_skips_and_times_out() {
         "✖ b-fail — A greeting never reaches payment\n      ✖ reachedState: paid\n      ○ 1 assertion not executed"
     );
     let died = block(err, "c-die");
-    let (head, tail) = died.split_once("-workflows-refunds-tests-c-die.test.yaml").unwrap_or_default();
+    let (head, tail) = died
+        .split_once("-workflows-refunds-tests-c-die.test.yaml")
+        .unwrap_or_default();
     assert!(
-        head.starts_with("✖ c-die — A decision without a park dies\n      ✖ Session 'test-default-test-run-"),
+        head.starts_with(
+            "✖ c-die — A decision without a park dies\n      ✖ Session 'test-default-test-run-"
+        ),
         "{died}"
     );
-    assert_eq!(tail, "' is not parked at a human state; there is nothing to decide.\n      ○ 1 assertion not executed");
+    assert_eq!(
+        tail,
+        "' is not parked at a human state; there is nothing to decide.\n      ○ 1 assertion not executed"
+    );
     assert_eq!(
         block(err, "d-grade"),
         "✖ d-grade — A vague answer is graded down\n      ✖ grade.closedQA: The answer names the refund amount: no amount (score 0.2 < 0.8)\n      ⚠ grade.closedQA 0.2 / 0.8"
@@ -200,7 +207,10 @@ fn a_suite_passes_fails_dies_skips_and_times_out() {
         err.contains("\n◆ summary 1 passed, 4 failed, 1 skipped\n  ✖ b-fail — A greeting never reaches payment\n  ✖ c-die — A decision without a park dies\n  ✖ d-grade — A vague answer is graded down\n  ✖ f-slow — A hung model times out\n  ✔ a-park — A refund parks for review and is paid\n  ○ e-skip — Skipped for now\n"),
         "{err}"
     );
-    assert!(err.ends_with("\ntokens     in 150 · out 15 · cache r 0/w 0\n"), "{err}");
+    assert!(
+        err.ends_with("\ntokens     in 150 · out 15 · cache r 0/w 0\n"),
+        "{err}"
+    );
 
     let requests = server.requests();
     // The mocked host tool and the mocked sub-workflow answered the agent's calls.
@@ -219,7 +229,10 @@ fn a_suite_passes_fails_dies_skips_and_times_out() {
         human.starts_with("Criterion: The customer is told the refund was paid\n\nWhat the assistant did, in order:\n1. [tool] crm_lookup input={\"id\":\"KK-1\"} → completed output="),
         "{human}"
     );
-    assert!(human.ends_with("\n\nFinal reply to the user:\nYour refund was paid."), "{human}");
+    assert!(
+        human.ends_with("\n\nFinal reply to the user:\nYour refund was paid."),
+        "{human}"
+    );
     let retry = &requests[9];
     assert_eq!(retry["messages"].as_array().map(Vec::len), Some(4));
     assert!(
@@ -242,7 +255,10 @@ fn json_results_carry_records_and_the_session_id() {
     assert_eq!(v["discovered"], 6);
     let case = &v["results"][0];
     assert_eq!(case["id"], "a-park");
-    assert_eq!(case["verdict"], json!({ "status": "passed", "failures": [] }));
+    assert_eq!(
+        case["verdict"],
+        json!({ "status": "passed", "failures": [] })
+    );
     let sid = case["sessionId"].as_str().unwrap_or_default();
     assert!(
         sid.starts_with("test-default-test-run-")
@@ -298,9 +314,8 @@ fn filters_empty_suites_and_disabled_suites() {
     assert_eq!(r.code, 0, "{}", r.err);
     assert_eq!(r.out, "suite skipped — disabled\n");
     assert!(
-        r.err.ends_with(
-            "\n○ suite skipped — the workflow is disabled (refunds); no case ran\n"
-        ),
+        r.err
+            .ends_with("\n○ suite skipped — the workflow is disabled (refunds); no case ran\n"),
         "{}",
         r.err
     );
@@ -353,5 +368,8 @@ fn a_case_file_that_does_not_parse_fails_its_case_and_validate_names_where() {
         .cloned()
         .unwrap_or(Value::Null);
     assert_eq!(d["message"], want);
-    assert_eq!((d["line"].clone(), d["column"].clone()), (json!(5), json!(5)));
+    assert_eq!(
+        (d["line"].clone(), d["column"].clone()),
+        (json!(5), json!(5))
+    );
 }

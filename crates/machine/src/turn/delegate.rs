@@ -242,14 +242,20 @@ fn answer(workflow: &str, child: &Harness, out: &Outcome) -> Result<String, Stri
 /// A mocked delegation's answer (§6.8): `{ error }` fails the call; `{ message, state? }`,
 /// a string, or any other value (as JSON) is the closing message; a signed target's declared
 /// returns are read from `result.returns` and held to its contract as a real child's are.
-fn mocked_answer(workflow: &str, child: &Harness, result: Option<&Value>) -> Result<String, String> {
+fn mocked_answer(
+    workflow: &str,
+    child: &Harness,
+    result: Option<&Value>,
+) -> Result<String, String> {
     let result = result.cloned().unwrap_or(Value::Null);
     if let Some(error) = result.get("error") {
         let error = match error {
             Value::String(s) => s.clone(),
             other => other.to_string(),
         };
-        return Err(format!("Sub-workflow '{workflow}' failed (mocked): {error}"));
+        return Err(format!(
+            "Sub-workflow '{workflow}' failed (mocked): {error}"
+        ));
     }
     let message = match &result {
         Value::String(s) => s.clone(),
@@ -270,7 +276,12 @@ fn mocked_answer(workflow: &str, child: &Harness, result: Option<&Value>) -> Res
         workflow_state: state,
         ..Default::default()
     };
-    for (name, value) in result.get("returns").and_then(Value::as_object).into_iter().flatten() {
+    for (name, value) in result
+        .get("returns")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+    {
         session.variables.insert(
             name.clone(),
             crate::state::Variable {
@@ -280,7 +291,11 @@ fn mocked_answer(workflow: &str, child: &Harness, result: Option<&Value>) -> Res
         );
     }
     let messages = [json!({ "role": "assistant", "content": message })];
-    answer(workflow, child, &Outcome::from_session("", &session, &messages))
+    answer(
+        workflow,
+        child,
+        &Outcome::from_session("", &session, &messages),
+    )
 }
 
 impl Harness {
@@ -490,7 +505,11 @@ impl Caller {
         let _slot = self.slots.acquire().await;
         self.announce(&d.workflow, &dispatch_id, call_id);
         let started = Instant::now();
-        let tool = format!("{}{}", archmax_kernel::tools::WORKFLOW_TOOL_PREFIX, d.workflow);
+        let tool = format!(
+            "{}{}",
+            archmax_kernel::tools::WORKFLOW_TOOL_PREFIX,
+            d.workflow
+        );
         let mocked = self
             .mocks
             .find(self.parent.as_str(), &tool, &Value::Object(d.seeds.clone()));

@@ -1,0 +1,206 @@
+// `@archmax-ai/harness/testing`: the example workspace's own cases run by `runTests` under a
+// JS model function (the judge and the rubric answered by role), the callbacks, the result
+// shapes, and the case-document helpers.
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { cpSync, mkdtempSync, readFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+
+import {
+  CASE_DESCRIPTION_MAX_LENGTH,
+  CASE_TITLE_MAX_LENGTH,
+  CaseSchemaError,
+  discoverCases,
+  exitCodeForVerdict,
+  parseCaseDocument,
+  partialMatch,
+  reduceVerdict,
+  runTests,
+} from '@archmax-ai/harness/testing'
+import { EXAMPLE, REFUND, advance, call, say, tools, workspace } from './helpers.mjs'
+
+/** A fresh copy of the example workspace (the cases' sessions are written under its root). */
+function example() {
+  const dir = mkdtempSync(join(tmpdir(), 'archmax-testing-'))
+  cpSync(EXAMPLE, dir, { recursive: true })
+  return dir
+}
+
+/** A model answering the agent from `answers` in order, the rubric `ok` and the judge `verdict`. */
+function byRole(answers, verdict = { score: 0.9, pass: true, reason: 'fine' }) {
+  const roles = []
+  const judged = []
+  const model = async (request, info) => {
+    roles.push(info?.role ?? 'agent')
+    if (info?.role === 'rubric') return say('{"verdict": "ok", "reason": "accurate"}')
+    if (info?.role === 'judge') {
+      judged.push(request)
+      return say(JSON.stringify(verdict))
+    }
+    const next = answers.shift()
+    if (next === undefined) throw new Error('the script ran out')
+    return next
+  }
+  return { model, roles, judged }
+}
+
+const APPROVED = [
+  advance('refund-request', 'wants money back'),
+  tools(
+    call('archmax_set_variables', { variables: { order_id: 'KK-2047' } }, 'c2'),
+    call('archmax_workflow_enrich-order', { order_id: 'KK-2047' }, 'c3'),
+    call('write_file', { file_path: 'scratchpad/refund.json', content: REFUND.replace('KK-2043', 'KK-2047') }, 'c4'),
+    call('archmax_advance', { to: 'refund-review', reason: 'proposal written' }, 'c5'),
+  ),
+  say('A colleague will review your refund for KK-2047.'),
+  tools(call('write_file', { file_path: 'outbox/refund-KK-2047.md', content: 'KK-2047: 10.00 EUR, within 5 working days.' }, 'c6')),
+  say('Your refund of 10.00 EUR for KK-2047 is confirmed.'),
+]
+
+const DELAYED = [
+  advance('order-question', 'asks where the order is'),
+  say('Order KK-2043 is delayed at the carrier; the new estimate is 12 March. Sorry for the wait.'),
+]
+
+test("the example's delayed-order case runs under a JS model: routing, the rubric hook, the judge in its role", async () => {
+  const root = example()
+  const { model, roles, judged } = byRole([...DELAYED])
+  const started = []
+  const ended = []
+  const events = []
+  const result = await runTests({
+    workflow: 'order-lookup',
+    rootDir: root,
+    filter: 'order-status-delayed.test.yaml',
+    model,
+    onEvent: (e) => events.push(e),
+    onCaseStart: (file, sessionId) => started.push([file, sessionId]),
+    onCaseResult: (r) => ended.push(r.id),
+  }).catch((e) => e)
+  // A filter naming one file runs that case only (the approval case is its own run below).
+  assert.equal(result.exitCode, 0, JSON.stringify(result.results?.[0], null, 2))
+  assert.equal(result.discovered, 4)
+  const [delayed] = result.results
+  assert.equal(delayed.id, 'order-status-delayed')
+  assert.equal(delayed.title, 'Delayed order gets status and new estimate')
+  assert.deepEqual(delayed.verdict, { status: 'passed', failures: [] })
+  assert.deepEqual(
+    delayed.records.map((r) => [r.kind, r.status]),
+    [
+      ['reachedState', 'passed'],
+      ['succeeded', 'passed'],
+      ['notCalledTool', 'passed'],
+      ['reply.includes', 'passed'],
+      ['reply.includes', 'passed'],
+      ['grade.closedQA', 'passed'],
+    ],
+  )
+  assert.deepEqual(delayed.records[5], {
+    kind: 'grade.closedQA',
+    threshold: 0.7,
+    status: 'passed',
+    score: 0.9,
+    detail: 'The reply says the order is delayed, gives the new estimated delivery date, and apologises without blaming anyone.: fine',
+    step: 5,
+  })
+  // The rubric after-hook and the judge were asked in their roles; the judge saw the evidence.
+  assert.ok(roles.includes('rubric') && roles.includes('judge'), roles.join(','))
+  const human = judged[0].messages.at(-1).content
+  assert.match(human, /^Criterion: The reply says the order is delayed/)
+  assert.match(human, /\n\nFinal reply to the user:\nOrder KK-2043 is delayed at the carrier; the new estimate is 12 March\. Sorry for the wait\.$/)
+  assert.deepEqual(started, [['workflows/order-lookup/tests/order-status-delayed.test.yaml', delayed.sessionId]])
+  assert.deepEqual(ended, ['order-status-delayed'])
+  assert.ok(events.some((e) => e.event?.type === 'state-enter' || e.type === 'state-enter'), 'the case session events reach onEvent')
+  assert.ok(!events.some((e) => e.type === 'case-start' || e.type === 'case-result'), 'progress markers are not events')
+})
+
+test('the approval case: the mocked enrich-order answers, the run parks at refund-review and is approved', async () => {
+  const root = example()
+  const { model } = byRole([...APPROVED])
+  const result = await runTests({
+    workflow: 'order-lookup',
+    rootDir: root,
+    filter: 'refund-approved',
+    model,
+    sessionIdForCase: (file) => `case-${file.split('/').at(-1).replace('.test.yaml', '')}`,
+  })
+  const [approved] = result.results
+  assert.equal(approved.sessionId, 'case-refund-approved')
+  assert.deepEqual(approved.verdict, { status: 'passed', failures: [] }, JSON.stringify(approved, null, 2))
+  assert.deepEqual(
+    approved.records.map((r) => `${r.kind}:${r.status}:${r.detail ?? ''}`),
+    [
+      'reachedState:passed:refund-request',
+      'ranWorkflow:passed:enrich-order (ok)',
+      'variables:passed:order_id: expected "KK-2047", got "KK-2047"',
+      'parked:passed:decision in refund-review',
+      'reachedState:passed:refund-approved',
+      'succeeded:passed:',
+      'reply.includes:passed:KK-2047',
+    ],
+  )
+  // The confirmation note was written in the case's session.
+  const note = readFileSync(join(root, 'sessions', 'case-refund-approved', 'outbox', 'refund-KK-2047.md'), 'utf8')
+  assert.match(note, /KK-2047/)
+})
+
+const SPEC = `title: One
+instructions: Answer.
+states:
+  answer:
+    triggers: { manual: }
+    instructions: Answer the question.
+`
+
+test('a failing case, a broken case file and a skipped one: verdicts, the exit code, not-executed records', async () => {
+  const root = workspace({
+    'workflows/one/workflow.yaml': SPEC,
+    'workflows/one/tests/a.test.yaml': 'title: Says hello\ndescription: Expects a greeting and a state it never reaches.\nsteps:\n  - send: hi\n  - reply: { includes: hello, excludes: "/bye/i" }\n  - reachedState: elsewhere\n  - usedNoTools: true\n',
+    'workflows/one/tests/b.test.yaml': 'title: Broken\ndescription: x\nsteps:\n  - reply: { includes: x }\n',
+    'workflows/one/tests/c.test.yml': 'title: Later\ndescription: Not yet.\nskip: blocked on the policy\n',
+  })
+  const { model } = byRole([say('hello there, bye now')])
+  const result = await runTests({ workflow: 'one', rootDir: root, model })
+  assert.equal(result.exitCode, 1)
+  assert.equal(result.discovered, 3)
+  const [a, b, c] = result.results
+  assert.deepEqual(a.verdict, { status: 'failed', failures: ['reply.excludes: /bye/i', 'reachedState: elsewhere'] })
+  assert.deepEqual(a.records.at(-1), { kind: 'usedNoTools', threshold: null, status: 'not-executed', step: 3 })
+  assert.deepEqual(reduceVerdict(a.records), a.verdict)
+  assert.equal(exitCodeForVerdict(a.verdict), 1)
+  const broken = "workflows/one/tests/b.test.yaml: steps[0]: assertion 'reply' has no preceding action — put a 'send', 'decide', or 'deliver' step before it"
+  assert.deepEqual(b, { id: 'workflows/one/tests/b.test.yaml', file: 'workflows/one/tests/b.test.yaml', verdict: { status: 'failed', failures: [broken] }, records: [], error: broken })
+  assert.deepEqual(c.verdict, { status: 'skipped', failures: [] })
+  assert.equal(c.skipReason, 'blocked on the policy')
+  assert.deepEqual(discoverCases({ workflow: 'one', rootDir: root }), [
+    'workflows/one/tests/a.test.yaml',
+    'workflows/one/tests/b.test.yaml',
+    'workflows/one/tests/c.test.yml',
+  ])
+})
+
+test('a disabled suite runs nothing and exits 0', async () => {
+  const root = workspace({
+    'workflows/one/workflow.yaml': SPEC.replace('title: One\n', 'title: One\ndisabled: true\n'),
+    'workflows/one/tests/a.test.yaml': 'title: A\ndescription: B.\nsteps:\n  - send: hi\n',
+  })
+  const result = await runTests({ workflow: 'one', rootDir: root, model: async () => say('unused') })
+  assert.deepEqual(result, { results: [], exitCode: 0, discovered: 0, skipped: 'disabled' })
+})
+
+test('case documents: read collapsed, rejected with every problem, matched partially', () => {
+  assert.equal(CASE_TITLE_MAX_LENGTH, 60)
+  assert.equal(CASE_DESCRIPTION_MAX_LENGTH, 200)
+  const doc = parseCaseDocument('title: "  Two   words "\ndescription: One.\nmocks:\n  - { tool: crm, result: 1 }\nsteps:\n  - send: hi\n', 'x.test.yaml')
+  assert.deepEqual(doc, { title: 'Two words', description: 'One.', mocks: [{ name: 'crm', result: 1 }], steps: [{ send: 'hi' }] })
+  assert.throws(
+    () => parseCaseDocument('title: t\nsessions: 2\n', 'y.test.yaml'),
+    (e) =>
+      e instanceof CaseSchemaError &&
+      e.message ===
+        "y.test.yaml: unknown key 'sessions' (known: title, description, skip, trigger, variables, workspace, mocks, steps); 'description' is required: one or two sentences stating the scenario driven and what is asserted",
+  )
+  assert.equal(partialMatch({ id: '/^KK-\\d+$/' }, { id: 'KK-12', extra: true }), true)
+  assert.equal(partialMatch([1], [1, 2]), false)
+})
