@@ -145,6 +145,60 @@ test('the approval case: the mocked enrich-order answers, the run parks at refun
   assert.match(note, /KK-2047/)
 })
 
+/** The agent's side of a refund proposal for `order` that parks at refund-review. */
+function proposal(order, decision, amount, said) {
+  const file = JSON.stringify({ order_id: order, decision, amount, currency: 'EUR', limit: amount, reason: 'Within the policy.' })
+  return [
+    advance('refund-request', 'wants money back'),
+    tools(
+      call('archmax_set_variables', { variables: { order_id: order } }, 'p1'),
+      call('archmax_workflow_enrich-order', { order_id: order }, 'p2'),
+      call('write_file', { file_path: 'scratchpad/refund.json', content: file }, 'p3'),
+      call('archmax_advance', { to: 'refund-review', reason: 'proposal written' }, 'p4'),
+    ),
+    say(said),
+  ]
+}
+
+test("the example workspace's whole suite passes under a JS model, live callbacks in order", async () => {
+  const root = example()
+  const { model, roles } = byRole([
+    // email-refund-rejected: through the email trigger, parked, rejected, closed.
+    ...proposal('KK-2050', 'full_refund', 96.4, 'Your refund request for KK-2050 is with a colleague for review.'),
+    say('We cannot refund order KK-2050: customs released the parcel and it arrives on 11 March.'),
+    // order-status-delayed, refund-approved.
+    ...DELAYED,
+    ...APPROVED,
+    // refund-draft-completed: the seeded half-written draft is completed.
+    ...proposal('KK-2049', 'partial_refund', 10, 'A colleague will review your partial refund for KK-2049.'),
+  ])
+  const order = []
+  const result = await runTests({
+    workflow: 'order-lookup',
+    rootDir: root,
+    model,
+    onCaseStart: (file) => order.push(`start ${file.split('/').at(-1)}`),
+    onCaseResult: (r) => order.push(`end ${r.id} ${r.verdict.status}`),
+  })
+  assert.equal(result.exitCode, 0, JSON.stringify(result.results.filter((r) => r.verdict.status !== 'passed'), null, 2))
+  assert.deepEqual(order, [
+    'start email-refund-rejected.test.yaml',
+    'end email-refund-rejected passed',
+    'start order-status-delayed.test.yaml',
+    'end order-status-delayed passed',
+    'start refund-approved.test.yaml',
+    'end refund-approved passed',
+    'start refund-draft-completed.test.yaml',
+    'end refund-draft-completed passed',
+  ])
+  const seeded = result.results[3]
+  assert.deepEqual(
+    seeded.records.map((r) => r.kind),
+    ['reachedState', 'variables', 'parked', 'trail'],
+  )
+  assert.equal(roles.filter((r) => r === 'judge').length, 1)
+})
+
 const SPEC = `title: One
 instructions: Answer.
 states:
