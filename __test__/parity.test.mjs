@@ -18,7 +18,7 @@ import { AIMessageChunk } from '@langchain/core/messages'
 import { ChatGenerationChunk } from '@langchain/core/outputs'
 
 import { createAgent, createMemorySessionStore } from '@archmax-ai/harness'
-import { APPROVAL_SPEC, CALLER_SPEC, CHILD_SPEC, ONE_STATE_SPEC, REFUND, call, chunksOf, EXAMPLE, mapStore, NO_PG, pgStore, refundAnswers, say, textPieces, toAIMessage, tools, workspace } from './helpers.mjs'
+import { APPROVAL_SPEC, CALLER_SPEC, CHILD_SPEC, ONE_STATE_SPEC, approvedCaseAnswers, call, chunksOf, EXAMPLE, mapStore, NO_PG, pgStore, refundAnswers, say, textPieces, toAIMessage, tools, workspace } from './helpers.mjs'
 
 /** The text of a request's messages, for a check to search (`requestText` is their JSON). */
 function contents(requestText) {
@@ -192,27 +192,13 @@ function meetingTools() {
  * a harness call on `agent.workflow`), and `check`: what the reference outcomes must say.
  * `files`: the scenario's tools read or write session files.
  */
-/** The agent's side of the example's `refund-approved` case. */
-const APPROVED_CASE_ANSWERS = [
-  advance('refund-request', 'wants money back', 'c1'),
-  tools(
-    call('archmax_set_variables', { variables: { order_id: 'KK-2047' } }, 'c2'),
-    call('archmax_workflow_enrich-order', { order_id: 'KK-2047' }, 'c3'),
-    call('write_file', { file_path: 'scratchpad/refund.json', content: REFUND.replace('KK-2043', 'KK-2047') }, 'c4'),
-    call('archmax_advance', { to: 'refund-review', reason: 'proposal written' }, 'c5'),
-  ),
-  say('A colleague will review your refund for KK-2047.'),
-  tools(call('write_file', { file_path: 'outbox/refund-KK-2047.md', content: 'KK-2047: 10.00 EUR.' }, 'c6')),
-  say('Your refund of 10.00 EUR for KK-2047 is confirmed.'),
-]
-
 const SCENARIOS = [
   {
     name: "the cases engine runs the example's refund-approved case: a mocked sub-workflow, a park, a decision",
     files: true,
     workspace: exampleCopy,
     options: { workflow: 'order-lookup' },
-    answers: APPROVED_CASE_ANSWERS,
+    answers: approvedCaseAnswers(),
     steps: [
       (_w, agent) =>
         agent[Symbol.for('archmax.runCases')]({

@@ -18,7 +18,7 @@ import {
   reduceVerdict,
   runTests,
 } from '@archmax-ai/harness/testing'
-import { EXAMPLE, REFUND, advance, call, say, tools, workspace } from './helpers.mjs'
+import { EXAMPLE, advance, approvedCaseAnswers, call, say, tools, workspace } from './helpers.mjs'
 
 /** A fresh copy of the example workspace (the cases' sessions are written under its root). */
 function example() {
@@ -45,18 +45,7 @@ function byRole(answers, verdict = { score: 0.9, pass: true, reason: 'fine' }) {
   return { model, roles, judged }
 }
 
-const APPROVED = [
-  advance('refund-request', 'wants money back'),
-  tools(
-    call('archmax_set_variables', { variables: { order_id: 'KK-2047' } }, 'c2'),
-    call('archmax_workflow_enrich-order', { order_id: 'KK-2047' }, 'c3'),
-    call('write_file', { file_path: 'scratchpad/refund.json', content: REFUND.replace('KK-2043', 'KK-2047') }, 'c4'),
-    call('archmax_advance', { to: 'refund-review', reason: 'proposal written' }, 'c5'),
-  ),
-  say('A colleague will review your refund for KK-2047.'),
-  tools(call('write_file', { file_path: 'outbox/refund-KK-2047.md', content: 'KK-2047: 10.00 EUR, within 5 working days.' }, 'c6')),
-  say('Your refund of 10.00 EUR for KK-2047 is confirmed.'),
-]
+const APPROVED = approvedCaseAnswers()
 
 const DELAYED = [
   advance('order-question', 'asks where the order is'),
@@ -232,6 +221,58 @@ test('a failing case, a broken case file and a skipped one: verdicts, the exit c
     'workflows/one/tests/b.test.yaml',
     'workflows/one/tests/c.test.yml',
   ])
+})
+
+test("a host tool's mock answers the agent's call and a script's tools.* call; the real tool never runs", async () => {
+  const root = workspace({
+    'workflows/crm/workflow.yaml': `title: CRM
+instructions: Look customers up.
+states:
+  look:
+    triggers: { manual: }
+    instructions: Look the customer up.
+    tools:
+      allow: [crm_lookup]
+`,
+    'workflows/crm/tests/mocked.test.yaml': `title: The CRM is mocked
+description: The agent and its script both look a customer up; the mock answers both.
+mocks:
+  - { tool: crm_lookup, whenInput: { email: '/@acme\\.example$/' }, result: { tier: gold } }
+steps:
+  - send: who is a@acme.example
+  - calledTool: { name: crm_lookup, input: { email: a@acme.example } }
+  - calledTool: { name: archmax_eval }
+  - reply: { includes: gold }
+`,
+  })
+  const real = []
+  const crm = {
+    name: 'crm_lookup',
+    description: 'Looks a customer up by email.',
+    schema: { type: 'object', properties: { email: { type: 'string' } }, required: ['email'] },
+    handler: async (args) => (real.push(args), { tier: 'standard' }),
+  }
+  const { model } = byRole([
+    tools(call('crm_lookup', { email: 'a@acme.example' }, 'c1')),
+    tools(call('archmax_eval', { code: "await tools.crmLookup({ email: 'b@acme.example' })" }, 'c2')),
+    (request) => say(`The customer is ${JSON.stringify(request.messages.filter((m) => m.role === 'tool').map((m) => m.content))} gold.`),
+  ])
+  const seen = []
+  const result = await runTests({
+    workflow: 'crm',
+    rootDir: root,
+    tools: [crm],
+    model: async (request, info) => {
+      seen.push(request)
+      const a = await model(request, info)
+      return typeof a === 'function' ? a(request) : a
+    },
+  })
+  assert.deepEqual(result.results[0].verdict, { status: 'passed', failures: [] }, JSON.stringify(result.results[0], null, 2))
+  assert.deepEqual(real, [], 'the real tool never ran')
+  const answers = seen[2].messages.filter((m) => m.role === 'tool').map((m) => m.content)
+  assert.equal(answers[0], '{"tier":"gold"}')
+  assert.match(answers[1], /gold/)
 })
 
 test('a disabled suite runs nothing and exits 0', async () => {

@@ -30,8 +30,11 @@ const POLL: Duration = Duration::from_millis(50);
 struct Progress(Sender<Message>);
 
 impl Observer for Progress {
-    fn case_start(&self, file: &CaseFile, _session_id: Option<&str>) {
-        let _ = self.0.send(Message::CaseStart(file.path.clone()));
+    fn case_start(&self, file: &CaseFile, session_id: Option<&str>) {
+        let _ = self.0.send(Message::CaseStart(
+            file.path.clone(),
+            session_id.map(str::to_string),
+        ));
     }
     fn case_result(&self, result: &CaseResult) {
         let _ = self.0.send(Message::CaseEnd(Box::new(result.clone())));
@@ -329,10 +332,14 @@ fn drive(
         }
         match live.recv(POLL) {
             Ok(Message::Event(e)) => live.render(cli, &e),
-            Ok(Message::CaseStart(file)) => {
+            Ok(Message::CaseStart(file, session)) => {
                 live.settle_line(cli);
                 live.flow = FlowRenderer::new(s);
-                cli.err(&format!("\n{}\n", s.dim(&format!("{DIAMOND} case {file}"))));
+                let mut text = format!("\n{}\n", s.dim(&format!("{DIAMOND} case {file}")));
+                if let Some(id) = session {
+                    text.push_str(&format!("  {}\n", s.dim(&format!("session  {id}"))));
+                }
+                cli.err(&text);
             }
             Ok(Message::CaseEnd(r)) => {
                 live.settle_line(cli);

@@ -4,6 +4,7 @@
 
 use serde_json::{Value, json};
 
+use crate::delegation::CHILD;
 use crate::scripted::{Reply, ScriptedServer, tool_results};
 use crate::support::{Workspace, cli};
 
@@ -29,19 +30,6 @@ states:
       - { to: draft, description: Send it back., type: refine }
   paid:
     instructions: Confirm the payment.
-"#;
-
-const CHILD: &str = r#"title: Enrichment
-instructions: Set the risk.
-states:
-  enrich:
-    triggers:
-      manual:
-        description: Enrich one order
-        requires:
-          - { name: order_id, type: string }
-          - { name: quantity, type: integer }
-        returns: [risk]
 "#;
 
 const PARK: &str = r#"title: A refund parks for review and is paid
@@ -166,7 +154,14 @@ fn a_suite_passes_fails_dies_skips_and_times_out() {
     assert_eq!(r.out, "1 passed, 4 failed, 1 skipped\n");
     let err = &r.err;
     assert!(
-        err.contains("\n◆ case workflows/refunds/tests/a-park.test.yaml\n"),
+        err.contains(
+            "\n◆ case workflows/refunds/tests/a-park.test.yaml\n  session  test-default-test-run-"
+        ),
+        "{err}"
+    );
+    // A skipped case runs no session.
+    assert!(
+        err.contains("\n◆ case workflows/refunds/tests/e-skip.test.yml\n\n○ e-skip"),
         "{err}"
     );
     assert_eq!(
@@ -371,5 +366,55 @@ fn a_case_file_that_does_not_parse_fails_its_case_and_validate_names_where() {
     assert_eq!(
         (d["line"].clone(), d["column"].clone()),
         (json!(5), json!(5))
+    );
+}
+
+#[test]
+fn a_mocked_sub_workflow_is_held_to_its_returns_contract_and_can_fail() {
+    let typed = CHILD.replace("returns: [risk]", "returns: [{ name: risk, type: string }]");
+    let case = r#"title: Mocked children that fail
+description: One mock errors, one returns a mistyped value; both calls fail.
+mocks:
+  - tool: archmax_workflow_enrich
+    whenInput: { quantity: 1 }
+    result: { error: boom }
+  - tool: archmax_workflow_enrich
+    result: { message: enriched, returns: { risk: 3 } }
+steps:
+  - send: enrich both
+  - ranWorkflow: { workflow: enrich, status: error, count: 2 }
+  - ranWorkflow: { workflow: enrich, count: 0 }
+"#;
+    let ws = Workspace::new(&[
+        ("workflows/refunds/workflow.yaml", SPEC),
+        ("workflows/enrich/workflow.yaml", &typed),
+        ("workflows/refunds/tests/mocked.test.yaml", case),
+    ]);
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(vec![
+            (
+                "c1",
+                "archmax_workflow_enrich",
+                json!({ "order_id": "KK-1", "quantity": 1 }),
+            ),
+            (
+                "c2",
+                "archmax_workflow_enrich",
+                json!({ "order_id": "KK-2", "quantity": 2 }),
+            ),
+        ]),
+        Reply::text("Both failed."),
+    ])
+    .expect("server");
+    let r = cli(&ws, Some(&server), &["test", "refunds"]);
+    assert_eq!(r.code, 0, "{}", r.err);
+    assert_eq!(r.out, "1 passed, 0 failed, 0 skipped\n");
+    let answers = tool_results(&server.requests()[1]);
+    assert_eq!(answers[0], "Sub-workflow 'enrich' failed (mocked): boom");
+    assert!(
+        answers[1].starts_with(
+            "Sub-workflow 'enrich' settled in state '(mocked)' with returns its 'manual' trigger types otherwise: "
+        ),
+        "{answers:?}"
     );
 }
