@@ -51,6 +51,19 @@ pub struct FixtureRef {
     pub from: String,
 }
 
+/// A mock of a sub-workflow (`tool: archmax_workflow_<slug>`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct WorkflowMock {
+    /// The index in `mocks`.
+    pub index: usize,
+    /// The target's slug.
+    pub workflow: String,
+    /// `result.returns`, when the result is a mapping that declares them.
+    pub returns: Option<serde_json::Map<String, serde_json::Value>>,
+    /// Where the mock is.
+    pub pos: Pos,
+}
+
 /// What a case file declares that other checks need.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct CaseFacts {
@@ -58,6 +71,8 @@ pub struct CaseFacts {
     pub trigger: Option<String>,
     /// `workspace` entries with `from:`.
     pub fixtures: Vec<FixtureRef>,
+    /// The mocks of sub-workflows, held to their targets' contracts by `validate`.
+    pub workflow_mocks: Vec<WorkflowMock>,
 }
 
 /// Checks a case document. `Err` holds every problem (already rendered, in order).
@@ -270,6 +285,23 @@ impl Checker {
                 .is_none_or(|t| t.trim().is_empty())
             {
                 self.say(format!("{path}.tool: takes a tool name string"));
+            }
+            if let Some(slug) = item
+                .get("tool")
+                .and_then(Node::as_str)
+                .and_then(|t| t.strip_prefix("archmax_workflow_"))
+            {
+                let returns = item
+                    .get("result")
+                    .and_then(|r| r.get("returns"))
+                    .map(Node::to_json)
+                    .and_then(|v| v.as_object().cloned());
+                self.facts.workflow_mocks.push(WorkflowMock {
+                    index: i,
+                    workflow: slug.to_string(),
+                    returns,
+                    pos: item.pos,
+                });
             }
             if item.get("result").is_none() {
                 self.say(format!(
