@@ -78,6 +78,9 @@ pub trait Observer: Send + Sync {
 pub struct Quiet;
 impl Observer for Quiet {}
 
+/// The session id of a case file (`sessionIdForCase`).
+pub type SessionIdFor = Arc<dyn Fn(&str) -> String + Send + Sync>;
+
 /// How to run a suite.
 #[derive(Clone, Default)]
 pub struct RunOptions {
@@ -87,7 +90,7 @@ pub struct RunOptions {
     /// empty: the epoch milliseconds at the start.
     pub run_id: String,
     /// The session id of a case file, instead of the default.
-    pub session_id_for_case: Option<Arc<dyn Fn(&str) -> String + Send + Sync>>,
+    pub session_id_for_case: Option<SessionIdFor>,
 }
 
 /// The suite's settings and cases, read from the workspace.

@@ -1166,7 +1166,7 @@ impl NativeAgent {
                 .to_string(),
             session_id_for_case: (!ids.is_empty()).then(|| {
                 let ids = Arc::new(ids);
-                let f: Arc<dyn Fn(&str) -> String + Send + Sync> = Arc::new(move |file: &str| {
+                let f: archmax_cases::engine::SessionIdFor = Arc::new(move |file: &str| {
                     ids.get(file)
                         .cloned()
                         .unwrap_or_else(|| format!("test-{}", file.replace('/', "-")))

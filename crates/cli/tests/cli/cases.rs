@@ -418,3 +418,34 @@ steps:
         "{answers:?}"
     );
 }
+
+#[test]
+fn suite_settings_that_cannot_run_fail_the_command() {
+    let server = ScriptedServer::start(Vec::new()).expect("server");
+    let concurrent = SPEC.replace(
+        "  caseTimeoutMs: 6000\n",
+        "  caseTimeoutMs: 6000\n  maxConcurrency: 2\n",
+    );
+    let ws = workspace(&concurrent);
+    let r = cli(&ws, Some(&server), &["test", "refunds"]);
+    assert_eq!((r.code, r.out.as_str()), (1, ""));
+    // The spec's own rules refuse a concurrency above 1, so the suite never loads.
+    assert!(
+        r.err.ends_with("Error: Cannot load workflow 'refunds' (workflows/refunds/workflow.yaml): no valid machine spec. Run 'archmax validate refunds' for details.\n"),
+        "{}",
+        r.err
+    );
+    let ws = Workspace::new(&[
+        ("workflows/refunds/workflow.yaml", SPEC),
+        ("workflows/refunds/tests/a.test.yaml", FAIL),
+        ("workflows/refunds/tests.config.js", "export default {}\n"),
+    ]);
+    let r = cli(&ws, Some(&server), &["test", "refunds"]);
+    assert_eq!((r.code, r.out.as_str()), (1, ""));
+    assert!(
+        r.err.ends_with("archmax failed: Error: tests.config.js was removed: case-suite settings live under the workflow's 'tests' key (maxConcurrency, caseTimeoutMs, judge). Move them there and delete the file.\n"),
+        "{}",
+        r.err
+    );
+    assert!(server.requests().is_empty());
+}
