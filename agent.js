@@ -265,7 +265,8 @@ function resolveModel(model, modelFactory, defaultModel, rootDir) {
       await Promise.all([...graders, ...agents])
     },
     fn: async (request, info) => {
-      const role = info?.role === 'rubric' ? 'rubric' : 'agent'
+      // A case's judge is built as the original builds it: modelFactory('judge', env, id).
+      const role = info?.role === 'rubric' || info?.role === 'judge' ? info.role : 'agent'
       if (role === 'agent' && direct) return direct(request, info)
       const fn = await build(role, idOf(request))
       return fn(request, info)

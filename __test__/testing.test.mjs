@@ -275,6 +275,25 @@ steps:
   assert.match(answers[1], /gold/)
 })
 
+test("a modelFactory builds the judge with role 'judge' and tests.judge.model", async () => {
+  const root = workspace({
+    'workflows/one/workflow.yaml': SPEC.replace('title: One\n', 'title: One\ntests:\n  judge: { model: grader-1 }\n'),
+    'workflows/one/tests/g.test.yaml': 'title: Graded\ndescription: A judged answer.\nsteps:\n  - send: hi\n  - grade: { closedQA: It greets, atLeast: 0.5 }\n',
+  })
+  const built = []
+  const result = await runTests({
+    workflow: 'one',
+    rootDir: root,
+    modelFactory: (role, _env, id) => {
+      built.push(`${role}:${id ?? ''}`)
+      return role === 'judge' ? async () => say('{"score": 0.75, "reason": "greets"}') : async () => say('Hello!')
+    },
+  })
+  assert.deepEqual(result.results[0].verdict, { status: 'passed', failures: [] })
+  assert.equal(result.results[0].records[0].score, 0.75)
+  assert.ok(built.includes('judge:grader-1'), built.join(','))
+})
+
 test('a disabled suite runs nothing and exits 0', async () => {
   const root = workspace({
     'workflows/one/workflow.yaml': SPEC.replace('title: One\n', 'title: One\ndisabled: true\n'),
