@@ -449,3 +449,74 @@ fn suite_settings_that_cannot_run_fail_the_command() {
     );
     assert!(server.requests().is_empty());
 }
+
+#[test]
+fn start_conditions_seed_the_workspace_or_kill_the_case() {
+    let seeded = r#"title: Seeded files are there
+description: Inline content and a fixture are in the session before the first turn.
+workspace:
+  scratchpad/notes.md: hello from the case
+  scratchpad/order.json: { from: fixtures/order.json }
+steps:
+  - send: read them
+  - calledTool: { name: read_file, input: { file_path: scratchpad/order.json } }
+"#;
+    let missing = r#"title: A missing fixture kills the case
+description: The fixture file does not exist.
+workspace:
+  scratchpad/x.json: { from: fixtures/missing.json }
+steps:
+  - send: hi
+  - succeeded: true
+"#;
+    let unknown = r#"title: An unknown trigger kills the case
+description: No state declares the trigger.
+trigger: { id: nope }
+steps:
+  - send: hi
+"#;
+    let ws = Workspace::new(&[
+        ("workflows/refunds/workflow.yaml", SPEC),
+        ("workflows/refunds/tests/a.test.yaml", seeded),
+        ("workflows/refunds/tests/b.test.yaml", missing),
+        ("workflows/refunds/tests/c.test.yaml", unknown),
+        (
+            "workflows/refunds/tests/fixtures/order.json",
+            "{\"id\": \"KK-7\"}",
+        ),
+    ]);
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(vec![
+            (
+                "r1",
+                "read_file",
+                json!({ "file_path": "scratchpad/notes.md" }),
+            ),
+            (
+                "r2",
+                "read_file",
+                json!({ "file_path": "scratchpad/order.json" }),
+            ),
+        ]),
+        Reply::text("Read."),
+    ])
+    .expect("server");
+    let r = cli(&ws, Some(&server), &["test", "refunds", "--json"]);
+    assert_eq!(r.code, 1, "{}", r.err);
+    let v: Value = serde_json::from_str(&r.out).expect("json");
+    assert_eq!(v["results"][0]["verdict"]["status"], "passed", "{}", r.out);
+    let answers = tool_results(&server.requests()[1]);
+    assert!(answers[0].contains("hello from the case"), "{answers:?}");
+    assert!(answers[1].contains("KK-7"), "{answers:?}");
+    assert_eq!(
+        v["results"][1]["error"],
+        "workspace entry 'scratchpad/x.json' references 'from: fixtures/missing.json', but 'workflows/refunds/tests/fixtures/missing.json' does not exist"
+    );
+    assert_eq!(
+        v["results"][1]["records"],
+        json!([{ "kind": "succeeded", "threshold": null, "status": "not-executed", "step": 1 }])
+    );
+    let died = v["results"][2]["error"].as_str().unwrap_or_default();
+    assert!(died.contains("nope"), "{died}");
+    assert_eq!(server.requests().len(), 2);
+}
