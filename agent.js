@@ -266,7 +266,8 @@ function resolveModel(model, modelFactory, defaultModel, rootDir) {
       await Promise.all([...graders, ...agents])
     },
     fn: async (request, info) => {
-      const role = info?.role === 'rubric' ? 'rubric' : 'agent'
+      // A case's judge is built as the original builds it: modelFactory('judge', env, id).
+      const role = info?.role === 'rubric' || info?.role === 'judge' ? info.role : 'agent'
       if (role === 'agent' && direct) return direct(request, info)
       const fn = await build(role, idOf(request))
       return fn(request, info)
@@ -636,6 +637,9 @@ function checkBoolean(value, name) {
  * @param {import('./agent.d.ts').CreateAgentParams} params
  * @returns {Promise<import('./agent.d.ts').Agent>}
  */
+/** The key of an agent's cases engine (`@archmax-ai/harness/testing` drives it). */
+const RUN_CASES = Symbol.for('archmax.runCases')
+
 export async function createAgent(params = {}) {
   if (!params || typeof params !== 'object') throw new TypeError('createAgent needs an options object')
   const { workspace, model, onEvent, variables, essentialTools, defaultModel, skills, sessionPath } = params
@@ -818,7 +822,7 @@ export async function createAgent(params = {}) {
           return { id, startState: unwrap(native.startState(id)) }
         },
       }
-  return {
+  const agent = {
     runtimeContract,
     workflow: workflowOperations,
     async invoke(input, config) {
@@ -887,6 +891,14 @@ export async function createAgent(params = {}) {
       native.dispose()
     },
   }
+  // The cases engine over this agent (`@archmax-ai/harness/testing`); not enumerable.
+  Object.defineProperty(agent, RUN_CASES, {
+    value: (options) => {
+      live()
+      return run(native.runCases(options ?? {}))
+    },
+  })
+  return agent
 }
 
 // ---- Usage: folded from the event stream (pure JS, no native call).

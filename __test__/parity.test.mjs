@@ -18,7 +18,7 @@ import { AIMessageChunk } from '@langchain/core/messages'
 import { ChatGenerationChunk } from '@langchain/core/outputs'
 
 import { createAgent, createMemorySessionStore } from '@archmax-ai/harness'
-import { APPROVAL_SPEC, CALLER_SPEC, CHILD_SPEC, ONE_STATE_SPEC, PARKING_CHILD_SPEC, call, chunksOf, EXAMPLE, mapStore, NO_PG, pgStore, refundAnswers, say, textPieces, toAIMessage, tools, workspace } from './helpers.mjs'
+import { APPROVAL_SPEC, CALLER_SPEC, CHILD_SPEC, ONE_STATE_SPEC, PARKING_CHILD_SPEC, approvedCaseAnswers, call, chunksOf, EXAMPLE, mapStore, NO_PG, pgStore, refundAnswers, say, textPieces, toAIMessage, tools, workspace } from './helpers.mjs'
 
 /** The text of a request's messages, for a check to search (`requestText` is their JSON). */
 function contents(requestText) {
@@ -193,6 +193,30 @@ function meetingTools() {
  * `files`: the scenario's tools read or write session files.
  */
 const SCENARIOS = [
+  {
+    name: "the cases engine runs the example's refund-approved case: a mocked sub-workflow, a park, a decision",
+    files: true,
+    workspace: exampleCopy,
+    options: { workflow: 'order-lookup' },
+    answers: approvedCaseAnswers(),
+    steps: [
+      (_w, agent) =>
+        agent[Symbol.for('archmax.runCases')]({
+          filter: 'refund-approved',
+          sessionIds: { 'workflows/order-lookup/tests/refund-approved.test.yaml': 'case-1' },
+        }),
+    ],
+    check: ([result], requests) => {
+      assert.equal(result.exitCode, 0, JSON.stringify(result))
+      const [approved] = result.results
+      assert.equal(approved.sessionId, 'case-1')
+      assert.deepEqual(approved.verdict, { status: 'passed', failures: [] })
+      assert.equal(approved.records.length, 7)
+      // The mock answered the delegation: no child's model call, its message and returns sent back.
+      assert.equal(requests.length, 5)
+      assert.match(contents(requests[2]), /Hollow Pine Outfitters \(gold\)/)
+    },
+  },
   {
     name: "the example's refund flow: park at review, decide, complete",
     files: true,

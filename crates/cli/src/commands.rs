@@ -230,7 +230,7 @@ pub const COMMANDS: &[Command] = &[
             optional("filter", "Only cases whose path contains this text"),
         ],
         options: &[flag("json", "Print the results as JSON on stdout"), VERBOSE],
-        summary: "Run a workflow's cases (not available in this build yet)",
+        summary: "Run a workflow's cases",
         long: None,
     },
     Command {

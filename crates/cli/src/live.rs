@@ -37,7 +37,8 @@ const SPINNER: [char; 10] = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '�
 /// Renders events as they arrive (`--verbose` raw lines first, then the state
 /// flow) and tallies token usage.
 pub(crate) struct Live {
-    flow: FlowRenderer,
+    /// The state flow (a fresh one per case in `archmax test`).
+    pub flow: FlowRenderer,
     /// Token usage per session, from `model-usage` events.
     pub tally: UsageTally,
     verbose: bool,
@@ -141,12 +142,35 @@ impl Live {
         self.render(cli, &warning);
     }
 
+    /// A sender into this renderer's channel (`archmax test` sends its progress beside the
+    /// harness's events).
+    pub fn sender(&self) -> Sender<Message> {
+        self.tx.clone()
+    }
+
+    /// The next message, waiting at most `wait`.
+    pub fn recv(&self, wait: Duration) -> Result<Message, RecvTimeoutError> {
+        self.rx.recv_timeout(wait)
+    }
+
+    /// Writes text among the flow's (erasing the waiting indicator, closing an open line).
+    pub fn write_text(&mut self, cli: &mut Cli<'_>, text: &str) {
+        let close = self.flow.close_line();
+        self.write(cli, &format!("{close}{text}"));
+    }
+
+    /// Ends what the flow left open (a streamed line, the indicator).
+    pub fn settle_line(&mut self, cli: &mut Cli<'_>) {
+        self.settle(cli);
+    }
+
     /// Renders every event already queued; returns a call result found among them.
     pub fn drain(&mut self, cli: &mut Cli<'_>) -> Option<Result<Outcome, RunError>> {
         while let Ok(message) = self.rx.try_recv() {
             match message {
                 Message::Event(e) => self.render(cli, &e),
                 Message::Done(result) => return Some(*result),
+                _ => {}
             }
         }
         None
@@ -193,6 +217,7 @@ impl Live {
             match self.rx.recv_timeout(POLL) {
                 Ok(Message::Event(e)) => self.render(cli, &e),
                 Ok(Message::Done(result)) => break Ok(*result),
+                Ok(_) => {}
                 Err(e) => {
                     self.tick(cli, started);
                     if task.is_finished() {

@@ -430,6 +430,35 @@ impl EventSink for JsEvents {
     }
 }
 
+/// `runCases`' progress, sent where the agent's events go (in order with them).
+struct CaseProgress {
+    events: JsEvents,
+}
+
+impl CaseProgress {
+    fn send(&self, value: Value) {
+        let Some(f) = take(&self.events.f) else {
+            return;
+        };
+        let text = value.to_string();
+        match crate::pump::active() {
+            Some(pump) => pump.event(text),
+            None => {
+                let _ = f.call(text, ThreadsafeFunctionCallMode::NonBlocking);
+            }
+        }
+    }
+}
+
+impl archmax_cases::Observer for CaseProgress {
+    fn case_start(&self, file: &archmax_cases::CaseFile, session_id: Option<&str>) {
+        self.send(json!({ "type": "case-start", "file": file.path, "sessionId": session_id }));
+    }
+    fn case_result(&self, result: &archmax_cases::CaseResult) {
+        self.send(json!({ "type": "case-result", "result": result }));
+    }
+}
+
 /// A host tool whose handler is JS (dispatched by name in `agent.js`).
 struct JsTool {
     name: String,
@@ -1132,6 +1161,95 @@ impl NativeAgent {
             let result = call.await;
             drop(busy);
             result
+        })
+    }
+
+    /// A turn answering `fut`'s value as is (not an outcome): [`Self::turn`]'s placement.
+    fn value_turn<F>(&self, fut: F) -> NativeTurn
+    where
+        F: Future<Output = Value> + Send + 'static,
+    {
+        if take(&self.model).is_some() && !self.store.is_host() {
+            return NativeTurn::inline(Box::pin(fut));
+        }
+        let events = take(&self.events);
+        NativeTurn::spawned(Box::pin(async move {
+            let answer = fut.await;
+            if let Some(f) = events {
+                let _ = f.call_async(String::new()).await;
+            }
+            answer
+        }))
+    }
+
+    /// `runTests`' engine: the workflow's cases (`archmax_cases`), each on its own session of
+    /// this agent. `{ filter?, sessionIds?: { [file]: id }, runId? }`; case progress reaches
+    /// `onEvent` as `{ type: "case-start", file, sessionId? }` and
+    /// `{ type: "case-result", result }` among the cases' own events.
+    #[napi(catch_unwind)]
+    pub fn run_cases(
+        &self,
+        #[napi(
+            ts_arg_type = "{ filter?: string; sessionIds?: Record<string, string>; runId?: string }"
+        )]
+        options: Value,
+    ) -> NativeTurn {
+        let h = match self.harness() {
+            Ok(h) => h,
+            Err(e) => return NativeTurn::ended(e),
+        };
+        if h.is_plain() {
+            return NativeTurn::ended(plain_error(
+                "Error",
+                "Case target has no workflow machine; cases require a workflow-governed agent.",
+            ));
+        }
+        let ids: HashMap<String, String> = options
+            .get("sessionIds")
+            .and_then(Value::as_object)
+            .map(|m| {
+                m.iter()
+                    .filter_map(|(k, v)| v.as_str().map(|v| (k.clone(), v.to_string())))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let opts = archmax_cases::RunOptions {
+            filter: options
+                .get("filter")
+                .and_then(Value::as_str)
+                .filter(|f| !f.is_empty())
+                .map(str::to_string),
+            run_id: options
+                .get("runId")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string(),
+            session_id_for_case: (!ids.is_empty()).then(|| {
+                let ids = Arc::new(ids);
+                let f: archmax_cases::engine::SessionIdFor = Arc::new(move |file: &str| {
+                    ids.get(file)
+                        .cloned()
+                        .unwrap_or_else(|| format!("test-{}", file.replace('/', "-")))
+                });
+                f
+            }),
+        };
+        let progress = CaseProgress {
+            events: JsEvents {
+                f: Arc::clone(&self.events),
+            },
+        };
+        self.value_turn(async move {
+            let suite = archmax_cases::Suite::discover(h.root(), h.workflow());
+            let spec = h.spec().clone();
+            let target = archmax_cases::SharedTarget(Arc::clone(&h));
+            match archmax_cases::run_suite(&suite, &spec, &target, &opts, &progress).await {
+                Ok(result) => match serde_json::to_value(&result) {
+                    Ok(v) => json!({ "ok": true, "value": v }),
+                    Err(e) => plain_error("Error", format!("cannot encode the results: {e}")),
+                },
+                Err(e) => plain_error("Error", e.to_string()),
+            }
         })
     }
 

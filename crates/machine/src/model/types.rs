@@ -386,6 +386,8 @@ pub enum ModelRole {
     Agent,
     /// A rubric hook's grader.
     Rubric,
+    /// A case's `grade` step (`tests.judge`).
+    Judge,
 }
 
 impl ModelRole {
