@@ -141,7 +141,8 @@ selects a transition; use 'archmax decide' to route it.";
 
 const DELIVER_LONG: &str = "Resumes a session parked for input by delivering the event it was waiting for. \
 The session continues in the state it parked in, the trigger becomes its current one, and any variables \
-given are seeded locked.";
+given are seeded locked. With --enqueue (a PostgreSQL store) the delivery is stored instead, and one \
+'archmax worker' runs it, after the session's earlier queued deliveries.";
 
 const INIT_LONG: &str = "Writes a workspace that 'archmax validate' passes: the workflow 'hello' (a state \
 that drafts an answer, an after hook that checks the draft, a human state that approves it or sends it \
@@ -272,6 +273,14 @@ pub const COMMANDS: &[Command] = &[
             value("trigger", "<id>", "The event that arrived (required)"),
             VARIABLES,
             WORKFLOW_OPT,
+            flag(
+                "enqueue",
+                "Queue the delivery for 'archmax worker' (PostgreSQL store) instead of running it here",
+            ),
+            flag(
+                "wait",
+                "With --enqueue: wait until a worker has run it, and report its Outcome",
+            ),
             OUTCOME_JSON,
             VERBOSE,
         ],
@@ -290,7 +299,10 @@ pub const COMMANDS: &[Command] = &[
                 "<id>",
                 "The trigger delivered to a session whose wait fell due (default: timer)",
             ),
-            flag("once", "Wake every session due now, then exit"),
+            flag(
+                "once",
+                "Serve every interrupted turn, queued delivery and due wait ready now, then exit",
+            ),
             value(
                 "poll",
                 "<ms>",
