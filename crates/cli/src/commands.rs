@@ -310,7 +310,7 @@ pub const COMMANDS: &[Command] = &[
             ),
             VERBOSE,
         ],
-        summary: "Wake sessions whose archmax_wait fell due (PostgreSQL session store)",
+        summary: "Finish interrupted turns, run queued deliveries, wake due waits (PostgreSQL session store)",
         long: Some(WORKER_LONG),
     },
     Command {
@@ -351,7 +351,9 @@ impl Command {
     }
 }
 
-const WORKER_LONG: &str = "Wakes the sessions of a workflow whose archmax_wait fell due, in the PostgreSQL \
-session store that ARCHMAX_SESSION_STORE names (postgres://…). Each due session is claimed by exactly one \
-worker, however many run on however many machines, and resumed with a delivery of --trigger, as a host's \
-scheduler would deliver it. Runs until stopped, or with --once until nothing is due.";
+const WORKER_LONG: &str = "Serves the sessions of a workflow in the PostgreSQL session store that \
+ARCHMAX_SESSION_STORE names (postgres://…): it finishes turns a stopped worker left running (once their \
+lease expired, from the last committed step), runs the deliveries 'archmax deliver --enqueue' queued (a \
+session's in arrival order), and wakes sessions whose archmax_wait fell due with a delivery of --trigger, \
+as a host's scheduler would deliver it. Each is claimed by exactly one worker, however many run on however \
+many machines. Runs until stopped, or with --once until nothing is ready.";

@@ -91,9 +91,22 @@ pub(crate) fn deliver(
     parsed: &Parsed,
     positionals: &[Option<String>],
 ) -> Result<i32, Failure> {
+    let url = if parsed.flag("enqueue") {
+        // The queue is the database's: refused before the session is looked up elsewhere.
+        let root = resolve_root(&cli.cwd, parsed.text("root"));
+        let url = crate::store::choice(cli, &root).ok_or_else(|| {
+            Failure::Command(format!(
+                "--enqueue needs {}=postgres://…: the queue is a table the workers share",
+                crate::store::STORE_VAR
+            ))
+        })?;
+        Some(url)
+    } else {
+        None
+    };
     let (args, trigger, variables) = check_deliver(cli, parsed, positionals)?;
-    if parsed.flag("enqueue") {
-        return enqueue(cli, parsed, args, trigger, variables);
+    if let Some(url) = url {
+        return enqueue(cli, parsed, &url, args, trigger, variables);
     }
     if parsed.flag("wait") {
         return Err(Failure::Usage(
@@ -120,20 +133,15 @@ pub(crate) fn deliver(
 fn enqueue(
     cli: &mut Cli<'_>,
     parsed: &Parsed,
+    url: &str,
     args: ParkArgs,
     trigger: String,
     variables: serde_json::Map<String, serde_json::Value>,
 ) -> Result<i32, Failure> {
-    use crate::store::{STORE_VAR, choice, postgres};
     let root = resolve_root(&cli.cwd, parsed.text("root"));
     cli.load_root_env(&root);
     cli.header(&args.workflow, &root, None);
-    let url = choice(cli, &root).ok_or_else(|| {
-        Failure::Command(format!(
-            "--enqueue needs {STORE_VAR}=postgres://…: the queue is a table the workers share"
-        ))
-    })?;
-    let store = postgres(&url)?;
+    let store = crate::store::postgres(url)?;
     let delivery = archmax_store_pg::Delivery {
         session: args.session.clone(),
         workflow: Some(args.workflow.clone()),
