@@ -273,7 +273,7 @@ fn workers_killed_mid_turn_leave_no_session_stuck_no_step_lost_no_turn_doubled()
     let store = archmax_store_pg::PgStore::connect(&url).expect("store");
     let (mut stuck, mut lost, mut double, mut resumed) = (0, 0, 0, 0);
     let mut extra_calls = 0;
-    for i in 0..sessions {
+    for (i, held) in before.iter().enumerate() {
         let calls = requests.iter().filter(|r| r.contains(&order(i))).count();
         assert!(calls >= 1, "session w-{i} was never woken");
         if calls > 1 {
@@ -290,7 +290,7 @@ fn workers_killed_mid_turn_leave_no_session_stuck_no_step_lost_no_turn_doubled()
             stuck += 1;
             eprintln!("w-{i} is stuck '{status}'");
         }
-        if !snap.messages.starts_with(&before[i]) {
+        if !snap.messages.starts_with(held) {
             lost += 1;
             eprintln!("w-{i} lost a step it held before the workers ran");
         }
