@@ -110,7 +110,11 @@ fn run(
         harnesses.push(Arc::new(Harness::assemble(HarnessOptions {
             root: root.to_path_buf(),
             workflow: "bench".into(),
-            model: Arc::new(OpenAiClient::new(ModelConfig::new(url.to_string(), "k", "m"))?),
+            model: Arc::new(OpenAiClient::new(ModelConfig::new(
+                url.to_string(),
+                "k",
+                "m",
+            ))?),
             default_model: "m".into(),
             store,
             events: Arc::new(NoEvents),
@@ -179,7 +183,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let url = pg_url.clone();
         let schema = schema.clone();
         run(&dir, &server.url(), turns, "pg", &move || {
-            Ok(Arc::new(PgStore::builder(&url).schema(&schema).connect()?) as Arc<dyn SessionStore>)
+            Ok(Arc::new(PgStore::builder(&url).schema(&schema).connect()?)
+                as Arc<dyn SessionStore>)
         })?
     };
     let fs_root = dir.clone();
@@ -190,7 +195,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("end to end, {WORKERS} workers, {turns} turns, model answering after {model_ms} ms:");
     println!("| | postgres | filesystem |");
     println!("|---|---|---|");
-    println!("| turns/s | {:.0} | {:.0} |", pg.turns_per_s, fs.turns_per_s);
+    println!(
+        "| turns/s | {:.0} | {:.0} |",
+        pg.turns_per_s, fs.turns_per_s
+    );
     println!(
         "| a step's commit in those turns, p50 | {:.2} ms | {:.2} ms |",
         pg.p50.as_secs_f64() * 1e3,

@@ -154,7 +154,9 @@ impl NativeSessionStore {
         if trigger.is_empty() {
             return Err(napi::Error::new(
                 napi::Status::InvalidArg,
-                format!("enqueueDelivery: a trigger id is required to deliver to session '{session_id}'"),
+                format!(
+                    "enqueueDelivery: a trigger id is required to deliver to session '{session_id}'"
+                ),
             ));
         }
         let delivery = archmax_store_pg::Delivery {
@@ -182,9 +184,10 @@ impl NativeSessionStore {
             .await
             .map_err(|e| napi::Error::from_reason(e.to_string()))?
             .map_err(|e| napi::Error::from_reason(e.to_string()))?;
-        Ok(record.map_or(Value::Null, |r| {
-            json!({ "status": r.status, "outcome": r.outcome, "error": r.error })
-        }))
+        Ok(record.map_or(
+            Value::Null,
+            |r| json!({ "status": r.status, "outcome": r.outcome, "error": r.error }),
+        ))
     }
 }
 
@@ -194,7 +197,9 @@ impl NativeSessionStore {
             Backing::Postgres(store) => Ok(Arc::clone(store)),
             _ => Err(napi::Error::new(
                 napi::Status::GenericFailure,
-                format!("{what} needs a PostgreSQL session store (createPostgresSessionStore): the workers serve the queue from its database"),
+                format!(
+                    "{what} needs a PostgreSQL session store (createPostgresSessionStore): the workers serve the queue from its database"
+                ),
             )),
         }
     }

@@ -469,6 +469,23 @@ impl PgStore {
         block(work(self.inner.pool.clone())).map_err(|m| backend(op, id.map(SessionId::as_str), m))
     }
 
+    /// Runs one statement (no rows back) with `params`; the number of rows it changed.
+    pub(crate) fn execute(
+        &self,
+        op: &'static str,
+        sql: &'static str,
+        params: Vec<Box<dyn tokio_postgres::types::ToSql + Send + Sync>>,
+    ) -> Result<u64, StoreError> {
+        self.run(op, None, move |pool| async move {
+            let client = pool.get().await.map_err(pool_err)?;
+            let refs: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> = params
+                .iter()
+                .map(|p| p.as_ref() as &(dyn tokio_postgres::types::ToSql + Sync))
+                .collect();
+            client.execute(sql, &refs).await.map_err(db)
+        })
+    }
+
     /// Claims at most `limit` sessions whose wait is due, each for exactly one caller among
     /// all workers: their due time moves one lease time to live ahead (so a worker that dies
     /// before resuming one leaves it due again), and a session another worker is claiming
@@ -833,17 +850,11 @@ impl SessionStore for PgStore {
             id: hash.to_owned(),
             source,
         })?;
-        let hash = hash.to_owned();
-        self.run("write a spec snapshot", None, move |pool| async move {
-            let client = pool.get().await.map_err(pool_err)?;
-            client
-                .execute(
-                    "INSERT INTO archmax_specs (hash, spec) VALUES ($1, $2::text::json) ON CONFLICT DO NOTHING",
-                    &[&hash, &text],
-                )
-                .await
-                .map_err(db)
-        })
+        self.execute(
+            "write a spec snapshot",
+            "INSERT INTO archmax_specs (hash, spec) VALUES ($1, $2::text::json) ON CONFLICT DO NOTHING",
+            vec![Box::new(hash.to_owned()), Box::new(text)],
+        )
         .map(drop)
     }
 

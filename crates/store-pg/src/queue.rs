@@ -107,18 +107,11 @@ impl PgStore {
         if self.inner.holders.holds(id) {
             return Ok(());
         }
-        let key = id.to_owned();
-        let holder = self.inner.holder.clone();
-        self.run("drop the claim of", None, move |pool| async move {
-            let client = pool.get().await.map_err(pool_err)?;
-            client
-                .execute(
-                    "DELETE FROM archmax_leases WHERE session_id = $1 AND holder = $2",
-                    &[&key, &holder],
-                )
-                .await
-                .map_err(db)
-        })
+        self.execute(
+            "drop the claim of",
+            "DELETE FROM archmax_leases WHERE session_id = $1 AND holder = $2",
+            vec![Box::new(id.to_owned()), Box::new(self.inner.holder.clone())],
+        )
         .map(drop)
     }
 
@@ -286,17 +279,12 @@ impl PgStore {
             Err(e) => (None, Some(e.to_owned())),
         };
         self.forget_applying(seq);
-        self.run("finish a delivery", None, move |pool| async move {
-            let client = pool.get().await.map_err(pool_err)?;
-            client
-                .execute(
-                    "UPDATE archmax_deliveries SET done_at = now(), outcome = $2::text::json, error = $3 \
-                     WHERE seq = $1",
-                    &[&seq, &outcome, &error],
-                )
-                .await
-                .map_err(db)
-        })
+        self.execute(
+            "finish a delivery",
+            "UPDATE archmax_deliveries SET done_at = now(), outcome = $2::text::json, error = $3 \
+             WHERE seq = $1",
+            vec![Box::new(seq), Box::new(outcome), Box::new(error)],
+        )
         .map(drop)
     }
 
@@ -311,39 +299,23 @@ impl PgStore {
     /// Hands claimed delivery `seq` back to the queue unapplied (its session was busy).
     pub fn release_delivery(&self, seq: i64) -> Result<(), StoreError> {
         self.forget_applying(seq);
-        self.run("release a delivery", None, move |pool| async move {
-            let client = pool.get().await.map_err(pool_err)?;
-            client
-                .execute(
-                    "UPDATE archmax_deliveries SET claimed_by = NULL, claimed_until = NULL \
-                     WHERE seq = $1 AND applied_at IS NULL",
-                    &[&seq],
-                )
-                .await
-                .map_err(db)
-        })
+        self.execute(
+            "release a delivery",
+            "UPDATE archmax_deliveries SET claimed_by = NULL, claimed_until = NULL \
+             WHERE seq = $1 AND applied_at IS NULL",
+            vec![Box::new(seq)],
+        )
         .map(drop)
     }
 
     /// Marks done, with `outcome`, the deliveries of `session` a commit applied whose turn
     /// was interrupted and has now been finished ([`PgStore::claim_interrupted`]).
     pub fn finish_applied(&self, session: &str, outcome: &Value) -> Result<(), StoreError> {
-        let key = session.to_owned();
-        let text = outcome.to_string();
-        self.run(
+        self.execute(
             "finish the applied deliveries of",
-            None,
-            move |pool| async move {
-                let client = pool.get().await.map_err(pool_err)?;
-                client
-                    .execute(
-                        "UPDATE archmax_deliveries SET done_at = now(), outcome = $2::text::json \
-                     WHERE session_id = $1 AND applied_at IS NOT NULL AND done_at IS NULL",
-                        &[&key, &text],
-                    )
-                    .await
-                    .map_err(db)
-            },
+            "UPDATE archmax_deliveries SET done_at = now(), outcome = $2::text::json \
+             WHERE session_id = $1 AND applied_at IS NOT NULL AND done_at IS NULL",
+            vec![Box::new(session.to_owned()), Box::new(outcome.to_string())],
         )
         .map(drop)
     }

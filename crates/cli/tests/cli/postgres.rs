@@ -141,6 +141,28 @@ fn the_worker_needs_a_postgres_store_and_a_bad_store_value_is_named() {
     );
 }
 
+/// An `archmax worker refunds <args>` process over the store at `url`, its model `server`.
+fn worker_process(
+    ws: &crate::support::Workspace,
+    url: &str,
+    server: &ScriptedServer,
+    args: &[&str],
+) -> std::process::Child {
+    std::process::Command::new(env!("CARGO_BIN_EXE_archmax"))
+        .args(["worker", "refunds"])
+        .args(args)
+        .current_dir(ws.root())
+        .env("ARCHMAX_SESSION_STORE", url)
+        .env("ARCHMAX_API_BASE_URL", server.url())
+        .env("ARCHMAX_API_KEY", "test-key")
+        .env("ARCHMAX_MODEL", "scripted-model")
+        .env("ARCHMAX_CLI_NO_BANNER", "1")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("spawn a worker")
+}
+
 /// Sizes from the environment (`PG_WORKER_SESSIONS`, `PG_WORKER_KILLS`), else CI's.
 fn size(var: &str, ci: usize) -> usize {
     std::env::var(var)
@@ -160,7 +182,7 @@ fn size(var: &str, ci: usize) -> usize {
 /// figures (`-- --nocapture`).
 #[test]
 fn workers_killed_mid_turn_leave_no_session_stuck_no_step_lost_no_turn_doubled() {
-    use std::process::{Child, Command, Stdio};
+    use std::process::Child;
     use std::time::{Duration, Instant};
 
     use archmax_machine::store::{SessionId, SessionStore};
@@ -202,27 +224,13 @@ fn workers_killed_mid_turn_leave_no_session_stuck_no_step_lost_no_turn_doubled()
         .map(|_| Reply::text("Payment received.").after(Duration::from_millis(100)))
         .collect();
     let server = ScriptedServer::start(replies).expect("server");
-    let spawn = || -> Child {
-        Command::new(env!("CARGO_BIN_EXE_archmax"))
-            .args([
-                "worker",
-                "refunds",
-                "--once",
-                "--trigger",
-                "payment",
-                "--poll",
-                "50",
-            ])
-            .current_dir(ws.root())
-            .env("ARCHMAX_SESSION_STORE", &url)
-            .env("ARCHMAX_API_BASE_URL", server.url())
-            .env("ARCHMAX_API_KEY", "test-key")
-            .env("ARCHMAX_MODEL", "scripted-model")
-            .env("ARCHMAX_CLI_NO_BANNER", "1")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn a worker")
+    let spawn = || {
+        worker_process(
+            &ws,
+            &url,
+            &server,
+            &["--once", "--trigger", "payment", "--poll", "50"],
+        )
     };
     let started = Instant::now();
     let mut workers: Vec<Child> = (0..4).map(|_| spawn()).collect();
@@ -501,18 +509,7 @@ fn queued_deliveries_run_once_in_order_with_the_outcome_of_a_direct_delivery() {
 
     // A delivery the runtime refuses is recorded with its refusal; --wait reports it as
     // a direct deliver does, from a worker running elsewhere.
-    let mut worker = std::process::Command::new(env!("CARGO_BIN_EXE_archmax"))
-        .args(["worker", "refunds", "--poll", "50"])
-        .current_dir(ws.root())
-        .env("ARCHMAX_SESSION_STORE", &url)
-        .env("ARCHMAX_API_BASE_URL", server.url())
-        .env("ARCHMAX_API_KEY", "test-key")
-        .env("ARCHMAX_MODEL", "scripted-model")
-        .env("ARCHMAX_CLI_NO_BANNER", "1")
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("spawn a worker");
+    let mut worker = worker_process(&ws, &url, &server, &["--poll", "50"]);
     let r = cli_with(
         &ws,
         None,
