@@ -60,6 +60,8 @@ impl PgStore {
     /// among all workers: `FOR UPDATE SKIP LOCKED`, and the lease row's upsert only over an
     /// expired row); the claimer then resumes the turn ([`archmax_machine::Harness::resume_interrupted`]),
     /// whose `acquire` finds the row its own. [`PgStore::drop_claim`] gives up a claim.
+    /// A sub-workflow's child session (`<id>~…`) is not claimed: the turn of its root
+    /// session, resumed, runs the delegation again.
     pub fn claim_interrupted(
         &self,
         limit: u32,
@@ -76,6 +78,7 @@ impl PgStore {
                     r#"WITH stuck AS (
                         SELECT s.id, s.updated_at FROM archmax_sessions s
                         WHERE s.status = 'running' AND ($3::text IS NULL OR s.state->>'workflow' = $3)
+                          AND strpos(s.id, '~') = 0
                           AND NOT EXISTS (SELECT 1 FROM archmax_leases l
                                           WHERE l.session_id = s.id AND l.expires_at >= now())
                         ORDER BY s.updated_at

@@ -396,6 +396,8 @@ fn interrupted_turns_are_claimed_once_among_many_workers() {
         &[],
         &json!({"workflow": "waits", "status": "completed"}),
     );
+    // A child session of a delegation is its root's to run again.
+    commit(&store, &sid("r02~child"), &[], &running);
     // A turn in progress elsewhere: its lease is live, so it is not interrupted.
     schema.sql(
         "INSERT INTO archmax_leases VALUES ('r00', 'live-worker', now() + interval '1 hour'); \
@@ -454,6 +456,10 @@ fn interrupted_turns_are_claimed_once_among_many_workers() {
         "a live lease is not taken"
     );
     assert!(unique.contains(&"r01".to_string()), "an expired lease is");
+    assert!(
+        !unique.contains(&"r02~child".to_string()),
+        "a child session is not"
+    );
     assert_eq!(
         schema.scalar("SELECT count(*) FROM archmax_leases WHERE holder <> 'live-worker'"),
         Some("0".into()),
