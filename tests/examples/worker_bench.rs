@@ -13,70 +13,16 @@
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use archmax_machine::files::SessionFiles;
 use archmax_machine::model::{ModelConfig, OpenAiClient};
-use archmax_machine::store::{
-    FsStore, SessionId, SessionStore, Snapshot, Step, StoreError, WriterLease,
-};
+use archmax_machine::store::{FsStore, SessionStore};
 use archmax_machine::{Harness, HarnessOptions, NoEvents, SendInput};
 use archmax_store_pg::PgStore;
+use archmax_tests::hooked::Hooked;
 use archmax_tests::scripted::{Reply, ScriptedServer};
-use serde_json::Value;
 
 const WORKERS: usize = 4;
 
 const SPEC: &str = "title: Bench\ninstructions: Answer.\nstates:\n  answer:\n    triggers: { manual: }\n    instructions: Answer the request.\n";
-
-/// A store that times its commits.
-struct Timed {
-    inner: Arc<dyn SessionStore>,
-    commits: Arc<Mutex<Vec<Duration>>>,
-}
-
-impl SessionStore for Timed {
-    fn load(&self, id: &SessionId) -> Result<Option<Snapshot>, StoreError> {
-        self.inner.load(id)
-    }
-    fn load_state(&self, id: &SessionId) -> Result<Option<Value>, StoreError> {
-        self.inner.load_state(id)
-    }
-    fn commit(&self, id: &SessionId, step: Step<'_>) -> Result<(), StoreError> {
-        let started = Instant::now();
-        let done = self.inner.commit(id, step);
-        self.commits
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .push(started.elapsed());
-        done
-    }
-    fn list(&self) -> Result<Vec<String>, StoreError> {
-        self.inner.list()
-    }
-    fn delete(&self, id: &SessionId) -> Result<(), StoreError> {
-        self.inner.delete(id)
-    }
-    fn acquire(&self, id: &SessionId) -> Result<WriterLease, StoreError> {
-        self.inner.acquire(id)
-    }
-    fn write_spec_snapshot(&self, hash: &str, spec: &Value) -> Result<(), StoreError> {
-        self.inner.write_spec_snapshot(hash, spec)
-    }
-    fn read_spec_snapshot(&self, hash: &str) -> Result<Option<Value>, StoreError> {
-        self.inner.read_spec_snapshot(hash)
-    }
-    fn session_dir(&self, id: &SessionId) -> Option<std::path::PathBuf> {
-        self.inner.session_dir(id)
-    }
-    fn session_files(&self, id: &SessionId) -> Option<SessionFiles> {
-        self.inner.session_files(id)
-    }
-    fn kind(&self) -> &'static str {
-        self.inner.kind()
-    }
-    fn waits_on_disk(&self) -> bool {
-        self.inner.waits_on_disk()
-    }
-}
 
 fn percentile(sorted: &[Duration], p: f64) -> Duration {
     if sorted.is_empty() {
@@ -103,10 +49,16 @@ fn run(
     let commits = Arc::new(Mutex::new(Vec::new()));
     let mut harnesses = Vec::new();
     for _ in 0..WORKERS {
-        let store = Arc::new(Timed {
-            inner: make()?,
-            commits: Arc::clone(&commits),
-        });
+        let times = Arc::clone(&commits);
+        let store = Arc::new(Hooked::new(make()?, move |store, id, step| {
+            let started = Instant::now();
+            let done = store.commit(id, step);
+            times
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .push(started.elapsed());
+            done
+        }));
         harnesses.push(Arc::new(Harness::assemble(HarnessOptions {
             root: root.to_path_buf(),
             workflow: "bench".into(),

@@ -5,13 +5,12 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use archmax_machine::store::{
-    FsStore, SessionId, SessionStore, Snapshot, Step, StoreError, WriterLease,
-};
+use archmax_machine::store::{FsStore, StoreError};
 use archmax_machine::{Envelope, EventSink, OutcomeKind};
+use archmax_tests::hooked::Hooked;
 use archmax_tests::scripted::{Reply, ScriptedServer};
 use archmax_tests::{TempWorkspace, harness, rt};
-use serde_json::{Value, json};
+use serde_json::json;
 
 const SPEC: &str = r#"
 instructions: Do jobs.
@@ -20,52 +19,6 @@ states:
     triggers: { manual: }
     instructions: Do the work.
 "#;
-
-/// The filesystem store whose commit number `fail_at` (1-based) fails, as a process that
-/// stopped before that step was durable.
-struct StopsAt {
-    inner: FsStore,
-    commits: AtomicUsize,
-    fail_at: usize,
-}
-
-impl SessionStore for StopsAt {
-    fn load(&self, id: &SessionId) -> Result<Option<Snapshot>, StoreError> {
-        self.inner.load(id)
-    }
-    fn load_state(&self, id: &SessionId) -> Result<Option<Value>, StoreError> {
-        self.inner.load_state(id)
-    }
-    fn commit(&self, id: &SessionId, step: Step<'_>) -> Result<(), StoreError> {
-        if self.commits.fetch_add(1, Ordering::SeqCst) + 1 == self.fail_at {
-            return Err(StoreError::Backend {
-                store: "filesystem",
-                op: "commit",
-                id: Some(id.as_str().to_string()),
-                message: "the process stopped".into(),
-            });
-        }
-        self.inner.commit(id, step)
-    }
-    fn list(&self) -> Result<Vec<String>, StoreError> {
-        self.inner.list()
-    }
-    fn delete(&self, id: &SessionId) -> Result<(), StoreError> {
-        self.inner.delete(id)
-    }
-    fn acquire(&self, id: &SessionId) -> Result<WriterLease, StoreError> {
-        self.inner.acquire(id)
-    }
-    fn write_spec_snapshot(&self, hash: &str, spec: &Value) -> Result<(), StoreError> {
-        self.inner.write_spec_snapshot(hash, spec)
-    }
-    fn read_spec_snapshot(&self, hash: &str) -> Result<Option<Value>, StoreError> {
-        self.inner.read_spec_snapshot(hash)
-    }
-    fn session_dir(&self, id: &SessionId) -> Option<std::path::PathBuf> {
-        self.inner.session_dir(id)
-    }
-}
 
 #[derive(Default)]
 struct Warnings(Mutex<Vec<String>>);
@@ -96,12 +49,23 @@ fn an_interrupted_turn_is_finished_from_its_last_committed_step() {
     ])
     .expect("server");
     let stopping = harness(ws.root(), "jobs", &server.url(), "m", |o| {
-        o.store = Arc::new(StopsAt {
-            inner: FsStore::new(ws.root()),
-            commits: AtomicUsize::new(0),
-            // 1: the opening commit, 2: the write_file step, 3: the completion.
-            fail_at: 3,
-        });
+        // Commit 1 opens the turn, 2 is the write_file step, 3 (the completion) never
+        // becomes durable: the process "stopped" there.
+        let commits = AtomicUsize::new(0);
+        o.store = Arc::new(Hooked::new(
+            Arc::new(FsStore::new(ws.root())),
+            move |store, id, step| {
+                if commits.fetch_add(1, Ordering::SeqCst) + 1 == 3 {
+                    return Err(StoreError::Backend {
+                        store: "filesystem",
+                        op: "commit",
+                        id: Some(id.as_str().to_string()),
+                        message: "the process stopped".into(),
+                    });
+                }
+                store.commit(id, step)
+            },
+        ));
     });
     let stopped = rt().block_on(stopping.send(
         "j1",
