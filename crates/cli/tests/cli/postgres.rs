@@ -384,6 +384,8 @@ fn queued_deliveries_run_once_in_order_with_the_outcome_of_a_direct_delivery() {
     script.extend(rewait()); // the direct delivery to d-1
     script.extend(rewait()); // q-1's first queued delivery
     script.push(Reply::text("Payment received.")); // q-1's second
+    script.extend(waiting_until("2999-01-01T09:00:00Z")); // w-2
+    script.push(Reply::text("Paid, thank you.")); // w-2's delivery, awaited with --wait
     let server = ScriptedServer::start(script).expect("server");
     let env = [("ARCHMAX_SESSION_STORE", url.as_str())];
     for id in ["q-1", "d-1"] {
@@ -524,11 +526,53 @@ fn queued_deliveries_run_once_in_order_with_the_outcome_of_a_direct_delivery() {
             "--wait",
         ],
     );
-    let _ = worker.kill();
-    let _ = worker.wait();
     assert_eq!(r.code, 1, "{}", r.err);
     assert!(
         r.err.ends_with("Error: Session 'q-1' is not parked awaiting an event; there is nothing to deliver to. A session awaiting a human decision resumes through a decision instead.\n"),
+        "{}",
+        r.err
+    );
+    // And a delivery that runs: --wait reports its reply (--json: its Outcome), exit 0.
+    let r = cli_with(
+        &ws,
+        Some(&server),
+        &env,
+        false,
+        &["run", "refunds", "Refund order 10", "--session", "w-2"],
+    );
+    assert_eq!(r.code, 0, "{}", r.err);
+    let r = cli_with(
+        &ws,
+        None,
+        &env,
+        false,
+        &[
+            "deliver",
+            "w-2",
+            "--trigger",
+            "payment",
+            "--enqueue",
+            "--wait",
+            "--json",
+        ],
+    );
+    let _ = worker.kill();
+    let _ = worker.wait();
+    assert_eq!(r.code, 0, "{}", r.err);
+    let outcome: serde_json::Value = serde_json::from_str(&r.out).expect("the Outcome");
+    assert_eq!(
+        (
+            &outcome["sessionId"],
+            &outcome["reply"],
+            &outcome["disposition"]
+        ),
+        (&json!("w-2"), &json!("Paid, thank you."), &json!("deliver"))
+    );
+    assert!(
+        r.err.contains(&format!(
+            "ran: session w-2 is {}\n",
+            outcome["status"].as_str().expect("a status")
+        )),
         "{}",
         r.err
     );
