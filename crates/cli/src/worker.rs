@@ -92,9 +92,11 @@ pub(crate) fn run(
             .claim_interrupted(BATCH, Some(&workflow))
             .map_err(fail)?
         {
-            idle = false;
+            // Only a turn that ran is progress: a session that cannot be resumed (its claim
+            // dropped, its error printed) would be claimed again at once.
             if resume(cli, &harness, &mut live, &store, &session.id)? {
                 woken += 1;
+                idle = false;
             }
         }
         for claimed in store

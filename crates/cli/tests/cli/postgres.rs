@@ -592,3 +592,51 @@ fn queued_deliveries_run_once_in_order_with_the_outcome_of_a_direct_delivery() {
         r.err
     );
 }
+
+/// A `running` session the worker cannot resume (its state does not read) is reported and
+/// left, and `--once` still ends: it is not claimed again and again.
+#[test]
+fn an_interrupted_session_that_cannot_be_resumed_is_reported_and_left() {
+    use archmax_machine::store::{SessionId, SessionStore, Step};
+    use serde_json::json;
+
+    let Some(url) = store_url() else { return };
+    let ws = workspace();
+    let server = ScriptedServer::start(vec![]).expect("server");
+    let store = archmax_store_pg::PgStore::connect(&url).expect("store");
+    let id = SessionId::parse("broken-1").expect("id");
+    let state = json!({"workflow": "refunds", "status": "running", "workflowState": 5});
+    store
+        .commit(
+            &id,
+            Step {
+                new_messages: &[],
+                state: &state,
+            },
+        )
+        .expect("commit");
+    let env = [("ARCHMAX_SESSION_STORE", url.as_str())];
+    let r = cli_with(
+        &ws,
+        Some(&server),
+        &env,
+        false,
+        &["worker", "refunds", "--once"],
+    );
+    assert_eq!(r.code, 0, "{}", r.err);
+    assert!(
+        r.err
+            .contains("  resuming broken-1: its turn was interrupted"),
+        "{}",
+        r.err
+    );
+    assert!(
+        r.err.contains("  broken-1: ") && r.err.contains("unreadable state"),
+        "{}",
+        r.err
+    );
+    assert!(r.err.ends_with("✔ woke 0 sessions\n"), "{}", r.err);
+    assert!(server.requests().is_empty());
+    // Its claim was dropped: another worker (or a fix) may take it.
+    drop(store.acquire(&id).expect("not leased"));
+}
