@@ -242,6 +242,18 @@ export declare class NativeSessionStore {
   static postgres(url: string, schema?: string | undefined | null, leaseTtlMs?: number | undefined | null): NativeSessionStore
   /** The Rust side of a host (JS object) store: its leases and fallback spec snapshots. */
   static host(): NativeSessionStore
+  /**
+   * Queues a delivery for the workers (`archmax worker`) of a PostgreSQL store: its
+   * number in the queue. `variables` is an object (seeded locked), `workflow` the
+   * workflow whose workers serve it (any worker when null).
+   */
+  enqueueDelivery(sessionId: string, trigger: string, variables?: Record<string, unknown> | null, message?: string | undefined | null, workflow?: string | undefined | null): Promise<number>
+  /**
+   * A queued delivery of a PostgreSQL store: `{ status, outcome, error }` (`status`
+   * `queued`, `claimed`, `applied` or `done`; `outcome` the Outcome its turn settled
+   * with, `error` the refusal's text), `null` when there is none.
+   */
+  delivery(seq: number): Promise<{ status: 'queued' | 'claimed' | 'applied' | 'done', outcome: Record<string, unknown> | null, error: string | null } | null>
 }
 
 /** One harness call in flight. `agent.js` drives it; use `createAgent`, not this class. */

@@ -41,6 +41,6 @@ export type {
 } from './index.js'
 export * from './agent.js'
 export { createFilesystemSessionStore, createMemorySessionStore, createPostgresSessionStore } from './store.js'
-export type { SessionStore, HostSessionStore, StoredSession, SessionCommit } from './store.js'
+export type { SessionStore, HostSessionStore, StoredSession, SessionCommit, PostgresSessionStore, QueuedDelivery, DeliveryRecord } from './store.js'
 export { contentToString, isAiMessage, isRuntimeNote, lastAgentText, runtimeNoteKind } from './messages.js'
 export type { RuntimeNoteKind, TranscriptMessage } from './messages.js'

@@ -64,4 +64,38 @@ export declare function createPostgresSessionStore(options: {
   schema?: string
   /** How long a writer lease outlives its holder's last renewal (default 30000). */
   leaseTtlMs?: number
-}): SessionStore
+}): PostgresSessionStore
+
+/** A delivery for the workers of a PostgreSQL store (what `agent.workflow.deliver` takes, run later by a worker). */
+export interface QueuedDelivery {
+  /** The event that arrived: it becomes the session's trigger. */
+  trigger: string
+  /** Seeded locked, as a direct delivery's. */
+  variables?: Record<string, unknown>
+  /** A person's message with the event. */
+  message?: string
+  /** Only workers of this workflow serve it (`archmax worker <workflow>`); any worker when absent. */
+  workflow?: string
+}
+
+/** A queued delivery as stored. */
+export interface DeliveryRecord {
+  /** `queued`, `claimed` (a worker has it), `applied` (its turn is under way) or `done`. */
+  status: 'queued' | 'claimed' | 'applied' | 'done'
+  /** The Outcome its turn settled with (as `--json` prints it: without `messages`). */
+  outcome: Record<string, unknown> | null
+  /** The refusal's text when the delivery did not run (a session not awaiting an event, …). */
+  error: string | null
+}
+
+/** The PostgreSQL store, with the queue its workers (`archmax worker`) serve. */
+export interface PostgresSessionStore extends SessionStore {
+  readonly kind: 'postgres'
+  /**
+   * Queues a delivery: one worker runs it, after the session's earlier queued deliveries, and
+   * stores its Outcome. Resolves to its number in the queue.
+   */
+  enqueueDelivery(sessionId: string, delivery: QueuedDelivery): Promise<number>
+  /** A queued delivery by its number; null when there is none. */
+  delivery(seq: number): Promise<DeliveryRecord | null>
+}

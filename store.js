@@ -51,11 +51,40 @@ export function createPostgresSessionStore(options) {
     throw new TypeError(`createPostgresSessionStore: 'leaseTtlMs' must be a positive integer, got ${describe(ttl)}`)
   }
   const native = NativeSessionStore.postgres(url, schema ?? null, ttl ?? null)
-  return Object.freeze({ kind: 'postgres', ...(schema ? { schema } : {}), [NATIVE]: native })
+  return Object.freeze({
+    kind: 'postgres',
+    ...(schema ? { schema } : {}),
+    [NATIVE]: native,
+    /** Queues a delivery for `archmax worker`; resolves to its number in the queue. */
+    enqueueDelivery(sessionId, delivery) {
+      if (typeof sessionId !== 'string' || !sessionId) {
+        return Promise.reject(new TypeError(`enqueueDelivery needs a session id, got ${describe(sessionId)}`))
+      }
+      const { trigger, variables, message, workflow } = delivery ?? {}
+      if (typeof trigger !== 'string') {
+        return Promise.reject(new TypeError(`enqueueDelivery needs { trigger: string }, got ${describe(trigger)}`))
+      }
+      if (message != null && typeof message !== 'string') {
+        return Promise.reject(new TypeError(`enqueueDelivery: 'message' must be a string, got ${describe(message)}`))
+      }
+      if (workflow != null && typeof workflow !== 'string') {
+        return Promise.reject(new TypeError(`enqueueDelivery: 'workflow' must be a string, got ${describe(workflow)}`))
+      }
+      return native.enqueueDelivery(sessionId, trigger, variables ?? null, message ?? null, workflow ?? null)
+    },
+    /** A queued delivery: `{ status, outcome, error }`, or null. */
+    delivery(seq) {
+      if (!Number.isSafeInteger(seq)) {
+        return Promise.reject(new TypeError(`delivery needs the number enqueueDelivery answered, got ${describe(seq)}`))
+      }
+      return native.delivery(seq)
+    },
+  })
 }
 
 function describe(value) {
   if (value === null) return 'null'
+  if (value === undefined) return 'undefined'
   if (Array.isArray(value)) return 'an array'
   return typeof value === 'object' ? 'an object' : `${typeof value} ${String(value).slice(0, 40)}`
 }

@@ -15,6 +15,7 @@ mod model_client;
 mod model_faults;
 mod model_stream;
 mod reference;
+mod resume;
 mod runtime;
 mod runtime_writes;
 mod scripted_server;

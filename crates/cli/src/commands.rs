@@ -151,7 +151,8 @@ selects a transition; use 'archmax decide' to route it.";
 
 const DELIVER_LONG: &str = "Resumes a session parked for input by delivering the event it was waiting for. \
 The session continues in the state it parked in, the trigger becomes its current one, and any variables \
-given are seeded locked.";
+given are seeded locked. With --enqueue (a PostgreSQL store) the delivery is stored instead, and one \
+'archmax worker' runs it, after the session's earlier queued deliveries.";
 
 const INIT_LONG: &str = "Writes a workspace that 'archmax validate' passes: the workflow 'hello' (a state \
 that drafts an answer, an after hook that checks the draft, a human state that approves it or sends it \
@@ -286,6 +287,14 @@ pub const COMMANDS: &[Command] = &[
             value("trigger", "<id>", "The event that arrived (required)"),
             VARIABLES,
             WORKFLOW_OPT,
+            flag(
+                "enqueue",
+                "Queue the delivery for 'archmax worker' (PostgreSQL store) instead of running it here",
+            ),
+            flag(
+                "wait",
+                "With --enqueue: wait until a worker has run it, and report its Outcome",
+            ),
             OUTCOME_JSON,
             RECORD,
             REPLAY,
@@ -306,7 +315,10 @@ pub const COMMANDS: &[Command] = &[
                 "<id>",
                 "The trigger delivered to a session whose wait fell due (default: timer)",
             ),
-            flag("once", "Wake every session due now, then exit"),
+            flag(
+                "once",
+                "Serve every interrupted turn, queued delivery and due wait ready now, then exit",
+            ),
             value(
                 "poll",
                 "<ms>",
@@ -314,7 +326,7 @@ pub const COMMANDS: &[Command] = &[
             ),
             VERBOSE,
         ],
-        summary: "Wake sessions whose archmax_wait fell due (PostgreSQL session store)",
+        summary: "Finish interrupted turns, run queued deliveries, wake due waits (PostgreSQL session store)",
         long: Some(WORKER_LONG),
     },
     Command {
@@ -355,7 +367,9 @@ impl Command {
     }
 }
 
-const WORKER_LONG: &str = "Wakes the sessions of a workflow whose archmax_wait fell due, in the PostgreSQL \
-session store that ARCHMAX_SESSION_STORE names (postgres://…). Each due session is claimed by exactly one \
-worker, however many run on however many machines, and resumed with a delivery of --trigger, as a host's \
-scheduler would deliver it. Runs until stopped, or with --once until nothing is due.";
+const WORKER_LONG: &str = "Serves the sessions of a workflow in the PostgreSQL session store that \
+ARCHMAX_SESSION_STORE names (postgres://…): it finishes turns a stopped worker left running (once their \
+lease expired, from the last committed step), runs the deliveries 'archmax deliver --enqueue' queued (a \
+session's in arrival order), and wakes sessions whose archmax_wait fell due with a delivery of --trigger, \
+as a host's scheduler would deliver it. Each is claimed by exactly one worker, however many run on however \
+many machines. Runs until stopped, or with --once until nothing is ready.";

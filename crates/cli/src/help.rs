@@ -123,7 +123,7 @@ Commands:
   decide <session>              Resume a session parked at a human state by picking a transition
   reply <session> <message...>  Send a message to a session parked at a human state; it stays parked
   deliver <session>             Resume a session parked for input by delivering a trigger
-  worker [workflow]             Wake sessions whose archmax_wait fell due (PostgreSQL session store)
+  worker [workflow]             Finish interrupted turns, run queued deliveries, wake due waits (PostgreSQL session store)
   help [command]                Show help for the CLI or one command
 
 Global options:

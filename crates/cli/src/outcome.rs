@@ -307,13 +307,19 @@ pub(crate) fn decision_context(
     out
 }
 
-/// `--json`: the Outcome as the JS API returns it, without the transcript
-/// (`messages`; it is in `sessions/<id>/checkpoints/transcript.jsonl`).
-pub(crate) fn outcome_json(outcome: &Outcome) -> String {
+/// The Outcome `--json` prints, as a value: everything but the transcript.
+pub(crate) fn outcome_value(outcome: &Outcome) -> Value {
     let mut value = serde_json::to_value(outcome).unwrap_or(Value::Null);
     if let Value::Object(map) = &mut value {
         map.remove("messages");
     }
+    value
+}
+
+/// `--json`: the Outcome as the JS API returns it, without the transcript
+/// (`messages`; it is in `sessions/<id>/checkpoints/transcript.jsonl`).
+pub(crate) fn outcome_json(outcome: &Outcome) -> String {
+    let value = outcome_value(outcome);
     let text = serde_json::to_string_pretty(&value).unwrap_or_else(|_| "null".to_string());
     format!("{text}\n")
 }

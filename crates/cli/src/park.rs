@@ -93,7 +93,28 @@ pub(crate) fn deliver(
     parsed: &Parsed,
     positionals: &[Option<String>],
 ) -> Result<i32, Failure> {
+    let url = if parsed.flag("enqueue") {
+        // The queue is the database's: refused before the session is looked up elsewhere.
+        let root = resolve_root(&cli.cwd, parsed.text("root"));
+        let url = crate::store::choice(cli, &root).ok_or_else(|| {
+            Failure::Command(format!(
+                "--enqueue needs {}=postgres://…: the queue is a table the workers share",
+                crate::store::STORE_VAR
+            ))
+        })?;
+        Some(url)
+    } else {
+        None
+    };
     let (args, trigger, variables) = check_deliver(cli, parsed, positionals)?;
+    if let Some(url) = url {
+        return enqueue(cli, parsed, &url, args, trigger, variables);
+    }
+    if parsed.flag("wait") {
+        return Err(Failure::Usage(
+            "--wait waits for a queued delivery: use it with --enqueue".to_string(),
+        ));
+    }
     let (harness, mut live, root) = open(cli, parsed, &args)?;
     let before = Before::take(&root, &args.session);
     let id = args.session.clone();
@@ -104,4 +125,80 @@ pub(crate) fn deliver(
     let report =
         resumed_report(&cli.style, &outcome, "delivered").with_json(parsed.flag("json"), &outcome);
     Ok(finish(cli, &report, &root, &args.session, &before))
+}
+
+/// `archmax deliver --enqueue [--wait]`: the delivery goes into the PostgreSQL store's queue
+/// for the workers (`archmax worker`); with `--wait`, this waits until one ran it and
+/// reports its Outcome (`--json`: the Outcome itself) or its refusal, as a direct
+/// `deliver` would. The session's state is not checked here: a session in a turn now may
+/// be parked when its delivery's turn comes.
+fn enqueue(
+    cli: &mut Cli<'_>,
+    parsed: &Parsed,
+    url: &str,
+    args: ParkArgs,
+    trigger: String,
+    variables: serde_json::Map<String, serde_json::Value>,
+) -> Result<i32, Failure> {
+    let root = resolve_root(&cli.cwd, parsed.text("root"));
+    cli.load_root_env(&root);
+    cli.header(&args.workflow, &root, None);
+    let store = crate::store::postgres(url)?;
+    let delivery = archmax_store_pg::Delivery {
+        session: args.session.clone(),
+        workflow: Some(args.workflow.clone()),
+        trigger: trigger.trim().to_string(),
+        variables,
+        message: None,
+    };
+    let seq = store
+        .enqueue_delivery(&delivery)
+        .map_err(|e| Failure::Command(e.to_string()))?;
+    let check = crate::style::CHECK;
+    cli.err(&format!(
+        "{check} queued delivery {seq} of '{}' for session {}\n",
+        delivery.trigger, args.session
+    ));
+    if !parsed.flag("wait") {
+        if parsed.flag("json") {
+            cli.out(&format!(
+                "{{\"delivery\": {seq}, \"status\": \"queued\"}}\n"
+            ));
+        }
+        return Ok(0);
+    }
+    loop {
+        let record = store
+            .delivery(seq)
+            .map_err(|e| Failure::Command(e.to_string()))?
+            .ok_or_else(|| Failure::Command(format!("delivery {seq} is no longer queued")))?;
+        if record.status == "done" {
+            if let Some(error) = record.error {
+                return Err(Failure::Command(error));
+            }
+            let outcome = record.outcome.unwrap_or(serde_json::Value::Null);
+            let status = outcome
+                .get("status")
+                .and_then(serde_json::Value::as_str)
+                .unwrap_or("unknown");
+            cli.err(&format!(
+                "{check} delivery {seq} ran: session {} is {status}\n",
+                args.session
+            ));
+            if parsed.flag("json") {
+                let text = serde_json::to_string_pretty(&outcome).unwrap_or_default();
+                cli.out(&format!("{text}\n"));
+            } else if let Some(reply) = outcome
+                .get("reply")
+                .and_then(serde_json::Value::as_str)
+                .filter(|r| !r.is_empty())
+            {
+                cli.out(&format!("{reply}\n"));
+            }
+            // As a direct `deliver`: a session that ended rejected or failed exits 1.
+            let kind = outcome.get("kind").and_then(serde_json::Value::as_str);
+            return Ok(i32::from(matches!(kind, Some("failed" | "rejected"))));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
 }

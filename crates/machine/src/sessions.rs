@@ -11,7 +11,6 @@
 //! ```
 
 use std::collections::BTreeMap;
-use std::path::Path;
 
 use archmax_kernel::Mounts;
 use archmax_kernel::canonical::canonicalize;
@@ -276,7 +275,7 @@ impl Harness {
             .iter()
             .map(|(path, value)| Ok((seed_path(path, &mounts)?, seed_bytes(value))))
             .collect::<Result<Vec<(String, Vec<u8>)>, RunError>>()?;
-        let Some(dir) = self.store.session_dir(&sid) else {
+        let Some(files) = self.store.seedable_files(&sid) else {
             return Err(RunError::StoreCapability {
                 kind: self.store.kind(),
                 capability: "seed",
@@ -284,11 +283,16 @@ impl Harness {
             });
         };
         // The store root is the confinement base, so a linked session folder is refused too.
-        let base = dir
+        let base = files
+            .dir
             .parent()
-            .map_or_else(|| dir.clone(), std::path::Path::to_path_buf);
+            .map_or_else(|| files.dir.clone(), std::path::Path::to_path_buf);
         for (rel, bytes) in writes {
-            write_seed(sid.as_str(), &base, &dir.join(&rel), &bytes)?;
+            let path = files.dir.join(&rel);
+            files
+                .backend
+                .write_confined(&base, &path, &bytes)
+                .map_err(StoreError::io(sid.as_str(), "write", path.clone()))?;
         }
         Ok(())
     }
@@ -342,14 +346,4 @@ fn seed_bytes(value: &Value) -> Vec<u8> {
             text.into_bytes()
         }
     }
-}
-
-/// Writes one seeded file, creating its folders, overwriting what is there.
-fn write_seed(id: &str, base: &Path, path: &Path, bytes: &[u8]) -> Result<(), RunError> {
-    crate::store::confine::write_file(base, path, bytes).map_err(StoreError::io(
-        id,
-        "write",
-        path.to_path_buf(),
-    ))?;
-    Ok(())
 }

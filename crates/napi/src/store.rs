@@ -123,6 +123,86 @@ impl NativeSessionStore {
             backing: Backing::Host(Arc::default()),
         }
     }
+
+    /// Queues a delivery for the workers (`archmax worker`) of a PostgreSQL store: its
+    /// number in the queue. `variables` is an object (seeded locked), `workflow` the
+    /// workflow whose workers serve it (any worker when null).
+    #[napi(ts_return_type = "Promise<number>")]
+    pub async fn enqueue_delivery(
+        &self,
+        session_id: String,
+        trigger: String,
+        #[napi(ts_arg_type = "Record<string, unknown> | null")] variables: Option<Value>,
+        message: Option<String>,
+        workflow: Option<String>,
+    ) -> napi::Result<i64> {
+        let store = self.postgres_only("enqueueDelivery")?;
+        let variables = match variables {
+            None | Some(Value::Null) => serde_json::Map::new(),
+            Some(Value::Object(map)) => map,
+            Some(other) => {
+                return Err(napi::Error::new(
+                    napi::Status::InvalidArg,
+                    format!(
+                        "enqueueDelivery: 'variables' must be an object, got {}",
+                        kind(&other)
+                    ),
+                ));
+            }
+        };
+        let trigger = trigger.trim().to_string();
+        if trigger.is_empty() {
+            return Err(napi::Error::new(
+                napi::Status::InvalidArg,
+                format!(
+                    "enqueueDelivery: a trigger id is required to deliver to session '{session_id}'"
+                ),
+            ));
+        }
+        let delivery = archmax_store_pg::Delivery {
+            session: session_id,
+            workflow,
+            trigger,
+            variables,
+            message,
+        };
+        napi::bindgen_prelude::spawn_blocking(move || store.enqueue_delivery(&delivery))
+            .await
+            .map_err(|e| napi::Error::from_reason(e.to_string()))?
+            .map_err(|e| napi::Error::from_reason(e.to_string()))
+    }
+
+    /// A queued delivery of a PostgreSQL store: `{ status, outcome, error }` (`status`
+    /// `queued`, `claimed`, `applied` or `done`; `outcome` the Outcome its turn settled
+    /// with, `error` the refusal's text), `null` when there is none.
+    #[napi(
+        ts_return_type = "Promise<{ status: 'queued' | 'claimed' | 'applied' | 'done', outcome: Record<string, unknown> | null, error: string | null } | null>"
+    )]
+    pub async fn delivery(&self, seq: i64) -> napi::Result<Value> {
+        let store = self.postgres_only("delivery")?;
+        let record = napi::bindgen_prelude::spawn_blocking(move || store.delivery(seq))
+            .await
+            .map_err(|e| napi::Error::from_reason(e.to_string()))?
+            .map_err(|e| napi::Error::from_reason(e.to_string()))?;
+        Ok(record.map_or(
+            Value::Null,
+            |r| json!({ "status": r.status, "outcome": r.outcome, "error": r.error }),
+        ))
+    }
+}
+
+impl NativeSessionStore {
+    fn postgres_only(&self, what: &str) -> napi::Result<Arc<PgStore>> {
+        match &self.backing {
+            Backing::Postgres(store) => Ok(Arc::clone(store)),
+            _ => Err(napi::Error::new(
+                napi::Status::GenericFailure,
+                format!(
+                    "{what} needs a PostgreSQL session store (createPostgresSessionStore): the workers serve the queue from its database"
+                ),
+            )),
+        }
+    }
 }
 
 /// The session store an agent assembles with, and what `dispose` must release.

@@ -33,6 +33,7 @@
 //! so a turn calls it from the blocking pool).
 
 mod files;
+mod queue;
 mod schema;
 
 use std::collections::HashMap;
@@ -50,6 +51,7 @@ use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
 use serde_json::Value;
 use tokio_postgres::NoTls;
 
+pub use queue::{ClaimedDelivery, Delivery, DeliveryRecord};
 pub use schema::SCHEMA_VERSION;
 
 use files::PgArea;
@@ -230,6 +232,7 @@ impl PgStoreBuilder {
             ttl: self.lease_ttl,
             holders: Holders::default(),
             areas: Mutex::default(),
+            applying: Mutex::default(),
         });
         heartbeat(Arc::downgrade(&inner));
         Ok(PgStore { inner })
@@ -356,11 +359,14 @@ struct Inner {
     holders: Holders,
     /// Session files loaded from the database, per session; reloaded when a lease is taken.
     areas: Mutex<HashMap<String, Arc<PgArea>>>,
+    /// The queued delivery the next commit of a session applies (`PgStore::apply_on_commit`).
+    applying: Mutex<HashMap<String, i64>>,
 }
 
 /// A step's commit: `$1` id, `$2` the lease holder to check (NULL: unfenced), `$3` the
 /// lease's time to live (s), `$4` state, `$5` status, `$6` message count, `$7` due time,
-/// `$8` the messages. Answers whether the fence held and whether the session was created.
+/// `$8` the messages, `$9` the queued delivery this commit applies (NULL: none). Answers
+/// whether the fence held and whether the session was created.
 const COMMIT_SQL: &str = r#"
 WITH fence AS (
     UPDATE archmax_leases SET expires_at = now() + make_interval(secs => $3)
@@ -382,6 +388,9 @@ WITH fence AS (
     INSERT INTO archmax_files (session_id, path, content)
     SELECT $1, 'scratchpad', NULL FROM up WHERE up.created
     ON CONFLICT DO NOTHING
+), applied AS (
+    UPDATE archmax_deliveries SET applied_at = now()
+    WHERE $9::bigint IS NOT NULL AND seq = $9 AND EXISTS (SELECT 1 FROM up)
 )
 SELECT ($2::text IS NULL OR EXISTS (SELECT 1 FROM fence)), (SELECT created FROM up)
 "#;
@@ -458,6 +467,23 @@ impl PgStore {
         F: Future<Output = PgResult<T>> + Send + 'static,
     {
         block(work(self.inner.pool.clone())).map_err(|m| backend(op, id.map(SessionId::as_str), m))
+    }
+
+    /// Runs one statement (no rows back) with `params`; the number of rows it changed.
+    pub(crate) fn execute(
+        &self,
+        op: &'static str,
+        sql: &'static str,
+        params: Vec<Box<dyn tokio_postgres::types::ToSql + Send + Sync>>,
+    ) -> Result<u64, StoreError> {
+        self.run(op, None, move |pool| async move {
+            let client = pool.get().await.map_err(pool_err)?;
+            let refs: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> = params
+                .iter()
+                .map(|p| p.as_ref() as &(dyn tokio_postgres::types::ToSql + Sync))
+                .collect();
+            client.execute(sql, &refs).await.map_err(db)
+        })
     }
 
     /// Claims at most `limit` sessions whose wait is due, each for exactly one caller among
@@ -681,6 +707,7 @@ impl SessionStore for PgStore {
             .then(|| self.inner.holder.clone());
         let ttl = self.inner.ttl.as_secs_f64();
         let key = id.as_str().to_owned();
+        let applying = self.take_applying(id.as_str());
         let created = self.run("commit", Some(id), move |pool| async move {
             let client = pool.get().await.map_err(pool_err)?;
             // One statement, so one transaction and one round trip (prepared once per
@@ -692,7 +719,9 @@ impl SessionStore for PgStore {
             let row = client
                 .query_one(
                     &statement,
-                    &[&key, &fence, &ttl, &state, &status, &n, &due, &messages],
+                    &[
+                        &key, &fence, &ttl, &state, &status, &n, &due, &messages, &applying,
+                    ],
                 )
                 .await
                 .map_err(db)?;
@@ -701,7 +730,17 @@ impl SessionStore for PgStore {
                 return Err("the writer lease was lost (it expired, and another worker may hold the session); the step was not committed".to_string());
             }
             Ok(row.get::<_, Option<bool>>(1).unwrap_or(false))
-        })?;
+        });
+        let created = match created {
+            Ok(created) => created,
+            Err(e) => {
+                // Nothing was written: the delivery is applied by the next commit instead.
+                if let Some(seq) = applying {
+                    self.apply_on_commit(id.as_str(), seq);
+                }
+                return Err(e);
+            }
+        };
         if created && let Some(area) = self.cached_area(id.as_str()) {
             area.first_commit().map_err(|e| {
                 backend(
@@ -766,13 +805,15 @@ impl SessionStore for PgStore {
         let key = id.as_str().to_owned();
         let holder = inner.holder.clone();
         let ttl = inner.ttl.as_secs_f64();
+        // A row of this holder is this instance's own: a claim of `claim_interrupted`, or a
+        // row whose deletion failed. The in-process slot taken above keeps it single here.
         let taken = self.run("take the writer lease of", Some(id), move |pool| async move {
             let client = pool.get().await.map_err(pool_err)?;
             let row = client
                 .query_opt(&cached(&client, "INSERT INTO archmax_leases AS l (session_id, holder, expires_at) \
                      VALUES ($1, $2, now() + make_interval(secs => $3)) \
                      ON CONFLICT (session_id) DO UPDATE SET holder = EXCLUDED.holder, expires_at = EXCLUDED.expires_at \
-                     WHERE l.expires_at < now() RETURNING 1").await?, &[&key, &holder, &ttl])
+                     WHERE l.expires_at < now() OR l.holder = EXCLUDED.holder RETURNING 1").await?, &[&key, &holder, &ttl])
                 .await
                 .map_err(db)?;
             Ok(row.is_some())
@@ -809,17 +850,11 @@ impl SessionStore for PgStore {
             id: hash.to_owned(),
             source,
         })?;
-        let hash = hash.to_owned();
-        self.run("write a spec snapshot", None, move |pool| async move {
-            let client = pool.get().await.map_err(pool_err)?;
-            client
-                .execute(
-                    "INSERT INTO archmax_specs (hash, spec) VALUES ($1, $2::text::json) ON CONFLICT DO NOTHING",
-                    &[&hash, &text],
-                )
-                .await
-                .map_err(db)
-        })
+        self.execute(
+            "write a spec snapshot",
+            "INSERT INTO archmax_specs (hash, spec) VALUES ($1, $2::text::json) ON CONFLICT DO NOTHING",
+            vec![Box::new(hash.to_owned()), Box::new(text)],
+        )
         .map(drop)
     }
 
@@ -868,6 +903,11 @@ impl SessionStore for PgStore {
             }
         };
         Some(area.session_files())
+    }
+
+    fn seedable_files(&self, id: &SessionId) -> Option<SessionFiles> {
+        // Rows of `archmax_files`: every worker sees what a host seeded.
+        self.session_files(id)
     }
 
     fn kind(&self) -> &'static str {

@@ -47,6 +47,26 @@ CREATE TABLE archmax_leases (
     expires_at timestamptz NOT NULL
 );
 "#,
+    // 2: deliveries queued for the workers (`archmax deliver --enqueue`), run in order per
+    // session; `applied_at` is written by the session commit that applied the delivery.
+    r#"
+CREATE TABLE archmax_deliveries (
+    seq           bigserial   PRIMARY KEY,
+    session_id    text COLLATE "C" NOT NULL,
+    workflow      text,
+    trigger       text        NOT NULL,
+    variables     json        NOT NULL,
+    message       text,
+    enqueued_at   timestamptz NOT NULL DEFAULT now(),
+    claimed_by    text,
+    claimed_until timestamptz,
+    applied_at    timestamptz,
+    done_at       timestamptz,
+    outcome       json,
+    error         text
+);
+CREATE INDEX archmax_deliveries_open ON archmax_deliveries (session_id, seq) WHERE done_at IS NULL;
+"#,
 ];
 
 /// The version this build writes.

@@ -375,3 +375,242 @@ fn a_step_is_one_transaction() {
         Some("2".into())
     );
 }
+
+#[test]
+fn interrupted_turns_are_claimed_once_among_many_workers() {
+    let Some((store, schema)) = common::store("interrupted") else {
+        return;
+    };
+    let running = json!({"workflow": "waits", "status": "running"});
+    for n in 0..30 {
+        commit(
+            &store,
+            &sid(&format!("r{n:02}")),
+            &[json!({"n": n})],
+            &running,
+        );
+    }
+    commit(
+        &store,
+        &sid("done"),
+        &[],
+        &json!({"workflow": "waits", "status": "completed"}),
+    );
+    // A child session of a delegation is its root's to run again.
+    commit(&store, &sid("r02~child"), &[], &running);
+    // A turn in progress elsewhere: its lease is live, so it is not interrupted.
+    schema.sql(
+        "INSERT INTO archmax_leases VALUES ('r00', 'live-worker', now() + interval '1 hour'); \
+         INSERT INTO archmax_leases VALUES ('r01', 'dead-worker', now() - interval '1 second')",
+    );
+    assert!(
+        store
+            .claim_interrupted(10, Some("other"))
+            .unwrap()
+            .is_empty()
+    );
+    let workers: Vec<PgStore> = (0..4).map(|_| schema.store()).collect();
+    let barrier = Arc::new(Barrier::new(workers.len()));
+    let claimed: Vec<String> = workers
+        .into_iter()
+        .map(|w| {
+            let barrier = Arc::clone(&barrier);
+            std::thread::spawn(move || {
+                barrier.wait();
+                let mut mine = Vec::new();
+                loop {
+                    let got = w.claim_interrupted(3, Some("waits")).expect("claim");
+                    if got.is_empty() {
+                        return mine;
+                    }
+                    for s in got {
+                        // The claim is the claimer's lease row: its own acquire takes it...
+                        let id = sid(&s.id);
+                        let lease = w.acquire(&id).expect("the claimer's acquire");
+                        // ...and the finished turn leaves `running` before the lease drops.
+                        commit(
+                            &w,
+                            &id,
+                            &[],
+                            &json!({"workflow": "waits", "status": "completed"}),
+                        );
+                        drop(lease);
+                        mine.push(s.id);
+                    }
+                }
+            })
+        })
+        .collect::<Vec<_>>()
+        .into_iter()
+        .flat_map(|h| h.join().unwrap())
+        .collect();
+    let unique: HashSet<&String> = claimed.iter().collect();
+    assert_eq!(
+        claimed.len(),
+        29,
+        "every interrupted session once: {claimed:?}"
+    );
+    assert_eq!(unique.len(), 29);
+    assert!(
+        !unique.contains(&"r00".to_string()),
+        "a live lease is not taken"
+    );
+    assert!(unique.contains(&"r01".to_string()), "an expired lease is");
+    assert!(
+        !unique.contains(&"r02~child".to_string()),
+        "a child session is not"
+    );
+    assert_eq!(
+        schema.scalar("SELECT count(*) FROM archmax_leases WHERE holder <> 'live-worker'"),
+        Some("0".into()),
+        "every claim ended with its lease"
+    );
+
+    // While a claim is held, nobody else gets the session, and a dropped claim frees it.
+    commit(&store, &sid("r05"), &[], &running);
+    let other = schema.store();
+    let got = store.claim_interrupted(10, None).unwrap();
+    assert_eq!(
+        got.iter().map(|s| s.id.as_str()).collect::<Vec<_>>(),
+        vec!["r05"]
+    );
+    assert!(other.claim_interrupted(10, None).unwrap().is_empty());
+    assert!(matches!(
+        other.acquire(&sid("r05")),
+        Err(StoreError::Busy { .. })
+    ));
+    store.drop_claim("r05").unwrap();
+    assert_eq!(
+        other
+            .claim_interrupted(10, None)
+            .unwrap()
+            .iter()
+            .map(|s| s.id.as_str())
+            .collect::<Vec<_>>(),
+        vec!["r05"]
+    );
+}
+
+#[test]
+fn deliveries_are_claimed_once_in_order_per_session_and_applied_by_the_commit() {
+    use archmax_store_pg::Delivery;
+    let Some((store, schema)) = common::store("deliveries") else {
+        return;
+    };
+    let parked = json!({"workflow": "waits", "status": "awaiting_input"});
+    commit(&store, &sid("a"), &[], &parked);
+    commit(&store, &sid("b"), &[], &parked);
+    let queue = |session: &str, n: i64| {
+        let mut variables = serde_json::Map::new();
+        variables.insert("n".into(), json!(n));
+        store
+            .enqueue_delivery(&Delivery {
+                session: session.into(),
+                workflow: Some("waits".into()),
+                trigger: "payment".into(),
+                variables,
+                message: (n == 2).then(|| "paid".to_string()),
+            })
+            .unwrap()
+    };
+    let a1 = queue("a", 1);
+    let b1 = queue("b", 1);
+    let a2 = queue("a", 2);
+    assert!(a1 < b1 && b1 < a2);
+    assert_eq!(store.delivery(a1).unwrap().unwrap().status, "queued");
+
+    // Two workers: each session's oldest delivery, once; the later one waits for it.
+    let other = schema.store();
+    let mut first = store.claim_deliveries(1, Some("waits")).unwrap();
+    first.extend(other.claim_deliveries(10, Some("waits")).unwrap());
+    assert_eq!(
+        first.iter().map(|c| c.seq).collect::<Vec<_>>(),
+        vec![a1, b1]
+    );
+    assert_eq!(first[0].delivery.variables["n"], 1);
+    assert!(!first[0].applied);
+    assert!(store.claim_deliveries(10, None).unwrap().is_empty());
+    assert!(
+        other
+            .claim_deliveries(10, Some("other"))
+            .unwrap()
+            .is_empty()
+    );
+    assert_eq!(store.delivery(a1).unwrap().unwrap().status, "claimed");
+
+    // The commit that applies it marks it applied in its own transaction.
+    let lease = store.acquire(&sid("a")).unwrap();
+    store.apply_on_commit("a", a1);
+    commit(
+        &store,
+        &sid("a"),
+        &[json!({"role": "user", "content": "event"})],
+        &json!({"workflow": "waits", "status": "running"}),
+    );
+    assert_eq!(store.delivery(a1).unwrap().unwrap().status, "applied");
+    commit(&store, &sid("a"), &[], &parked);
+    drop(lease);
+    let outcome = json!({"kind": "parked", "status": "awaiting_input"});
+    store.finish_delivery(a1, Ok(&outcome)).unwrap();
+    let done = store.delivery(a1).unwrap().unwrap();
+    assert_eq!(
+        (done.status, done.outcome, done.error),
+        ("done", Some(outcome), None)
+    );
+
+    // Now a2 is next for `a`; `b` is held by a writer, so its next one would wait.
+    let next = other.claim_deliveries(10, None).unwrap();
+    assert_eq!(next.iter().map(|c| c.seq).collect::<Vec<_>>(), vec![a2]);
+    assert_eq!(next[0].delivery.message.as_deref(), Some("paid"));
+    other
+        .finish_delivery(a2, Err("Session 'a' is not parked"))
+        .unwrap();
+    assert_eq!(
+        store.delivery(a2).unwrap().unwrap().error.as_deref(),
+        Some("Session 'a' is not parked")
+    );
+
+    // A busy session hands its delivery back; it is claimed again once the writer is gone.
+    store.release_delivery(b1).unwrap();
+    let held = other.acquire(&sid("b")).unwrap();
+    assert!(
+        store.claim_deliveries(10, None).unwrap().is_empty(),
+        "b has a writer"
+    );
+    drop(held);
+    let again = store.claim_deliveries(10, None).unwrap();
+    assert_eq!(again.iter().map(|c| c.seq).collect::<Vec<_>>(), vec![b1]);
+
+    // Applied by a worker that stopped mid-turn: back only once the claim expired and the
+    // session is no longer running, flagged applied (to finish, not to deliver again).
+    let lease = store.acquire(&sid("b")).unwrap();
+    store.apply_on_commit("b", b1);
+    commit(
+        &store,
+        &sid("b"),
+        &[],
+        &json!({"workflow": "waits", "status": "running"}),
+    );
+    drop(lease);
+    schema.sql("UPDATE archmax_deliveries SET claimed_until = now() - interval '1 second'");
+    assert!(
+        store.claim_deliveries(10, None).unwrap().is_empty(),
+        "its turn is still interrupted"
+    );
+    commit(
+        &store,
+        &sid("b"),
+        &[],
+        &json!({"workflow": "waits", "status": "completed"}),
+    );
+    let stale = store.claim_deliveries(10, None).unwrap();
+    assert_eq!(
+        stale.iter().map(|c| (c.seq, c.applied)).collect::<Vec<_>>(),
+        vec![(b1, true)]
+    );
+    store
+        .finish_applied("b", &json!({"status": "completed"}))
+        .unwrap();
+    assert_eq!(store.delivery(b1).unwrap().unwrap().status, "done");
+    assert_eq!(store.delivery(9999).unwrap(), None);
+}

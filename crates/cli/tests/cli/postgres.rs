@@ -141,6 +141,28 @@ fn the_worker_needs_a_postgres_store_and_a_bad_store_value_is_named() {
     );
 }
 
+/// An `archmax worker refunds <args>` process over the store at `url`, its model `server`.
+fn worker_process(
+    ws: &crate::support::Workspace,
+    url: &str,
+    server: &ScriptedServer,
+    args: &[&str],
+) -> std::process::Child {
+    std::process::Command::new(env!("CARGO_BIN_EXE_archmax"))
+        .args(["worker", "refunds"])
+        .args(args)
+        .current_dir(ws.root())
+        .env("ARCHMAX_SESSION_STORE", url)
+        .env("ARCHMAX_API_BASE_URL", server.url())
+        .env("ARCHMAX_API_KEY", "test-key")
+        .env("ARCHMAX_MODEL", "scripted-model")
+        .env("ARCHMAX_CLI_NO_BANNER", "1")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("spawn a worker")
+}
+
 /// Sizes from the environment (`PG_WORKER_SESSIONS`, `PG_WORKER_KILLS`), else CI's.
 fn size(var: &str, ci: usize) -> usize {
     std::env::var(var)
@@ -150,13 +172,17 @@ fn size(var: &str, ci: usize) -> usize {
 }
 
 /// 4 `archmax worker` processes over one database wake `PG_WORKER_SESSIONS` due waits
-/// while one of them is killed with SIGKILL `PG_WORKER_KILLS` times (a replacement starts
-/// each time): no session is woken twice, every session loads whole, none is left waiting
-/// past its due time or held past its lease, and only a killed worker's session in flight
-/// is left interrupted. Prints the figures (`-- --nocapture`).
+/// while one of them is killed with SIGKILL `PG_WORKER_KILLS` times, mid-turn (a
+/// replacement starts each time), then a last worker runs once the killed workers' leases
+/// expired. At the end: 0 sessions stuck (every turn a kill interrupted was finished by
+/// another worker: none left `running` or waiting past its due time, none leased past its
+/// expiry), 0 lost steps (every transcript begins with what the session held before the
+/// workers ran, and loads whole), 0 double turns (each session's delivery applied once and
+/// answered once; the only repeated model calls are the ones a kill cut off). Prints the
+/// figures (`-- --nocapture`).
 #[test]
-fn workers_killed_mid_turn_wake_every_due_session_once() {
-    use std::process::{Child, Command, Stdio};
+fn workers_killed_mid_turn_leave_no_session_stuck_no_step_lost_no_turn_doubled() {
+    use std::process::Child;
     use std::time::{Duration, Instant};
 
     use archmax_machine::store::{SessionId, SessionStore};
@@ -184,32 +210,27 @@ fn workers_killed_mid_turn_wake_every_due_session_once() {
         );
         assert_eq!(r.code, 0, "{}", r.err);
     }
+    let before: Vec<Vec<serde_json::Value>> = {
+        let store = archmax_store_pg::PgStore::connect(&url).expect("store");
+        (0..sessions)
+            .map(|i| {
+                let id = SessionId::parse(&format!("w-{i}")).expect("id");
+                store.load(&id).expect("load").expect("present").messages
+            })
+            .collect()
+    };
 
     let replies = (0..sessions * 2 + kills)
         .map(|_| Reply::text("Payment received.").after(Duration::from_millis(100)))
         .collect();
     let server = ScriptedServer::start(replies).expect("server");
-    let spawn = || -> Child {
-        Command::new(env!("CARGO_BIN_EXE_archmax"))
-            .args([
-                "worker",
-                "refunds",
-                "--once",
-                "--trigger",
-                "payment",
-                "--poll",
-                "50",
-            ])
-            .current_dir(ws.root())
-            .env("ARCHMAX_SESSION_STORE", &url)
-            .env("ARCHMAX_API_BASE_URL", server.url())
-            .env("ARCHMAX_API_KEY", "test-key")
-            .env("ARCHMAX_MODEL", "scripted-model")
-            .env("ARCHMAX_CLI_NO_BANNER", "1")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn a worker")
+    let spawn = || {
+        worker_process(
+            &ws,
+            &url,
+            &server,
+            &["--once", "--trigger", "payment", "--poll", "50"],
+        )
     };
     let started = Instant::now();
     let mut workers: Vec<Child> = (0..4).map(|_| spawn()).collect();
@@ -242,45 +263,380 @@ fn workers_killed_mid_turn_wake_every_due_session_once() {
     }
     // A killed worker's unstarted claims are due again once its claim expires.
     std::thread::sleep(ttl + Duration::from_millis(300));
+    // Turns the kills interrupted that no worker has finished yet: the last worker's.
+    let left_running = {
+        let store = archmax_store_pg::PgStore::connect(&url).expect("store");
+        (0..sessions)
+            .filter(|i| {
+                let id = SessionId::parse(&format!("w-{i}")).expect("id");
+                store.load_state(&id).expect("load").expect("present")["status"] == "running"
+            })
+            .count()
+    };
     let mut last = spawn();
     assert!(last.wait().expect("worker").success());
     let elapsed = started.elapsed();
 
     let requests: Vec<String> = server.requests().iter().map(|r| r.to_string()).collect();
     let store = archmax_store_pg::PgStore::connect(&url).expect("store");
-    let (mut finished, mut interrupted) = (0, 0);
-    for i in 0..sessions {
-        let wakes = requests.iter().filter(|r| r.contains(&order(i))).count();
-        assert!(wakes <= 1, "session w-{i} was woken {wakes} times");
+    let (mut stuck, mut lost, mut double, mut resumed) = (0, 0, 0, 0);
+    let mut extra_calls = 0;
+    for (i, held) in before.iter().enumerate() {
+        let calls = requests.iter().filter(|r| r.contains(&order(i))).count();
+        assert!(calls >= 1, "session w-{i} was never woken");
+        if calls > 1 {
+            resumed += 1;
+            extra_calls += calls - 1;
+        }
         let id = SessionId::parse(&format!("w-{i}")).expect("id");
         let snap = store.load(&id).expect("loads whole").expect("present");
-        assert_ne!(
-            snap.state["status"], "awaiting_input",
-            "w-{i} still waits past its due time"
-        );
-        let replied = snap
+        let status = snap.state["status"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        if status == "running" || status == "awaiting_input" {
+            stuck += 1;
+            eprintln!("w-{i} is stuck '{status}'");
+        }
+        if !snap.messages.starts_with(held) {
+            lost += 1;
+            eprintln!("w-{i} lost a step it held before the workers ran");
+        }
+        let events = snap
             .messages
-            .last()
-            .is_some_and(|m| m["content"] == "Payment received.");
-        if replied {
-            finished += 1;
-        } else {
-            // Killed after the delivery's commit, before or during its model call: the
-            // committed step is there and the turn never finished.
-            interrupted += 1;
-            assert_eq!(snap.state["status"], "running", "w-{i}");
+            .iter()
+            .filter(|m| m["role"] == "tool" && m["archmax"]["note"] == "event")
+            .count();
+        let answers = snap
+            .messages
+            .iter()
+            .filter(|m| m["content"] == "Payment received.")
+            .count();
+        if events != 1 || answers != 1 {
+            double += 1;
+            eprintln!("w-{i}: {events} deliveries applied, {answers} answers");
         }
         drop(store.acquire(&id).expect("no lease outlives its expiry"));
     }
-    assert!(
-        interrupted <= killed,
-        "{interrupted} interrupted by {killed} kills"
-    );
-    assert_eq!(finished + interrupted, sessions);
     println!(
-        "pg workers: {sessions} sessions, 4 workers, {killed} kills: {finished} woken and finished, {interrupted} interrupted mid-turn, 0 woken twice; {:.1} wakes/s ({:.2} s, including one lease expiry of {} ms)",
-        finished as f64 / elapsed.as_secs_f64(),
+        "pg workers: {sessions} sessions, 4 workers, {killed} kills: {stuck} stuck past their lease, {lost} lost steps, {double} double turns; {} interrupted turns finished by another worker ({extra_calls} model calls repeated); {:.1} sessions/s ({:.2} s, including one lease expiry of {} ms)",
+        resumed.max(left_running),
+        sessions as f64 / elapsed.as_secs_f64(),
         elapsed.as_secs_f64(),
         ttl.as_millis()
     );
+    assert_eq!(
+        (stuck, lost, double),
+        (0, 0, 0),
+        "stuck, lost steps, double turns"
+    );
+    assert!(
+        extra_calls <= killed,
+        "{extra_calls} repeated model calls for {killed} kills"
+    );
+    assert!(
+        killed == 0 || resumed.max(left_running) > 0,
+        "no kill interrupted a turn: the probe did not test recovery"
+    );
+}
+
+/// The Outcome of a delivery without what differs between two sessions given the same
+/// delivery: the id and the times (the trail's, the park's).
+fn comparable(mut outcome: serde_json::Value) -> serde_json::Value {
+    if let Some(map) = outcome.as_object_mut() {
+        map.remove("sessionId");
+    }
+    if let Some(pending) = outcome["pending"].as_object_mut() {
+        pending.remove("parkedAt");
+    }
+    if let Some(trail) = outcome["auditTrail"].as_array_mut() {
+        for step in trail {
+            if let Some(step) = step.as_object_mut() {
+                step.remove("ts");
+            }
+        }
+    }
+    outcome
+}
+
+/// `archmax deliver --enqueue` queues deliveries in the database; one `archmax worker` runs
+/// each once, a session's in arrival order, and stores the Outcome a direct `archmax deliver`
+/// gives (or its refusal, which `--wait` reports as a direct deliver would).
+#[test]
+fn queued_deliveries_run_once_in_order_with_the_outcome_of_a_direct_delivery() {
+    use archmax_machine::store::{SessionId, SessionStore};
+    use serde_json::json;
+
+    let Some(url) = store_url() else { return };
+    let ws = workspace();
+    let rewait = || {
+        vec![
+            Reply::tool_calls(vec![(
+                "c3",
+                "archmax_wait",
+                json!({ "reason": "the second instalment", "until": "2999-01-01T09:00:00Z" }),
+            )]),
+            Reply::text("Waiting for the second instalment."),
+        ]
+    };
+    let mut script = waiting_until("2999-01-01T09:00:00Z"); // q-1
+    script.extend(waiting_until("2999-01-01T09:00:00Z")); // d-1
+    script.extend(rewait()); // the direct delivery to d-1
+    script.extend(rewait()); // q-1's first queued delivery
+    script.push(Reply::text("Payment received.")); // q-1's second
+    script.extend(waiting_until("2999-01-01T09:00:00Z")); // w-2
+    script.push(Reply::text("Paid, thank you.")); // w-2's delivery, awaited with --wait
+    let server = ScriptedServer::start(script).expect("server");
+    let env = [("ARCHMAX_SESSION_STORE", url.as_str())];
+    for id in ["q-1", "d-1"] {
+        let r = cli_with(
+            &ws,
+            Some(&server),
+            &env,
+            false,
+            &["run", "refunds", "Refund order 9", "--session", id],
+        );
+        assert_eq!(r.code, 0, "{}", r.err);
+    }
+    let direct = cli_with(
+        &ws,
+        Some(&server),
+        &env,
+        false,
+        &[
+            "deliver",
+            "d-1",
+            "--trigger",
+            "payment",
+            "--variables",
+            r#"{"n": 1}"#,
+            "--json",
+        ],
+    );
+    assert_eq!(direct.code, 0, "{}", direct.err);
+    let direct: serde_json::Value = serde_json::from_str(&direct.out).expect("outcome JSON");
+
+    let mut queued = Vec::new();
+    for n in [1, 2] {
+        let vars = format!(r#"{{"n": {n}}}"#);
+        let r = cli_with(
+            &ws,
+            None,
+            &env,
+            false,
+            &[
+                "deliver",
+                "q-1",
+                "--trigger",
+                "payment",
+                "--variables",
+                &vars,
+                "--enqueue",
+                "--json",
+            ],
+        );
+        assert_eq!(r.code, 0, "{}", r.err);
+        let answer: serde_json::Value = serde_json::from_str(&r.out).expect("JSON");
+        assert_eq!(answer["status"], "queued");
+        let seq = answer["delivery"].as_i64().expect("its number");
+        assert!(
+            r.err.contains(&format!(
+                "✔ queued delivery {seq} of 'payment' for session q-1\n"
+            )),
+            "{}",
+            r.err
+        );
+        queued.push(seq);
+    }
+    let store = archmax_store_pg::PgStore::connect(&url).expect("store");
+    let q1 = SessionId::parse("q-1").expect("id");
+    assert_eq!(
+        store.load_state(&q1).expect("load").expect("present")["status"],
+        "awaiting_input",
+        "queued, not run"
+    );
+
+    let r = cli_with(
+        &ws,
+        Some(&server),
+        &env,
+        false,
+        &["worker", "refunds", "--once"],
+    );
+    assert_eq!(r.code, 0, "{}", r.err);
+    let first = r
+        .err
+        .find(&format!(
+            "delivering 'payment' to q-1 (delivery {})",
+            queued[0]
+        ))
+        .expect("the first delivery ran");
+    let second = r
+        .err
+        .find(&format!(
+            "delivering 'payment' to q-1 (delivery {})",
+            queued[1]
+        ))
+        .expect("the second delivery ran");
+    assert!(first < second, "in arrival order: {}", r.err);
+    assert!(r.err.ends_with("✔ woke 2 sessions\n"), "{}", r.err);
+
+    let one = store.delivery(queued[0]).expect("read").expect("stored");
+    assert_eq!((one.status, one.error.as_deref()), ("done", None));
+    let outcome = one.outcome.expect("an outcome");
+    assert_eq!(outcome["sessionId"], "q-1");
+    assert_eq!(comparable(outcome), comparable(direct));
+    let two = store.delivery(queued[1]).expect("read").expect("stored");
+    let outcome = two.outcome.expect("an outcome");
+    assert_eq!(outcome["reply"], "Payment received.");
+    assert_eq!(outcome["variables"]["n"]["value"], 2, "{outcome}");
+    // Each applied once: two event notes in the transcript, in order.
+    let snap = store.load(&q1).expect("load").expect("present");
+    let events: Vec<&str> = snap
+        .messages
+        .iter()
+        .filter(|m| m["role"] == "tool" && m["archmax"]["note"] == "event")
+        .filter_map(|m| m["content"].as_str())
+        .collect();
+    assert_eq!(events.len(), 2, "{events:?}");
+    assert!(
+        events[0].contains(": n=1 ") && events[1].contains(": n=2 "),
+        "{events:?}"
+    );
+    assert_eq!(
+        server.requests().len(),
+        11,
+        "no model call beyond the script"
+    );
+
+    // A delivery the runtime refuses is recorded with its refusal; --wait reports it as
+    // a direct deliver does, from a worker running elsewhere.
+    let mut worker = worker_process(&ws, &url, &server, &["--poll", "50"]);
+    let r = cli_with(
+        &ws,
+        None,
+        &env,
+        false,
+        &[
+            "deliver",
+            "q-1",
+            "--trigger",
+            "payment",
+            "--enqueue",
+            "--wait",
+        ],
+    );
+    assert_eq!(r.code, 1, "{}", r.err);
+    assert!(
+        r.err.ends_with("Error: Session 'q-1' is not parked awaiting an event; there is nothing to deliver to. A session awaiting a human decision resumes through a decision instead.\n"),
+        "{}",
+        r.err
+    );
+    // And a delivery that runs: --wait reports its reply (--json: its Outcome), exit 0.
+    let r = cli_with(
+        &ws,
+        Some(&server),
+        &env,
+        false,
+        &["run", "refunds", "Refund order 10", "--session", "w-2"],
+    );
+    assert_eq!(r.code, 0, "{}", r.err);
+    let r = cli_with(
+        &ws,
+        None,
+        &env,
+        false,
+        &[
+            "deliver",
+            "w-2",
+            "--trigger",
+            "payment",
+            "--enqueue",
+            "--wait",
+            "--json",
+        ],
+    );
+    let _ = worker.kill();
+    let _ = worker.wait();
+    assert_eq!(r.code, 0, "{}", r.err);
+    let outcome: serde_json::Value = serde_json::from_str(&r.out).expect("the Outcome");
+    assert_eq!(
+        (
+            &outcome["sessionId"],
+            &outcome["reply"],
+            &outcome["disposition"]
+        ),
+        (&json!("w-2"), &json!("Paid, thank you."), &json!("deliver"))
+    );
+    assert!(
+        r.err.contains(&format!(
+            "ran: session w-2 is {}\n",
+            outcome["status"].as_str().expect("a status")
+        )),
+        "{}",
+        r.err
+    );
+
+    let r = cli_with(
+        &ws,
+        None,
+        &[],
+        false,
+        &["deliver", "q-1", "--trigger", "payment", "--enqueue"],
+    );
+    assert_eq!(r.code, 1);
+    assert!(
+        r.err
+            .contains("Error: --enqueue needs ARCHMAX_SESSION_STORE=postgres://…"),
+        "{}",
+        r.err
+    );
+}
+
+/// A `running` session the worker cannot resume (its state does not read) is reported and
+/// left, and `--once` still ends: it is not claimed again and again.
+#[test]
+fn an_interrupted_session_that_cannot_be_resumed_is_reported_and_left() {
+    use archmax_machine::store::{SessionId, SessionStore, Step};
+    use serde_json::json;
+
+    let Some(url) = store_url() else { return };
+    let ws = workspace();
+    let server = ScriptedServer::start(vec![]).expect("server");
+    let store = archmax_store_pg::PgStore::connect(&url).expect("store");
+    let id = SessionId::parse("broken-1").expect("id");
+    let state = json!({"workflow": "refunds", "status": "running", "workflowState": 5});
+    store
+        .commit(
+            &id,
+            Step {
+                new_messages: &[],
+                state: &state,
+            },
+        )
+        .expect("commit");
+    let env = [("ARCHMAX_SESSION_STORE", url.as_str())];
+    let r = cli_with(
+        &ws,
+        Some(&server),
+        &env,
+        false,
+        &["worker", "refunds", "--once"],
+    );
+    assert_eq!(r.code, 0, "{}", r.err);
+    assert!(
+        r.err
+            .contains("  resuming broken-1: its turn was interrupted"),
+        "{}",
+        r.err
+    );
+    assert!(
+        r.err.contains("  broken-1: ") && r.err.contains("unreadable state"),
+        "{}",
+        r.err
+    );
+    assert!(r.err.ends_with("✔ woke 0 sessions\n"), "{}", r.err);
+    assert!(server.requests().is_empty());
+    // Its claim was dropped: another worker (or a fix) may take it.
+    drop(store.acquire(&id).expect("not leased"));
 }

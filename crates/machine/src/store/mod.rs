@@ -138,6 +138,14 @@ pub trait SessionStore: Send + Sync {
             .map(crate::files::SessionFiles::on_disk)
     }
 
+    /// The session files a host may seed (`Harness::seed_session`): files kept beyond
+    /// this process. By default the session folder on disk; `None` for a store whose files
+    /// live and die with it (the in-memory store).
+    fn seedable_files(&self, id: &SessionId) -> Option<crate::files::SessionFiles> {
+        self.session_dir(id)
+            .map(crate::files::SessionFiles::on_disk)
+    }
+
     /// What the store is, for messages (`filesystem`, `in-memory`, `host`).
     fn kind(&self) -> &'static str {
         "filesystem"

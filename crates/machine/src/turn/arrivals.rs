@@ -371,6 +371,40 @@ impl Harness {
     }
 }
 
+impl Harness {
+    /// Finishes a turn that a stopped process left `running` (killed, or its machine lost,
+    /// after a step was committed and before the turn settled): the loop goes on from the
+    /// session's last committed step, in the state it was in, with the turn's counters as
+    /// committed (its model calls so far count against `maxModelCalls`). The step that was
+    /// in flight when the process stopped is run again (its model call and tool calls were
+    /// never committed); the state's `before` hooks run again only when no model call of
+    /// this visit was committed.
+    ///
+    /// `Ok(None)` when the session is not an interrupted turn (absent, parked, settled):
+    /// nothing is changed. The writer lease is taken first, so a turn in progress in any
+    /// process answers the busy refusal instead.
+    pub async fn resume_interrupted(&self, session_id: &str) -> Result<Option<Outcome>, RunError> {
+        let (lease, mut turn) = self.begin(session_id).await?;
+        let s = &turn.session;
+        if s.status != Status::Running || s.park.is_some() || s.workflow_state.is_empty() {
+            self.release(lease).await;
+            return Ok(None);
+        }
+        turn.visit.before_done = s.state_turns > 0;
+        turn.emit(Event::Warning {
+            scope: "session".into(),
+            message: format!(
+                "Resuming the turn of session '{}' in state '{}' from its last committed step: the process running it stopped before the turn finished.",
+                turn.id.as_str(),
+                turn.session.workflow_state
+            ),
+        });
+        let out = turn.run().await;
+        self.release(lease).await;
+        out.map(Some)
+    }
+}
+
 impl Turn<'_> {
     /// What every resume resets: the per-turn budgets (each arrival counts from zero).
     pub(super) fn resume_common(&mut self) {
