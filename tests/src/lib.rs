@@ -71,6 +71,7 @@ impl Drop for TempWorkspace {
     }
 }
 
+pub mod otlp;
 pub mod scripted;
 
 /// A harness for `workflow` of the workspace at `root`, its model the server at

@@ -12,12 +12,11 @@
 //! ```
 //! use archmax_machine::trace;
 //! // The default: nothing installed, message contents off.
-//! assert!(!trace::capture_content());
+//! assert!(!trace::capture_content(&tracing::Span::none()));
 //! assert_eq!(trace::traceparent(&tracing::Span::none()), None);
 //! ```
 
 use std::sync::OnceLock;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 /// What the host's telemetry does with span contexts the core cannot see.
 pub trait Propagation: Send + Sync {
@@ -25,25 +24,22 @@ pub trait Propagation: Send + Sync {
     fn traceparent(&self, span: &tracing::Span) -> Option<String>;
     /// Links `span` to the span `traceparent` names (a resumed turn to its park's turn).
     fn link(&self, span: &tracing::Span, traceparent: &str);
+    /// Whether `span`'s subscriber records message contents.
+    fn capture_content(&self, span: &tracing::Span) -> bool;
 }
 
 static PROPAGATION: OnceLock<Box<dyn Propagation>> = OnceLock::new();
-static CAPTURE_CONTENT: AtomicBool = AtomicBool::new(false);
 
 /// Installs the host's propagation, once per process (a second call keeps the first).
 pub fn install(propagation: Box<dyn Propagation>) {
     let _ = PROPAGATION.set(propagation);
 }
 
-/// Whether model spans record message contents (`gen_ai.input.messages`,
+/// Whether `span`'s subscriber records message contents (`gen_ai.input.messages`,
 /// `gen_ai.output.messages`): the host's `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT`.
-pub fn set_capture_content(on: bool) {
-    CAPTURE_CONTENT.store(on, Ordering::Relaxed);
-}
-
-/// See [`set_capture_content`].
-pub fn capture_content() -> bool {
-    CAPTURE_CONTENT.load(Ordering::Relaxed)
+/// Asked of the span's own subscriber, so two hosts in one process can differ.
+pub fn capture_content(span: &tracing::Span) -> bool {
+    !span.is_disabled() && PROPAGATION.get().is_some_and(|p| p.capture_content(span))
 }
 
 /// The `traceparent` of `span`, through the installed propagation.

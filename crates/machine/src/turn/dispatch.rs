@@ -551,6 +551,7 @@ fn refused_span(name: &str, call_id: &str, status: &str, rule: Option<&str>) {
     if span.is_disabled() {
         return;
     }
+    tracing::warn!(parent: &span, tool = name, call_id, status, rule, "tool call not run");
     span.record("archmax.tool.status", status);
     span.record("otel.status_code", "ERROR");
     if let Some(rule) = rule {

@@ -191,7 +191,7 @@ fn record_verdict(span: &tracing::Span, verdict: &Verdict) {
     };
     span.record("archmax.hook.verdict", word);
     // A reason may quote the conversation: recorded only where message contents are.
-    if !reason.is_empty() && crate::trace::capture_content() {
+    if !reason.is_empty() && crate::trace::capture_content(span) {
         span.record("archmax.hook.reason", reason.as_str());
     }
     if word == "error" {

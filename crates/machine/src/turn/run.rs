@@ -27,13 +27,16 @@ impl Turn<'_> {
         if !turn_span.is_disabled() {
             match &out {
                 Ok(o) => {
-                    turn_span.record("archmax.outcome", crate::trace::outcome_word(o.kind));
+                    let word = crate::trace::outcome_word(o.kind);
+                    tracing::info!(parent: &turn_span, outcome = word, state = o.state.as_str(), "turn ended");
+                    turn_span.record("archmax.outcome", word);
                     turn_span.record("archmax.status", o.status);
                     if o.kind != crate::outcome::OutcomeKind::Completed {
                         turn_span.record("archmax.state", o.state.as_str());
                     }
                 }
                 Err(e) => {
+                    tracing::error!(parent: &turn_span, error = %e, "turn failed");
                     turn_span.record("otel.status_code", "ERROR");
                     turn_span.record("error.type", e.to_string().as_str());
                 }
@@ -115,7 +118,7 @@ impl Turn<'_> {
         );
         let chat = crate::trace::chat_span(&request.model);
         let first = crate::trace::FirstToken::new(&shown);
-        if !chat.is_disabled() && crate::trace::capture_content() {
+        if crate::trace::capture_content(&chat) {
             chat.record(
                 "gen_ai.input.messages",
                 serde_json::to_string(&request.messages)
@@ -282,8 +285,10 @@ fn record_chat(
                 span.record("gen_ai.response.model", model.as_str());
             }
             if let Some(u) = &r.usage {
-                span.record("gen_ai.usage.input_tokens", u.input_tokens);
-                span.record("gen_ai.usage.output_tokens", u.output_tokens);
+                // As `i64`: the OpenTelemetry bridge sends a `u64` as a string.
+                let count = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
+                span.record("gen_ai.usage.input_tokens", count(u.input_tokens));
+                span.record("gen_ai.usage.output_tokens", count(u.output_tokens));
             }
             if let Some(reason) = &r.finish_reason {
                 span.record(
@@ -294,7 +299,7 @@ fn record_chat(
             if let Some(s) = first_token {
                 span.record("gen_ai.server.time_to_first_token", s);
             }
-            if crate::trace::capture_content() {
+            if crate::trace::capture_content(span) {
                 let out = json!([{ "role": "assistant", "content": r.message.content, "tool_calls": r.message.tool_calls }]);
                 span.record("gen_ai.output.messages", out.to_string().as_str());
             }
