@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
 import { createAgent } from '@archmax-ai/harness'
-import { EXAMPLE, otlpReceiver, refundAnswers, scripted, sseEndpoint } from './helpers.mjs'
+import { CALLER_SPEC, CHILD_SPEC, EXAMPLE, call, otlpReceiver, refundAnswers, say, scripted, sseEndpoint, tools, workspace } from './helpers.mjs'
 
 function exampleCopy() {
   const dir = mkdtempSync(join(tmpdir(), 'archmax-otel-'))
@@ -176,6 +176,45 @@ test('nothing is sent with telemetry: false, and bad settings are named', async 
     })
     await assert.rejects(traced.workflow.send('otel-3', { message: 'x', traceparent: 'not-a-traceparent' }), /traceparent 'not-a-traceparent' is not a W3C trace context/)
     traced.dispose()
+  } finally {
+    await receiver.close()
+  }
+})
+
+test("a sub-workflow's turn is a child of the calling tool call's span; a refused call says its rule", async () => {
+  const receiver = await otlpReceiver()
+  try {
+    const { model } = scripted([
+      tools(call('archmax_workflow_enrich', { order_id: 'KK-1' }, 'c1')),
+      tools(
+        call('archmax_set_variables', { variables: { risk: 'low' } }, 'k1'),
+        call('write_file', { file_path: 'scratchpad/secret/e.md', content: 'leaked' }, 'k2'),
+      ),
+      say('Enriched KK-1.'),
+      say('Done.'),
+    ])
+    const agent = await createAgent({
+      workspace: { rootDir: workspace({ 'workflows/orders/workflow.yaml': CALLER_SPEC, 'workflows/enrich/workflow.yaml': CHILD_SPEC }) },
+      workflow: 'orders',
+      model,
+      telemetry: { endpoint: `${receiver.base}/v1/traces`, protocol: 'http/json' },
+    })
+    assert.equal((await agent.workflow.send('s1', { message: 'Enrich KK-1.' })).kind, 'completed')
+    const spans = receiver.spans()
+    const root = one(spans, 'invoke_agent orders')
+    const delegation = toolSpan(spans, 'c1')
+    assert.equal(delegation.name, 'execute_tool archmax_workflow_enrich')
+    assert.equal(delegation.parentSpanId, one(spans, 'state work').spanId)
+    const child = one(spans, 'invoke_agent enrich')
+    assert.equal(child.parentSpanId, delegation.spanId)
+    assert.equal(child.traceId, root.traceId)
+    assert.notEqual(child.attributes['archmax.session.id'], 's1')
+    const refused = toolSpan(spans, 'k2')
+    assert.equal(refused.attributes['archmax.tool.status'], 'blocked')
+    assert.equal(refused.attributes['archmax.governance.decision'], 'blocked')
+    assert.equal(typeof refused.attributes['archmax.governance.rule'], 'string')
+    assert.equal(refused.parentSpanId, one(spans, 'state enrich').spanId)
+    agent.dispose()
   } finally {
     await receiver.close()
   }
