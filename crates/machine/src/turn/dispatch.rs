@@ -120,13 +120,13 @@ struct Allowed {
 enum Planned {
     /// Refused or unknown: nothing runs.
     Answered(Answer),
-    Allowed(Allowed),
+    Allowed(Box<Allowed>),
 }
 
 /// A call of the batch waiting for its answer to be recorded.
 enum Queued {
     Answered(String, Answer),
-    Run(Allowed),
+    Run(Box<Allowed>),
 }
 
 /// `calls` with every id this turn already used (or an earlier call of the same message
@@ -369,7 +369,7 @@ impl Turn<'_> {
         let rule = verdict.rule.as_str();
         if name.starts_with(WORKFLOW_TOOL_PREFIX) {
             return match self.prepare(&name, &args) {
-                Ok(d) => Planned::Allowed(Allowed {
+                Ok(d) => Planned::Allowed(Box::new(Allowed {
                     span: allowed_span(&name, &call.id, rule),
                     name,
                     args,
@@ -377,7 +377,7 @@ impl Turn<'_> {
                     state,
                     started: Instant::now(),
                     delegation: Some(d),
-                }),
+                })),
                 Err(reason) => {
                     refused_span(&name, &call.id, "refused", None);
                     self.emit(Event::ToolBlocked {
@@ -402,7 +402,7 @@ impl Turn<'_> {
             detail: None,
             origin: None,
         });
-        Planned::Allowed(Allowed {
+        Planned::Allowed(Box::new(Allowed {
             span: allowed_span(&name, &call.id, rule),
             name,
             args,
@@ -410,7 +410,7 @@ impl Turn<'_> {
             state,
             started,
             delegation: None,
-        })
+        }))
     }
 
     /// What ran becomes the call's answer: listings redacted, long results offloaded, and
