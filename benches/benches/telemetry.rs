@@ -4,40 +4,15 @@
 //!
 //! The memory store, so the commit's disk time does not hide what the spans cost.
 
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::time::Duration;
 
-use archmax_machine::model::{
-    ChatRequest, ChatResponse, Model, ModelConfig, ModelError, ModelFuture, OpenAiClient,
-};
-use archmax_machine::{Harness, HarnessOptions, NoEvents, SendInput};
+use archmax_machine::store::{MemStore, SessionStore};
 use archmax_telemetry::{Config, Telemetry};
-use archmax_tests::TempWorkspace;
 use archmax_tests::otlp::Receiver;
-use archmax_tests::scripted::{Reply, ScriptedServer};
-use serde_json::json;
-use tracing::instrument::WithSubscriber;
 
-const STEPS: usize = 200;
-
-/// Times every model call: (start, end) per call.
-struct Timed {
-    inner: OpenAiClient,
-    calls: Mutex<Vec<(Instant, Instant)>>,
-}
-
-impl Model for Timed {
-    fn complete<'a>(&'a self, req: &'a ChatRequest) -> ModelFuture<'a> {
-        Box::pin(async move {
-            let start = Instant::now();
-            let r: Result<ChatResponse, ModelError> = self.inner.complete(req).await;
-            if let Ok(mut c) = self.calls.lock() {
-                c.push((start, Instant::now()));
-            }
-            r
-        })
-    }
-}
+mod steps;
+use steps::{STEPS, median};
 
 /// Drops every span it is given.
 #[derive(Debug)]
@@ -52,72 +27,16 @@ impl opentelemetry_sdk::trace::SpanExporter for NoopExporter {
     }
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
-    v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
-}
-
-/// One turn under `telemetry` (none: off); harness milliseconds per step.
+/// One turn under `telemetry` (none: off), its spans flushed; harness ms per step.
 fn run_once(telemetry: Option<&Telemetry>) -> Vec<f64> {
-    let ws = TempWorkspace::new(&[(
-        "workflows/bench/workflow.yaml",
-        "budget: { maxModelCalls: 1000 }\nstates:\n  work:\n    triggers: { manual: }\n    instructions: Write the files.\n",
-    )]);
-    let mut script: Vec<Reply> = (0..STEPS)
-        .map(|i| {
-            Reply::tool_calls(vec![(
-                &format!("c{i}"),
-                "archmax_set_variables",
-                json!({ "variables": { "step": i } }),
-            )])
-        })
-        .collect();
-    script.push(Reply::text("done"));
-    let server = ScriptedServer::start(script).expect("server");
-    let timed = Arc::new(Timed {
-        inner: OpenAiClient::new(ModelConfig::new(server.url(), "k", "bench")).expect("client"),
-        calls: Mutex::new(Vec::new()),
-    });
-    let harness = Harness::assemble(HarnessOptions {
-        root: ws.root().to_path_buf(),
-        workflow: "bench".into(),
-        model: timed.clone(),
-        default_model: "bench".into(),
-        store: Arc::new(archmax_machine::store::MemStore::new()),
-        events: Arc::new(NoEvents),
-        tools: Vec::new(),
-        essential_tools: Vec::new(),
-        mounts: None,
-        skills: vec!["skills/".into()],
-    })
-    .expect("harness");
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-        .expect("rt");
-    let turn = harness.send(
-        "bench",
-        SendInput {
-            message: "go".into(),
-            ..SendInput::default()
-        },
+    let per_step = steps::step_turn(
+        |_| Arc::new(MemStore::new()) as Arc<dyn SessionStore>,
+        telemetry.map(Telemetry::dispatch),
     );
-    let out = match telemetry {
-        Some(t) => rt.block_on(turn.with_subscriber(t.dispatch().clone())),
-        None => rt.block_on(turn),
-    }
-    .expect("turn");
-    assert_eq!(out.reply, "done");
     if let Some(t) = telemetry {
         t.flush().expect("flush");
     }
-    let calls = timed.calls.lock().map(|c| c.clone()).unwrap_or_default();
-    assert_eq!(calls.len(), STEPS + 1);
-    calls
-        .windows(2)
-        .map(|w| w[1].0.duration_since(w[0].1).as_secs_f64() * 1e3)
-        .collect()
+    per_step
 }
 
 /// The allocator the addon uses, so the comparison is of the same harness.

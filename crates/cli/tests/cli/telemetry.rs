@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 
 use crate::otlp::{Receiver, Span};
 use crate::scripted::{Reply, ScriptedServer};
-use crate::support::{Workspace, cli_with};
+use crate::support::{Ran, Workspace, cli_with};
 
 const REFUND: &str = r#"{"order_id":"KK-2043","decision":"partial_refund","amount":10,"currency":"EUR","limit":300,"reason":"Delayed past the promise."}"#;
 
@@ -80,27 +80,24 @@ fn otel_env(receiver: &Receiver) -> Vec<(&'static str, String)> {
     ]
 }
 
-fn run_parked(ws: &Workspace, server: &ScriptedServer, env: &[(&str, String)]) {
+/// The refund flow's first turn (it parks at `refund-review`), with `env`.
+fn run_parked(ws: &Workspace, server: &ScriptedServer, env: &[(&str, String)]) -> Ran {
     let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
-    let r = cli_with(
-        ws,
-        Some(server),
-        &env,
-        false,
-        &[
-            "run",
-            "order-lookup",
-            "I want a refund for KK-2043",
-            "--session",
-            "r-1",
-        ],
-    );
+    let args = [
+        "run",
+        "order-lookup",
+        "I want a refund for KK-2043",
+        "--session",
+        "r-1",
+    ];
+    let r = cli_with(ws, Some(server), &env, false, &args);
     assert_eq!(r.code, 0, "{}", r.err);
     assert!(
         r.out.contains("A colleague will review your refund."),
         "{}",
         r.out
     );
+    r
 }
 
 /// Every file of session `id`, concatenated (its state is among them).
@@ -398,21 +395,7 @@ fn a_grpc_protocol_without_the_grpc_build_is_a_warning_and_the_run_goes_on() {
         ("OTEL_EXPORTER_OTLP_ENDPOINT", receiver.base_url()),
         ("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc".to_string()),
     ];
-    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
-    let r = cli_with(
-        &ws,
-        Some(&server),
-        &env,
-        false,
-        &[
-            "run",
-            "order-lookup",
-            "I want a refund for KK-2043",
-            "--session",
-            "r-1",
-        ],
-    );
-    assert_eq!(r.code, 0, "{}", r.err);
+    let r = run_parked(&ws, &server, &env);
     if cfg!(feature = "grpc") {
         return;
     }
