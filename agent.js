@@ -4,6 +4,7 @@
 // lets a callback's throw cross into Rust, and raises the harness's refusals
 // as the original's error classes.
 import { NativeAgent, modelChunk, modelText, readEnv } from './native.js'
+import { inSlice, nextSlice, sliced } from './slices.js'
 import { sessionStoreBinding } from './store.js'
 import {
   contentText,
@@ -416,38 +417,6 @@ function eventAdapter(onEvent) {
 }
 
 /**
- * Slices: every turn polled on this thread shares it in slices of SLICE_MS, so a thousand
- * sessions whose model answers arrive at once (or start in one tick) do not hold the host's
- * event loop for all their polls in a row. A drive loop about to poll past its slice's end
- * waits for the next slice, which starts after the host's timers and I/O have had their
- * turn (the next check phase, `setImmediate`); loops resume in the order they stopped.
- */
-const SLICE_MS = 4
-let sliceEnds = 0
-const deferred = []
-
-/** True when a poll may run now; opens a slice when none is open. */
-function inSlice() {
-  const now = performance.now()
-  if (sliceEnds === 0) {
-    sliceEnds = now + SLICE_MS
-    setImmediate(endSlice)
-    return true
-  }
-  return now < sliceEnds
-}
-
-function endSlice() {
-  sliceEnds = 0
-  for (const resume of deferred.splice(0)) resume()
-}
-
-/** Resolves when the caller's turn may poll again (in a later slice). */
-function nextSlice() {
-  return new Promise((resolve) => deferred.push(resolve))
-}
-
-/**
  * Drives one native turn (`NativeTurn`, crates/napi/src/pump.rs) on this thread: polls it,
  * passes its events to `onEvent` in order, hands each call it makes to its function and its
  * answer back, and polls again; the turn calls `wake` when something else (a timer, a
@@ -712,7 +681,8 @@ export async function createAgent(params = {}) {
       }
     },
   }
-  const native = new NativeAgent(handlers.model, handlers.tool, onEvent ? handlers.event : null)
+  // The drive loop calls `handlers` in its own slices; calls from workers come in through these.
+  const native = new NativeAgent(sliced(handlers.model), sliced(handlers.tool), onEvent ? handlers.event : null)
   let listening = !!onEvent
   const run = (turn) => drive(turn, handlers).then(unwrap)
   if (useStore) unwrap(useStore(native))

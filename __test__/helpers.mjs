@@ -194,6 +194,31 @@ states:
       allow: [{ tool: write_file, paths: ["scratchpad/**"] }]
 `
 
+/** A sub-workflow `enrich` (called by CALLER_SPEC) that hands each order to a person. */
+export const PARKING_CHILD_SPEC = `title: Review
+instructions: REVIEW-CHILD.
+mounts:
+  allow_always: []
+states:
+  check:
+    triggers:
+      manual:
+        description: Review one order
+        requires: [{ name: order_id, type: string }]
+    instructions: Check the order, then hand it to a person.
+    transitions:
+      - { to: approve, description: Ready for a person. }
+  approve:
+    type: human
+    title: Approve the order
+    instructions: A person approves the order.
+    transitions:
+      - { to: done, description: Approve it., type: approve }
+      - { to: check, description: Send it back., type: refine }
+  done:
+    instructions: Say the order is approved.
+`
+
 /** A text as streamed pieces: split after each space. */
 export const textPieces = (text) => text.match(/[^ ]* ?/g).filter(Boolean)
 

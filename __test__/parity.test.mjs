@@ -18,7 +18,7 @@ import { AIMessageChunk } from '@langchain/core/messages'
 import { ChatGenerationChunk } from '@langchain/core/outputs'
 
 import { createAgent, createMemorySessionStore } from '@archmax-ai/harness'
-import { APPROVAL_SPEC, CALLER_SPEC, CHILD_SPEC, ONE_STATE_SPEC, call, chunksOf, EXAMPLE, mapStore, NO_PG, otlpReceiver, pgStore, refundAnswers, say, textPieces, toAIMessage, tools, workspace } from './helpers.mjs'
+import { APPROVAL_SPEC, CALLER_SPEC, CHILD_SPEC, ONE_STATE_SPEC, PARKING_CHILD_SPEC, call, chunksOf, EXAMPLE, mapStore, NO_PG, otlpReceiver, pgStore, refundAnswers, say, textPieces, toAIMessage, tools, workspace } from './helpers.mjs'
 
 /** The text of a request's messages, for a check to search (`requestText` is their JSON). */
 function contents(requestText) {
@@ -427,6 +427,53 @@ const SCENARIOS = [
       assert.equal(done.variables.risk, undefined)
       },
     },
+  {
+    name: 'a child parks, the caller is decided, the child finishes, the caller completes',
+    files: true,
+    workspace: () => workspace({ 'workflows/orders/workflow.yaml': CALLER_SPEC, 'workflows/enrich/workflow.yaml': PARKING_CHILD_SPEC }),
+    options: { workflow: 'orders' },
+    answers: [
+      tools(call('archmax_workflow_enrich', { order_id: 'KK-1' }, 'c1')),
+      advance('approve', 'checked', 'k1'),
+      say('KK-1 is with a reviewer.'),
+      say('Your order is being reviewed.'),
+      say('KK-1 is approved.'),
+      say('Reviewed and approved.'),
+    ],
+    steps: [
+      (w) => w.send('s1', { message: 'Review KK-1.' }),
+      // Sorted: each store lists in its own order.
+      async (w, agent) => (await agent.sessions.list()).sort((a, b) => (a.sessionId < b.sessionId ? -1 : 1)),
+      (w, agent) => agent.sessions.park('s1'),
+      (w) => w.decide('s1', { target: 'done', comment: 'fine' }),
+    ],
+    check: ([parked, listed, park, done], requests) => {
+      assert.equal(parked.kind, 'parked')
+      assert.equal(parked.status, 'awaiting_decision')
+      assert.equal(parked.state, 'approve')
+      assert.equal(parked.workflowState, 'work')
+      assert.equal(parked.reply, 'Your order is being reviewed.')
+      assert.equal(parked.pending.seq, 1)
+      assert.equal(parked.pending.title, 'Approve the order')
+      assert.deepEqual(parked.pending.transitions.map((t) => t.to), ['done', 'check'])
+      assert.match(contents(requests[3]), /The 'enrich' sub-workflow stopped for a person at its 'approve' step\./)
+      const child = listed.find((s) => s.sessionId === 's1~work:enrich:0')
+      assert.equal(child?.parentSessionId, 's1')
+      assert.equal(child?.status, 'awaiting_decision')
+      // The caller's park, as a host presents it: the child's declaration of its state.
+      assert.equal(park.state, 'approve')
+      assert.equal(park.instructions, 'A person approves the order.')
+      assert.equal(done.kind, 'completed')
+      assert.equal(done.disposition, 'decide')
+      assert.equal(done.reply, 'Reviewed and approved.')
+      assert.match(contents(requests[4]), /\[decision\] A human selected approve → 'done' at the 'approve' checkpoint: fine\./)
+      assert.match(contents(requests[5]), /\[sub-workflow: enrich\] KK-1 is approved\./)
+    },
+    checkEvents: (events) => {
+      assert.deepEqual(events.filter((e) => e.type === 'sub-workflow-result').map((e) => e.status), ['parked', 'ok'])
+      assert.deepEqual(events.filter((e) => e.type === 'decided').map((e) => e.sessionId), ['s1', 's1~work:enrich:0'])
+    },
+  },
   {
     name: 'streamed answers: text deltas before each agent-text, a tool call split across chunks',
     files: true,
