@@ -266,7 +266,8 @@ function resolveModel(model, modelFactory, defaultModel, rootDir) {
       await Promise.all([...graders, ...agents])
     },
     fn: async (request, info) => {
-      const role = info?.role === 'rubric' ? 'rubric' : 'agent'
+      // A case's judge is built as the original builds it: modelFactory('judge', env, id).
+      const role = info?.role === 'rubric' || info?.role === 'judge' ? info.role : 'agent'
       if (role === 'agent' && direct) return direct(request, info)
       const fn = await build(role, idOf(request))
       return fn(request, info)
@@ -597,6 +598,18 @@ function hookAdapter(executors) {
     }, 'the hook executor')
 }
 
+/** `cassette`: `{ path, mode: 'record' | 'replay' }`, or undefined when absent. */
+function checkCassette(cassette) {
+  if (cassette === undefined || cassette === null) return undefined
+  if (typeof cassette !== 'object' || Array.isArray(cassette)) {
+    throw new TypeError(`'cassette' must be { path, mode: 'record' | 'replay' }, got ${describe(cassette)}`)
+  }
+  const { path, mode } = cassette
+  if (typeof path !== 'string' || !path.trim()) throw new TypeError(`'cassette.path' must be a non-empty file path, got ${describe(path)}`)
+  if (mode !== 'record' && mode !== 'replay') throw new TypeError(`'cassette.mode' must be 'record' or 'replay', got ${describe(mode)}`)
+  return { path, mode }
+}
+
 function checkRecord(value, name) {
   if (value === undefined || value === null) return undefined
   if (typeof value !== 'object' || Array.isArray(value)) throw new TypeError(`'${name}' must be an object, got ${describe(value)}`)
@@ -648,6 +661,9 @@ function checkTelemetry(value) {
  * @param {import('./agent.d.ts').CreateAgentParams} params
  * @returns {Promise<import('./agent.d.ts').Agent>}
  */
+/** The key of an agent's cases engine (`@archmax-ai/harness/testing` drives it). */
+const RUN_CASES = Symbol.for('archmax.runCases')
+
 export async function createAgent(params = {}) {
   if (!params || typeof params !== 'object') throw new TypeError('createAgent needs an options object')
   const { workspace, model, onEvent, variables, essentialTools, defaultModel, skills, sessionPath } = params
@@ -656,7 +672,10 @@ export async function createAgent(params = {}) {
   if (systemPrompt !== undefined && typeof systemPrompt !== 'string') {
     throw new TypeError(`'systemPrompt' must be a string, got ${describe(systemPrompt)}`)
   }
-  const resolved = resolveModel(model, params.modelFactory, defaultModel, workspace?.rootDir ?? process.cwd())
+  const cassette = checkCassette(params.cassette)
+  // A replay answers from the cassette: the model, if any, is not asked.
+  const replay = cassette?.mode === 'replay'
+  const resolved = replay ? null : resolveModel(model, params.modelFactory, defaultModel, workspace?.rootDir ?? process.cwd())
   if (onEvent !== undefined && onEvent !== null && typeof onEvent !== 'function') {
     throw new TypeError(`'onEvent' must be a function, got ${describe(onEvent)}`)
   }
@@ -716,6 +735,7 @@ export async function createAgent(params = {}) {
       maxResponseBytes: checkWhole(params.maxResponseBytes, 'maxResponseBytes', 1024, 1073741824),
       streaming: checkBoolean(params.streaming, 'streaming'),
       telemetry: telemetry.native,
+      cassette,
       images: params.images ?? undefined,
       rootDir: workspace?.rootDir ?? process.cwd(),
       // A slug must load; omitted, the default is looked for (absent: a plain agent); false: plain.
@@ -838,7 +858,7 @@ export async function createAgent(params = {}) {
           return { id, startState: unwrap(native.startState(id)) }
         },
       }
-  return {
+  const agent = {
     runtimeContract,
     workflow: workflowOperations,
     async invoke(input, config) {
@@ -908,6 +928,14 @@ export async function createAgent(params = {}) {
       native.dispose()
     },
   }
+  // The cases engine over this agent (`@archmax-ai/harness/testing`); not enumerable.
+  Object.defineProperty(agent, RUN_CASES, {
+    value: (options) => {
+      live()
+      return run(native.runCases(options ?? {}))
+    },
+  })
+  return agent
 }
 
 // ---- Usage: folded from the event stream (pure JS, no native call).

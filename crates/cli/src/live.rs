@@ -13,15 +13,17 @@ use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::time::{Duration, Instant};
 use tracing::instrument::WithSubscriber;
 
-use archmax_machine::model::{ModelConfig, OpenAiClient};
+use archmax_machine::model::{Model, ModelConfig, OpenAiClient};
 use archmax_machine::store::SessionStore;
 use archmax_machine::{Envelope, Event, Harness, Outcome, RunError};
 
 use crate::assembly::{ChannelSink, Message, assemble};
+use crate::cassette::Tape;
 use crate::flow::FlowRenderer;
 use crate::raw::raw_line;
 use crate::usage::UsageTally;
 use crate::{Cli, Failure};
+use archmax_cases::cassette::Replayer;
 
 /// How often the CLI thread checks that the call's task is still alive (and ticks the
 /// waiting indicator, and looks for a Ctrl-C).
@@ -36,7 +38,8 @@ const SPINNER: [char; 10] = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '�
 /// Renders events as they arrive (`--verbose` raw lines first, then the state
 /// flow) and tallies token usage.
 pub(crate) struct Live {
-    flow: FlowRenderer,
+    /// The state flow (a fresh one per case in `archmax test`).
+    pub flow: FlowRenderer,
     /// Token usage per session, from `model-usage` events.
     pub tally: UsageTally,
     verbose: bool,
@@ -48,6 +51,8 @@ pub(crate) struct Live {
     quiet_since: Instant,
     /// Whether the indicator is on screen (erased before anything else is written).
     spinning: bool,
+    /// The cassette a `--replay` answers from, and its file as the user named it.
+    replay: Option<(Arc<Replayer>, String)>,
 }
 
 impl Live {
@@ -104,12 +109,69 @@ impl Live {
         }
     }
 
+    /// After a replay: a warning when the cassette holds exchanges the call did not ask for
+    /// (the run took a shorter path than the one recorded).
+    fn leftovers(&mut self, cli: &mut Cli<'_>) {
+        let Some((replayer, file)) = &self.replay else {
+            return;
+        };
+        let unused = replayer.unused();
+        if unused.is_empty() {
+            return;
+        }
+        let list: Vec<String> = unused.iter().map(usize::to_string).collect();
+        let warning = Envelope {
+            event: Event::Warning {
+                scope: "cassette".to_string(),
+                message: format!(
+                    "{file} holds {} exchange{} this run did not ask for ({} {})",
+                    unused.len(),
+                    if unused.len() == 1 { "" } else { "s" },
+                    if unused.len() == 1 {
+                        "exchange"
+                    } else {
+                        "exchanges"
+                    },
+                    list.join(", ")
+                ),
+            },
+            level: "warn",
+            ts: 0,
+            seq: 0,
+            session_id: None,
+        };
+        self.render(cli, &warning);
+    }
+
+    /// A sender into this renderer's channel (`archmax test` sends its progress beside the
+    /// harness's events).
+    pub fn sender(&self) -> Sender<Message> {
+        self.tx.clone()
+    }
+
+    /// The next message, waiting at most `wait`.
+    pub fn recv(&self, wait: Duration) -> Result<Message, RecvTimeoutError> {
+        self.rx.recv_timeout(wait)
+    }
+
+    /// Writes text among the flow's (erasing the waiting indicator, closing an open line).
+    pub fn write_text(&mut self, cli: &mut Cli<'_>, text: &str) {
+        let close = self.flow.close_line();
+        self.write(cli, &format!("{close}{text}"));
+    }
+
+    /// Ends what the flow left open (a streamed line, the indicator).
+    pub fn settle_line(&mut self, cli: &mut Cli<'_>) {
+        self.settle(cli);
+    }
+
     /// Renders every event already queued; returns a call result found among them.
     pub fn drain(&mut self, cli: &mut Cli<'_>) -> Option<Result<Outcome, RunError>> {
         while let Ok(message) = self.rx.try_recv() {
             match message {
                 Message::Event(e) => self.render(cli, &e),
                 Message::Done(result) => return Some(*result),
+                _ => {}
             }
         }
         None
@@ -158,6 +220,7 @@ impl Live {
             match self.rx.recv_timeout(POLL) {
                 Ok(Message::Event(e)) => self.render(cli, &e),
                 Ok(Message::Done(result)) => break Ok(*result),
+                Ok(_) => {}
                 Err(e) => {
                     self.tick(cli, started);
                     if task.is_finished() {
@@ -175,6 +238,7 @@ impl Live {
         };
         self.drain(cli);
         self.settle(cli);
+        self.leftovers(cli);
         drop(driving);
         rt.shutdown_background();
         result
@@ -190,27 +254,38 @@ pub(crate) fn connect(
     root: &Path,
     workflow: &str,
     verbose: bool,
+    tape: &Tape,
 ) -> Result<(Harness, Live), Failure> {
     let store = crate::store::open(cli, root)?;
-    connect_to(cli, root, store, workflow, verbose)
+    connect_to(cli, root, store, workflow, verbose, tape)
 }
 
-/// [`connect`] with the sessions in `store`.
+/// [`connect`] with the sessions in `store`. With `--replay` (`tape`) the model is the
+/// cassette and no endpoint variable is needed; with `--record` the endpoint's exchanges
+/// are recorded.
 pub(crate) fn connect_to(
     cli: &mut Cli<'_>,
     root: &Path,
     store: Arc<dyn SessionStore>,
     workflow: &str,
     verbose: bool,
+    tape: &Tape,
 ) -> Result<(Harness, Live), Failure> {
+    let replayer = match tape {
+        Tape::Replay(file) => Some(crate::cassette::replayer(file)?),
+        _ => None,
+    };
     let missing = crate::endpoint::missing(cli);
-    if !missing.is_empty() {
+    if replayer.is_none() && !missing.is_empty() {
         return Err(Failure::Command(crate::endpoint::missing_message(
             root, &missing,
         )));
     }
-    let config =
-        ModelConfig::from_env(|name| cli.var(name)).map_err(|e| Failure::Command(e.to_string()))?;
+    let config = ModelConfig::from_env(|name| match &replayer {
+        Some(r) => crate::cassette::replay_var(r, name, cli.var(name)),
+        None => cli.var(name),
+    })
+    .map_err(|e| Failure::Command(e.to_string()))?;
     let (tx, rx) = mpsc::channel::<Message>();
     let mut live = Live {
         flow: FlowRenderer::new(cli.style),
@@ -221,14 +296,27 @@ pub(crate) fn connect_to(
         tty: cli.io.stderr_is_tty(),
         quiet_since: Instant::now(),
         spinning: false,
+        replay: match (tape, &replayer) {
+            (Tape::Replay(file), Some(r)) => {
+                Some((Arc::clone(r), crate::cassette::shown(cli, file)))
+            }
+            _ => None,
+        },
     };
     let default_model = config.model.clone();
     let cache = (config.prompt_cache, config.prompt_cache_ttl.as_str());
     // The harness prices each call itself (so a session's usage carries `costUsd`).
     let pricing = config.pricing.map(|_| config.pricing_table());
-    let client = OpenAiClient::new(config).map_err(|e| Failure::Command(e.to_string()))?;
+    let model: Arc<dyn Model> = match (tape, replayer) {
+        (_, Some(replayer)) => replayer,
+        (Tape::Record(file), None) => {
+            let client = OpenAiClient::new(config).map_err(|e| Failure::Command(e.to_string()))?;
+            crate::cassette::recorder(client, file, &default_model)
+        }
+        _ => Arc::new(OpenAiClient::new(config).map_err(|e| Failure::Command(e.to_string()))?),
+    };
     let sink = Arc::new(ChannelSink(tx));
-    let assembled = assemble(root, store, workflow, Arc::new(client), default_model, sink);
+    let assembled = assemble(root, store, workflow, model, default_model, sink);
     // Assembly may have emitted warnings before failing: show them first.
     live.drain(cli);
     let mut harness = assembled?;

@@ -6,6 +6,7 @@
 //! No rule of the harness lives here.
 
 mod agent;
+mod cases;
 mod cli;
 mod dto;
 mod governance;
@@ -19,6 +20,7 @@ mod telemetry;
 mod tool_workspace;
 
 pub use agent::*;
+pub use cases::*;
 pub use cli::run_cli;
 pub use governance::*;
 pub use pump::*;

@@ -17,7 +17,7 @@ states:
       allow: [archmax_workflow_enrich]
 "#;
 
-const CHILD: &str = r#"title: Enrichment
+pub const CHILD: &str = r#"title: Enrichment
 instructions: Set the risk.
 states:
   enrich:

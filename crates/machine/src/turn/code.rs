@@ -172,6 +172,7 @@ impl Turn<'_> {
             events: self.h.emitter.clone(),
             calls: Default::default(),
             delegations,
+            mocks: std::sync::Arc::clone(&self.h.mocks),
         })
     }
 }

@@ -293,6 +293,65 @@ pub(super) fn answer(workflow: &str, child: &Harness, out: &Outcome) -> Result<S
     Ok(json!({ "message": message, "returns": returns }).to_string())
 }
 
+/// A mocked delegation's answer (§6.8): `{ error }` fails the call; `{ message, state? }`,
+/// a string, or any other value (as JSON) is the closing message; a signed target's declared
+/// returns are read from `result.returns` and held to its contract as a real child's are.
+fn mocked_answer(
+    workflow: &str,
+    child: &Harness,
+    result: Option<&Value>,
+) -> Result<String, String> {
+    let result = result.cloned().unwrap_or(Value::Null);
+    if let Some(error) = result.get("error") {
+        let error = match error {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        return Err(format!(
+            "Sub-workflow '{workflow}' failed (mocked): {error}"
+        ));
+    }
+    let message = match &result {
+        Value::String(s) => s.clone(),
+        Value::Object(o) if o.get("message").is_some_and(Value::is_string) => o
+            .get("message")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string(),
+        other => other.to_string(),
+    };
+    let state = result
+        .get("state")
+        .and_then(Value::as_str)
+        .unwrap_or("(mocked)")
+        .to_string();
+    let mut session = crate::state::SessionState {
+        status: crate::state::Status::Completed,
+        workflow_state: state,
+        ..Default::default()
+    };
+    for (name, value) in result
+        .get("returns")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+    {
+        session.variables.insert(
+            name.clone(),
+            crate::state::Variable {
+                value: value.clone(),
+                locked_by: None,
+            },
+        );
+    }
+    let messages = [json!({ "role": "assistant", "content": message })];
+    answer(
+        workflow,
+        child,
+        &Outcome::from_session("", &session, &messages),
+    )
+}
+
 impl Harness {
     /// A child session's turn: the `manual` entry, seeded with the call's arguments, the
     /// opening note, then the loop; it runs under its caller's cancel switch.
@@ -456,6 +515,8 @@ pub(crate) struct Caller {
     pub(crate) emitter: crate::events::Emitter,
     /// The turn's slots for children (`MAX_CONCURRENT`).
     pub(crate) slots: Arc<tokio::sync::Semaphore>,
+    /// The cases' mocks: a matching `archmax_workflow_<slug>` mock answers instead of a child.
+    pub(crate) mocks: Arc<crate::mocks::ToolMocks>,
 }
 
 impl Caller {
@@ -536,7 +597,18 @@ impl Caller {
         let _slot = self.slots.acquire().await;
         self.announce(&d.workflow, &dispatch_id, call_id);
         let started = Instant::now();
+        let tool = format!(
+            "{}{}",
+            archmax_kernel::tools::WORKFLOW_TOOL_PREFIX,
+            d.workflow
+        );
+        let mocked = self
+            .mocks
+            .find(self.parent.as_str(), &tool, &Value::Object(d.seeds.clone()));
         let result = match self.parent.child(&self.state, &d.workflow, d.ordinal) {
+            _ if mocked.is_some() => {
+                mocked_answer(&d.workflow, &d.child, mocked.as_ref()).map(Ran::Answer)
+            }
             None => Err(format!(
                 "Sub-workflow '{}' failed: no child session id can be formed from state '{}'",
                 d.workflow, self.state
@@ -566,12 +638,12 @@ impl Caller {
             }
         };
         let settled = match &result {
-            Ok(Ran::Answer(text)) => Settlement::of(started, Ok(text)),
+            Ok(Ran::Answer(text)) => Settlement::of(started, Ok(text.as_str())),
             Ok(Ran::Parked(_)) => Settlement {
                 status: "parked",
                 ..Settlement::of(started, Ok(""))
             },
-            Err(reason) => Settlement::of(started, Err(reason)),
+            Err(reason) => Settlement::of(started, Err(reason.as_str())),
         };
         self.result(&d.workflow, &dispatch_id, call_id, settled);
         result
@@ -677,6 +749,7 @@ impl Turn<'_> {
             cancel: self.cancel.clone(),
             emitter: self.h.emitter.clone(),
             slots: Arc::clone(&self.delegations),
+            mocks: Arc::clone(&self.h.mocks),
         }
     }
 
