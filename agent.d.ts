@@ -304,6 +304,14 @@ export type CreateAgentParams = {
    */
   streaming?: boolean
   /**
+   * Where this agent's OpenTelemetry spans go (docs/telemetry.md). Absent: the standard
+   * `OTEL_EXPORTER_OTLP_*` variables, off unless an endpoint is set; `false`: off. The spans
+   * are exported by the addon itself (a native addon cannot hand them to a JavaScript
+   * `TracerProvider`): a host with its own provider points `endpoint` at the same collector
+   * and returns its active span's `traceparent`, so the agent's turns join its traces.
+   */
+  telemetry?: false | TelemetryOptions
+  /**
    * The `ARCHMAX_*` endpoint only: retries after a failed attempt (HTTP 429 and 5xx, timeouts,
    * connection failures), 0 to 10. Default: `ARCHMAX_MAX_RETRIES`, else 2.
    */
@@ -371,14 +379,29 @@ export type Verdict = { decision: 'allow' | 'block'; ruleId: string; reason?: st
 export type GovernanceRule = (action: ProposedToolCall, api: RuleApi) => Verdict | null | undefined
 
 export type SendInput =
-  | { message?: string; trigger?: TriggerRef; variables?: Record<string, unknown>; sessionPath?: string; decision?: undefined; delivery?: undefined }
+  | { message?: string; trigger?: TriggerRef; variables?: Record<string, unknown>; sessionPath?: string; traceparent?: string; decision?: undefined; delivery?: undefined }
   /** Resumes a session parked at a human state, as `decide` does. */
   | { decision: Decision | string; message?: undefined; delivery?: undefined }
   /** Resumes a session parked for an event, as `deliver` does. */
   | { delivery: Delivery; message?: undefined; decision?: undefined }
 /** The original's `{ target, comment? }`; `{ to }` is accepted as an alias of `target`. */
-export type Decision = ({ target: string; to?: never } | { to: string; target?: never }) & { comment?: string }
-export type Delivery = { trigger: TriggerRef; variables?: Record<string, unknown>; message?: string }
+export type Decision = ({ target: string; to?: never } | { to: string; target?: never }) & { comment?: string; traceparent?: string }
+export type Delivery = { trigger: TriggerRef; variables?: Record<string, unknown>; message?: string; traceparent?: string }
+/** `createAgent({ telemetry })`. */
+export interface TelemetryOptions {
+  /** The OTLP traces endpoint, complete (`http://collector:4318/v1/traces`). */
+  endpoint?: string
+  /** `http/protobuf` (default), `http/json` or `grpc` (a build with the `grpc` feature). */
+  protocol?: 'http/protobuf' | 'http/json' | 'grpc'
+  /** Sent with every export request. */
+  headers?: Record<string, string>
+  /** The resource's `service.name` (default `OTEL_SERVICE_NAME`, else `archmax`). */
+  serviceName?: string
+  /** Model spans carry the messages (default `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT`). */
+  captureMessageContent?: boolean
+  /** The W3C `traceparent` each turn runs under, asked at the turn's start (a call's own `traceparent` wins). */
+  traceparent?: () => string | null | undefined
+}
 /** What `resolveSession` is given: the firing's trigger and variables, and an id or a path to find it by. */
 export type ResolveSessionInput = { trigger?: TriggerRef; variables?: Record<string, unknown>; sessionId?: string; sessionPath?: string }
 
@@ -446,7 +469,7 @@ export type InvokeMessage =
 export type InvokeInput = { messages: Array<InvokeMessage>; trigger?: TriggerRef; variables?: Record<string, unknown> }
 
 /** The part of a LangGraph `RunnableConfig` `invoke` reads: the session is `thread_id`, else `__default__`. */
-export type InvokeConfig = { configurable?: { thread_id?: string; [key: string]: unknown }; [key: string]: unknown }
+export type InvokeConfig = { configurable?: { thread_id?: string; [key: string]: unknown }; traceparent?: string; [key: string]: unknown }
 
 /**
  * What `invoke` resolves to: the session's whole transcript and its status (a failed turn,

@@ -632,6 +632,30 @@ function checkBoolean(value, name) {
   return value
 }
 
+/** `telemetry`: `false`, or `{ endpoint?, protocol?, headers?, serviceName?, captureMessageContent?, traceparent? }`. */
+function checkTelemetry(value) {
+  if (value === undefined || value === null) return { native: undefined, traceparent: null }
+  if (value === false) return { native: { enabled: false }, traceparent: null }
+  if (typeof value !== 'object' || Array.isArray(value)) throw new TypeError(`'telemetry' must be false or an object, got ${describe(value)}`)
+  const { endpoint, protocol, headers, serviceName, captureMessageContent, traceparent } = value
+  for (const [name, v] of Object.entries({ endpoint, protocol, serviceName })) {
+    if (v !== undefined && v !== null && typeof v !== 'string') throw new TypeError(`'telemetry.${name}' must be a string, got ${describe(v)}`)
+  }
+  if (traceparent !== undefined && traceparent !== null && typeof traceparent !== 'function') {
+    throw new TypeError(`'telemetry.traceparent' must be a function returning the W3C traceparent of the host's active span, got ${describe(traceparent)}`)
+  }
+  return {
+    native: {
+      endpoint: endpoint ?? undefined,
+      protocol: protocol ?? undefined,
+      headers: checkRecord(headers, 'telemetry.headers'),
+      serviceName: serviceName ?? undefined,
+      captureMessageContent: checkBoolean(captureMessageContent, 'telemetry.captureMessageContent'),
+    },
+    traceparent: traceparent ?? null,
+  }
+}
+
 /**
  * Assembles a workflow of a workspace into an agent.
  * @param {import('./agent.d.ts').CreateAgentParams} params
@@ -692,6 +716,13 @@ export async function createAgent(params = {}) {
     unwrap(native.usePolicy(policy, policy))
   }
   const defaultTrigger = triggerId(params.trigger) ?? 'manual'
+  const telemetry = checkTelemetry(params.telemetry)
+  // The parent trace context of the turn about to start: the call's own, else the host's.
+  const parent = (own) => {
+    const tp = own ?? telemetry.traceparent?.() ?? null
+    if (tp !== null && typeof tp !== 'string') throw new TypeError(`'traceparent' must be a string, got ${describe(tp)}`)
+    native.setTraceparent(tp)
+  }
   const opened = unwrap(
     native.open({
       trigger: params.trigger === undefined || params.trigger === null ? undefined : defaultTrigger,
@@ -703,6 +734,7 @@ export async function createAgent(params = {}) {
       maxRetries: checkWhole(params.maxRetries, 'maxRetries', 0, 10),
       maxResponseBytes: checkWhole(params.maxResponseBytes, 'maxResponseBytes', 1024, 1073741824),
       streaming: checkBoolean(params.streaming, 'streaming'),
+      telemetry: telemetry.native,
       cassette,
       images: params.images ?? undefined,
       rootDir: workspace?.rootDir ?? process.cwd(),
@@ -748,6 +780,7 @@ export async function createAgent(params = {}) {
           if (input?.decision !== undefined && input.decision !== null) return workflowOperations.decide(sessionId, input.decision)
           if (input?.delivery !== undefined && input.delivery !== null) return workflowOperations.deliver(sessionId, input.delivery)
           const vars = { ...seeds, ...(input.variables ?? {}) }
+          parent(input.traceparent)
           return run(
             native.send(
               sessionId ?? null,
@@ -800,14 +833,17 @@ export async function createAgent(params = {}) {
           live()
           // `{ target }` as in the original; `{ to }` (the spec's word for an edge) and a bare string too.
           const { target, to, comment } = typeof decision === 'string' ? { target: decision } : (decision ?? {})
+          parent(decision?.traceparent)
           return run(native.decide(sessionId, target ?? to ?? '', comment ?? null))
         },
         async reply(sessionId, message) {
           live()
+          parent(message?.traceparent)
           return run(native.reply(sessionId, typeof message === 'string' ? message : (message?.message ?? '')))
         },
         async deliver(sessionId, delivery = {}) {
           live()
+          parent(delivery.traceparent)
           return run(native.deliver(sessionId, triggerId(delivery.trigger) ?? '', delivery.variables ?? null, delivery.message ?? null))
         },
         async resolveSession({ sessionId, trigger, variables, sessionPath: path } = {}) {
@@ -837,6 +873,7 @@ export async function createAgent(params = {}) {
         nativeInput.trigger = triggerId(input.trigger) ?? defaultTrigger
         nativeInput.variables = { ...seeds, ...(checkRecord(input.variables, 'variables') ?? {}) }
       }
+      parent(config?.traceparent)
       const outcome = await run(native.invoke(typeof threadId === 'string' && threadId ? threadId : null, nativeInput))
       return invokeResult(outcome, plain)
     },

@@ -132,6 +132,11 @@ export declare class NativeAgent {
   /** An agent whose callbacks are set; `open` assembles it. */
   constructor(model: ((requestJson: string) => Promise<string>) | null | undefined, toolHandler: ((callJson: string) => Promise<string>) | null | undefined, onEvent: ((envelopeJson: string) => void) | null | undefined)
   /**
+   * The W3C `traceparent` the next turn runs under (agent.js sets it right before the
+   * call); `null` clears it.
+   */
+  setTraceparent(traceparent?: string | undefined | null): void
+  /**
    * Starts delivering events to `onEvent` when the agent was built without a listener
    * (`agent.workflow.stream` needs them); an agent that has one keeps it.
    */
@@ -444,6 +449,8 @@ export interface NativeAgentOptions {
    * `ARCHMAX_*` endpoint is asked for a stream. Outranks `ARCHMAX_STREAMING`; default on.
    */
   streaming?: boolean
+  /** `telemetry`: this agent's OTLP export (default: the `OTEL_*` environment's). */
+  telemetry?: NativeTelemetryOptions
   /** `cassette`: record the model's exchanges into a cassette, or replay them from one. */
   cassette?: NativeCassetteOptions
 }
@@ -493,6 +500,30 @@ export interface NativePromptCacheOptions {
   enabled?: boolean
   /** `5m` or `1h`; anything else falls back to `5m`. */
   ttl?: string
+}
+
+/**
+ * `telemetry` of `createAgent`: where this agent's spans go, instead of the `OTEL_*`
+ * environment. A native addon cannot hand its spans to the host's JavaScript
+ * `TracerProvider`; a host that has one points this at the same collector and passes its
+ * active context per turn (`traceparent`), so the agent's spans join the host's traces.
+ */
+export interface NativeTelemetryOptions {
+  /** `false`: no export, whatever the environment says. */
+  enabled?: boolean
+  /** The OTLP traces endpoint, complete (`http://collector:4318/v1/traces`). */
+  endpoint?: string
+  /** `http/protobuf` (default), `http/json` or `grpc`. */
+  protocol?: string
+  /** Sent with every export request (an API key, say). */
+  headers?: Record<string, string>
+  /** The resource's `service.name` (default `OTEL_SERVICE_NAME`, else `archmax`). */
+  serviceName?: string
+  /**
+   * Model spans carry the messages (default
+   * `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT`).
+   */
+  captureMessageContent?: boolean
 }
 
 /** One host tool as `agent.js` passes it (the handler stays in JS). */

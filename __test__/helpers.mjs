@@ -338,3 +338,49 @@ states:
   done:
     instructions: Say goodbye.
 `
+
+/**
+ * An OTLP/HTTP receiver on 127.0.0.1 for the JSON encoding: `POST /v1/traces` answered
+ * `200 {}`. `spans()` decodes every span received: ids, parent, name, service, attributes
+ * (an `intValue` as a number) and links.
+ */
+export async function otlpReceiver() {
+  const { createServer } = await import('node:http')
+  const requests = []
+  const server = createServer((req, res) => {
+    let text = ''
+    req.on('data', (d) => (text += d))
+    req.on('end', () => {
+      requests.push({ path: req.url, contentType: req.headers['content-type'], headers: req.headers, body: JSON.parse(text || 'null') })
+      res.writeHead(200, { 'content-type': 'application/json' })
+      res.end('{}')
+    })
+  })
+  await new Promise((r) => server.listen(0, '127.0.0.1', r))
+  const value = (v) => ('stringValue' in v ? v.stringValue : 'intValue' in v ? Number(v.intValue) : 'doubleValue' in v ? v.doubleValue : 'boolValue' in v ? v.boolValue : v)
+  const attributes = (list = []) => Object.fromEntries(list.map((kv) => [kv.key, value(kv.value ?? {})]))
+  return {
+    base: `http://127.0.0.1:${server.address().port}`,
+    requests,
+    spans: () =>
+      requests.flatMap(({ body }) =>
+        (body?.resourceSpans ?? []).flatMap((rs) =>
+          (rs.scopeSpans ?? []).flatMap((ss) =>
+            (ss.spans ?? []).map((s) => ({
+              traceId: s.traceId,
+              spanId: s.spanId,
+              parentSpanId: s.parentSpanId ?? '',
+              name: s.name,
+              service: attributes(rs.resource?.attributes)['service.name'],
+              attributes: attributes(s.attributes),
+              links: (s.links ?? []).map((l) => ({ traceId: l.traceId, spanId: l.spanId })),
+            })),
+          ),
+        ),
+      ),
+    close: async () => {
+      server.closeAllConnections()
+      await new Promise((r) => server.close(r))
+    },
+  }
+}

@@ -6,7 +6,7 @@
 // because a sandbox or turn time limit fired.
 //
 // A new capability adds a scenario; a new way in adds a column.
-import { test } from 'node:test'
+import { after, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { createServer } from 'node:http'
 import { cpSync, mkdtempSync, mkdirSync, writeFileSync } from 'node:fs'
@@ -18,7 +18,7 @@ import { AIMessageChunk } from '@langchain/core/messages'
 import { ChatGenerationChunk } from '@langchain/core/outputs'
 
 import { createAgent, createMemorySessionStore } from '@archmax-ai/harness'
-import { APPROVAL_SPEC, CALLER_SPEC, CHILD_SPEC, ONE_STATE_SPEC, PARKING_CHILD_SPEC, approvedCaseAnswers, call, chunksOf, EXAMPLE, mapStore, NO_PG, pgStore, refundAnswers, say, textPieces, toAIMessage, tools, workspace } from './helpers.mjs'
+import { APPROVAL_SPEC, CALLER_SPEC, CHILD_SPEC, ONE_STATE_SPEC, PARKING_CHILD_SPEC, approvedCaseAnswers, call, chunksOf, EXAMPLE, mapStore, NO_PG, otlpReceiver, pgStore, refundAnswers, say, textPieces, toAIMessage, tools, workspace } from './helpers.mjs'
 
 /** The text of a request's messages, for a check to search (`requestText` is their JSON). */
 function contents(requestText) {
@@ -192,7 +192,63 @@ function meetingTools() {
  * a harness call on `agent.workflow`), and `check`: what the reference outcomes must say.
  * `files`: the scenario's tools read or write session files.
  */
+/** One OTLP receiver for the telemetry row; each cell exports under its own service name. */
+const OTLP = await otlpReceiver()
+after(() => OTLP.close())
+let otlpCell = 0
+
+/** A cell's traces as a tree of span names (a chat span by its operation: the model id is the column's). */
+function spanTrees(service) {
+  const spans = OTLP.spans().filter((s) => s.service === service)
+  const label = (s) => (s.attributes['gen_ai.operation.name'] === 'chat' ? 'chat' : s.name)
+  const tree = (s) => {
+    const children = spans.filter((c) => c.parentSpanId === s.spanId && c.traceId === s.traceId).map(tree)
+    children.sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)))
+    return children.length ? { [label(s)]: children } : label(s)
+  }
+  return spans
+    .filter((s) => s.attributes['gen_ai.operation.name'] === 'invoke_agent')
+    .map((s) => ({ disposition: s.attributes['archmax.disposition'], outcome: s.attributes['archmax.outcome'], links: s.links.length, tree: tree(s) }))
+}
+
 const SCENARIOS = [
+  {
+    name: "the example's refund flow exports one span tree per turn, the decision's linked to the park's",
+    files: true,
+    workspace: exampleCopy,
+    options: () => {
+      otlpCell += 1
+      return { workflow: 'order-lookup', telemetry: { endpoint: `${OTLP.base}/v1/traces`, protocol: 'http/json', serviceName: `parity-${otlpCell}` } }
+    },
+    answers: refundAnswers(),
+    steps: [
+      (w) => w.send('t1', { message: 'I want a refund for KK-2043.' }),
+      (w) => w.decide('t1', { target: 'refund-approved' }),
+      () => spanTrees(`parity-${otlpCell}`),
+    ],
+    check: ([parked, done, trees]) => {
+      assert.equal(parked.kind, 'parked')
+      assert.equal(done.kind, 'completed')
+      assert.deepEqual(
+        trees.map((t) => [t.disposition, t.outcome, t.links]),
+        [
+          ['turn', 'parked', 0],
+          ['decide', 'completed', 1],
+        ],
+      )
+      const [first] = trees
+      const states = first.tree['invoke_agent order-lookup']
+      assert.deepEqual(states[0], 'park refund-review')
+      assert.deepEqual(states[2], {
+        'state refund-request': [
+          'chat',
+          'execute_tool archmax_set_variables',
+          'execute_tool write_file',
+          { 'execute_tool archmax_advance': ['hook after hooks/check-refund.js'] },
+        ],
+      })
+    },
+  },
   {
     name: "the cases engine runs the example's refund-approved case: a mocked sub-workflow, a park, a decision",
     files: true,

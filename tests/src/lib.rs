@@ -72,6 +72,7 @@ impl Drop for TempWorkspace {
 }
 
 pub mod hooked;
+pub mod otlp;
 pub mod scripted;
 
 /// A harness for `workflow` of the workspace at `root`, its model the server at

@@ -131,10 +131,35 @@ pub fn run(args: &[String], io: &mut dyn Io) -> i32 {
         let banner = style::banner(&style);
         cli.err(&banner);
     }
-    let code = dispatch(&mut cli, args);
+    let telemetry = start_telemetry(&mut cli);
+    let code = match &telemetry {
+        Some(t) => tracing::dispatcher::with_default(t.dispatch(), || dispatch(&mut cli, args)),
+        None => dispatch(&mut cli, args),
+    };
+    if let Some(Err(e)) = telemetry
+        .as_ref()
+        .map(archmax_telemetry::Telemetry::shutdown)
+    {
+        cli.err(&format!("Warning: {e}\n"));
+    }
     let _ = cli.io.stdout().flush();
     let _ = cli.io.stderr().flush();
     code
+}
+
+/// The telemetry the environment asks for (`OTEL_*`, `ARCHMAX_LOG`; docs/telemetry.md),
+/// flushed when the command ends. A setting it cannot use is a warning: the command runs
+/// untraced rather than not at all.
+fn start_telemetry(cli: &mut Cli<'_>) -> Option<archmax_telemetry::Telemetry> {
+    let started = archmax_telemetry::Config::from_env(|k| cli.var(k))
+        .and_then(|c| archmax_telemetry::Telemetry::start(&c));
+    match started {
+        Ok(t) => t,
+        Err(e) => {
+            cli.err(&format!("Warning: telemetry is off: {e}\n"));
+            None
+        }
+    }
 }
 
 fn dispatch(cli: &mut Cli<'_>, args: &[String]) -> i32 {

@@ -11,6 +11,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::time::{Duration, Instant};
+use tracing::instrument::WithSubscriber;
 
 use archmax_machine::model::{Model, ModelConfig, OpenAiClient};
 use archmax_machine::store::SessionStore;
@@ -193,7 +194,9 @@ impl Live {
             .enable_all()
             .build()
             .map_err(|e| Failure::Crash(format!("cannot start the async runtime: {e}")))?;
-        let future = call(Arc::clone(harness));
+        // The command's telemetry (`crate::start_telemetry`), if any, follows the turn
+        // onto the runtime's threads.
+        let future = call(Arc::clone(harness)).with_current_subscriber();
         let done = self.tx.clone();
         let driving = crate::interrupt::Driving::start();
         let task = rt.spawn(async move {

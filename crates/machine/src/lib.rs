@@ -34,6 +34,7 @@ pub mod store;
 pub mod substitute;
 pub mod tooldefs;
 pub mod tools;
+pub mod trace;
 mod turn;
 
 pub use error::{Reservation, RunError};

@@ -275,6 +275,10 @@ pub struct SessionState {
     /// Where the session is parked, if it is.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub park: Option<Park>,
+    /// The W3C `traceparent` of the turn that parked the session, when a host traced it:
+    /// the turn that resumes the park links to it (`crate::trace`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub park_trace: Option<String>,
     /// Decisions so far (the next decision's `seq` is this plus one).
     #[serde(default)]
     pub decision_count: u64,

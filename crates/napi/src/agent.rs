@@ -585,6 +585,8 @@ pub struct NativeAgentOptions {
     /// `streaming`: the model's text is shown as it arrives (`agent-text-delta`); the
     /// `ARCHMAX_*` endpoint is asked for a stream. Outranks `ARCHMAX_STREAMING`; default on.
     pub streaming: Option<bool>,
+    /// `telemetry`: this agent's OTLP export (default: the `OTEL_*` environment's).
+    pub telemetry: Option<crate::telemetry::NativeTelemetryOptions>,
     /// `cassette`: record the model's exchanges into a cassette, or replay them from one.
     #[napi(ts_type = "NativeCassetteOptions")]
     pub cassette: Option<crate::dto::CassetteOptions>,
@@ -819,6 +821,10 @@ pub struct NativeAgent {
     pub(crate) hook_kinds: Mutex<Option<archmax_machine::hooks::HostHookKinds>>,
     /// The `context.workspace` handles of the host tool calls in flight.
     pub(crate) tool_workspaces: Arc<crate::tool_workspace::ToolWorkspaces>,
+    /// Where this agent's spans go (`open`), if anywhere.
+    telemetry: RwLock<Option<Arc<archmax_telemetry::Telemetry>>>,
+    /// The parent trace context of the next turn (`setTraceparent`, just before it).
+    traceparent: Mutex<Option<String>>,
 }
 
 /// Marks a session busy for the life of one call.
@@ -875,6 +881,17 @@ impl NativeAgent {
             policy_rules: Mutex::default(),
             hook_kinds: Mutex::default(),
             tool_workspaces: Arc::default(),
+            telemetry: RwLock::new(None),
+            traceparent: Mutex::new(None),
+        }
+    }
+
+    /// The W3C `traceparent` the next turn runs under (agent.js sets it right before the
+    /// call); `null` clears it.
+    #[napi(catch_unwind)]
+    pub fn set_traceparent(&self, traceparent: Option<String>) {
+        if let Ok(mut g) = self.traceparent.lock() {
+            *g = traceparent.filter(|t| !t.trim().is_empty());
         }
     }
 
@@ -905,6 +922,14 @@ impl NativeAgent {
             }
         };
         let lookup = env_lookup(&root);
+        match crate::telemetry::for_agent(options.telemetry.as_ref(), &lookup) {
+            Ok(t) => {
+                if let Ok(mut g) = self.telemetry.write() {
+                    *g = t;
+                }
+            }
+            Err(e) => return plain_error("TypeError", e),
+        }
         let cassette = match cassette_option(&options) {
             Ok(c) => c,
             Err(message) => return plain_error("TypeError", message),
@@ -1137,6 +1162,12 @@ impl NativeAgent {
     where
         F: Future<Output = std::result::Result<Outcome, RunError>> + Send + 'static,
     {
+        let traceparent = self.traceparent.lock().ok().and_then(|mut g| g.take());
+        let telemetry = self.telemetry.read().ok().and_then(|g| g.clone());
+        let call = match crate::telemetry::traced(telemetry, traceparent, call) {
+            Ok(call) => call,
+            Err(e) => return NativeTurn::ended(plain_error("TypeError", e)),
+        };
         if take(&self.model).is_some() && !self.store.is_host() {
             return NativeTurn::inline(Box::pin(async move { outcome_dto(call.await) }));
         }
@@ -1561,6 +1592,9 @@ impl NativeAgent {
         }
         if let Ok(mut g) = self.js_model.write() {
             *g = None;
+        }
+        if let Some(t) = self.telemetry.write().ok().and_then(|mut g| g.take()) {
+            crate::telemetry::close(t);
         }
     }
 }

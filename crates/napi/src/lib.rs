@@ -16,6 +16,7 @@ mod policy;
 mod pump;
 mod spec;
 mod store;
+mod telemetry;
 mod tool_workspace;
 
 pub use agent::*;

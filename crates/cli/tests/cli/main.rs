@@ -5,6 +5,10 @@ mod cassette;
 mod delegation;
 mod env_files;
 mod first_hour;
+#[allow(dead_code)]
+// The OTLP/HTTP receiver, shared with the workspace's integration tests and benchmarks.
+#[path = "../../../../tests/src/otlp.rs"]
+mod otlp;
 mod parks;
 mod postgres;
 mod run;
@@ -17,4 +21,5 @@ mod sessions;
 mod signals;
 mod skill;
 mod support;
+mod telemetry;
 mod validate;

@@ -11,6 +11,7 @@ use std::time::Instant;
 use archmax_kernel::tools::WORKFLOW_TOOL_PREFIX;
 use archmax_kernel::{CallContext, Origin};
 use serde_json::{Value, json};
+use tracing::Instrument;
 
 use crate::control::ControlResult;
 use crate::events::Event;
@@ -111,19 +112,21 @@ struct Allowed {
     started: Instant,
     /// A delegation's checked target and seeds (it announces itself as a sub-workflow).
     delegation: Option<super::delegate::Delegation>,
+    /// Its `execute_tool` span: what it runs (a delegation's child turn too) runs inside.
+    span: tracing::Span,
 }
 
 /// What planning a call came to.
 enum Planned {
     /// Refused or unknown: nothing runs.
     Answered(Answer),
-    Allowed(Allowed),
+    Allowed(Box<Allowed>),
 }
 
 /// A call of the batch waiting for its answer to be recorded.
 enum Queued {
     Answered(String, Answer),
-    Run(Allowed),
+    Run(Box<Allowed>),
 }
 
 /// `calls` with every id this turn already used (or an earlier call of the same message
@@ -226,6 +229,7 @@ impl Turn<'_> {
                 continue;
             }
             let moved_before = moved.is_some();
+            let span = allowed.span.clone();
             let (result, effects) = self
                 .execute(
                     &allowed.name,
@@ -234,6 +238,7 @@ impl Turn<'_> {
                     others,
                     &mut moved,
                 )
+                .instrument(span)
                 .await;
             // A refused move answers the agent without erroring its message, but the call
             // did not do what it was for: its `tool-result` says so (the original reads it
@@ -257,7 +262,10 @@ impl Turn<'_> {
                 return None;
             };
             if let Some(d) = &allowed.delegation {
-                let (result, settled) = this.delegate(d, &allowed.call_id).await;
+                let (result, settled) = this
+                    .delegate(d, &allowed.call_id)
+                    .instrument(allowed.span.clone())
+                    .await;
                 let effects = super::execute::Effects {
                     delegated: Some(settled),
                     ..Default::default()
@@ -266,6 +274,7 @@ impl Turn<'_> {
             }
             let (result, mut effects) = this
                 .run_alongside(&allowed.name, &allowed.args, &allowed.call_id)
+                .instrument(allowed.span.clone())
                 .await;
             let settled_ok = !result.is_error;
             let shown = effects.shown.take();
@@ -293,11 +302,15 @@ impl Turn<'_> {
     fn plan(&mut self, call: &ToolCall) -> Planned {
         let state = self.session.workflow_state.clone();
         let Some(name) = self.resolve_name(&call.name) else {
+            refused_span(&call.name, &call.id, "unknown", None);
             return Planned::Answered(Answer::error(self.unknown_tool(&call.name)));
         };
         let args = match crate::governed::arguments(&name, &call.arguments) {
             Ok(args) => args,
-            Err(refusal) => return Planned::Answered(Answer::error(refusal)),
+            Err(refusal) => {
+                refused_span(&name, &call.id, "invalid-arguments", None);
+                return Planned::Answered(Answer::error(refusal));
+            }
         };
         let vars = self.session.kernel_variables();
         let args = if name.starts_with(WORKFLOW_TOOL_PREFIX) {
@@ -307,6 +320,7 @@ impl Turn<'_> {
                 Ok(a) => a,
                 Err(f) => {
                     let reason = crate::substitute::unresolved_message(&f);
+                    refused_span(&name, &call.id, "blocked", Some("unresolved-reference"));
                     self.emit(Event::ToolBlocked {
                         state,
                         tool: name,
@@ -335,6 +349,7 @@ impl Turn<'_> {
             && verdict.rule == archmax_kernel::RuleId::ReadOnlyZone
             && matches!(name.as_str(), "copy_file" | "move_file" | "remove_file");
         if !verdict.allowed && !file_operation_answers {
+            refused_span(&name, &call.id, "blocked", Some(verdict.rule.as_str()));
             let reason = verdict.message.unwrap_or_default();
             if verdict.warn {
                 self.emit(Event::ToolBlocked {
@@ -351,17 +366,20 @@ impl Turn<'_> {
             }
             return Planned::Answered(Answer::blocked(reason));
         }
+        let rule = verdict.rule.as_str();
         if name.starts_with(WORKFLOW_TOOL_PREFIX) {
             return match self.prepare(&name, &args) {
-                Ok(d) => Planned::Allowed(Allowed {
+                Ok(d) => Planned::Allowed(Box::new(Allowed {
+                    span: allowed_span(&name, &call.id, rule),
                     name,
                     args,
                     call_id: call.id.clone(),
                     state,
                     started: Instant::now(),
                     delegation: Some(d),
-                }),
+                })),
                 Err(reason) => {
+                    refused_span(&name, &call.id, "refused", None);
                     self.emit(Event::ToolBlocked {
                         state,
                         tool: name.clone(),
@@ -384,14 +402,15 @@ impl Turn<'_> {
             detail: None,
             origin: None,
         });
-        Planned::Allowed(Allowed {
+        Planned::Allowed(Box::new(Allowed {
+            span: allowed_span(&name, &call.id, rule),
             name,
             args,
             call_id: call.id.clone(),
             state,
             started,
             delegation: None,
-        })
+        }))
     }
 
     /// What ran becomes the call's answer: listings redacted, long results offloaded, and
@@ -403,6 +422,11 @@ impl Turn<'_> {
         settled_ok: bool,
         shown: Option<crate::images::ImageMark>,
     ) -> Answer {
+        crate::trace::record_tool(
+            &allowed.span,
+            !result.is_error && (settled_ok || allowed.delegation.is_some()),
+            allowed.started,
+        );
         let (text, is_error) = (result.text, result.is_error);
         let text = if matches!(allowed.name.as_str(), "ls" | "glob" | "grep") {
             self.h
@@ -509,5 +533,30 @@ impl Turn<'_> {
             ));
         }
         text
+    }
+}
+
+/// The span of a call the kernel allowed, with the rule that allowed it.
+fn allowed_span(name: &str, call_id: &str, rule: &str) -> tracing::Span {
+    let span = crate::trace::tool_span(name, call_id);
+    if !span.is_disabled() {
+        span.record("archmax.governance.decision", "allowed");
+        span.record("archmax.governance.rule", rule);
+    }
+    span
+}
+
+/// The span of a call that did not run: unknown, malformed, or refused (by `rule`).
+fn refused_span(name: &str, call_id: &str, status: &str, rule: Option<&str>) {
+    let span = crate::trace::tool_span(name, call_id);
+    if span.is_disabled() {
+        return;
+    }
+    tracing::warn!(parent: &span, tool = name, call_id, status, rule, "tool call not run");
+    span.record("archmax.tool.status", status);
+    span.record("otel.status_code", "ERROR");
+    if let Some(rule) = rule {
+        span.record("archmax.governance.decision", "blocked");
+        span.record("archmax.governance.rule", rule);
     }
 }

@@ -5,6 +5,7 @@
 //! `before_done`.
 
 use archmax_kernel::Origin;
+use tracing::Instrument;
 
 use crate::events::Event;
 use crate::hooks::{HookInput, Phase, Verdict};
@@ -86,7 +87,15 @@ impl Turn<'_> {
                 phase: phase.as_str().into(),
                 label: shown.clone(),
             });
-            let verdict = self.h.hooks.run(hook, input).await.bounded();
+            let span = crate::trace::hook_span(state, phase.as_str(), label, &shown);
+            let verdict = self
+                .h
+                .hooks
+                .run(hook, input)
+                .instrument(span.clone())
+                .await
+                .bounded();
+            record_verdict(&span, &verdict);
             let (word, why) = match &verdict {
                 Verdict::Ok(r) => ("ok", r.clone()),
                 Verdict::Correct(r) => ("correct", r.clone()),
@@ -166,5 +175,26 @@ impl Turn<'_> {
             Gate::Pass => None,
             Gate::Block(r) | Gate::Fail(r) => Some(r),
         }
+    }
+}
+
+/// A hook's verdict on its span (`ok`, `correct`, `veto`, `error`).
+fn record_verdict(span: &tracing::Span, verdict: &Verdict) {
+    if span.is_disabled() {
+        return;
+    }
+    let (word, reason) = match verdict {
+        Verdict::Ok(r) => ("ok", r),
+        Verdict::Correct(r) => ("correct", r),
+        Verdict::Veto(r) => ("veto", r),
+        Verdict::Error(e) => ("error", e),
+    };
+    span.record("archmax.hook.verdict", word);
+    // A reason may quote the conversation: recorded only where message contents are.
+    if !reason.is_empty() && crate::trace::capture_content(span) {
+        span.record("archmax.hook.reason", reason.as_str());
+    }
+    if word == "error" {
+        span.record("otel.status_code", "ERROR");
     }
 }

@@ -99,6 +99,8 @@ struct Turn<'h> {
     failed: Vec<delegate::Failure>,
     /// The children this turn may run at once (`delegate::MAX_CONCURRENT`).
     delegations: std::sync::Arc<tokio::sync::Semaphore>,
+    /// The turn's span and its current state segment's (`crate::trace`).
+    spans: crate::trace::TurnSpans,
 }
 
 /// The current visit of a state: reset by every move of the position.
@@ -227,6 +229,7 @@ impl Harness {
             inherited: std::sync::Arc::new([]),
             failed: Vec::new(),
             delegations: std::sync::Arc::new(tokio::sync::Semaphore::new(delegate::MAX_CONCURRENT)),
+            spans: crate::trace::TurnSpans::none(),
         };
         Ok((lease, turn))
     }
@@ -331,6 +334,59 @@ impl Turn<'_> {
             files,
             mounts,
         ))
+    }
+
+    /// The turn's span, a child of the current one (a delegation's tool call for a child
+    /// session); a resumed park's turn links to the turn that parked it.
+    fn turn_span(&self) -> tracing::Span {
+        let workflow = self.h.workflow.as_str();
+        let span = tracing::info_span!(
+            "archmax.turn",
+            otel.name = %format_args!("invoke_agent {workflow}"),
+            otel.status_code = tracing::field::Empty,
+            gen_ai.operation.name = "invoke_agent",
+            gen_ai.agent.name = workflow,
+            gen_ai.conversation.id = self.id.as_str(),
+            archmax.session.id = self.id.as_str(),
+            archmax.workflow = workflow,
+            archmax.disposition = self.mode.disposition,
+            archmax.outcome = tracing::field::Empty,
+            archmax.status = tracing::field::Empty,
+            archmax.state = tracing::field::Empty,
+            archmax.resumes = tracing::field::Empty,
+            error.type = tracing::field::Empty,
+        );
+        if self.mode.disposition != "turn"
+            && let Some(parked) = &self.session.park_trace
+        {
+            span.record("archmax.resumes", parked.as_str());
+            crate::trace::link(&span, parked);
+        }
+        span
+    }
+
+    /// A turn that ends parked records the park (a span under the turn) and stores the
+    /// turn's `traceparent` with the session, for the resume to link to.
+    fn park_trace(&mut self) {
+        let Some(park) = &self.session.park else {
+            return;
+        };
+        if self.spans.turn.is_disabled() {
+            return;
+        }
+        let kind = match park {
+            crate::state::Park::Decision { .. } => "decision",
+            crate::state::Park::Input { .. } => "input",
+        };
+        let _park = tracing::info_span!(
+            parent: &self.spans.turn,
+            "archmax.park",
+            otel.name = %format_args!("park {}", park.state()),
+            archmax.session.id = self.id.as_str(),
+            archmax.state = park.state(),
+            archmax.park.kind = kind,
+        );
+        self.session.park_trace = crate::trace::traceparent(&self.spans.turn);
     }
 
     fn outcome(&self) -> Outcome {

@@ -1,0 +1,408 @@
+//! Traces of the example's refund flow, exported over OTLP/HTTP (JSON) to a receiver on
+//! 127.0.0.1: the turn that parks at `refund-review`, then `archmax decide` in another
+//! process, whose turn links to the first. Also: message contents only when asked, the
+//! `ARCHMAX_LOG` lines carrying the trace ids, and nothing sent when export is off.
+
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::otlp::{Receiver, Span};
+use crate::scripted::{Reply, ScriptedServer};
+use crate::support::{Ran, Workspace, cli_with};
+
+const REFUND: &str = r#"{"order_id":"KK-2043","decision":"partial_refund","amount":10,"currency":"EUR","limit":300,"reason":"Delayed past the promise."}"#;
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("mkdir");
+    for entry in std::fs::read_dir(from).expect("read dir").flatten() {
+        let path = entry.path();
+        let target = to.join(entry.file_name());
+        if path.is_dir() {
+            copy_dir(&path, &target);
+        } else {
+            std::fs::copy(&path, &target).expect("copy");
+        }
+    }
+}
+
+/// A copy of `examples/customer-support`.
+fn example() -> Workspace {
+    let ws = Workspace::new(&[]);
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/customer-support");
+    copy_dir(&root, ws.root());
+    ws
+}
+
+/// The refund flow up to the park at `refund-review`, then the approved branch.
+fn refund_script() -> Vec<Reply> {
+    vec![
+        Reply::tool_calls(vec![(
+            "c1",
+            "archmax_advance",
+            json!({ "to": "refund-request", "reason": "wants money back" }),
+        )])
+        .with_usage(json!({ "prompt_tokens": 812, "completion_tokens": 24 })),
+        Reply::tool_calls(vec![
+            (
+                "c2",
+                "archmax_set_variables",
+                json!({ "variables": { "order_id": "KK-2043" } }),
+            ),
+            (
+                "c3",
+                "write_file",
+                json!({ "file_path": "scratchpad/refund.json", "content": REFUND }),
+            ),
+            (
+                "c4",
+                "archmax_advance",
+                json!({ "to": "refund-review", "reason": "proposal written" }),
+            ),
+        ]),
+        Reply::text("A colleague will review your refund."),
+        Reply::tool_calls(vec![(
+            "c5",
+            "write_file",
+            json!({ "file_path": "outbox/refund-KK-2043.md", "content": "KK-2043: 10.00 EUR." }),
+        )]),
+        Reply::text("Your refund of 10.00 EUR is confirmed."),
+    ]
+}
+
+fn otel_env(receiver: &Receiver) -> Vec<(&'static str, String)> {
+    vec![
+        ("OTEL_EXPORTER_OTLP_ENDPOINT", receiver.base_url()),
+        ("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json".to_string()),
+        ("OTEL_SERVICE_NAME", "refund-desk".to_string()),
+    ]
+}
+
+/// The refund flow's first turn (it parks at `refund-review`), with `env`.
+fn run_parked(ws: &Workspace, server: &ScriptedServer, env: &[(&str, String)]) -> Ran {
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let args = [
+        "run",
+        "order-lookup",
+        "I want a refund for KK-2043",
+        "--session",
+        "r-1",
+    ];
+    let r = cli_with(ws, Some(server), &env, false, &args);
+    assert_eq!(r.code, 0, "{}", r.err);
+    assert!(
+        r.out.contains("A colleague will review your refund."),
+        "{}",
+        r.out
+    );
+    r
+}
+
+/// Every file of session `id`, concatenated (its state is among them).
+fn session_text(ws: &Workspace, id: &str) -> String {
+    fn walk(dir: &Path, out: &mut String) {
+        for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            let p = entry.path();
+            if p.is_dir() {
+                walk(&p, out);
+            } else {
+                out.push_str(&std::fs::read_to_string(&p).unwrap_or_default());
+            }
+        }
+    }
+    let mut out = String::new();
+    walk(&ws.root().join("sessions").join(id), &mut out);
+    assert!(!out.is_empty(), "session {id} has files");
+    out
+}
+
+fn one<'a>(spans: &'a [Span], name: &str) -> &'a Span {
+    let found: Vec<&Span> = spans.iter().filter(|s| s.name == name).collect();
+    assert_eq!(found.len(), 1, "one '{name}' span in {:#?}", names(spans));
+    found[0]
+}
+
+fn names(spans: &[Span]) -> Vec<String> {
+    spans.iter().map(|s| s.name.clone()).collect()
+}
+
+fn children<'a>(spans: &'a [Span], parent: &Span) -> Vec<&'a Span> {
+    spans
+        .iter()
+        .filter(|s| s.parent_span_id == parent.span_id && s.trace_id == parent.trace_id)
+        .collect()
+}
+
+fn tool<'a>(spans: &'a [Span], call_id: &str) -> &'a Span {
+    spans
+        .iter()
+        .find(|s| s.attr("gen_ai.tool.call.id") == Some(call_id))
+        .unwrap_or_else(|| panic!("no span of call {call_id} in {:#?}", names(spans)))
+}
+
+#[test]
+fn the_refund_flow_is_one_span_tree_per_turn_and_the_decision_links_to_the_park() {
+    let receiver = Receiver::start().expect("receiver");
+    let ws = example();
+    let server = ScriptedServer::start(refund_script()).expect("server");
+    let env = otel_env(&receiver);
+    run_parked(&ws, &server, &env);
+
+    let first = receiver.spans();
+    assert!(
+        receiver
+            .request_heads()
+            .iter()
+            .all(|(path, ct)| path == "/v1/traces" && ct == "application/json"),
+        "{:?}",
+        receiver.request_heads()
+    );
+    let turn = one(&first, "invoke_agent order-lookup");
+    assert_eq!(turn.parent_span_id, "");
+    assert_eq!(turn.service, "refund-desk");
+    assert_eq!(turn.attr("gen_ai.operation.name"), Some("invoke_agent"));
+    assert_eq!(turn.attr("archmax.session.id"), Some("r-1"));
+    assert_eq!(turn.attr("archmax.workflow"), Some("order-lookup"));
+    assert_eq!(turn.attr("archmax.disposition"), Some("turn"));
+    assert_eq!(turn.attr("archmax.outcome"), Some("parked"));
+    assert_eq!(turn.attr("archmax.state"), Some("refund-review"));
+    assert!(
+        first.iter().all(|s| s.trace_id == turn.trace_id),
+        "one trace"
+    );
+
+    // turn → states (in order) and the park.
+    let mut under_turn: Vec<String> = children(&first, turn)
+        .iter()
+        .map(|s| s.name.clone())
+        .collect();
+    under_turn.sort();
+    assert_eq!(
+        under_turn,
+        [
+            "park refund-review",
+            "state classify",
+            "state refund-request",
+            "state refund-review"
+        ]
+    );
+    let park = one(&first, "park refund-review");
+    let stored = format!("00-{}-{}-01", turn.trace_id, turn.span_id);
+    assert!(session_text(&ws, "r-1").contains(&format!("\"parkTrace\":\"{stored}\"")));
+    assert_eq!(park.attr("archmax.park.kind"), Some("decision"));
+
+    // Each state → its model call and tool calls.
+    let classify = one(&first, "state classify");
+    let request = one(&first, "state refund-request");
+    let review = one(&first, "state refund-review");
+    let under = |s: &Span| {
+        let mut n: Vec<String> = children(&first, s).iter().map(|c| c.name.clone()).collect();
+        n.sort();
+        n
+    };
+    assert_eq!(
+        under(classify),
+        ["chat scripted-model", "execute_tool archmax_advance"]
+    );
+    assert_eq!(
+        under(request),
+        [
+            "chat scripted-model",
+            "execute_tool archmax_advance",
+            "execute_tool archmax_set_variables",
+            "execute_tool write_file"
+        ]
+    );
+    assert_eq!(under(review), ["chat scripted-model"]);
+
+    let chat = children(&first, classify)
+        .into_iter()
+        .find(|s| s.name == "chat scripted-model")
+        .expect("chat");
+    assert_eq!(chat.attr("gen_ai.operation.name"), Some("chat"));
+    assert_eq!(chat.attr("gen_ai.request.model"), Some("scripted-model"));
+    assert_eq!(chat.attr("gen_ai.response.model"), Some("scripted-model"));
+    assert!(
+        chat.attributes["gen_ai.usage.input_tokens"].is_i64(),
+        "{chat:?}"
+    );
+    assert!(
+        chat.attributes["gen_ai.usage.output_tokens"].is_i64(),
+        "{chat:?}"
+    );
+    assert_eq!(
+        chat.attr("gen_ai.response.finish_reasons"),
+        Some(r#"["tool_calls"]"#)
+    );
+    assert!(
+        first
+            .iter()
+            .all(|s| !s.attributes.contains_key("gen_ai.input.messages")),
+        "no message contents unless asked"
+    );
+
+    let write = tool(&first, "c3");
+    assert_eq!(write.name, "execute_tool write_file");
+    assert_eq!(write.attr("gen_ai.operation.name"), Some("execute_tool"));
+    assert_eq!(write.attr("gen_ai.tool.name"), Some("write_file"));
+    assert_eq!(write.attr("archmax.governance.decision"), Some("allowed"));
+    assert!(
+        write
+            .attr("archmax.governance.rule")
+            .is_some_and(|r| !r.is_empty()),
+        "{write:?}"
+    );
+    assert_eq!(write.attr("archmax.tool.status"), Some("ok"));
+    assert!(
+        write.attributes["archmax.tool.duration_ms"].is_f64(),
+        "{write:?}"
+    );
+
+    // The move to review runs the refund state's after hook inside its tool call.
+    let to_review = tool(&first, "c4");
+    let hooks = children(&first, to_review);
+    assert_eq!(
+        names(&hooks.iter().map(|s| (*s).clone()).collect::<Vec<_>>()),
+        ["hook after hooks/check-refund.js"]
+    );
+    assert_eq!(hooks[0].attr("archmax.hook.verdict"), Some("ok"));
+    assert_eq!(hooks[0].attr("archmax.hook.phase"), Some("after"));
+
+    // `archmax decide` in another process: its turn links to the parked turn.
+    let before = first.len();
+    let out = Command::new(env!("CARGO_BIN_EXE_archmax"))
+        .args(["decide", "r-1", "--to", "refund-approved"])
+        .current_dir(ws.root())
+        .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
+        .env("ARCHMAX_API_BASE_URL", server.url())
+        .env("ARCHMAX_API_KEY", "test-key")
+        .env("ARCHMAX_MODEL", "scripted-model")
+        .env("ARCHMAX_CLI_NO_BANNER", "1")
+        .output()
+        .expect("archmax decide");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let all = receiver.wait_for(before + 1, Duration::from_secs(10));
+    let second: Vec<Span> = all.into_iter().skip(before).collect();
+    let resumed = one(&second, "invoke_agent order-lookup");
+    assert_eq!(resumed.attr("archmax.disposition"), Some("decide"));
+    assert_eq!(resumed.attr("archmax.outcome"), Some("completed"));
+    assert_ne!(resumed.trace_id, turn.trace_id, "a trace per process");
+    assert_eq!(
+        resumed.links,
+        [(turn.trace_id.clone(), turn.span_id.clone())]
+    );
+    assert_eq!(
+        resumed.attr("archmax.resumes"),
+        Some(format!("00-{}-{}-01", turn.trace_id, turn.span_id).as_str())
+    );
+    let approved = one(&second, "state refund-approved");
+    assert_eq!(approved.parent_span_id, resumed.span_id);
+    assert_eq!(tool(&second, "c5").parent_span_id, approved.span_id);
+}
+
+#[test]
+fn message_contents_only_when_asked_and_the_log_lines_carry_the_trace_ids() {
+    let receiver = Receiver::start().expect("receiver");
+    let ws = example();
+    let server = ScriptedServer::start(refund_script()).expect("server");
+    let log = ws.root().join("archmax.log");
+    let mut env = otel_env(&receiver);
+    env.push((
+        "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT",
+        "true".into(),
+    ));
+    env.push(("ARCHMAX_LOG", "archmax_machine=info".into()));
+    env.push(("ARCHMAX_LOG_FILE", log.display().to_string()));
+    run_parked(&ws, &server, &env);
+
+    let spans = receiver.spans();
+    let turn = one(&spans, "invoke_agent order-lookup");
+    let chats: Vec<&Span> = spans
+        .iter()
+        .filter(|s| s.attr("gen_ai.operation.name") == Some("chat"))
+        .collect();
+    assert_eq!(chats.len(), 3);
+    assert!(
+        chats[0]
+            .attr("gen_ai.input.messages")
+            .is_some_and(|m| m.contains("I want a refund for KK-2043")),
+        "{:?}",
+        chats[0]
+    );
+    assert!(
+        chats.iter().any(|c| c
+            .attr("gen_ai.output.messages")
+            .is_some_and(|m| m.contains("A colleague will review your refund."))),
+        "{chats:?}"
+    );
+
+    let text = std::fs::read_to_string(&log).expect("log file");
+    let lines: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    let ended = lines
+        .iter()
+        .find(|l| l["fields"]["message"] == "turn ended")
+        .unwrap_or_else(|| panic!("no 'turn ended' line in {text}"));
+    assert_eq!(ended["level"], "INFO");
+    assert_eq!(ended["fields"]["outcome"], "parked");
+    assert_eq!(ended["trace_id"], turn.trace_id.as_str());
+    assert_eq!(ended["span_id"], turn.span_id.as_str());
+    let closed_chat = lines
+        .iter()
+        .find(|l| l["message"] == "span closed" && l["span"] == "gen_ai.chat")
+        .unwrap_or_else(|| panic!("no closed chat span in {text}"));
+    assert_eq!(closed_chat["trace_id"], turn.trace_id.as_str());
+    assert!(
+        spans
+            .iter()
+            .any(|s| Some(s.span_id.as_str()) == closed_chat["span_id"].as_str()),
+        "the log's span id is an exported span's: {closed_chat}"
+    );
+}
+
+#[test]
+fn nothing_is_sent_without_an_endpoint_or_with_the_sdk_disabled() {
+    let receiver = Receiver::start().expect("receiver");
+    let ws = example();
+    let server = ScriptedServer::start(refund_script()).expect("server");
+    let mut env = otel_env(&receiver);
+    env.push(("OTEL_SDK_DISABLED", "true".into()));
+    run_parked(&ws, &server, &env);
+    assert_eq!(receiver.requests(), 0);
+    assert!(!session_text(&ws, "r-1").contains("parkTrace"));
+
+    let ws = example();
+    let server = ScriptedServer::start(refund_script()).expect("server");
+    run_parked(&ws, &server, &[("OTEL_SERVICE_NAME", "refund-desk".into())]);
+    assert_eq!(receiver.requests(), 0);
+    assert!(!session_text(&ws, "r-1").contains("parkTrace"));
+}
+
+#[test]
+fn a_grpc_protocol_without_the_grpc_build_is_a_warning_and_the_run_goes_on() {
+    let receiver = Receiver::start().expect("receiver");
+    let ws = example();
+    let server = ScriptedServer::start(refund_script()).expect("server");
+    let env = [
+        ("OTEL_EXPORTER_OTLP_ENDPOINT", receiver.base_url()),
+        ("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc".to_string()),
+    ];
+    let r = run_parked(&ws, &server, &env);
+    if cfg!(feature = "grpc") {
+        return;
+    }
+    assert!(
+        r.err.starts_with(&format!("Warning: telemetry is off: OTEL_EXPORTER_OTLP_PROTOCOL is 'grpc' (endpoint '{}'), but this build of archmax exports over HTTP only", receiver.base_url())),
+        "{}",
+        r.err
+    );
+    assert_eq!(receiver.requests(), 0);
+}
