@@ -1,7 +1,8 @@
 //! Concurrency in a batch, end to end over the scripted server (127.0.0.1) with a 50 ms
 //! model latency and the filesystem store:
-//! - 16 children fanned out in one batch (`archmax_workflow_leaf` called 16 times at once)
-//!   beside 16 children called one per batch. The children's share of the wall time (the
+//! - 16 children fanned out from one script (`archmax_eval` awaiting `Promise.all` over
+//!   `tools.archmaxWorkflowLeaf`), and 16 fanned out in one batch (`archmax_workflow_leaf`
+//!   called 16 times at once), beside 16 children called one per batch. The children's share of the wall time (the
 //!   wall minus the caller's own model calls) shows the concurrency bound: ≈ 4×
 //!   (`maxConcurrent` 4: four waves of one child model call each, against sixteen).
 //! - 4 slow host tools (200 ms each) in one batch beside the same 4 one per batch: the
@@ -22,7 +23,7 @@ const TOOL_TIME: Duration = Duration::from_millis(200);
 const CHILDREN: usize = 16;
 const TOOLS: usize = 4;
 
-const CALLER: &str = "budget: { maxModelCalls: 100 }\nstates:\n  work:\n    triggers: { manual: }\n    tools:\n      allow: [archmax_workflow_leaf, slow]\n";
+const CALLER: &str = "budget: { maxModelCalls: 100 }\nstates:\n  work:\n    triggers: { manual: }\n    tools:\n      allow: [archmax_workflow_leaf, archmax_eval, slow]\n";
 const LEAF: &str = "states:\n  leaf:\n    triggers: { manual: }\n    instructions: Answer.\n";
 
 struct Slow;
@@ -86,6 +87,18 @@ fn fanned() -> (Duration, Duration) {
     turn(script, 2)
 }
 
+fn scripted() -> (Duration, Duration) {
+    let code = format!(
+        "const r = await Promise.all(Array.from({{ length: {CHILDREN} }}, () => tools.archmaxWorkflowLeaf({{}})));\nr.length"
+    );
+    let mut script = vec![
+        Reply::tool_calls(vec![("c0", "archmax_eval", json!({ "code": code }))]).after(LATENCY),
+    ];
+    script.extend((0..CHILDREN).map(|_| Reply::text("Leaf done.").after(LATENCY)));
+    script.push(Reply::text("Done.").after(LATENCY));
+    turn(script, 2)
+}
+
 fn one_by_one() -> (Duration, Duration) {
     let mut script = Vec::new();
     for i in 0..CHILDREN {
@@ -120,13 +133,19 @@ fn main() {
         let (walls, own): (Vec<_>, Vec<_>) = (0..rounds).map(|_| f()).unzip();
         (median(walls), median(own))
     };
+    let (script_wall, script) = measure(&scripted);
     let (fan_wall, fan) = measure(&fanned);
     let (seq_wall, seq) = measure(&one_by_one);
     let (batch_wall, batch) = measure(&|| tools(true));
     let (apart_wall, apart) = measure(&|| tools(false));
     let ms = |d: Duration| d.as_secs_f64() * 1000.0;
     println!(
-        "{CHILDREN} children fanned out: {:.0} ms wall, {:.0} ms of children",
+        "{CHILDREN} children fanned out from one script: {:.0} ms wall, {:.0} ms of children",
+        ms(script_wall),
+        ms(script)
+    );
+    println!(
+        "{CHILDREN} children fanned out in one batch: {:.0} ms wall, {:.0} ms of children",
         ms(fan_wall),
         ms(fan)
     );
@@ -147,7 +166,11 @@ fn main() {
         ms(apart)
     );
     println!(
-        "ratio children one-by-one / fanned: {:.2}x (bound: maxConcurrent 4)",
+        "ratio children one-by-one / fanned from a script: {:.2}x (bound: maxConcurrent 4)",
+        ms(seq) / ms(script)
+    );
+    println!(
+        "ratio children one-by-one / fanned in a batch: {:.2}x (bound: maxConcurrent 4)",
         ms(seq) / ms(fan)
     );
     println!(
