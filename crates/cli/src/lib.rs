@@ -20,6 +20,7 @@ pub mod commands;
 pub mod dotenv;
 mod endpoint;
 pub mod flow;
+mod graph;
 pub mod help;
 pub mod init;
 pub mod interrupt;
@@ -31,6 +32,7 @@ mod preflight;
 pub mod raw;
 mod record;
 mod run;
+mod serve;
 mod sessions;
 pub mod skill;
 pub(crate) mod store;
@@ -174,6 +176,7 @@ fn dispatch(cli: &mut Cli<'_>, args: &[String]) -> i32 {
     };
     let outcome = match cmd.name {
         "validate" => validate::run(cli, &parsed, &positionals),
+        "graph" => graph::run(cli, &parsed, &positionals),
         "run" => run::run(cli, &parsed, &positionals),
         "sessions" => sessions::run(cli, &parsed, &positionals),
         "decide" => park::decide(cli, &parsed, &positionals),
@@ -182,6 +185,7 @@ fn dispatch(cli: &mut Cli<'_>, args: &[String]) -> i32 {
         "init" => init::run(cli, &parsed, &positionals),
         "skill" => skill::run(cli, &parsed, &positionals),
         "worker" => worker::run(cli, &parsed, &positionals),
+        "serve" => serve::run(cli, &parsed, &positionals),
         _ => preflight::run(cli, cmd, &parsed, &positionals),
     };
     match outcome {

@@ -200,14 +200,7 @@ pub(crate) fn connect_to(
     workflow: &str,
     verbose: bool,
 ) -> Result<(Harness, Live), Failure> {
-    let missing = crate::endpoint::missing(cli);
-    if !missing.is_empty() {
-        return Err(Failure::Command(crate::endpoint::missing_message(
-            root, &missing,
-        )));
-    }
-    let config =
-        ModelConfig::from_env(|name| cli.var(name)).map_err(|e| Failure::Command(e.to_string()))?;
+    let config = model_config(cli, root)?;
     let (tx, rx) = mpsc::channel::<Message>();
     let mut live = Live {
         flow: FlowRenderer::new(cli.style),
@@ -219,17 +212,41 @@ pub(crate) fn connect_to(
         quiet_since: Instant::now(),
         spinning: false,
     };
+    let sink = Arc::new(ChannelSink(tx));
+    let assembled = harness_with(root, store, workflow, &config, sink);
+    // Assembly may have emitted warnings before failing: show them first.
+    live.drain(cli);
+    Ok((assembled?, live))
+}
+
+/// The model endpoint from the `ARCHMAX_*` variables. Missing or malformed ones are a
+/// configuration error (`Error: …`, every missing one named), not a crash as in the
+/// original (docs/decisions.md).
+pub(crate) fn model_config(cli: &Cli<'_>, root: &Path) -> Result<ModelConfig, Failure> {
+    let missing = crate::endpoint::missing(cli);
+    if !missing.is_empty() {
+        return Err(Failure::Command(crate::endpoint::missing_message(
+            root, &missing,
+        )));
+    }
+    ModelConfig::from_env(|name| cli.var(name)).map_err(|e| Failure::Command(e.to_string()))
+}
+
+/// Assembles `workflow` over `store` with the endpoint of `config`, its events to `sink`.
+pub(crate) fn harness_with(
+    root: &Path,
+    store: Arc<dyn SessionStore>,
+    workflow: &str,
+    config: &ModelConfig,
+    sink: Arc<dyn archmax_machine::EventSink>,
+) -> Result<Harness, Failure> {
     let default_model = config.model.clone();
     let cache = (config.prompt_cache, config.prompt_cache_ttl.as_str());
     // The harness prices each call itself (so a session's usage carries `costUsd`).
-    let pricing = config.pricing.map(|_| config.pricing_table());
-    let client = OpenAiClient::new(config).map_err(|e| Failure::Command(e.to_string()))?;
-    let sink = Arc::new(ChannelSink(tx));
-    let assembled = assemble(root, store, workflow, Arc::new(client), default_model, sink);
-    // Assembly may have emitted warnings before failing: show them first.
-    live.drain(cli);
-    let mut harness = assembled?;
+    let pricing = config.pricing.as_ref().map(|_| config.pricing_table());
+    let client = OpenAiClient::new(config.clone()).map_err(|e| Failure::Command(e.to_string()))?;
+    let mut harness = assemble(root, store, workflow, Arc::new(client), default_model, sink)?;
     harness.set_env_prompt_cache(cache.0, cache.1);
     harness.set_pricing(pricing);
-    Ok((harness, live))
+    Ok(harness)
 }

@@ -3,6 +3,7 @@
 mod delegation;
 mod env_files;
 mod first_hour;
+mod graph;
 mod parks;
 mod postgres;
 mod run;
