@@ -215,9 +215,9 @@ impl AppState {
         F: std::future::Future<Output = Result<Outcome, RunError>>,
     {
         let started = Instant::now();
-        let result = call.await;
+        // A refused arrival (not parked, a bad target) ran no turn: only turns are counted.
+        let outcome = call.await?;
         self.metrics.on_turn(arrival, started.elapsed());
-        let outcome = result?;
         Ok(Json(outcome_value(&outcome)).into_response())
     }
 }
@@ -363,10 +363,17 @@ async fn list_sessions(State(st): State<Arc<AppState>>, Query(q): Query<ListQuer
 
 async fn session(State(st): State<Arc<AppState>>, Path(id): Path<String>) -> ApiResult {
     st.metrics.on_request("session");
-    match described(&st, &id)? {
-        Some(v) => Ok(Json(v).into_response()),
-        None => Err(no_session(&id)),
+    let Some(mut v) = described(&st, &id)? else {
+        return Err(no_session(&id));
+    };
+    let trail = st
+        .any()?
+        .session_state(&id)?
+        .map(|s| serde_json::to_value(&s.trail).unwrap_or(Value::Null));
+    if let (Value::Object(m), Some(t)) = (&mut v, trail) {
+        m.insert("trail".into(), t);
     }
+    Ok(Json(v).into_response())
 }
 
 async fn messages(State(st): State<Arc<AppState>>, Path(id): Path<String>) -> ApiResult {

@@ -11,6 +11,7 @@ mod run;
 // The scripted OpenAI-compatible server, shared with the workspace's integration tests.
 #[path = "../../../../tests/src/scripted.rs"]
 mod scripted;
+mod serve;
 mod sessions;
 #[cfg(unix)]
 mod signals;

@@ -151,11 +151,14 @@ async function open (id) {
   const buttons = (park.transitions || []).filter((t) => t.to !== park.state).map((t, i) =>
     el('button', { type: 'button', class: t.type || 'none', 'data-target': t.to, onclick: () => decide(id, t.to, comment.value, live, result) },
       el('kbd', { text: String(i + 1) }), `${t.description || t.to} `, el('small', { text: `→ ${t.to}` })))
-  const [files, graph, messages] = await Promise.all([
+  const [files, graph, messages, full] = await Promise.all([
     Promise.all((park.evidence || []).map((p) => evidence(id, p))),
     diagram(s.workflow, park.state),
-    api(`/sessions/${encodeURIComponent(id)}/messages`).catch(() => [])
+    api(`/sessions/${encodeURIComponent(id)}/messages`).catch(() => []),
+    api(`/sessions/${encodeURIComponent(id)}`).catch(() => ({}))
   ])
+  const trail = el('ol', { class: 'trail' }, ...(full.trail || []).map((t) =>
+    el('li', { text: `${new Date(t.ts).toISOString()} → ${t.to} (${t.kind})${t.reason ? ': ' + t.reason : ''}` })))
   detail.replaceChildren(
     el('h2', { text: park.title || park.state }),
     el('p', { text: `${s.workflow} · session ${id} · parked at ${park.state} since ${park.createdAt}` }),
@@ -167,6 +170,7 @@ async function open (id) {
     el('div', { class: 'edges', role: 'group', 'aria-label': 'Transitions' }, ...buttons),
     result, live,
     el('h3', { text: 'Where the session is' }), graph,
+    el('h3', { text: 'Trail' }), trail,
     el('h3', { text: 'Transcript' }), transcript(messages)
   )
   if (buttons[0]) buttons[0].focus()
