@@ -61,7 +61,7 @@ test('the inbox shows a pending refund, decides it by a click and shows the sess
     })
     const parked = await start.json()
     assert.equal(start.status, 200, JSON.stringify(parked))
-    assert.equal(parked.status, 'parked')
+    assert.equal(parked.status, 'awaiting_decision')
     assert.equal(parked.pending.state, 'refund-review')
 
     context = await chromium.launchPersistentContext(userDataDir, {

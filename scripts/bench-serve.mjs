@@ -28,9 +28,9 @@ const auth = { authorization: `Bearer ${TOKEN}` }
 
 const root = mkdtempSync(join(tmpdir(), 'archmax-bench-serve-'))
 cpSync(EXAMPLE, root, { recursive: true })
-const answers = [...refundAnswers(), ...refundAnswers()]
-const parkPart = (a) => a.splice(0, 3)
-const script = [...parkPart(answers), ...parkPart(answers), ...answers]
+// Both sessions park (three answers each), then both are approved (two answers each).
+const [a, b] = [refundAnswers(), refundAnswers()]
+const script = [...a.slice(0, 3), ...b.slice(0, 3), ...a.slice(3), ...b.slice(3)]
 const endpoint = await sseEndpoint(() => script.shift())
 const env = {
   ...process.env,
@@ -59,7 +59,7 @@ const post = async (path, body) => {
 }
 for (const id of ['bench-1', 'bench-2']) {
   const o = await post(`/sessions/${id}/messages`, { message: 'Order KK-2043 arrived late; refund please.', workflow: 'order-lookup' })
-  if (o.status !== 'parked') throw new Error(`${id} did not park: ${JSON.stringify(o)}`)
+  if (o.status !== 'awaiting_decision') throw new Error(`${id} did not park: ${JSON.stringify(o)}`)
 }
 
 // 1. Reads.

@@ -14,10 +14,10 @@ const CHAR_W: f64 = 7.0;
 const LINE_H: f64 = 16.0;
 const PAD: f64 = 10.0;
 const ROW_GAP: f64 = 90.0;
-const COL_GAP: f64 = 40.0;
+const COL_GAP: f64 = 120.0;
 const MARGIN: f64 = 30.0;
 /// Edge labels longer than this are cut (the full text is the edge's `<title>`).
-const LABEL_MAX: usize = 44;
+const LABEL_MAX: usize = 34;
 
 struct Placed {
     x: f64,
@@ -33,12 +33,30 @@ fn xml(s: &str) -> String {
         .replace('"', "&quot;")
 }
 
-fn cut(s: &str) -> String {
-    if s.chars().count() <= LABEL_MAX {
+fn cut(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
         s.to_string()
     } else {
-        let head: String = s.chars().take(LABEL_MAX - 1).collect();
+        let head: String = s.chars().take(max.saturating_sub(1)).collect();
         format!("{head}…")
+    }
+}
+
+/// Where along edge `k` its label sits (0 = source, 1 = target): spread over the forward
+/// edges of its source.
+fn label_point(g: &Graph, k: usize) -> f64 {
+    let Some(e) = g.edges.get(k) else {
+        return 0.5;
+    };
+    let siblings: Vec<usize> = (0..g.edges.len())
+        .filter(|i| g.edges[*i].from == e.from)
+        .collect();
+    let n = siblings.len();
+    let at = siblings.iter().position(|i| *i == k).unwrap_or(0);
+    if n <= 1 {
+        0.5
+    } else {
+        0.3 + 0.4 * at as f64 / (n - 1) as f64
     }
 }
 
@@ -157,13 +175,31 @@ pub(crate) fn render(g: &Graph) -> String {
     for (k, e) in g.edges.iter().enumerate() {
         let (a, b) = (&placed[e.from], &placed[e.to]);
         let forward = b.y > a.y + a.h;
+        let same_row = (a.y + a.h / 2.0 - b.y - b.h / 2.0).abs() < 1.0;
         let (path, lx, ly) = if forward {
             let (x1, y1) = (a.x + a.w / 2.0, a.y + a.h);
             let (x2, y2) = (b.x + b.w / 2.0, b.y);
+            // Labels of one source's edges sit at different points along them, so a fan of
+            // edges does not stack its labels at one height.
+            let t = label_point(g, k);
+            (
+                format!("M{x1:.1},{y1:.1} L{x2:.1},{y2:.1}"),
+                x1 + (x2 - x1) * t,
+                y1 + (y2 - y1) * t,
+            )
+        } else if same_row {
+            // Same row: side to side, parallel edges a few pixels apart.
+            let off = ((k % 3) as f64 - 1.0) * 7.0;
+            let (x1, x2) = if b.x > a.x {
+                (a.x + a.w, b.x)
+            } else {
+                (a.x, b.x + b.w)
+            };
+            let (y1, y2) = (a.y + a.h / 2.0 + off, b.y + b.h / 2.0 + off);
             (
                 format!("M{x1:.1},{y1:.1} L{x2:.1},{y2:.1}"),
                 (x1 + x2) / 2.0,
-                (y1 + y2) / 2.0,
+                y1 - 8.0,
             )
         } else {
             // Around the right side: out of the source's right, into the target's right.
@@ -191,7 +227,9 @@ pub(crate) fn render(g: &Graph) -> String {
             "<path d=\"{path}\" fill=\"none\" stroke=\"{stroke}\"{dash} marker-end=\"url(#arrow)\"/>"
         );
         if let Some(l) = &label {
-            let shown = cut(l);
+            // Between two states of a row there is only the column gap.
+            let max = if same_row && !forward { 18 } else { LABEL_MAX };
+            let shown = cut(l, max);
             let w = shown.chars().count() as f64 * 6.0 + 8.0;
             let _ = write!(
                 out,
