@@ -37,6 +37,11 @@ fn serve(script: Vec<Reply>, env: &[(&str, &str)], args: &[&str]) -> Served {
     let calc = ws.root().join("sessions/p-1/scratchpad/calc.md");
     std::fs::create_dir_all(calc.parent().expect("dir")).expect("mkdir");
     std::fs::write(&calc, "12.00").expect("write");
+    start(ws, script, env, args)
+}
+
+/// `archmax serve` over `ws`, listening once this returns.
+fn start(ws: Workspace, script: Vec<Reply>, env: &[(&str, &str)], args: &[&str]) -> Served {
     let server = ScriptedServer::start(script).expect("scripted server");
     let port = free_port().to_string();
     let root = ws.root().to_path_buf();
@@ -55,7 +60,8 @@ fn serve(script: Vec<Reply>, env: &[(&str, &str)], args: &[&str]) -> Served {
     argv.extend(args.iter().map(|s| (*s).to_string()));
     std::thread::spawn(move || {
         let code = run(&argv, &mut io);
-        panic!("archmax serve returned {code}: {}", io.stderr_text());
+        // The test then fails on its first request, with this on its output.
+        eprintln!("archmax serve returned {code}: {}", io.stderr_text());
     });
     let client = Client::builder()
         .timeout(Duration::from_secs(30))
@@ -419,33 +425,12 @@ fn trigger_webhooks_find_their_session_by_the_declared_path() {
     const HOOKED: &str = "title: Tickets\nstates:\n  triage:\n    triggers:\n      ticket:\n        session: ticket.id\n        message: ticket.text\n    instructions: Triage it.\n";
     let ws_spec = HOOKED;
     let ws = Workspace::new(&[("workflows/tickets/workflow.yaml", ws_spec)]);
-    let server = ScriptedServer::start(vec![Reply::text("Triaged."), Reply::text("Again.")])
-        .expect("server");
-    let port = free_port().to_string();
-    let root = ws.root().to_path_buf();
-    let mut io = BufferIo::new(&root)
-        .with_env("ARCHMAX_CLI_NO_BANNER", "1")
-        .with_env("ARCHMAX_API_BASE_URL", &server.url())
-        .with_env("ARCHMAX_MODEL", "scripted-model");
-    let argv: Vec<String> = vec!["serve".into(), "--port".into(), port.clone()];
-    std::thread::spawn(move || {
-        let code = run(&argv, &mut io);
-        panic!("archmax serve returned {code}: {}", io.stderr_text());
-    });
-    let s = Served {
-        base: format!("http://127.0.0.1:{port}"),
-        client: Client::new(),
-        token: None,
-        _server: server,
-        _ws: ws,
-    };
-    assert!((0..400).any(|_| {
-        let ok = s.client.get(format!("{}/health", s.base)).send().is_ok();
-        if !ok {
-            std::thread::sleep(Duration::from_millis(25));
-        }
-        ok
-    }));
+    let s = start(
+        ws,
+        vec![Reply::text("Triaged."), Reply::text("Again.")],
+        &[],
+        &[],
+    );
     let fire = json!({ "ticket": { "id": "T-9", "text": "My kettle leaks." } });
     let (status, first) = json_of(s.post("/triggers/tickets/ticket", fire.clone()));
     assert_eq!(status, StatusCode::OK, "{first}");
