@@ -4,41 +4,15 @@
 // and sees the session complete. Screenshots go to docs/.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { spawn } from 'node:child_process'
 import { cpSync, existsSync, mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
-import { EXAMPLE, ROOT, refundAnswers, sseEndpoint } from './helpers.mjs'
+import { EXAMPLE, ROOT, refundAnswers, serveArchmax, sseEndpoint } from './helpers.mjs'
 
-const BIN = join(ROOT, 'bin', 'archmax.js')
 const CHROMIUM = process.env.ARCHMAX_TEST_CHROMIUM || '/usr/bin/chromium'
 const LEAD = 'support-lead@kettleandkite.example'
 const TOKEN = 'tok-lead'
-
-/** Starts `archmax serve` on a free port; resolves with its base URL and the child. */
-async function serve(root, endpoint) {
-  const env = {
-    ...process.env,
-    ARCHMAX_CLI_NO_BANNER: '1',
-    NO_COLOR: '1',
-    ARCHMAX_API_BASE_URL: endpoint.url,
-    ARCHMAX_MODEL: 'scripted',
-    ARCHMAX_SERVE_TOKENS: `${LEAD}=${TOKEN},someone@kettleandkite.example=tok-other`,
-  }
-  delete env.ARCHMAX_SESSION_STORE
-  const child = spawn(process.execPath, [BIN, 'serve', '--root', root, '--port', '0'], { cwd: root, env })
-  let err = ''
-  const base = await new Promise((resolve, reject) => {
-    child.stderr.on('data', (d) => {
-      err += d
-      const m = err.match(/listening on (http:\/\/127\.0\.0\.1:\d+)/)
-      if (m) resolve(m[1])
-    })
-    child.on('exit', (code) => reject(new Error(`archmax serve exited ${code}: ${err}`)))
-  })
-  return { base, child }
-}
 
 test('the inbox shows a pending refund, decides it by a click and shows the session complete', { skip: !existsSync(CHROMIUM) && !process.env.CI && `no Chromium at ${CHROMIUM} (apt-get install -y chromium)` }, async () => {
   const { chromium } = await import('playwright-core')
@@ -50,7 +24,9 @@ test('the inbox shows a pending refund, decides it by a click and shows the sess
     if (!next) throw new Error('the script ran out')
     return next
   })
-  const { base, child } = await serve(root, endpoint)
+  const { base, child } = await serveArchmax(root, endpoint.url, {
+    ARCHMAX_SERVE_TOKENS: `${LEAD}=${TOKEN},someone@kettleandkite.example=tok-other`,
+  })
   const userDataDir = mkdtempSync(join(tmpdir(), 'archmax-chromium-'))
   let context
   try {

@@ -8,12 +8,12 @@
 //      the CLI takes for 100 reads of that session (how 100 watchers would poll without a
 //      server).
 // Usage: node scripts/bench-serve.mjs [--reads N] [--cli-reads N]  (after `npm run build`)
-import { spawn, spawnSync } from 'node:child_process'
+import { spawnSync } from 'node:child_process'
 import { cpSync, mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
-import { EXAMPLE, ROOT, refundAnswers, sseEndpoint } from '../__test__/helpers.mjs'
+import { EXAMPLE, ROOT, refundAnswers, serveArchmax, sseEndpoint } from '../__test__/helpers.mjs'
 
 const arg = (name, fallback) => {
   const i = process.argv.indexOf(`--${name}`)
@@ -38,19 +38,9 @@ const env = {
   NO_COLOR: '1',
   ARCHMAX_API_BASE_URL: endpoint.url,
   ARCHMAX_MODEL: 'scripted',
-  ARCHMAX_SERVE_TOKENS: `support-lead@kettleandkite.example=${TOKEN}`,
 }
 delete env.ARCHMAX_SESSION_STORE
-const child = spawn(process.execPath, [BIN, 'serve', '--root', root, '--port', '0'], { cwd: root, env })
-let err = ''
-const base = await new Promise((resolve, reject) => {
-  child.stderr.on('data', (d) => {
-    err += d
-    const m = err.match(/listening on (http:\/\/127\.0\.0\.1:\d+)/)
-    if (m) resolve(m[1])
-  })
-  child.on('exit', (code) => reject(new Error(`archmax serve exited ${code}: ${err}`)))
-})
+const { base, child } = await serveArchmax(root, endpoint.url, { ARCHMAX_SERVE_TOKENS: `support-lead@kettleandkite.example=${TOKEN}` })
 const post = async (path, body) => {
   const r = await fetch(`${base}${path}`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify(body) })
   const out = await r.json()

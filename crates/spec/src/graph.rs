@@ -212,6 +212,15 @@ impl Graph {
         lines
     }
 
+    /// [`Graph::node_lines`] escaped by `esc` and joined with `sep`.
+    fn node_text(&self, i: usize, esc: &dyn Fn(&str) -> String, sep: &str) -> String {
+        self.node_lines(i)
+            .iter()
+            .map(|l| esc(l))
+            .collect::<Vec<_>>()
+            .join(sep)
+    }
+
     /// The label of edge `e`: its type on a human state's edge, then its description.
     pub fn edge_label(e: &Edge) -> Option<String> {
         let typed = e
@@ -235,12 +244,7 @@ impl Graph {
         let mut out = String::from("flowchart TD\n");
         out.push_str("  start((start))\n");
         for (i, n) in self.nodes.iter().enumerate() {
-            let text = self
-                .node_lines(i)
-                .iter()
-                .map(|l| esc(l))
-                .collect::<Vec<_>>()
-                .join("<br/>");
+            let text = self.node_text(i, &esc, "<br/>");
             let shape = match n.kind {
                 NodeKind::Agent => format!("s{i}[\"{text}\"]"),
                 NodeKind::Human => format!("s{i}{{{{\"{text}\"}}}}"),
@@ -296,12 +300,7 @@ impl Graph {
         );
         out.push_str("  start [shape=circle, label=\"start\"];\n");
         for (i, n) in self.nodes.iter().enumerate() {
-            let text = self
-                .node_lines(i)
-                .iter()
-                .map(|l| esc(l))
-                .collect::<Vec<_>>()
-                .join("\\n");
+            let text = self.node_text(i, &esc, "\\n");
             let attrs = match n.kind {
                 NodeKind::Agent => "shape=box, style=rounded",
                 NodeKind::Human => "shape=hexagon, style=filled, fillcolor=\"#fff4d6\"",

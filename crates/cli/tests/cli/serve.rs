@@ -119,17 +119,13 @@ fn json_of(r: Response) -> (StatusCode, Value) {
     (status, r.json().expect("a JSON body"))
 }
 
-/// The model's side of a run that drafts and hands over to `review`.
+/// `parks`'s hand-over to `review`, its first model call reporting usage.
 fn handover() -> Vec<Reply> {
-    vec![
-        Reply::tool_calls(vec![(
-            "c1",
-            "archmax_advance",
-            json!({ "to": "review", "reason": "drafted", "evidence": ["scratchpad/calc.md"] }),
-        )])
-        .with_usage(json!({ "prompt_tokens": 11, "completion_tokens": 3 })),
-        Reply::text("I have sent your refund to a reviewer."),
-    ]
+    let mut script = crate::parks::handover();
+    script[0] = script[0]
+        .clone()
+        .with_usage(json!({ "prompt_tokens": 11, "completion_tokens": 3 }));
+    script
 }
 
 const TOKENS: &str = "finance=tok-finance,bob=tok-bob";
