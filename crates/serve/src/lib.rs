@@ -195,3 +195,45 @@ pub use tokio::net::TcpListener;
 pub async fn run(listener: TcpListener, app: Router) -> std::io::Result<()> {
     axum::serve(listener, app).await
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loopback_is_the_default_and_the_only_choice_without_tokens() {
+        let none = Tokens::default();
+        assert_eq!(
+            bind_address(None, 8787, &none).map(|a| a.to_string()).ok(),
+            Some("127.0.0.1:8787".to_string())
+        );
+        assert!(bind_address(Some("::1"), 1, &none).is_ok());
+        assert!(matches!(
+            bind_address(Some("0.0.0.0"), 1, &none),
+            Err(ServeError::NotLoopback { .. })
+        ));
+        let some = Tokens::parse("a=b").expect("one token");
+        assert!(bind_address(Some("0.0.0.0"), 1, &some).is_ok());
+        assert!(matches!(
+            bind_address(Some("localhost"), 1, &some),
+            Err(ServeError::BadHost(_))
+        ));
+    }
+
+    #[test]
+    fn tokens_take_everything_after_the_first_equals_and_refuse_a_shared_token() {
+        let t = Tokens::parse(" alice = ab==, ,bob=cd").expect("parses");
+        assert_eq!(t.len(), 2);
+        assert_eq!(t.identity("ab=="), Some("alice"));
+        assert_eq!(t.identity("cd"), Some("bob"));
+        assert_eq!(t.identity("ab"), None);
+        assert!(matches!(
+            Tokens::parse("alice=x,bob=x"),
+            Err(ServeError::DuplicateToken { .. })
+        ));
+        assert!(matches!(
+            Tokens::parse("=x"),
+            Err(ServeError::BadToken { index: 1, .. })
+        ));
+    }
+}
