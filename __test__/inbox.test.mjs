@@ -1,7 +1,7 @@
 // The inbox in a real browser: `archmax serve` over a copy of the example workspace, the
 // model a scripted endpoint, headless Chromium (Debian's) driven by playwright-core. A
 // refund parks at `refund-review`; the approver opens the inbox, clicks the approve edge
-// and sees the session complete. Screenshots go to docs/.
+// and sees the session complete. `ARCHMAX_SCREENSHOTS=1` writes docs/inbox.png and docs/diagram.png.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { cpSync, existsSync, mkdtempSync } from 'node:fs'
@@ -70,8 +70,10 @@ test('the inbox shows a pending refund, decides it by a click and shows the sess
     assert.equal(await page.locator('.diagram g.state.current').getAttribute('data-state'), 'refund-review')
     assert.match(await page.locator('#detail').innerText(), new RegExp(`Approvers: ${LEAD}`))
 
-    await page.screenshot({ path: join(ROOT, 'docs', 'inbox.png'), fullPage: true })
-    await page.locator('.diagram').screenshot({ path: join(ROOT, 'docs', 'diagram.png') })
+    // ARCHMAX_SCREENSHOTS=1 refreshes the committed ones in docs/; otherwise they go to the temp dir.
+    const shots = process.env.ARCHMAX_SCREENSHOTS ? join(ROOT, 'docs') : root
+    await page.screenshot({ path: join(shots, 'inbox.png'), fullPage: true })
+    await page.locator('.diagram').screenshot({ path: join(shots, 'diagram.png') })
 
     await page.locator('#comment').fill('Within policy.')
     await approve.click()
