@@ -6,7 +6,7 @@
 //! use archmax_spec::graph::{Graph, Format};
 //!
 //! let wf = archmax_spec::parse_machine_spec(
-//!     "states:\n  a:\n    instructions: Do it.\n    transitions:\n      - to: b\n        description: done\n  b:\n    instructions: End.\n",
+//!     "states:\n  a:\n    triggers: { manual: }\n    instructions: Do it.\n    transitions:\n      - to: b\n        description: done\n  b:\n    instructions: End.\n",
 //! ).expect("parses");
 //! let text = Graph::of(&wf).render(Format::Mermaid);
 //! assert!(text.starts_with("flowchart TD\n"));
