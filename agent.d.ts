@@ -233,6 +233,15 @@ export type ToolPaths = Record<string, Record<string, PathAccess>>
 /** Provider prompt caching of the stable prompt prefix (default on, `5m`). */
 export type PromptCacheOptions = { enabled?: boolean; ttl?: '5m' | '1h' | (string & {}) }
 
+/**
+ * A cassette file (`<name>.cassette.json`, relative to the working directory) and what the
+ * agent does with it: `record` saves each model exchange of the configured model (endpoint,
+ * model function, LangChain model) after it completes; `replay` answers every model call from
+ * the file, needs no model and no `ARCHMAX_*` variable, and fails a call the file does not hold
+ * with the request and the field that differs (see docs/cassettes.md).
+ */
+export type CassetteOptions = { path: string; mode: 'record' | 'replay' }
+
 /** Prices in USD per 1M tokens; an omitted rate contributes nothing (cache rates default to `input`). */
 export type ModelPricing = { input?: number; output?: number; cacheRead?: number; cacheWrite?: number }
 /** Prices by model id: the exact id, else the longest key contained in it, else `default`. */
@@ -265,6 +274,8 @@ export type CreateAgentParams = {
   model?: AgentModel
   /** Used when `model` is absent. */
   modelFactory?: ModelFactory
+  /** Record the model's exchanges into a cassette, or replay them from one instead of a model. */
+  cassette?: CassetteOptions
   /** The default model id sent in requests (default `ARCHMAX_MODEL`, else `default`). */
   defaultModel?: string
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- each tool types its own arguments

@@ -4,6 +4,7 @@
 // lets a callback's throw cross into Rust, and raises the harness's refusals
 // as the original's error classes.
 import { NativeAgent, modelChunk, modelText, readEnv } from './native.js'
+import { inSlice, nextSlice, sliced } from './slices.js'
 import { sessionStoreBinding } from './store.js'
 import {
   contentText,
@@ -265,7 +266,8 @@ function resolveModel(model, modelFactory, defaultModel, rootDir) {
       await Promise.all([...graders, ...agents])
     },
     fn: async (request, info) => {
-      const role = info?.role === 'rubric' ? 'rubric' : 'agent'
+      // A case's judge is built as the original builds it: modelFactory('judge', env, id).
+      const role = info?.role === 'rubric' || info?.role === 'judge' ? info.role : 'agent'
       if (role === 'agent' && direct) return direct(request, info)
       const fn = await build(role, idOf(request))
       return fn(request, info)
@@ -413,38 +415,6 @@ function eventAdapter(onEvent) {
       warned = true
     }
   }
-}
-
-/**
- * Slices: every turn polled on this thread shares it in slices of SLICE_MS, so a thousand
- * sessions whose model answers arrive at once (or start in one tick) do not hold the host's
- * event loop for all their polls in a row. A drive loop about to poll past its slice's end
- * waits for the next slice, which starts after the host's timers and I/O have had their
- * turn (the next check phase, `setImmediate`); loops resume in the order they stopped.
- */
-const SLICE_MS = 4
-let sliceEnds = 0
-const deferred = []
-
-/** True when a poll may run now; opens a slice when none is open. */
-function inSlice() {
-  const now = performance.now()
-  if (sliceEnds === 0) {
-    sliceEnds = now + SLICE_MS
-    setImmediate(endSlice)
-    return true
-  }
-  return now < sliceEnds
-}
-
-function endSlice() {
-  sliceEnds = 0
-  for (const resume of deferred.splice(0)) resume()
-}
-
-/** Resolves when the caller's turn may poll again (in a later slice). */
-function nextSlice() {
-  return new Promise((resolve) => deferred.push(resolve))
 }
 
 /**
@@ -628,6 +598,18 @@ function hookAdapter(executors) {
     }, 'the hook executor')
 }
 
+/** `cassette`: `{ path, mode: 'record' | 'replay' }`, or undefined when absent. */
+function checkCassette(cassette) {
+  if (cassette === undefined || cassette === null) return undefined
+  if (typeof cassette !== 'object' || Array.isArray(cassette)) {
+    throw new TypeError(`'cassette' must be { path, mode: 'record' | 'replay' }, got ${describe(cassette)}`)
+  }
+  const { path, mode } = cassette
+  if (typeof path !== 'string' || !path.trim()) throw new TypeError(`'cassette.path' must be a non-empty file path, got ${describe(path)}`)
+  if (mode !== 'record' && mode !== 'replay') throw new TypeError(`'cassette.mode' must be 'record' or 'replay', got ${describe(mode)}`)
+  return { path, mode }
+}
+
 function checkRecord(value, name) {
   if (value === undefined || value === null) return undefined
   if (typeof value !== 'object' || Array.isArray(value)) throw new TypeError(`'${name}' must be an object, got ${describe(value)}`)
@@ -655,6 +637,9 @@ function checkBoolean(value, name) {
  * @param {import('./agent.d.ts').CreateAgentParams} params
  * @returns {Promise<import('./agent.d.ts').Agent>}
  */
+/** The key of an agent's cases engine (`@archmax-ai/harness/testing` drives it). */
+const RUN_CASES = Symbol.for('archmax.runCases')
+
 export async function createAgent(params = {}) {
   if (!params || typeof params !== 'object') throw new TypeError('createAgent needs an options object')
   const { workspace, model, onEvent, variables, essentialTools, defaultModel, skills, sessionPath } = params
@@ -663,7 +648,10 @@ export async function createAgent(params = {}) {
   if (systemPrompt !== undefined && typeof systemPrompt !== 'string') {
     throw new TypeError(`'systemPrompt' must be a string, got ${describe(systemPrompt)}`)
   }
-  const resolved = resolveModel(model, params.modelFactory, defaultModel, workspace?.rootDir ?? process.cwd())
+  const cassette = checkCassette(params.cassette)
+  // A replay answers from the cassette: the model, if any, is not asked.
+  const replay = cassette?.mode === 'replay'
+  const resolved = replay ? null : resolveModel(model, params.modelFactory, defaultModel, workspace?.rootDir ?? process.cwd())
   if (onEvent !== undefined && onEvent !== null && typeof onEvent !== 'function') {
     throw new TypeError(`'onEvent' must be a function, got ${describe(onEvent)}`)
   }
@@ -688,7 +676,8 @@ export async function createAgent(params = {}) {
       }
     },
   }
-  const native = new NativeAgent(handlers.model, handlers.tool, onEvent ? handlers.event : null)
+  // The drive loop calls `handlers` in its own slices; calls from workers come in through these.
+  const native = new NativeAgent(sliced(handlers.model), sliced(handlers.tool), onEvent ? handlers.event : null)
   let listening = !!onEvent
   const run = (turn) => drive(turn, handlers).then(unwrap)
   if (useStore) unwrap(useStore(native))
@@ -714,6 +703,7 @@ export async function createAgent(params = {}) {
       maxRetries: checkWhole(params.maxRetries, 'maxRetries', 0, 10),
       maxResponseBytes: checkWhole(params.maxResponseBytes, 'maxResponseBytes', 1024, 1073741824),
       streaming: checkBoolean(params.streaming, 'streaming'),
+      cassette,
       images: params.images ?? undefined,
       rootDir: workspace?.rootDir ?? process.cwd(),
       // A slug must load; omitted, the default is looked for (absent: a plain agent); false: plain.
@@ -832,7 +822,7 @@ export async function createAgent(params = {}) {
           return { id, startState: unwrap(native.startState(id)) }
         },
       }
-  return {
+  const agent = {
     runtimeContract,
     workflow: workflowOperations,
     async invoke(input, config) {
@@ -901,6 +891,14 @@ export async function createAgent(params = {}) {
       native.dispose()
     },
   }
+  // The cases engine over this agent (`@archmax-ai/harness/testing`); not enumerable.
+  Object.defineProperty(agent, RUN_CASES, {
+    value: (options) => {
+      live()
+      return run(native.runCases(options ?? {}))
+    },
+  })
+  return agent
 }
 
 // ---- Usage: folded from the event stream (pure JS, no native call).

@@ -141,6 +141,13 @@ export declare class NativeAgent {
    * `{ ok: false, code, message, fields }`.
    */
   open(options: NativeAgentOptions): NativeResult
+  /**
+   * `runTests`' engine: the workflow's cases (`archmax_cases`), each on its own session of
+   * this agent. `{ filter?, sessionIds?: { [file]: id }, runId? }`; case progress reaches
+   * `onEvent` as `{ type: "case-start", file, sessionId? }` and
+   * `{ type: "case-result", result }` among the cases' own events.
+   */
+  runCases(options: { filter?: string; sessionIds?: Record<string, string>; runId?: string }): NativeTurn
   /** `send`: `{ message, trigger?, variables? }`; an empty id is resolved. */
   send(sessionId: string | undefined | null, input: { message?: string; trigger?: string; variables?: Record<string, unknown> }, sessionPath?: string | undefined | null): NativeTurn
   /**
@@ -273,6 +280,9 @@ export interface DecisionObject {
   /** The denial is reported as a warning event. */
   warn: boolean
 }
+
+/** The case files of `workflow` under `rootDir`, workspace-relative, sorted by path. */
+export declare function discoverCaseFiles(rootDir: string, workflow: string): Array<string>
 
 /** One call to decide. */
 export interface GovernanceCall {
@@ -422,6 +432,8 @@ export interface NativeAgentOptions {
    * `ARCHMAX_*` endpoint is asked for a stream. Outranks `ARCHMAX_STREAMING`; default on.
    */
   streaming?: boolean
+  /** `cassette`: record the model's exchanges into a cassette, or replay them from one. */
+  cassette?: NativeCassetteOptions
 }
 
 /** A call the turn waits on. */
@@ -432,6 +444,20 @@ export interface NativeCall {
   kind: string
   /** The request (JSON text), as the callback of the worker path receives it. */
   json: string
+}
+
+/**
+ * `createAgent({ cassette })`: the agent's model exchanges recorded into, or answered
+ * from, a cassette file.
+ */
+export interface NativeCassetteOptions {
+  /** The cassette file (`<name>.cassette.json`), relative to the working directory. */
+  path: string
+  /**
+   * `record` (the configured model answers; each exchange is saved) or `replay` (the
+   * cassette answers; no model is needed).
+   */
+  mode: 'record' | 'replay'
 }
 
 /** What one `poll()` found. */
@@ -469,11 +495,20 @@ export interface NativeToolDef {
   paths?: Record<string, string>
 }
 
+/**
+ * Reads a case document: `{ ok: true, value }` (the document, collapsed), or
+ * `{ ok: false, message }` with every problem (`<file>: <problem>; …`).
+ */
+export declare function parseCaseDocument(text: string, file?: string | undefined | null): { ok: true; value: Record<string, unknown> } | { ok: false; message: string }
+
 /** The description a hook or script carries in its leading `/** … *\/` block. */
 export declare function parseCodeDescription(source: string): { description: string } | null
 
 /** Parses a `workflow.yaml` text: the typed spec when it loads, else the issues. */
 export declare function parseMachineSpec(yamlText: string): ParseMachineSpecResult
+
+/** Whether `actual` partially matches `expected` (mocks' `whenInput`, `calledTool.input`). */
+export declare function partialMatch(expected: unknown, actual: unknown): boolean
 
 /**
  * The `names` that are set, as an agent rooted at `rootDir` reads its settings: the

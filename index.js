@@ -773,19 +773,22 @@ if (
   }
 }
 
-const { Governance, NativeAgent, NativeSessionStore, NativeTurn, connectionForTrigger, interruptCli, isSlug, messagePathForTrigger, modelChunk, modelText, parseCodeDescription, parseMachineSpec, readEnv, runCli, sessionIdForTrigger, SIGNATURE_TYPES, signatureForTrigger, signatureJsonSchema, signatureValueIssues, specHash, validateSpec, validateWorkflow } = nativeBinding
+const { Governance, NativeAgent, NativeSessionStore, NativeTurn, connectionForTrigger, discoverCaseFiles, interruptCli, isSlug, messagePathForTrigger, modelChunk, modelText, parseCaseDocument, parseCodeDescription, parseMachineSpec, partialMatch, readEnv, runCli, sessionIdForTrigger, SIGNATURE_TYPES, signatureForTrigger, signatureJsonSchema, signatureValueIssues, specHash, validateSpec, validateWorkflow } = nativeBinding
 export { Governance }
 export { NativeAgent }
 export { NativeSessionStore }
 export { NativeTurn }
 export { connectionForTrigger }
+export { discoverCaseFiles }
 export { interruptCli }
 export { isSlug }
 export { messagePathForTrigger }
 export { modelChunk }
 export { modelText }
+export { parseCaseDocument }
 export { parseCodeDescription }
 export { parseMachineSpec }
+export { partialMatch }
 export { readEnv }
 export { runCli }
 export { sessionIdForTrigger }

@@ -2,7 +2,8 @@
 
 /**
  * The kind of a runtime note. `budget` is this runtime's addition (the model-call budget warning);
- * `sub-workflow` and `opening` are not written by this runtime yet.
+ * `sub-workflow` is written when a child that parked its caller finishes after the caller is
+ * resumed; `opening` is not written by this runtime.
  */
 export type RuntimeNoteKind = 'decision' | 'event' | 'error' | 'after' | 'sub-workflow' | 'opening' | 'budget'
 

@@ -4,6 +4,7 @@
 // throw into Rust: every call answers an `{ ok, value | error }` envelope.
 import { resolve } from 'node:path'
 import { NativeSessionStore } from './native.js'
+import { sliced } from './slices.js'
 
 /** The Rust store behind a store made by the factories below. */
 const NATIVE = Symbol('archmax.sessionStore')
@@ -155,6 +156,6 @@ export function sessionStoreBinding(sessionStore) {
   const hasSpecs = checkHostStore(sessionStore)
   let side = hostSides.get(sessionStore)
   if (!side) hostSides.set(sessionStore, (side = NativeSessionStore.host()))
-  const handler = hostHandler(sessionStore)
+  const handler = sliced(hostHandler(sessionStore))
   return (native) => native.useSessionStore(side, handler, hasSpecs)
 }

@@ -5,7 +5,7 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 
 import { createAgent, createMemorySessionStore } from '@archmax-ai/harness'
-import { advance, call, ONE_STATE_SPEC, ROOT, say, workspace } from './helpers.mjs'
+import { advance, call, mapStore, ONE_STATE_SPEC, ROOT, say, workspace } from './helpers.mjs'
 
 const SPEC = `title: Spinning
 instructions: A test workflow.
@@ -104,14 +104,50 @@ test('a hundred concurrent sessions over the filesystem store all complete', { t
   }
 })
 
+// The filesystem store's commits complete on its commit thread, which answers a batch of
+// them at once, from outside the JS thread: each answer must wake its own session's drive
+// loop, listening or not, however many land together. Every session's steps are then in
+// its transcript, in order.
+for (const listening of [false, true]) {
+  test(`three hundred sessions committing at once over the filesystem store all complete (onEvent ${listening ? 'on' : 'off'})`, { timeout: 60_000 }, async () => {
+    const root = workspace({ 'workflows/notes/workflow.yaml': ONE_STATE_SPEC })
+    const events = []
+    const agent = await createAgent({
+      workflow: 'notes',
+      workspace: { rootDir: root },
+      model: async (request) => {
+        const step = request.messages.filter((m) => m.role === 'assistant').length
+        return step < 4 ? { role: 'assistant', content: null, tool_calls: [call('archmax_get_variables', {}, `c${step}`)] } : say('Done.')
+      },
+      ...(listening ? { onEvent: (e) => events.push(e.type) } : {}),
+    })
+    try {
+      const ids = Array.from({ length: 300 }, (_, i) => `q${i}`)
+      const outcomes = await Promise.all(ids.map((id) => agent.workflow.send(id, { message: 'Go.' })))
+      assert.deepEqual(new Set(outcomes.map((o) => `${o.kind}:${o.reply}`)), new Set(['completed:Done.']))
+      for (const id of [ids[0], ids[150], ids[299]]) {
+        const messages = await agent.sessions.messages(id)
+        assert.deepEqual(messages.filter((m) => m.role === 'tool').map((m) => m.tool_call_id), ['c0', 'c1', 'c2', 'c3'])
+      }
+      if (listening) assert.equal(events.filter((t) => t === 'tool-result').length, 300 * 4)
+    } finally {
+      agent.dispose()
+    }
+  })
+}
+
 // Many turns polled on the JS thread at once share it in slices: two hundred sessions whose
 // model answers at once (each step's harness work runs in its turn's poll) leave the host's
 // timers ticking between slices, instead of running every poll in one go.
-test('two hundred sessions answering at once leave the host timers ticking', { timeout: 60_000 }, async () => {
+// A host store's turns run on tokio workers and reach this thread through threadsafe calls
+// (the store's methods, the model), which Node dispatches up to a thousand in a row: each
+// waits for a slice too (`sliced` in slices.js).
+for (const [label, store] of [['the memory store', () => createMemorySessionStore()], ['a host store', () => mapStore().store]]) {
+test(`two hundred sessions answering at once leave the host timers ticking (${label})`, { timeout: 60_000 }, async () => {
   const root = workspace({ 'workflows/chat/workflow.yaml': ONE_STATE_SPEC })
   const agent = await createAgent({
     workflow: 'chat',
-    workspace: { rootDir: root, sessionStore: createMemorySessionStore() },
+    workspace: { rootDir: root, sessionStore: store() },
     model: async (request) => {
       const step = request.messages.filter((m) => m.role === 'assistant').length
       return step < 20 ? { role: 'assistant', content: null, tool_calls: [call('archmax_get_variables', {}, `c${step}`)] } : say('Done.')
@@ -139,6 +175,7 @@ test('two hundred sessions answering at once leave the host timers ticking', { t
     agent.dispose()
   }
 })
+}
 
 // The wake function a turn holds keeps Node running only while the turn runs: a script
 // whose turn waited on the blocking pool (filesystem commits, file tools) exits on its own

@@ -67,6 +67,25 @@ export function refundAnswers(proposal = 'scratchpad/refund.json') {
     say('Your refund of 10.00 EUR is confirmed.'),
   ]
 }
+/**
+ * The agent's side of the example's `refund-approved` case (tests/refund-approved.test.yaml):
+ * to `refund-request`, order recorded, the mocked enrich-order called, the proposal written and
+ * on to `refund-review`; once approved, the confirmation note and the reply.
+ */
+export function approvedCaseAnswers() {
+  return [
+    tools(call('archmax_advance', { to: 'refund-request', reason: 'wants money back' }, 'c1')),
+    tools(
+      call('archmax_set_variables', { variables: { order_id: 'KK-2047' } }, 'c2'),
+      call('archmax_workflow_enrich-order', { order_id: 'KK-2047' }, 'c3'),
+      call('write_file', { file_path: 'scratchpad/refund.json', content: REFUND.replace('KK-2043', 'KK-2047') }, 'c4'),
+      call('archmax_advance', { to: 'refund-review', reason: 'proposal written' }, 'c5'),
+    ),
+    say('A colleague will review your refund for KK-2047.'),
+    tools(call('write_file', { file_path: 'outbox/refund-KK-2047.md', content: 'KK-2047: 10.00 EUR, within 5 working days.' }, 'c6')),
+    say('Your refund of 10.00 EUR for KK-2047 is confirmed.'),
+  ]
+}
 /** An assistant message calling `archmax_advance`. */
 export const advance = (to, reason = 'next') => ({ role: 'assistant', content: null, tool_calls: [call('archmax_advance', { to, reason })] })
 /** An assistant message saying `content`. */
@@ -192,6 +211,31 @@ states:
     instructions: Set risk for the order.
     tools:
       allow: [{ tool: write_file, paths: ["scratchpad/**"] }]
+`
+
+/** A sub-workflow `enrich` (called by CALLER_SPEC) that hands each order to a person. */
+export const PARKING_CHILD_SPEC = `title: Review
+instructions: REVIEW-CHILD.
+mounts:
+  allow_always: []
+states:
+  check:
+    triggers:
+      manual:
+        description: Review one order
+        requires: [{ name: order_id, type: string }]
+    instructions: Check the order, then hand it to a person.
+    transitions:
+      - { to: approve, description: Ready for a person. }
+  approve:
+    type: human
+    title: Approve the order
+    instructions: A person approves the order.
+    transitions:
+      - { to: done, description: Approve it., type: approve }
+      - { to: check, description: Send it back., type: refine }
+  done:
+    instructions: Say the order is approved.
 `
 
 /** A text as streamed pieces: split after each space. */

@@ -526,3 +526,14 @@ async function firstHour(agent: GovernedAgent, gov: Governance): Promise<string[
   return out
 }
 export { firstHour }
+
+// Cassettes: record with a model, replay with none; the mode is a closed set.
+async function cassettes(model: ModelFunctionForStores): Promise<void> {
+  const record: CassetteOptionsType = { path: 'tests/refund.cassette.json', mode: 'record' }
+  await createAgent({ model, cassette: record })
+  await createAgent({ cassette: { path: 'tests/refund.cassette.json', mode: 'replay' } })
+  // @ts-expect-error the mode is 'record' or 'replay'
+  await createAgent({ cassette: { path: 'x.cassette.json', mode: 'rewind' } })
+}
+void cassettes
+type CassetteOptionsType = import('@archmax-ai/harness').CassetteOptions

@@ -104,3 +104,33 @@ function parkedAt(p: ArchmaxInterrupt): string {
   return p.channel === 'decision' ? `${p.state} #${p.seq}: ${p.transitions.map((t) => t.to).join('|')}` : `${p.state}: ${p.reason}`
 }
 void parkedAt
+
+// --- testing ---
+import {
+  runTests,
+  parseCaseDocument,
+  reduceVerdict,
+  exitCodeForVerdict,
+  CASE_TITLE_MAX_LENGTH,
+  type CaseResult,
+  type RunTestsResult,
+} from '@archmax-ai/harness/testing'
+async function suite(): Promise<number> {
+  const r: RunTestsResult = await runTests({
+    workflow: 'order-lookup',
+    rootDir: '.',
+    model: async () => ({ role: 'assistant', content: 'done' }),
+    onCaseResult: (c: CaseResult) => void c.verdict.failures.join('\n'),
+  })
+  const first = r.results[0]
+  const status: 'passed' | 'failed' | 'skipped' | undefined = first?.verdict.status
+  const graded: Array<number | null> = (first?.records ?? []).map((x) => x.threshold)
+  void [status, graded]
+  return r.exitCode
+}
+const doc = parseCaseDocument('title: t\ndescription: d\n')
+const limit: 60 = CASE_TITLE_MAX_LENGTH
+const code: 0 | 1 = exitCodeForVerdict(reduceVerdict([], null))
+void [suite, doc.title, limit, code]
+// @ts-expect-error the workflow slug is required
+runTests({ rootDir: '.' })

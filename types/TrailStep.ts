@@ -17,6 +17,14 @@ kind: "trigger" | "agent" | "human" | "sub-workflow" | "reset" | "on_error",
  */
 reason?: string, 
 /**
+ * The child's workflow, on a `sub-workflow` step.
+ */
+workflow?: string, 
+/**
+ * How the child's run settled, on a `sub-workflow` step.
+ */
+status?: "ok" | "error", 
+/**
  * Epoch milliseconds.
  */
 ts: number, };

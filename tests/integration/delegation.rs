@@ -104,6 +104,14 @@ fn a_delegation_runs_the_child_on_its_own_spec_and_answers_with_its_returns() {
     let out = send(&h, "d-1", "Enrich KK-1.");
     assert_eq!(out.kind, OutcomeKind::Completed, "{out:?}");
     assert_eq!(out.reply, "Done.");
+    // The child that ran is on the trail; the two refused calls ran nothing.
+    let steps: Vec<Value> = out
+        .audit_trail
+        .iter()
+        .filter(|t| t.kind == "sub-workflow")
+        .map(|t| json!([t.to, t.workflow, t.status]))
+        .collect();
+    assert_eq!(steps, vec![json!(["work", "enrich", "ok"])]);
     let requests = server.requests();
     assert_eq!(requests.len(), 4);
     // The tool, from the child's `manual` signature.
@@ -439,6 +447,13 @@ fn a_script_fans_out_over_the_delegation_tools() {
         result.contains("[\n  [\n    \"Enriched.\",\n    \"Enriched.\"\n  ],\n  true\n]"),
         "{result}"
     );
+    // A script's children are on the trail too; the refused third call ran nothing.
+    let steps = out
+        .audit_trail
+        .iter()
+        .filter(|t| t.kind == "sub-workflow" && t.status.as_deref() == Some("ok"))
+        .count();
+    assert_eq!(steps, 2);
     for id in ["d-4~work:enrich:0", "d-4~work:enrich:1"] {
         assert!(h.session_summary(id).expect("store").is_some(), "{id}");
     }
@@ -560,4 +575,673 @@ fn a_mistyped_return_is_refused_where_the_child_writes_it() {
             json!({ "message": "Enriched.", "returns": { "note": "Not all return variables were set by the sub-workflow: 'risk', 'delayed' were not set." } }).to_string()
         ]
     );
+}
+
+/// A caller whose state delegates reviews; the child hands each order to a person.
+const REVIEWS: &str = r#"
+title: Reviews
+instructions: CALLER-ROOT.
+states:
+  work:
+    triggers: { manual: }
+    instructions: Have the orders reviewed, then answer.
+    tools:
+      allow: [archmax_workflow_review, archmax_workflow_waiter, archmax_eval]
+"#;
+
+const REVIEW: &str = r#"
+title: Review
+instructions: REVIEW-CHILD.
+states:
+  check:
+    triggers:
+      manual:
+        description: Review one order
+        requires: [{ name: order_id, type: string }]
+        returns: [{ name: verdict, type: string }]
+    instructions: Check the order, then hand it to a person.
+    transitions:
+      - { to: approve, description: Ready for a person. }
+  approve:
+    type: human
+    title: Approve the order
+    instructions: A person approves the order.
+    evidence: [scratchpad/review.md]
+    transitions:
+      - { to: done, description: Approve it., type: approve }
+      - { to: check, description: Send it back., type: refine }
+  done:
+    instructions: Record the verdict and say the order is approved.
+"#;
+
+const WAITER: &str = r#"
+instructions: WAIT-CHILD.
+states:
+  poll:
+    triggers: { manual: { description: Wait for the payment } }
+    instructions: Wait for the payment, then confirm it.
+"#;
+
+fn reviews() -> TempWorkspace {
+    TempWorkspace::new(&[
+        ("workflows/orders/workflow.yaml", REVIEWS),
+        ("workflows/review/workflow.yaml", REVIEW),
+        ("workflows/waiter/workflow.yaml", WAITER),
+    ])
+}
+
+/// The caller's call: `review` for KK-1.
+fn review_kk1() -> Reply {
+    Reply::tool_calls(vec![(
+        "c1",
+        "archmax_workflow_review",
+        json!({ "order_id": "KK-1" }),
+    )])
+}
+
+/// A child's move into its human state `approve` (call `id`).
+fn to_approve(id: &str) -> Reply {
+    Reply::tool_calls(vec![(
+        id,
+        "archmax_advance",
+        json!({ "to": "approve", "reason": "checked" }),
+    )])
+}
+
+fn decide(h: &archmax_machine::Harness, id: &str, to: &str) -> archmax_machine::Outcome {
+    archmax_tests::rt()
+        .block_on(h.decide(id, to, Some("fine")))
+        .expect("decide")
+}
+
+/// The `sub-workflow-result` statuses, in order.
+fn result_statuses(events: &Recorder) -> Vec<String> {
+    let seen = events.0.lock().map(|v| v.clone()).unwrap_or_default();
+    seen.iter()
+        .filter(|e| e["type"] == "sub-workflow-result")
+        .map(|e| e["status"].as_str().unwrap_or_default().to_string())
+        .collect()
+}
+
+#[test]
+fn a_child_that_parks_parks_its_caller_and_a_decision_on_the_caller_resumes_it() {
+    let ws = reviews();
+    let server = ScriptedServer::start(vec![
+        review_kk1(),
+        // The child moves into its human state and owes the person one message.
+        to_approve("k1"),
+        Reply::text("KK-1 is with a reviewer."),
+        // The caller parks with it, and owes its own closing message.
+        Reply::text("Your order is being reviewed."),
+    ])
+    .expect("server");
+    let events = Arc::new(Recorder::default());
+    let sink = Arc::clone(&events);
+    let h = archmax_tests::harness(ws.root(), "orders", &server.url(), "m", |o| o.events = sink);
+    let parked = send(&h, "p-1", "Review KK-1.");
+    assert_eq!(parked.kind, OutcomeKind::Parked, "{parked:?}");
+    assert_eq!(parked.status, "awaiting_decision");
+    assert_eq!(parked.reply, "Your order is being reviewed.");
+    assert_eq!(parked.workflow_state, "work");
+    // The caller's park presents the child's decision, numbered in the caller's sequence.
+    let pending = serde_json::to_value(&parked.pending).expect("json");
+    assert_eq!(pending["channel"], "decision");
+    assert_eq!(pending["state"], "approve");
+    assert_eq!(pending["title"], "Approve the order");
+    assert_eq!(pending["seq"], 1);
+    assert_eq!(pending["evidence"], json!(["scratchpad/review.md"]));
+    assert_eq!(
+        pending["transitions"],
+        json!([
+            { "to": "done", "description": "Approve it.", "type": "approve" },
+            { "to": "check", "description": "Send it back.", "type": "refine" }
+        ])
+    );
+    let requests = server.requests();
+    assert_eq!(requests.len(), 4);
+    // The call was answered at once; the caller's closing turn is reply-only.
+    assert_eq!(
+        tool_results(&requests[3]),
+        vec![
+            "The 'review' sub-workflow stopped for a person at its 'approve' step. This run is now waiting on that decision and will continue here once it is made."
+        ]
+    );
+    let closing = requests[3]["messages"][0]["content"].to_string();
+    assert!(closing.contains("## This run is parked"), "{closing}");
+    assert!(
+        closing.contains("'approve' (Approve the order) is now waiting"),
+        "{closing}"
+    );
+    assert_eq!(result_statuses(&events), vec!["parked"]);
+    // The child is parked in its own session, under its parent.
+    let child = h
+        .session_summary("p-1~work:review:0")
+        .expect("store")
+        .expect("the child session");
+    assert_eq!(child.parent_session_id.as_deref(), Some("p-1"));
+    assert_eq!(child.state.as_deref(), Some("approve"));
+    assert_eq!(
+        serde_json::to_value(child.status).expect("json"),
+        "awaiting_decision"
+    );
+    drop(h);
+
+    // Another process: a new harness over the same files. A message to the caller is
+    // answered by the caller, and it stays parked on the same record.
+    let server = ScriptedServer::start(vec![
+        Reply::text("It is still with the reviewer."),
+        Reply::tool_calls(vec![(
+            "k2",
+            "archmax_set_variables",
+            json!({ "variables": { "verdict": "approved" } }),
+        )]),
+        Reply::text("KK-1 is approved."),
+        Reply::text("KK-1 was reviewed and approved."),
+    ])
+    .expect("server");
+    let events = Arc::new(Recorder::default());
+    let sink = Arc::clone(&events);
+    let h = archmax_tests::harness(ws.root(), "orders", &server.url(), "m", |o| o.events = sink);
+    let replied = archmax_tests::rt()
+        .block_on(h.reply("p-1", "Any news?"))
+        .expect("reply");
+    assert_eq!(replied.kind, OutcomeKind::Parked, "{replied:?}");
+    assert_eq!(replied.reparked, Some(true));
+    assert_eq!(replied.reply, "It is still with the reviewer.");
+    assert_eq!(
+        serde_json::to_value(&replied.pending).expect("json"),
+        pending
+    );
+    let refused = archmax_tests::rt()
+        .block_on(h.decide("p-1", "approve", None))
+        .expect_err("the parked state is not a target");
+    assert!(
+        refused.to_string().contains("Choose one of: done, check"),
+        "{refused}"
+    );
+    let done = decide(&h, "p-1", "done");
+    assert_eq!(done.kind, OutcomeKind::Completed, "{done:?}");
+    assert_eq!(done.disposition, "decide");
+    assert_eq!(done.reply, "KK-1 was reviewed and approved.");
+    assert_eq!(done.state, "work");
+    let requests = server.requests()[1..].to_vec();
+    assert_eq!(requests.len(), 3);
+    // The child resumed on its own transcript with the decision note.
+    let child_request = requests[0]["messages"].to_string();
+    assert!(child_request.contains("REVIEW-CHILD."));
+    assert!(child_request.contains(
+        "[decision] A human selected approve → 'done' at the 'approve' checkpoint: fine."
+    ));
+    // Its answer lands in the caller's transcript as a note; the caller's turn goes on.
+    let caller_request = &requests[2]["messages"];
+    assert!(
+        caller_request[0]["content"]
+            .to_string()
+            .contains("CALLER-ROOT.")
+    );
+    let note = format!(
+        "[sub-workflow: review] {}",
+        json!({ "message": "KK-1 is approved.", "returns": { "verdict": "approved" } })
+    );
+    assert_eq!(tool_results(&requests[2]).last(), Some(&note));
+    assert_eq!(result_statuses(&events), vec!["ok"]);
+    let seen = events.0.lock().map(|v| v.clone()).unwrap_or_default();
+    let decided: Vec<&Value> = seen.iter().filter(|e| e["type"] == "decided").collect();
+    assert_eq!(decided.len(), 2, "the caller's and the child's");
+    assert_eq!(decided[0]["sessionId"], "p-1");
+    assert_eq!(decided[0]["state"], "work");
+    assert_eq!(decided[1]["sessionId"], "p-1~work:review:0");
+    let child = h
+        .session_summary("p-1~work:review:0")
+        .expect("store")
+        .expect("the child session");
+    assert_eq!(
+        serde_json::to_value(child.status).expect("json"),
+        "completed"
+    );
+    assert!(done.pending.is_none());
+    // One trail step for the delegation, once it settled (none while it was parked).
+    let steps: Vec<Value> = done
+        .audit_trail
+        .iter()
+        .filter(|t| t.kind == "sub-workflow")
+        .map(|t| json!([t.to, t.workflow, t.status]))
+        .collect();
+    assert_eq!(steps, vec![json!(["work", "review", "ok"])]);
+}
+
+/// An in-process model for concurrent children, answering by who asks: the caller fans
+/// out two reviews, then finishes; each child moves to its human state, then, once
+/// decided, answers; every parked turn says one line.
+struct Reviewers;
+
+impl archmax_machine::model::Model for Reviewers {
+    fn complete<'a>(
+        &'a self,
+        req: &'a archmax_machine::model::ChatRequest,
+    ) -> archmax_machine::model::ModelFuture<'a> {
+        use archmax_machine::model::{AssistantMessage, ChatResponse, ToolCall};
+        let messages = serde_json::to_value(&req.messages).unwrap_or(Value::Null);
+        let system = messages[0]["content"].to_string();
+        let answered = messages
+            .as_array()
+            .is_some_and(|m| m.iter().any(|m| m["role"] == "tool"));
+        let call = |id: &str, name: &str, args: Value| ToolCall {
+            id: id.to_string(),
+            name: name.to_string(),
+            arguments: args.to_string(),
+        };
+        let say = |text: &str| AssistantMessage {
+            content: Some(text.to_string()),
+            tool_calls: Vec::new(),
+        };
+        let child = system.contains("REVIEW-CHILD");
+        let message = if system.contains("## This run is parked") {
+            say(if child {
+                "With a reviewer."
+            } else {
+                "Both orders are with reviewers."
+            })
+        } else if child && system.contains("## Current state: check") {
+            AssistantMessage {
+                content: None,
+                tool_calls: vec![call(
+                    "k1",
+                    "archmax_advance",
+                    json!({ "to": "approve", "reason": "checked" }),
+                )],
+            }
+        } else if child {
+            say("Approved.")
+        } else if !answered {
+            AssistantMessage {
+                content: None,
+                tool_calls: vec![
+                    call(
+                        "c1",
+                        "archmax_workflow_review",
+                        json!({ "order_id": "KK-1" }),
+                    ),
+                    call(
+                        "c2",
+                        "archmax_workflow_review",
+                        json!({ "order_id": "KK-2" }),
+                    ),
+                ],
+            }
+        } else {
+            say("All done.")
+        };
+        Box::pin(async move {
+            Ok(ChatResponse {
+                message,
+                usage: None,
+                model: None,
+                finish_reason: None,
+            })
+        })
+    }
+}
+
+fn seq_of(out: &archmax_machine::Outcome) -> Value {
+    serde_json::to_value(&out.pending).expect("json")["seq"].clone()
+}
+
+#[test]
+fn two_children_parked_in_one_batch_are_presented_one_at_a_time() {
+    let ws = reviews();
+    let server = ScriptedServer::start(vec![]).expect("server");
+    let h = archmax_tests::harness(ws.root(), "orders", &server.url(), "m", |o| {
+        o.model = Arc::new(Reviewers);
+    });
+    let first = send(&h, "p-2", "Review KK-1 and KK-2.");
+    assert_eq!(first.kind, OutcomeKind::Parked, "{first:?}");
+    assert_eq!(first.state, "approve");
+    assert_eq!(seq_of(&first), 1);
+    // Both calls were answered, in call order, and both children wait.
+    let stopped = "The 'review' sub-workflow stopped for a person at its 'approve' step. This run is now waiting on that decision and will continue here once it is made.";
+    let answers: Vec<&str> = first
+        .messages
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .filter_map(|m| m["content"].as_str())
+        .collect();
+    assert_eq!(answers, vec![stopped, stopped]);
+    for id in ["p-2~work:review:0", "p-2~work:review:1"] {
+        let s = h.session_summary(id).expect("store").expect(id);
+        assert_eq!(
+            serde_json::to_value(s.status).expect("json"),
+            "awaiting_decision"
+        );
+    }
+    // The first decision resumes the first child; the second child is presented next,
+    // on the caller's next seq (each child's own record is its seq 1).
+    let second = decide(&h, "p-2", "done");
+    assert_eq!(second.kind, OutcomeKind::Parked, "{second:?}");
+    assert_eq!(second.reparked, Some(true));
+    assert_eq!(seq_of(&second), 2);
+    let done = |id: &str| {
+        let s = h.session_summary(id).expect("store").expect(id);
+        serde_json::to_value(s.status).expect("json") == "completed"
+    };
+    assert!(done("p-2~work:review:0"));
+    assert!(!done("p-2~work:review:1"));
+    let notes: Vec<&str> = second
+        .messages
+        .iter()
+        .filter_map(|m| m["content"].as_str())
+        .filter(|t| t.starts_with("[sub-workflow: review]"))
+        .collect();
+    let note = format!(
+        "[sub-workflow: review] {}",
+        json!({ "message": "Approved.", "returns": { "note": "Not all return variables were set by the sub-workflow: 'verdict' was not set." } })
+    );
+    assert_eq!(notes, vec![note.as_str()]);
+    // The second decision resumes the second child; with none left the caller goes on.
+    let last = decide(&h, "p-2", "done");
+    assert_eq!(last.kind, OutcomeKind::Completed, "{last:?}");
+    assert_eq!(last.reply, "All done.");
+    assert!(done("p-2~work:review:1"));
+    let notes = last
+        .messages
+        .iter()
+        .filter_map(|m| m["content"].as_str())
+        .filter(|t| t.starts_with("[sub-workflow: review]"))
+        .count();
+    assert_eq!(notes, 2);
+}
+
+#[test]
+fn a_fresh_turn_abandons_a_queued_child() {
+    let ws = reviews();
+    let server = ScriptedServer::start(vec![
+        review_kk1(),
+        to_approve("k1"),
+        Reply::text("With a reviewer."),
+        // The caller's closing message fails: its turn ends with the child still queued.
+        Reply::error(500, "model down"),
+        Reply::text("Starting over."),
+    ])
+    .expect("server");
+    let h = archmax_tests::harness(ws.root(), "orders", &server.url(), "m", |_| {});
+    let failed = send(&h, "p-3", "Review KK-1.");
+    assert_eq!(failed.kind, OutcomeKind::Failed, "{failed:?}");
+    // The next message is a fresh turn: the queued child is abandoned, never presented.
+    let fresh = send(&h, "p-3", "Start over.");
+    assert_eq!(fresh.kind, OutcomeKind::Completed, "{fresh:?}");
+    assert_eq!(fresh.reply, "Starting over.");
+    assert!(fresh.pending.is_none());
+    let refused = archmax_tests::rt()
+        .block_on(h.decide("p-3", "done", None))
+        .expect_err("nothing to decide");
+    assert_eq!(
+        refused.to_string(),
+        "Session 'p-3' is not parked at a human state; there is nothing to decide."
+    );
+    // The child itself still waits where it stopped.
+    let child = h
+        .session_summary("p-3~work:review:0")
+        .expect("store")
+        .expect("child");
+    assert_eq!(
+        serde_json::to_value(child.status).expect("json"),
+        "awaiting_decision"
+    );
+    assert_eq!(server.remaining(), 0);
+}
+
+#[test]
+fn a_childs_wait_parks_its_caller_for_input_and_a_delivery_on_the_caller_reaches_the_child() {
+    let ws = reviews();
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(vec![("c1", "archmax_workflow_waiter", json!({}))]),
+        Reply::tool_calls(vec![(
+            "k1",
+            "archmax_wait",
+            json!({ "reason": "the payment" }),
+        )]),
+        Reply::text("Waiting for the payment."),
+        Reply::text("We are waiting for your payment."),
+    ])
+    .expect("server");
+    let h = archmax_tests::harness(ws.root(), "orders", &server.url(), "m", |_| {});
+    let parked = send(&h, "p-4", "Take the payment.");
+    assert_eq!(parked.kind, OutcomeKind::Parked, "{parked:?}");
+    assert_eq!(parked.status, "awaiting_input");
+    assert_eq!(parked.parked_channel, Some("input"));
+    let pending = serde_json::to_value(&parked.pending).expect("json");
+    assert_eq!(pending["state"], "poll");
+    assert_eq!(pending["reason"], "the payment");
+    let closing = server.requests()[3]["messages"][0]["content"].to_string();
+    assert!(
+        closing.contains("You have parked this run: it stays in 'poll' until something arrives from outside (the payment)."),
+        "{closing}"
+    );
+    let server = ScriptedServer::start(vec![
+        Reply::text("Payment received."),
+        Reply::text("Thanks, your payment arrived."),
+    ])
+    .expect("server");
+    let h = archmax_tests::harness(ws.root(), "orders", &server.url(), "m", |_| {});
+    let mut variables = serde_json::Map::new();
+    variables.insert("amount".into(), json!(5));
+    let done = archmax_tests::rt()
+        .block_on(h.deliver("p-4", "paid", variables, None))
+        .expect("deliver");
+    assert_eq!(done.kind, OutcomeKind::Completed, "{done:?}");
+    assert_eq!(done.disposition, "deliver");
+    assert_eq!(done.reply, "Thanks, your payment arrived.");
+    let requests = server.requests();
+    // The child got the event; the caller got the child's answer.
+    assert!(
+        requests[0]["messages"]
+            .to_string()
+            .contains("[event] 'paid' arrived while the run waited in 'poll': amount=5")
+    );
+    assert_eq!(
+        tool_results(&requests[1]).last().map(String::as_str),
+        Some("[sub-workflow: waiter] Payment received.")
+    );
+    // The delivered variables are the child's, not the caller's.
+    assert!(done.variables.get("amount").is_none());
+    let child = h
+        .session_summary("p-4~work:waiter:0")
+        .expect("store")
+        .expect("child");
+    assert!(child.variables.is_some_and(|v| v.contains_key("amount")));
+}
+
+#[test]
+fn a_scripts_delegation_cannot_park_its_call_fails_parked() {
+    let ws = reviews();
+    let code = "await tools.archmaxWorkflowReview({ order_id: 'KK-1' }).catch((e) => String(e))";
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(vec![("c1", "archmax_eval", json!({ "code": code }))]),
+        to_approve("k1"),
+        Reply::text("With a reviewer."),
+        Reply::text("The review could not run from a script."),
+    ])
+    .expect("server");
+    let h = archmax_tests::harness(ws.root(), "orders", &server.url(), "m", |_| {});
+    let out = send(&h, "p-5", "Review KK-1 from a script.");
+    assert_eq!(out.kind, OutcomeKind::Completed, "{out:?}");
+    assert!(out.pending.is_none());
+    let result = tool_results(&server.requests()[3]).join("\n");
+    assert!(
+        result.contains("Sub-workflow 'review' settled in state 'approve' with status 'awaiting_decision' but no pending suspension, so nothing could resume it."),
+        "{result}"
+    );
+}
+
+#[test]
+fn a_childs_own_hook_gates_its_moves_and_reads_its_seeds() {
+    let caller = "states:\n  work:\n    triggers: { manual: }\n    tools:\n      allow: [archmax_workflow_gated]\n";
+    let child = "instructions: GATED-CHILD.\nstates:\n  draft:\n    triggers:\n      manual:\n        description: Gate one order\n        requires: [order_id]\n    after: { script: hooks/check.js }\n    transitions: [{ to: done, description: Finished. }]\n  done:\n    instructions: Say so.\n";
+    // The hook is the child's (its own folder), and reads the child's variables.
+    let check = "import { ok, veto } from '@archmax-ai/harness'\n\nexport default (input) => input.variables.risk === undefined ? veto(`no risk yet for ${input.variables.order_id}`) : ok()\n";
+    let ws = TempWorkspace::new(&[
+        ("workflows/orders/workflow.yaml", caller),
+        ("workflows/gated/workflow.yaml", child),
+        ("workflows/gated/hooks/check.js", check),
+    ]);
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(vec![(
+            "c1",
+            "archmax_workflow_gated",
+            json!({ "order_id": "KK-1" }),
+        )]),
+        Reply::tool_calls(vec![(
+            "k1",
+            "archmax_advance",
+            json!({ "to": "done", "reason": "ready" }),
+        )]),
+        Reply::tool_calls(vec![
+            (
+                "k2",
+                "archmax_set_variables",
+                json!({ "variables": { "risk": "low" } }),
+            ),
+            (
+                "k3",
+                "archmax_advance",
+                json!({ "to": "done", "reason": "risk set" }),
+            ),
+        ]),
+        Reply::text("Gated KK-1."),
+        Reply::text("Done."),
+    ])
+    .expect("server");
+    let h = archmax_tests::harness(ws.root(), "orders", &server.url(), "m", |_| {});
+    let out = send(&h, "g-1", "Gate KK-1.");
+    assert_eq!(out.kind, OutcomeKind::Completed, "{out:?}");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 5);
+    assert_eq!(
+        tool_results(&requests[2]),
+        vec!["archmax_advance rejected: hook veto: no risk yet for KK-1"]
+    );
+    assert_eq!(tool_results(&requests[4]), vec!["Gated KK-1."]);
+    let child = h
+        .session_summary("g-1~work:gated:0")
+        .expect("store")
+        .expect("child");
+    assert_eq!(child.workflow_state.as_deref(), Some("done"));
+}
+
+#[test]
+fn a_grandchilds_park_reaches_the_root_and_one_decision_unwinds_the_chain() {
+    let root = "states:\n  work:\n    triggers: { manual: }\n    tools:\n      allow: [archmax_workflow_mid]\n";
+    let mid = "instructions: MID.\nstates:\n  relay:\n    triggers: { manual: { description: Relay } }\n    tools:\n      allow: [archmax_workflow_review]\n";
+    let ws = TempWorkspace::new(&[
+        ("workflows/orders/workflow.yaml", root),
+        ("workflows/mid/workflow.yaml", mid),
+        ("workflows/review/workflow.yaml", REVIEW),
+    ]);
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(vec![("c1", "archmax_workflow_mid", json!({}))]),
+        Reply::tool_calls(vec![(
+            "m1",
+            "archmax_workflow_review",
+            json!({ "order_id": "KK-1" }),
+        )]),
+        to_approve("l1"),
+        Reply::text("Leaf waits."),
+        Reply::text("Mid waits."),
+        Reply::text("Root waits."),
+        // One decision on the root: the leaf finishes, then the middle, then the root.
+        Reply::text("Leaf approved."),
+        Reply::text("Mid done."),
+        Reply::text("Root done."),
+    ])
+    .expect("server");
+    let h = archmax_tests::harness(ws.root(), "orders", &server.url(), "m", |_| {});
+    let parked = send(&h, "n-1", "Go.");
+    assert_eq!(parked.kind, OutcomeKind::Parked, "{parked:?}");
+    assert_eq!(parked.state, "approve");
+    assert_eq!(parked.reply, "Root waits.");
+    // Presented at the root with the leaf's own declaration of its state.
+    let park = h.session_park("n-1").expect("store").expect("parked");
+    assert_eq!(park["instructions"], "A person approves the order.");
+    let mid_id = "n-1~work:mid:0";
+    let leaf_id = "n-1~work:mid:0~relay:review:0";
+    for id in [mid_id, leaf_id] {
+        let s = h.session_summary(id).expect("store").expect(id);
+        assert_eq!(
+            serde_json::to_value(s.status).expect("json"),
+            "awaiting_decision",
+            "{id}"
+        );
+    }
+    let done = decide(&h, "n-1", "done");
+    assert_eq!(done.kind, OutcomeKind::Completed, "{done:?}");
+    assert_eq!(done.reply, "Root done.");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 9);
+    assert_eq!(
+        tool_results(&requests[7]).last().map(String::as_str),
+        Some(
+            "[sub-workflow: review] {\"message\":\"Leaf approved.\",\"returns\":{\"note\":\"Not all return variables were set by the sub-workflow: 'verdict' was not set.\"}}"
+        )
+    );
+    assert_eq!(
+        tool_results(&requests[8]).last().map(String::as_str),
+        Some("[sub-workflow: mid] Mid done.")
+    );
+    for id in [mid_id, leaf_id] {
+        let s = h.session_summary(id).expect("store").expect(id);
+        assert_eq!(
+            serde_json::to_value(s.status).expect("json"),
+            "completed",
+            "{id}"
+        );
+    }
+}
+
+#[test]
+fn the_callers_own_wait_beside_a_parked_child_is_its_own_and_the_child_is_presented_after() {
+    let ws = reviews();
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(vec![
+            (
+                "c1",
+                "archmax_workflow_review",
+                json!({ "order_id": "KK-1" }),
+            ),
+            ("c2", "archmax_wait", json!({ "reason": "the bank" })),
+        ]),
+        to_approve("k1"),
+        Reply::text("With a reviewer."),
+        Reply::text("Waiting for the bank."),
+        // Delivered to the caller's own wait: the queued child is presented next.
+        Reply::text("The review is with a person now."),
+        // Decided: the child finishes, then the caller.
+        Reply::text("Approved."),
+        Reply::text("All done."),
+    ])
+    .expect("server");
+    let h = archmax_tests::harness(ws.root(), "orders", &server.url(), "m", |_| {});
+    let waiting = send(&h, "p-6", "Review KK-1 once the bank answers.");
+    assert_eq!(waiting.kind, OutcomeKind::Parked, "{waiting:?}");
+    let pending = serde_json::to_value(&waiting.pending).expect("json");
+    assert_eq!(pending["state"], "work");
+    assert_eq!(pending["reason"], "the bank");
+    let delivered = archmax_tests::rt()
+        .block_on(h.deliver("p-6", "bank", serde_json::Map::new(), None))
+        .expect("deliver");
+    assert_eq!(delivered.kind, OutcomeKind::Parked, "{delivered:?}");
+    assert_eq!(delivered.state, "approve");
+    assert_eq!(delivered.reply, "The review is with a person now.");
+    // The delivery was the caller's: the child still waited for its decision.
+    let child = h
+        .session_summary("p-6~work:review:0")
+        .expect("store")
+        .expect("child");
+    assert_eq!(
+        serde_json::to_value(child.status).expect("json"),
+        "awaiting_decision"
+    );
+    let done = decide(&h, "p-6", "done");
+    assert_eq!(done.kind, OutcomeKind::Completed, "{done:?}");
+    assert_eq!(done.reply, "All done.");
+    assert_eq!(server.remaining(), 0);
 }

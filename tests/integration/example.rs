@@ -21,51 +21,15 @@ mod hooks {
         archmax_tests::harness(ws.root(), "order-lookup", &server.url(), "m", |_| {})
     }
 
-    fn decision(decision: &str, amount: f64) -> Value {
-        let file = json!({ "order_id": "KK-2046", "decision": decision, "amount": amount, "currency": "EUR", "limit": 0, "reason": "Cancelled orders are not refunded." });
-        json!({ "file_path": "scratchpad/refund.json", "content": file.to_string() })
-    }
-
     /// The refund state's after hook (hooks/check-refund.js) against real files: a
     /// proposal above what was paid is vetoed, a deny sent to review is corrected, and
     /// a deny taken to `closed` passes.
     #[test]
     fn the_refund_hook_vetoes_corrects_and_passes() {
         let ws = TempWorkspace::copy_of(&example_root());
-        let server = ScriptedServer::start(vec![
-            Reply::tool_calls(vec![(
-                "c1",
-                "archmax_advance",
-                json!({ "to": "refund-request", "reason": "wants money back" }),
-            )]),
-            Reply::tool_calls(vec![
-                (
-                    "c2",
-                    "archmax_set_variables",
-                    json!({ "variables": { "order_id": "KK-2046" } }),
-                ),
-                ("c3", "write_file", decision("partial_refund", 999.0)),
-                (
-                    "c4",
-                    "archmax_advance",
-                    json!({ "to": "refund-review", "reason": "proposal written" }),
-                ),
-            ]),
-            Reply::tool_calls(vec![
-                ("c5", "write_file", decision("deny", 0.0)),
-                (
-                    "c6",
-                    "archmax_advance",
-                    json!({ "to": "refund-review", "reason": "deny written" }),
-                ),
-            ]),
-            Reply::tool_calls(vec![(
-                "c7",
-                "archmax_advance",
-                json!({ "to": "closed", "reason": "deny needs no approval" }),
-            )]),
-            Reply::text("We cannot refund a cancelled order."),
-        ])
+        let server = ScriptedServer::start(archmax_tests::refund_flow(Reply::text(
+            "We cannot refund a cancelled order.",
+        )))
         .expect("server");
         let h = harness(&ws, &server);
         let out = archmax_tests::send(&h, "refund-1", "I want my money back for KK-2046.");

@@ -1,6 +1,7 @@
 //! One integration-test binary (one link): modules per area.
 
 mod authored_files;
+mod cassette;
 mod commits;
 mod corpus;
 mod delegation;

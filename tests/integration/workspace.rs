@@ -569,6 +569,39 @@ fn case_files() {
 }
 
 #[test]
+fn sub_workflow_mocks_are_held_to_their_targets() {
+    let child = "instructions: Enrich.\nskills: { allow_always: [] }\nstates:\n  e:\n    triggers:\n      manual:\n        returns: [{ name: risk, type: string }]\n";
+    let case = "title: ok\ndescription: fine\nmocks:\n  - { tool: archmax_workflow_enrich, result: { returns: { risk: 3 } } }\n  - { tool: archmax_workflow_enrich, result: { returns: { risk: low } } }\n  - { tool: archmax_workflow_gone, result: done }\nsteps:\n  - send: hi\n";
+    let ws = TempWorkspace::new(&[
+        (WF, MIN),
+        ("workflows/enrich/workflow.yaml", child),
+        ("workflows/w/tests/m.test.yaml", case),
+    ]);
+    let r = validate_workflow(&DiskFiles::new(ws.root()), &ValidateOptions::new("w"));
+    let mocks: Vec<(String, Option<u32>)> = r
+        .diagnostics
+        .iter()
+        .filter(|d| d.field.as_deref() == Some("mocks"))
+        .map(|d| (d.message.clone(), d.line))
+        .collect();
+    assert_eq!(mocks.len(), 2, "{:?}", r.diagnostics);
+    assert!(
+        mocks[0].0.starts_with(
+            "workflows/w/tests/m.test.yaml: mocks[0]: its returns break the 'manual' trigger of 'enrich': "
+        ),
+        "{mocks:?}"
+    );
+    assert_eq!(mocks[0].1, Some(4));
+    assert_eq!(
+        mocks[1],
+        (
+            "workflows/w/tests/m.test.yaml: mocks[2]: mocks 'archmax_workflow_gone', but 'workflows/gone/workflow.yaml' is missing or has no valid machine spec.".to_string(),
+            Some(6)
+        )
+    );
+}
+
+#[test]
 fn state_slugs() {
     let spec = "instructions: Work.\nskills: { allow_always: [] }\nstates:\n  Identify Case:\n    triggers: { manual: }\n  '':\n    title: nobody\n";
     let found = check(&[(WF, spec)], ValidateOptions::new("w"));

@@ -83,16 +83,10 @@ pub fn harness(
     model: &str,
     customize: impl FnOnce(&mut HarnessOptions),
 ) -> Harness {
-    let mut config = ModelConfig::new(model_url, "test-key", model);
-    config.retry = RetryPolicy {
-        attempts: 1,
-        base_delay: std::time::Duration::from_millis(1),
-        ..RetryPolicy::default()
-    };
     let mut opts = HarnessOptions {
         root: root.to_path_buf(),
         workflow: workflow.to_string(),
-        model: Arc::new(OpenAiClient::new(config).expect("client")),
+        model: Arc::new(client(model_url, model)),
         default_model: model.to_string(),
         store: Arc::new(FsStore::new(root)),
         events: Arc::new(NoEvents),
@@ -103,6 +97,63 @@ pub fn harness(
     };
     customize(&mut opts);
     Harness::assemble(opts).expect("harness")
+}
+
+/// The HTTP client of the server at `model_url`: one attempt per call, no retries.
+pub fn client(model_url: &str, model: &str) -> OpenAiClient {
+    let mut config = ModelConfig::new(model_url, "test-key", model);
+    config.retry = RetryPolicy {
+        attempts: 1,
+        base_delay: std::time::Duration::from_millis(1),
+        ..RetryPolicy::default()
+    };
+    OpenAiClient::new(config).expect("client")
+}
+
+/// The example's refund flow as the model answers it (five calls): to `refund-request`, a
+/// proposal above what was paid (the hook vetoes it), a deny sent to `refund-review` (the
+/// hook corrects it), on to `closed`, then `last`, the reply.
+pub fn refund_flow(last: scripted::Reply) -> Vec<scripted::Reply> {
+    use scripted::Reply;
+    use serde_json::json;
+    let decision = |decision: &str, amount: f64| {
+        let file = json!({ "order_id": "KK-2046", "decision": decision, "amount": amount, "currency": "EUR", "limit": 0, "reason": "Cancelled orders are not refunded." });
+        json!({ "file_path": "scratchpad/refund.json", "content": file.to_string() })
+    };
+    vec![
+        Reply::tool_calls(vec![(
+            "c1",
+            "archmax_advance",
+            json!({ "to": "refund-request", "reason": "wants money back" }),
+        )]),
+        Reply::tool_calls(vec![
+            (
+                "c2",
+                "archmax_set_variables",
+                json!({ "variables": { "order_id": "KK-2046" } }),
+            ),
+            ("c3", "write_file", decision("partial_refund", 999.0)),
+            (
+                "c4",
+                "archmax_advance",
+                json!({ "to": "refund-review", "reason": "proposal written" }),
+            ),
+        ]),
+        Reply::tool_calls(vec![
+            ("c5", "write_file", decision("deny", 0.0)),
+            (
+                "c6",
+                "archmax_advance",
+                json!({ "to": "refund-review", "reason": "deny written" }),
+            ),
+        ]),
+        Reply::tool_calls(vec![(
+            "c7",
+            "archmax_advance",
+            json!({ "to": "closed", "reason": "deny needs no approval" }),
+        )]),
+        last,
+    ]
 }
 
 /// A current-thread runtime for driving a harness from a test.

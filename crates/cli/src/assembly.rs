@@ -20,6 +20,12 @@ pub(crate) enum Message {
     Event(Box<Envelope>),
     /// The turn ended (or could not start).
     Done(Box<Result<Outcome, RunError>>),
+    /// `archmax test`: a case starts (its file, and its session unless it runs none).
+    CaseStart(String, Option<String>),
+    /// `archmax test`: a case ended.
+    CaseEnd(Box<archmax_cases::CaseResult>),
+    /// `archmax test`: the suite ended.
+    Suite(Box<Result<archmax_cases::RunTestsResult, archmax_cases::SuiteError>>),
 }
 
 /// An [`EventSink`] that forwards every envelope through a channel, so the CLI

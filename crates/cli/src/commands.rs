@@ -116,6 +116,16 @@ const WORKFLOW_OPT: OptSpec = value(
     "<slug>",
     "Workflow whose spec is assembled (default: the session's own, else the only one)",
 );
+const RECORD: OptSpec = value(
+    "record",
+    "<file>",
+    "Record the turn's model exchanges into this cassette (<name>.cassette.json)",
+);
+const REPLAY: OptSpec = value(
+    "replay",
+    "<file>",
+    "Answer the turn's model calls from this cassette; no model endpoint is needed",
+);
 const VARIABLES: OptSpec = value(
     "variables",
     "<json>",
@@ -211,6 +221,8 @@ pub const COMMANDS: &[Command] = &[
                 "Dotted path into --variables that holds the session id",
             ),
             OUTCOME_JSON,
+            RECORD,
+            REPLAY,
             VERBOSE,
         ],
         summary: "Run a workflow on a prompt; the reply goes to stdout",
@@ -223,7 +235,7 @@ pub const COMMANDS: &[Command] = &[
             optional("filter", "Only cases whose path contains this text"),
         ],
         options: &[flag("json", "Print the results as JSON on stdout"), VERBOSE],
-        summary: "Run a workflow's cases (not available in this build yet)",
+        summary: "Run a workflow's cases",
         long: None,
     },
     Command {
@@ -262,6 +274,8 @@ pub const COMMANDS: &[Command] = &[
             value("comment", "<text>", "Why; recorded with the decision"),
             WORKFLOW_OPT,
             OUTCOME_JSON,
+            RECORD,
+            REPLAY,
             VERBOSE,
         ],
         summary: "Resume a session parked at a human state by picking a transition",
@@ -273,7 +287,7 @@ pub const COMMANDS: &[Command] = &[
             SESSION_POS,
             rest("message", "The message for the parked session"),
         ],
-        options: &[WORKFLOW_OPT, OUTCOME_JSON, VERBOSE],
+        options: &[WORKFLOW_OPT, OUTCOME_JSON, RECORD, REPLAY, VERBOSE],
         summary: "Send a message to a session parked at a human state; it stays parked",
         long: Some(REPLY_LONG),
     },
@@ -285,6 +299,8 @@ pub const COMMANDS: &[Command] = &[
             VARIABLES,
             WORKFLOW_OPT,
             OUTCOME_JSON,
+            RECORD,
+            REPLAY,
             VERBOSE,
         ],
         summary: "Resume a session parked for input by delivering a trigger",

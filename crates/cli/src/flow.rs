@@ -371,6 +371,14 @@ impl FlowRenderer {
                             "sub-workflow '{workflow}' done ({duration_ms} ms)"
                         ))
                     )
+                } else if status == "parked" {
+                    format!(
+                        "{INDENT}{} {}\n",
+                        s.yellow(BULLET),
+                        s.dim(&format!(
+                            "sub-workflow '{workflow}' parked ({duration_ms} ms): this run waits with it"
+                        ))
+                    )
                 } else {
                     format!(
                         "{INDENT}{} {}\n",

@@ -117,7 +117,7 @@ Commands:
   init [dir]                    Write a starter workspace that 'archmax validate' passes
   skill <action> [dir]          Install the workflow-authoring skill for a coding agent
   run <workflow> <prompt...>    Run a workflow on a prompt; the reply goes to stdout
-  test <workflow> [filter]      Run a workflow's cases (not available in this build yet)
+  test <workflow> [filter]      Run a workflow's cases
   validate <workflow>           Statically validate a workflow — no model calls
   graph <workflow>              Print a workflow's diagram: states, edges, human and terminal states, hooks
   sessions [session]            List durable sessions, or show one in full

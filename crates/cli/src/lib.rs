@@ -15,6 +15,7 @@
 
 pub mod args;
 mod assembly;
+mod cassette;
 pub mod checks;
 pub mod commands;
 pub mod dotenv;
@@ -37,6 +38,7 @@ mod sessions;
 pub mod skill;
 pub(crate) mod store;
 pub mod style;
+mod test;
 pub mod usage;
 mod validate;
 mod worker;
@@ -178,6 +180,7 @@ fn dispatch(cli: &mut Cli<'_>, args: &[String]) -> i32 {
         "validate" => validate::run(cli, &parsed, &positionals),
         "graph" => graph::run(cli, &parsed, &positionals),
         "run" => run::run(cli, &parsed, &positionals),
+        "test" => test::run(cli, &parsed, &positionals),
         "sessions" => sessions::run(cli, &parsed, &positionals),
         "decide" => park::decide(cli, &parsed, &positionals),
         "reply" => park::reply(cli, &parsed, &positionals),

@@ -12,15 +12,17 @@ use std::sync::Arc;
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::time::{Duration, Instant};
 
-use archmax_machine::model::{ModelConfig, OpenAiClient};
+use archmax_machine::model::{Model, ModelConfig, OpenAiClient};
 use archmax_machine::store::SessionStore;
 use archmax_machine::{Envelope, Event, Harness, Outcome, RunError};
 
 use crate::assembly::{ChannelSink, Message, assemble};
+use crate::cassette::Tape;
 use crate::flow::FlowRenderer;
 use crate::raw::raw_line;
 use crate::usage::UsageTally;
 use crate::{Cli, Failure};
+use archmax_cases::cassette::Replayer;
 
 /// How often the CLI thread checks that the call's task is still alive (and ticks the
 /// waiting indicator, and looks for a Ctrl-C).
@@ -35,7 +37,8 @@ const SPINNER: [char; 10] = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '�
 /// Renders events as they arrive (`--verbose` raw lines first, then the state
 /// flow) and tallies token usage.
 pub(crate) struct Live {
-    flow: FlowRenderer,
+    /// The state flow (a fresh one per case in `archmax test`).
+    pub flow: FlowRenderer,
     /// Token usage per session, from `model-usage` events.
     pub tally: UsageTally,
     verbose: bool,
@@ -47,6 +50,8 @@ pub(crate) struct Live {
     quiet_since: Instant,
     /// Whether the indicator is on screen (erased before anything else is written).
     spinning: bool,
+    /// The cassette a `--replay` answers from, and its file as the user named it.
+    replay: Option<(Arc<Replayer>, String)>,
 }
 
 impl Live {
@@ -103,12 +108,69 @@ impl Live {
         }
     }
 
+    /// After a replay: a warning when the cassette holds exchanges the call did not ask for
+    /// (the run took a shorter path than the one recorded).
+    fn leftovers(&mut self, cli: &mut Cli<'_>) {
+        let Some((replayer, file)) = &self.replay else {
+            return;
+        };
+        let unused = replayer.unused();
+        if unused.is_empty() {
+            return;
+        }
+        let list: Vec<String> = unused.iter().map(usize::to_string).collect();
+        let warning = Envelope {
+            event: Event::Warning {
+                scope: "cassette".to_string(),
+                message: format!(
+                    "{file} holds {} exchange{} this run did not ask for ({} {})",
+                    unused.len(),
+                    if unused.len() == 1 { "" } else { "s" },
+                    if unused.len() == 1 {
+                        "exchange"
+                    } else {
+                        "exchanges"
+                    },
+                    list.join(", ")
+                ),
+            },
+            level: "warn",
+            ts: 0,
+            seq: 0,
+            session_id: None,
+        };
+        self.render(cli, &warning);
+    }
+
+    /// A sender into this renderer's channel (`archmax test` sends its progress beside the
+    /// harness's events).
+    pub fn sender(&self) -> Sender<Message> {
+        self.tx.clone()
+    }
+
+    /// The next message, waiting at most `wait`.
+    pub fn recv(&self, wait: Duration) -> Result<Message, RecvTimeoutError> {
+        self.rx.recv_timeout(wait)
+    }
+
+    /// Writes text among the flow's (erasing the waiting indicator, closing an open line).
+    pub fn write_text(&mut self, cli: &mut Cli<'_>, text: &str) {
+        let close = self.flow.close_line();
+        self.write(cli, &format!("{close}{text}"));
+    }
+
+    /// Ends what the flow left open (a streamed line, the indicator).
+    pub fn settle_line(&mut self, cli: &mut Cli<'_>) {
+        self.settle(cli);
+    }
+
     /// Renders every event already queued; returns a call result found among them.
     pub fn drain(&mut self, cli: &mut Cli<'_>) -> Option<Result<Outcome, RunError>> {
         while let Ok(message) = self.rx.try_recv() {
             match message {
                 Message::Event(e) => self.render(cli, &e),
                 Message::Done(result) => return Some(*result),
+                _ => {}
             }
         }
         None
@@ -155,6 +217,7 @@ impl Live {
             match self.rx.recv_timeout(POLL) {
                 Ok(Message::Event(e)) => self.render(cli, &e),
                 Ok(Message::Done(result)) => break Ok(*result),
+                Ok(_) => {}
                 Err(e) => {
                     self.tick(cli, started);
                     if task.is_finished() {
@@ -172,6 +235,7 @@ impl Live {
         };
         self.drain(cli);
         self.settle(cli);
+        self.leftovers(cli);
         drop(driving);
         rt.shutdown_background();
         result
@@ -187,20 +251,28 @@ pub(crate) fn connect(
     root: &Path,
     workflow: &str,
     verbose: bool,
+    tape: &Tape,
 ) -> Result<(Harness, Live), Failure> {
     let store = crate::store::open(cli, root)?;
-    connect_to(cli, root, store, workflow, verbose)
+    connect_to(cli, root, store, workflow, verbose, tape)
 }
 
-/// [`connect`] with the sessions in `store`.
+/// [`connect`] with the sessions in `store`. With `--replay` (`tape`) the model is the
+/// cassette and no endpoint variable is needed; with `--record` the endpoint's exchanges
+/// are recorded.
 pub(crate) fn connect_to(
     cli: &mut Cli<'_>,
     root: &Path,
     store: Arc<dyn SessionStore>,
     workflow: &str,
     verbose: bool,
+    tape: &Tape,
 ) -> Result<(Harness, Live), Failure> {
-    let config = model_config(cli, root)?;
+    let replayer = match tape {
+        Tape::Replay(file) => Some(crate::cassette::replayer(file)?),
+        _ => None,
+    };
+    let config = config_with(cli, root, replayer.as_deref())?;
     let (tx, rx) = mpsc::channel::<Message>();
     let mut live = Live {
         flow: FlowRenderer::new(cli.style),
@@ -211,9 +283,24 @@ pub(crate) fn connect_to(
         tty: cli.io.stderr_is_tty(),
         quiet_since: Instant::now(),
         spinning: false,
+        replay: match (tape, &replayer) {
+            (Tape::Replay(file), Some(r)) => {
+                Some((Arc::clone(r), crate::cassette::shown(cli, file)))
+            }
+            _ => None,
+        },
+    };
+    let model: Arc<dyn Model> = match (tape, replayer) {
+        (_, Some(replayer)) => replayer,
+        (Tape::Record(file), None) => {
+            let client =
+                OpenAiClient::new(config.clone()).map_err(|e| Failure::Command(e.to_string()))?;
+            crate::cassette::recorder(client, file, &config.model)
+        }
+        _ => endpoint(&config)?,
     };
     let sink = Arc::new(ChannelSink(tx));
-    let assembled = harness_with(root, store, workflow, &config, sink);
+    let assembled = harness_with(root, store, workflow, &config, model, sink);
     // Assembly may have emitted warnings before failing: show them first.
     live.drain(cli);
     Ok((assembled?, live))
@@ -223,29 +310,50 @@ pub(crate) fn connect_to(
 /// configuration error (`Error: …`, every missing one named), not a crash as in the
 /// original (docs/decisions.md).
 pub(crate) fn model_config(cli: &Cli<'_>, root: &Path) -> Result<ModelConfig, Failure> {
+    config_with(cli, root, None)
+}
+
+/// [`model_config`]; with a cassette to replay, its recorded values fill in what is unset
+/// and nothing is required.
+fn config_with(
+    cli: &Cli<'_>,
+    root: &Path,
+    replayer: Option<&archmax_cases::cassette::Replayer>,
+) -> Result<ModelConfig, Failure> {
     let missing = crate::endpoint::missing(cli);
-    if !missing.is_empty() {
+    if replayer.is_none() && !missing.is_empty() {
         return Err(Failure::Command(crate::endpoint::missing_message(
             root, &missing,
         )));
     }
-    ModelConfig::from_env(|name| cli.var(name)).map_err(|e| Failure::Command(e.to_string()))
+    ModelConfig::from_env(|name| match replayer {
+        Some(r) => crate::cassette::replay_var(r, name, cli.var(name)),
+        None => cli.var(name),
+    })
+    .map_err(|e| Failure::Command(e.to_string()))
 }
 
-/// Assembles `workflow` over `store` with the endpoint of `config`, its events to `sink`.
+/// The OpenAI-compatible client of `config`.
+pub(crate) fn endpoint(config: &ModelConfig) -> Result<Arc<dyn Model>, Failure> {
+    let client = OpenAiClient::new(config.clone()).map_err(|e| Failure::Command(e.to_string()))?;
+    Ok(Arc::new(client))
+}
+
+/// Assembles `workflow` over `store` with `model` (and `config`'s prompt-cache and pricing
+/// switches), its events to `sink`.
 pub(crate) fn harness_with(
     root: &Path,
     store: Arc<dyn SessionStore>,
     workflow: &str,
     config: &ModelConfig,
+    model: Arc<dyn Model>,
     sink: Arc<dyn archmax_machine::EventSink>,
 ) -> Result<Harness, Failure> {
     let default_model = config.model.clone();
     let cache = (config.prompt_cache, config.prompt_cache_ttl.as_str());
     // The harness prices each call itself (so a session's usage carries `costUsd`).
     let pricing = config.pricing.as_ref().map(|_| config.pricing_table());
-    let client = OpenAiClient::new(config.clone()).map_err(|e| Failure::Command(e.to_string()))?;
-    let mut harness = assemble(root, store, workflow, Arc::new(client), default_model, sink)?;
+    let mut harness = assemble(root, store, workflow, model, default_model, sink)?;
     harness.set_env_prompt_cache(cache.0, cache.1);
     harness.set_pricing(pricing);
     Ok(harness)

@@ -175,9 +175,15 @@ fn park_report(style: &Style, outcome: &Outcome, harness: &Harness, r: &mut Repo
                 "Session {id} is parked at the '{state}' human state{} awaiting a decision.",
                 title(&t)
             ));
-            let decl = harness.spec().states.get(state);
+            // Looked up where the parked state is declared: a caller presenting its
+            // child's decision names the child's state.
+            let decl = harness
+                .parked_declaration(id)
+                .ok()
+                .flatten()
+                .or_else(|| harness.spec().states.get(state).cloned());
             r.err.push_str(&decision_context(
-                decl,
+                decl.as_ref(),
                 &choices,
                 evidence.filter(|e| !e.is_empty()),
             ));

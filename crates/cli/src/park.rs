@@ -12,6 +12,7 @@ use std::sync::Arc;
 
 use crate::args::Parsed;
 use crate::assembly::failure;
+use crate::cassette::Tape;
 use crate::live::{Live, connect};
 use crate::outcome::{Report, reply_report, resumed_report};
 use crate::preflight::{ParkArgs, check_decide, check_deliver, check_reply};
@@ -31,7 +32,8 @@ fn open(
     if let Some(refusal) = args.refusal.clone() {
         return Err(refusal);
     }
-    let (harness, live) = connect(cli, &root, &args.workflow, parsed.flag("verbose"))?;
+    let tape = Tape::of(cli, parsed)?;
+    let (harness, live) = connect(cli, &root, &args.workflow, parsed.flag("verbose"), &tape)?;
     Ok((Arc::new(harness), live, root))
 }
 

@@ -1,8 +1,7 @@
 //! Argument checks of the runtime commands (run, test, sessions, decide,
 //! reply, deliver). Every usage error of cli digest §4 is reported exactly.
 //! `run`, `sessions` and the park commands continue in [`crate::run`],
-//! [`crate::sessions`] and [`crate::park`]; for `test` a clean invocation
-//! fails with `'test' is not available in this build yet`.
+//! [`crate::sessions`] and [`crate::park`]; `test` in [`crate::test`].
 
 use serde_json::{Map, Value};
 
@@ -188,17 +187,14 @@ pub(crate) fn check_deliver(
     Ok((args, trigger.to_string(), vars))
 }
 
-/// Checks the arguments of a command that has no runtime wiring yet (`test`)
-/// in the documented order, then reports that it is not available.
+/// A command that has no runtime wiring reports that it is not available.
 pub(crate) fn run(
     cli: &mut Cli<'_>,
     cmd: &Command,
     parsed: &Parsed,
     positionals: &[Option<String>],
 ) -> Result<i32, Failure> {
-    if cmd.name == "test" {
-        slot(parsed, cli, positionals.first().and_then(Option::as_deref))?;
-    }
+    let _ = positionals;
     let root = resolve_root(&cli.cwd, parsed.text("root"));
     cli.load_root_env(&root);
     Err(Failure::Command(format!(

@@ -9,6 +9,7 @@ use archmax_machine::{Envelope, Event, SendInput, SessionSource};
 
 use crate::args::Parsed;
 use crate::assembly::failure;
+use crate::cassette::Tape;
 use crate::checks::check_session_id;
 use crate::live::connect;
 use crate::outcome::run_report;
@@ -30,12 +31,11 @@ pub(crate) fn run(
     let trigger = parsed.non_empty("trigger").unwrap_or("manual").to_string();
     let root = resolve_root(&cli.cwd, parsed.text("root"));
     cli.load_root_env(&root);
-    let model_line = cli
-        .var("ARCHMAX_MODEL")
-        .unwrap_or_else(|| "(unset — see .env)".to_string());
+    let tape = Tape::of(cli, parsed)?;
+    let model_line = tape.model_line(cli);
     cli.header(&args.workflow, &root, Some(&model_line));
 
-    let (harness, mut live) = connect(cli, &root, &args.workflow, parsed.flag("verbose"))?;
+    let (harness, mut live) = connect(cli, &root, &args.workflow, parsed.flag("verbose"), &tape)?;
 
     let (id, source) = harness
         .resolve_session(

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use archmax_serve::{Assemble, DEFAULT_BODY_LIMIT, ServeConfig, TOKENS_VAR, Tokens};
 
 use crate::args::Parsed;
-use crate::live::{harness_with, model_config};
+use crate::live::{endpoint, harness_with, model_config};
 use crate::workspace::{resolve_root, workflow_candidates};
 use crate::{Cli, Failure};
 
@@ -62,9 +62,18 @@ pub(crate) fn run(
         )));
     }
     let config = model_config(cli, &root)?;
+    let model = endpoint(&config)?;
     let (at, shared) = (root.clone(), Arc::clone(&store));
     let assemble: Assemble = Arc::new(move |workflow, sink| {
-        harness_with(&at, Arc::clone(&shared), workflow, &config, sink).map_err(message)
+        harness_with(
+            &at,
+            Arc::clone(&shared),
+            workflow,
+            &config,
+            Arc::clone(&model),
+            sink,
+        )
+        .map_err(message)
     });
     let identities = tokens.len();
     let app = archmax_serve::app(ServeConfig {

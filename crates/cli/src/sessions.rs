@@ -219,7 +219,12 @@ fn list(cli: &mut Cli<'_>, harness: &Harness, json: bool) -> Result<i32, Failure
         } else if let Some(state) = parked_state(s) {
             // The state's declared choices from the assembled spec; the
             // evidence the pending record carries (declared, then attached).
-            let decl = harness.spec().states.get(state);
+            let decl = harness
+                .parked_declaration(id)
+                .ok()
+                .flatten()
+                .or_else(|| harness.spec().states.get(state).cloned());
+            let decl = decl.as_ref();
             let choices = decl.map(declared_choices).unwrap_or_default();
             let evidence = match &s.park {
                 Some(Park::Decision { evidence, .. }) if !evidence.is_empty() => {

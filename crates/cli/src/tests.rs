@@ -152,11 +152,6 @@ fn runtime_commands_check_their_arguments_first() {
             "Error: --variables must encode a JSON object (e.g. '{\"from_email\":\"a@b.com\"}') (try: archmax run --help)\n",
         ),
         (
-            &["test", "wf", "filter"],
-            1,
-            "Error: 'test' is not available in this build yet\n",
-        ),
-        (
             &["decide"],
             2,
             "Error: a session id is required (try: archmax decide --help)\n",
@@ -225,6 +220,15 @@ fn run_and_sessions_reach_the_runtime_after_their_checks() {
             "{}Error: Missing required environment variables: ARCHMAX_API_BASE_URL, ARCHMAX_API_KEY, ARCHMAX_MODEL. Set them in the environment or in {}/.env ('archmax init' writes a .env.example to start from). ARCHMAX_API_KEY may be left out for an endpoint on this machine (localhost, 127.0.0.1).\n",
             header(true),
             dir.display()
+        )
+    );
+    let (code, out, err) = run_in(&dir, &["test", "wf", "filter"]);
+    assert_eq!((code, out.as_str()), (1, ""));
+    assert_eq!(
+        err,
+        format!(
+            "{}Error: Cannot load workflow 'wf' (workflows/wf/workflow.yaml): no workflow.yaml found. Run 'archmax validate wf' for details.\n",
+            header(true)
         )
     );
     let (code, out, err) = run_in(&dir, &["run", "wf", "hi", "--session", "../x"]);

@@ -72,6 +72,7 @@ pub(crate) fn run(
         Arc::clone(&store) as Arc<dyn SessionStore>,
         &workflow,
         parsed.flag("verbose"),
+        &crate::cassette::Tape::Live,
     )?;
     let harness = Arc::new(harness);
     let once = parsed.flag("once");

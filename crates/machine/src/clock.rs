@@ -47,6 +47,15 @@ pub fn iso(ms: u64) -> String {
     )
 }
 
+/// How the prompt's clock line begins.
+const CLOCK_HEAD: &str = "Current date and time: ";
+
+/// How the prompt's clock line ends.
+const CLOCK_TAIL: &str = " — it can be that much behind.";
+
+/// What [`mask_clock`] puts in place of a clock line's date and time.
+pub const CLOCK_MASK: &str = "<clock>";
+
 /// The prompt's clock line: UTC, floored to ten minutes so every call of a turn
 /// renders the same bytes.
 pub fn clock_line(ms: u64) -> String {
@@ -57,15 +66,57 @@ pub fn clock_line(ms: u64) -> String {
     let rem = floored.rem_euclid(86_400);
     let weekday = WEEKDAYS[usize::try_from(days.rem_euclid(7)).unwrap_or(0)];
     format!(
-        "Current date and time: {y:04}-{mo:02}-{d:02} {:02}:{:02} UTC ({weekday}), rounded down to the nearest 10 minutes — it can be that much behind.",
+        "{CLOCK_HEAD}{y:04}-{mo:02}-{d:02} {:02}:{:02} UTC ({weekday}), rounded down to the nearest 10 minutes{CLOCK_TAIL}",
         rem / 3600,
         rem % 3600 / 60
     )
 }
 
+/// `text` with the date and time of every clock line ([`clock_line`]) replaced by
+/// [`CLOCK_MASK`]: the same prompt rendered at two times reads the same (a recorded
+/// request matches its replay an hour later).
+pub fn mask_clock(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.contains(CLOCK_HEAD) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find(CLOCK_HEAD) {
+        let after = at + CLOCK_HEAD.len();
+        let Some(len) = rest[after..]
+            .find(CLOCK_TAIL)
+            .filter(|len| !rest[after..after + len].contains('\n'))
+        else {
+            out.push_str(&rest[..after]);
+            rest = &rest[after..];
+            continue;
+        };
+        out.push_str(&rest[..after]);
+        out.push_str(CLOCK_MASK);
+        rest = &rest[after + len..];
+    }
+    out.push_str(rest);
+    std::borrow::Cow::Owned(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn masked_clocks_read_the_same_at_any_time() {
+        let at = |ms| format!("Intro.\n\n{}\n\n## State", clock_line(ms));
+        let one = at(1_772_357_999_000);
+        let two = at(1_772_390_000_000);
+        assert_ne!(one, two);
+        assert_eq!(mask_clock(&one), mask_clock(&two));
+        assert_eq!(
+            mask_clock(&one),
+            "Intro.\n\nCurrent date and time: <clock> — it can be that much behind.\n\n## State"
+        );
+        let prose = "Current date and time: unknown.\nLater — it can be that much behind.";
+        assert_eq!(mask_clock(prose), prose);
+    }
 
     #[test]
     fn dates_render_in_utc() {

@@ -137,6 +137,8 @@ pub struct Harness {
     /// The tool definitions offered in each state, built once (`Harness::tool_defs`).
     pub(crate) tool_defs:
         std::sync::RwLock<std::collections::HashMap<String, Arc<[crate::model::ToolDef]>>>,
+    /// The cases' tool mocks by session (`archmax test`), shared with delegation targets.
+    pub(crate) mocks: Arc<crate::mocks::ToolMocks>,
 }
 
 impl std::fmt::Debug for Harness {
@@ -337,6 +339,7 @@ impl Harness {
             images: None,
             recipe,
             children: std::sync::Mutex::default(),
+            mocks: Arc::default(),
         })
     }
 
@@ -395,6 +398,21 @@ impl Harness {
             .or_else(|| spec.and_then(|p| p.ttl.as_deref()))
             .unwrap_or(&self.env_prompt_cache.1);
         (enabled, crate::model::CacheTtl::parse(ttl).as_str())
+    }
+
+    /// The tool mocks cases declare per session (consulted after governance).
+    pub fn tool_mocks(&self) -> &Arc<crate::mocks::ToolMocks> {
+        &self.mocks
+    }
+
+    /// The model every call of this harness goes to.
+    pub fn model(&self) -> Arc<dyn Model> {
+        Arc::clone(&self.model)
+    }
+
+    /// The default model id requests carry when neither the spec nor a state names one.
+    pub fn default_model(&self) -> &str {
+        &self.default_model
     }
 
     /// The workspace root.

@@ -469,6 +469,7 @@ impl HookRunner for ModelGrader {
                 .complete(&{
                     let mut req = ChatRequest::new(model, messages);
                     req.role = crate::model::ModelRole::Rubric;
+                    req.state = Some(input.state.clone());
                     req
                 })
                 .await;

@@ -85,6 +85,8 @@ pub struct ScriptTools {
     pub(crate) deadline: Option<(Instant, String)>,
     /// Model code's delegation tools (`None` for a hook, which delegates nothing).
     pub(crate) delegations: Option<Arc<crate::turn::delegate::ScriptDelegations>>,
+    /// The cases' mocks: a matching mock answers a host tool call instead of the tool.
+    pub(crate) mocks: Arc<crate::mocks::ToolMocks>,
 }
 
 impl std::fmt::Debug for ScriptTools {
@@ -188,6 +190,9 @@ impl ScriptTools {
                 "read_file" => strip_line_numbers(&text).unwrap_or(text),
                 _ => text,
             });
+        }
+        if let Some(result) = self.mocks.find(&self.session_id, name, &args) {
+            return Ok(crate::mocks::payload(&result));
         }
         match self.host.iter().find(|t| t.name() == name) {
             Some(tool) => {

@@ -38,6 +38,7 @@ impl Harness {
         let mut child = Harness::assemble_with(opts, extras)?;
         child.emitter = self.emitter.clone();
         child.pricing = self.pricing.clone();
+        child.mocks = Arc::clone(&self.mocks);
         child.images = self.images;
         child.prompt_cache_option = self.prompt_cache_option.clone();
         child.env_prompt_cache = self.env_prompt_cache.clone();

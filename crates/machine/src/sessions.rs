@@ -149,7 +149,8 @@ impl Harness {
                 )));
             }
         };
-        let decl = self.spec().states.get(park.state());
+        let decl = self.parked_declaration(id)?;
+        let decl = decl.as_ref();
         if let Some(text) = decl
             .and_then(|s| s.instructions.as_deref())
             .map(str::trim)
@@ -167,6 +168,41 @@ impl Harness {
             );
         }
         Ok(Some(Value::Object(record)))
+    }
+
+    /// The declaration of the state session `id` is parked at, from the workflow declaring
+    /// it: a caller presenting a parked child's park names the child's state (through every
+    /// level of children), so it is looked up where the child's own session ran. `None`
+    /// when the session is not parked or the declaring workflow no longer loads.
+    ///
+    /// Errors: `SessionStoreIdError`, `SessionStoreError`.
+    pub fn parked_declaration(
+        &self,
+        id: &str,
+    ) -> Result<Option<archmax_spec::model::State>, RunError> {
+        let mut at = self.parse_session_id(id)?.as_str().to_string();
+        // A chain of parked children is at most the dispatcher's depth deep.
+        for _ in 0..8 {
+            let Some(s) = self.session_state(&at)? else {
+                return Ok(None);
+            };
+            if let Some(head) = s.presented_child() {
+                at = format!("{at}{}{}", crate::store::CHILD_SEPARATOR, head.identity);
+                continue;
+            }
+            let Some(park) = s.park else {
+                return Ok(None);
+            };
+            let decl = if s.workflow == self.workflow || s.workflow.is_empty() {
+                self.spec.states.get(park.state()).cloned()
+            } else {
+                self.child_harness(&s.workflow)
+                    .ok()
+                    .and_then(|h| h.spec.states.get(park.state()).cloned())
+            };
+            return Ok(decl);
+        }
+        Ok(None)
     }
 
     /// The summaries of every session of the store (child sessions as their own

@@ -84,6 +84,13 @@ pub struct TrailStep {
     /// Why.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// The child's workflow, on a `sub-workflow` step.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workflow: Option<String>,
+    /// How the child's run settled, on a `sub-workflow` step.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional, type = r#""ok" | "error""#)]
+    pub status: Option<String>,
     /// Epoch milliseconds.
     pub ts: u64,
 }
@@ -201,6 +208,26 @@ impl Park {
     }
 }
 
+/// A child of this session parked for a person or an event (`runtime.md` §7.7): the head of
+/// the queue is presented as this session's own park, and a decision or delivery on this
+/// session resumes the child by identity.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PendingDelegation {
+    /// The calling state.
+    pub state: String,
+    /// The child's workflow.
+    pub workflow: String,
+    /// The call the child was started by.
+    pub tool_call_id: String,
+    /// The child's identity `{state}:{workflow}:{ordinal}` (its id is `{parent}~{identity}`).
+    pub identity: String,
+    /// The dispatch's id (`subwf-{n}`).
+    pub dispatch_id: String,
+    /// The child's own park record, as the child holds it.
+    pub decision: Park,
+}
+
 fn is_zero(n: &u64) -> bool {
     *n == 0
 }
@@ -254,6 +281,9 @@ pub struct SessionState {
     /// Delegations dispatched so far: the next child's ordinal (`<id>~<state>:<workflow>:<n>`).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub sub_workflow_count: u64,
+    /// Children parked in this session's delegations, presented one at a time.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pending_delegations: Vec<PendingDelegation>,
     /// Parks counted per state, against `budget.maxParks`.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub park_counts: BTreeMap<String, u64>,
@@ -266,6 +296,31 @@ pub struct SessionState {
 }
 
 impl SessionState {
+    /// The queued child this session's park presents, if it presents one (the caller's own
+    /// park, a wait or a human state it moved into beside the call, is not a child's): the
+    /// record is the child's, unchanged but for a decision's `seq`.
+    pub fn presented_child(&self) -> Option<&PendingDelegation> {
+        let head = self.pending_delegations.first()?;
+        let presents = match (self.park.as_ref()?, &head.decision) {
+            (
+                Park::Decision {
+                    state,
+                    transitions,
+                    created_at,
+                    ..
+                },
+                Park::Decision {
+                    state: s,
+                    transitions: t,
+                    created_at: c,
+                    ..
+                },
+            ) => state == s && transitions == t && created_at == c,
+            (own, child) => own == child,
+        };
+        presents.then_some(head)
+    }
+
     /// The variables as the kernel reads them (values only).
     pub fn kernel_variables(&self) -> archmax_kernel::Variables {
         self.variables

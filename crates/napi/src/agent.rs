@@ -430,6 +430,35 @@ impl EventSink for JsEvents {
     }
 }
 
+/// `runCases`' progress, sent where the agent's events go (in order with them).
+struct CaseProgress {
+    events: JsEvents,
+}
+
+impl CaseProgress {
+    fn send(&self, value: Value) {
+        let Some(f) = take(&self.events.f) else {
+            return;
+        };
+        let text = value.to_string();
+        match crate::pump::active() {
+            Some(pump) => pump.event(text),
+            None => {
+                let _ = f.call(text, ThreadsafeFunctionCallMode::NonBlocking);
+            }
+        }
+    }
+}
+
+impl archmax_cases::Observer for CaseProgress {
+    fn case_start(&self, file: &archmax_cases::CaseFile, session_id: Option<&str>) {
+        self.send(json!({ "type": "case-start", "file": file.path, "sessionId": session_id }));
+    }
+    fn case_result(&self, result: &archmax_cases::CaseResult) {
+        self.send(json!({ "type": "case-result", "result": result }));
+    }
+}
+
 /// A host tool whose handler is JS (dispatched by name in `agent.js`).
 struct JsTool {
     name: String,
@@ -556,6 +585,39 @@ pub struct NativeAgentOptions {
     /// `streaming`: the model's text is shown as it arrives (`agent-text-delta`); the
     /// `ARCHMAX_*` endpoint is asked for a stream. Outranks `ARCHMAX_STREAMING`; default on.
     pub streaming: Option<bool>,
+    /// `cassette`: record the model's exchanges into a cassette, or replay them from one.
+    #[napi(ts_type = "NativeCassetteOptions")]
+    pub cassette: Option<crate::dto::CassetteOptions>,
+}
+
+/// The cassette of `options`: where, and whether it is replayed (else recorded).
+fn cassette_option(
+    options: &NativeAgentOptions,
+) -> std::result::Result<Option<(PathBuf, bool)>, String> {
+    let Some(c) = &options.cassette else {
+        return Ok(None);
+    };
+    if c.path.trim().is_empty() {
+        return Err("'cassette.path' must be a non-empty file path".to_string());
+    }
+    let replay = match c.mode.as_str() {
+        "replay" => true,
+        "record" => false,
+        other => {
+            return Err(format!(
+                "'cassette.mode' must be 'record' or 'replay', got '{other}'"
+            ));
+        }
+    };
+    let path = PathBuf::from(&c.path);
+    let path = if path.is_absolute() {
+        path
+    } else {
+        std::env::current_dir()
+            .map_err(|e| format!("cannot read the current directory: {e}"))?
+            .join(path)
+    };
+    Ok(Some((path, replay)))
 }
 
 /// `requestTimeoutMs`, `maxRetries` and `maxResponseBytes` over the env's values (agent.js has
@@ -843,7 +905,27 @@ impl NativeAgent {
             }
         };
         let lookup = env_lookup(&root);
-        let (model, default_model): (Arc<dyn Model>, String) = if take(&self.model).is_some() {
+        let cassette = match cassette_option(&options) {
+            Ok(c) => c,
+            Err(message) => return plain_error("TypeError", message),
+        };
+        let (model, default_model): (Arc<dyn Model>, String) = if let Some((path, true)) = &cassette
+        {
+            // A replay needs no model and no endpoint variable; the recorded run's default
+            // model is the one its requests named.
+            let replayer = match archmax_cases::cassette::Replayer::load(path) {
+                Ok(r) => r,
+                Err(e) => return plain_error("Error", e.to_string()),
+            };
+            let default = replayer
+                .default_model()
+                .map(str::to_string)
+                .or_else(|| options.default_model.clone())
+                .or_else(|| lookup("ARCHMAX_MODEL").map(|m| m.trim().to_string()))
+                .filter(|m| !m.is_empty())
+                .unwrap_or_else(|| archmax_machine::UNNAMED_MODEL.to_string());
+            (Arc::new(replayer), default)
+        } else if take(&self.model).is_some() {
             let default = options
                 .default_model
                 .clone()
@@ -879,6 +961,13 @@ impl NativeAgent {
                 Ok(client) => (Arc::new(client), default),
                 Err(e) => return plain_error("Error", e.to_string()),
             }
+        };
+        let model: Arc<dyn Model> = match &cassette {
+            Some((path, false)) => Arc::new(
+                archmax_cases::cassette::Recorder::to_file(model, path)
+                    .with_default_model(default_model.clone()),
+            ),
+            _ => model,
         };
         let mut tools: Vec<Arc<dyn HostTool>> = Vec::new();
         for def in options.tools.unwrap_or_default() {
@@ -1072,6 +1161,95 @@ impl NativeAgent {
             let result = call.await;
             drop(busy);
             result
+        })
+    }
+
+    /// A turn answering `fut`'s value as is (not an outcome): [`Self::turn`]'s placement.
+    fn value_turn<F>(&self, fut: F) -> NativeTurn
+    where
+        F: Future<Output = Value> + Send + 'static,
+    {
+        if take(&self.model).is_some() && !self.store.is_host() {
+            return NativeTurn::inline(Box::pin(fut));
+        }
+        let events = take(&self.events);
+        NativeTurn::spawned(Box::pin(async move {
+            let answer = fut.await;
+            if let Some(f) = events {
+                let _ = f.call_async(String::new()).await;
+            }
+            answer
+        }))
+    }
+
+    /// `runTests`' engine: the workflow's cases (`archmax_cases`), each on its own session of
+    /// this agent. `{ filter?, sessionIds?: { [file]: id }, runId? }`; case progress reaches
+    /// `onEvent` as `{ type: "case-start", file, sessionId? }` and
+    /// `{ type: "case-result", result }` among the cases' own events.
+    #[napi(catch_unwind)]
+    pub fn run_cases(
+        &self,
+        #[napi(
+            ts_arg_type = "{ filter?: string; sessionIds?: Record<string, string>; runId?: string }"
+        )]
+        options: Value,
+    ) -> NativeTurn {
+        let h = match self.harness() {
+            Ok(h) => h,
+            Err(e) => return NativeTurn::ended(e),
+        };
+        if h.is_plain() {
+            return NativeTurn::ended(plain_error(
+                "Error",
+                "Case target has no workflow machine; cases require a workflow-governed agent.",
+            ));
+        }
+        let ids: HashMap<String, String> = options
+            .get("sessionIds")
+            .and_then(Value::as_object)
+            .map(|m| {
+                m.iter()
+                    .filter_map(|(k, v)| v.as_str().map(|v| (k.clone(), v.to_string())))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let opts = archmax_cases::RunOptions {
+            filter: options
+                .get("filter")
+                .and_then(Value::as_str)
+                .filter(|f| !f.is_empty())
+                .map(str::to_string),
+            run_id: options
+                .get("runId")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string(),
+            session_id_for_case: (!ids.is_empty()).then(|| {
+                let ids = Arc::new(ids);
+                let f: archmax_cases::engine::SessionIdFor = Arc::new(move |file: &str| {
+                    ids.get(file)
+                        .cloned()
+                        .unwrap_or_else(|| format!("test-{}", file.replace('/', "-")))
+                });
+                f
+            }),
+        };
+        let progress = CaseProgress {
+            events: JsEvents {
+                f: Arc::clone(&self.events),
+            },
+        };
+        self.value_turn(async move {
+            let suite = archmax_cases::Suite::discover(h.root(), h.workflow());
+            let spec = h.spec().clone();
+            let target = archmax_cases::SharedTarget(Arc::clone(&h));
+            match archmax_cases::run_suite(&suite, &spec, &target, &opts, &progress).await {
+                Ok(result) => match serde_json::to_value(&result) {
+                    Ok(v) => json!({ "ok": true, "value": v }),
+                    Err(e) => plain_error("Error", format!("cannot encode the results: {e}")),
+                },
+                Err(e) => plain_error("Error", e.to_string()),
+            }
         })
     }
 

@@ -63,6 +63,18 @@ pub struct PromptCacheOptions {
     pub ttl: Option<String>,
 }
 
+/// `createAgent({ cassette })`: the agent's model exchanges recorded into, or answered
+/// from, a cassette file.
+#[napi(object, js_name = "NativeCassetteOptions")]
+pub struct CassetteOptions {
+    /// The cassette file (`<name>.cassette.json`), relative to the working directory.
+    pub path: String,
+    /// `record` (the configured model answers; each exchange is saved) or `replay` (the
+    /// cassette answers; no model is needed).
+    #[napi(ts_type = "'record' | 'replay'")]
+    pub mode: String,
+}
+
 /// `toolPaths` (`{ tool: { arg: access } }`) as declarations in order. The kernel judges
 /// them at assembly; here only the shape is read: a declaration that is not an object
 /// counts as empty, and an access that is not a string is kept as its JSON text.

@@ -6,6 +6,7 @@
 //! No rule of the harness lives here.
 
 mod agent;
+mod cases;
 mod cli;
 mod dto;
 mod governance;
@@ -18,6 +19,7 @@ mod store;
 mod tool_workspace;
 
 pub use agent::*;
+pub use cases::*;
 pub use cli::run_cli;
 pub use governance::*;
 pub use pump::*;

@@ -3,7 +3,7 @@
 //! run would reject.
 
 use crate::grammar::is_variable_name;
-use crate::yaml::{Node, Value};
+use crate::yaml::{Node, Pos, Value};
 
 /// Longest title, measured on whitespace-collapsed text.
 pub const CASE_TITLE_MAX_LENGTH: usize = 60;
@@ -51,6 +51,19 @@ pub struct FixtureRef {
     pub from: String,
 }
 
+/// A mock of a sub-workflow (`tool: archmax_workflow_<slug>`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct WorkflowMock {
+    /// The index in `mocks`.
+    pub index: usize,
+    /// The target's slug.
+    pub workflow: String,
+    /// `result.returns`, when the result is a mapping that declares them.
+    pub returns: Option<serde_json::Map<String, serde_json::Value>>,
+    /// Where the mock is.
+    pub pos: Pos,
+}
+
 /// What a case file declares that other checks need.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct CaseFacts {
@@ -58,20 +71,31 @@ pub struct CaseFacts {
     pub trigger: Option<String>,
     /// `workspace` entries with `from:`.
     pub fixtures: Vec<FixtureRef>,
+    /// The mocks of sub-workflows, held to their targets' contracts by `validate`.
+    pub workflow_mocks: Vec<WorkflowMock>,
 }
 
 /// Checks a case document. `Err` holds every problem (already rendered, in order).
 pub fn check_case(text: &str) -> Result<CaseFacts, Vec<String>> {
+    check_case_at(text).map_err(|p| p.into_iter().map(|(m, _)| m).collect())
+}
+
+/// [`check_case`] with each problem's position: the key, step or entry it is about.
+pub fn check_case_at(text: &str) -> Result<CaseFacts, Vec<(String, Option<Pos>)>> {
     let root = match crate::yaml::parse(text) {
         Ok(Some(n)) if n.as_map().is_some() => n,
-        Ok(_) => {
-            return Err(vec![
+        Ok(n) => {
+            return Err(vec![(
                 "a test case is a YAML mapping (title, description, steps, ...)".to_string(),
-            ]);
+                n.map(|n| n.pos),
+            )]);
         }
-        Err(e) => return Err(vec![format!("YAML parse error: {e}")]),
+        Err(e) => return Err(vec![(format!("YAML parse error: {e}"), e.pos)]),
     };
-    let mut c = Checker::default();
+    let mut c = Checker {
+        here: Some(root.pos),
+        ..Checker::default()
+    };
     c.top_level(&root);
     if c.problems.is_empty() {
         Ok(c.facts)
@@ -82,8 +106,10 @@ pub fn check_case(text: &str) -> Result<CaseFacts, Vec<String>> {
 
 #[derive(Default)]
 struct Checker {
-    problems: Vec<String>,
+    problems: Vec<(String, Option<Pos>)>,
     facts: CaseFacts,
+    /// The position problems are reported at: the node being checked.
+    here: Option<Pos>,
 }
 
 fn collapse(s: &str) -> String {
@@ -92,18 +118,28 @@ fn collapse(s: &str) -> String {
 
 impl Checker {
     fn say(&mut self, msg: impl Into<String>) {
-        self.problems.push(msg.into());
+        self.problems.push((msg.into(), self.here));
+    }
+
+    /// Reports later problems at `n`'s position.
+    fn at(&mut self, n: &Node) {
+        self.here = Some(n.pos);
     }
 
     fn top_level(&mut self, root: &Node) {
         for e in root.as_map().unwrap_or(&[]) {
             if !TOP_KEYS.contains(&e.key.as_str()) {
+                self.here = Some(e.key_pos);
                 self.say(format!(
                     "unknown key '{}' (known: {})",
                     e.key,
                     TOP_KEYS.join(", ")
                 ));
             }
+        }
+        self.here = Some(root.pos);
+        if let Some(t) = root.get("title") {
+            self.at(t);
         }
         match root.get("title").and_then(Node::as_str).map(str::trim) {
             None | Some("") => self.say(
@@ -121,6 +157,10 @@ impl Checker {
                 }
             }
         }
+        self.here = Some(root.pos);
+        if let Some(d) = root.get("description") {
+            self.at(d);
+        }
         match root.get("description").and_then(Node::as_str).map(str::trim) {
             None | Some("") => self.say(
                 "'description' is required: one or two sentences stating the scenario driven and what is asserted",
@@ -137,21 +177,27 @@ impl Checker {
         if let Some(skip) = root.get("skip")
             && skip.as_str().is_none_or(|s| s.trim().is_empty())
         {
+            self.at(skip);
             self.say("skip: 'skip' takes a reason string");
         }
         if let Some(t) = root.get("trigger") {
+            self.at(t);
             self.trigger(t);
         }
         if let Some(v) = root.get("variables") {
+            self.at(v);
             self.variables(v, "variables");
         }
         if let Some(w) = root.get("workspace") {
+            self.at(w);
             self.workspace(w);
         }
         if let Some(m) = root.get("mocks") {
+            self.at(m);
             self.mocks(m);
         }
         if let Some(s) = root.get("steps") {
+            self.at(s);
             self.steps(s);
         }
     }
@@ -197,6 +243,7 @@ impl Checker {
             return;
         };
         for e in entries {
+            self.here = Some(e.key_pos);
             let single_from = e
                 .value
                 .as_map()
@@ -223,6 +270,7 @@ impl Checker {
             return;
         };
         for (i, item) in items.iter().enumerate() {
+            self.at(item);
             let path = format!("mocks[{i}]");
             if item.as_map().is_none() {
                 self.say(format!(
@@ -237,6 +285,23 @@ impl Checker {
                 .is_none_or(|t| t.trim().is_empty())
             {
                 self.say(format!("{path}.tool: takes a tool name string"));
+            }
+            if let Some(slug) = item
+                .get("tool")
+                .and_then(Node::as_str)
+                .and_then(|t| t.strip_prefix("archmax_workflow_"))
+            {
+                let returns = item
+                    .get("result")
+                    .and_then(|r| r.get("returns"))
+                    .map(Node::to_json)
+                    .and_then(|v| v.as_object().cloned());
+                self.facts.workflow_mocks.push(WorkflowMock {
+                    index: i,
+                    workflow: slug.to_string(),
+                    returns,
+                    pos: item.pos,
+                });
             }
             if item.get("result").is_none() {
                 self.say(format!(
@@ -260,6 +325,7 @@ impl Checker {
         };
         let mut acted = false;
         for (i, step) in items.iter().enumerate() {
+            self.at(step);
             let path = format!("steps[{i}]");
             let Some(entries) = step.as_map() else {
                 self.say(format!(

@@ -17,7 +17,7 @@ states:
       allow: [archmax_workflow_enrich]
 "#;
 
-const CHILD: &str = r#"title: Enrichment
+pub const CHILD: &str = r#"title: Enrichment
 instructions: Set the risk.
 states:
   enrich:
@@ -199,4 +199,204 @@ fn the_child_run_alone_enters_the_same_manual_entry_on_the_same_contract() {
         mistyped.err
     );
     assert!(idle.requests().is_empty());
+}
+
+const REVIEWS: &str = r#"title: Reviews
+instructions: Have orders reviewed.
+states:
+  work:
+    triggers: { manual: }
+    instructions: Have the order reviewed, then answer.
+    tools:
+      allow: [archmax_workflow_review]
+"#;
+
+const REVIEW: &str = r#"title: Review
+instructions: Review one order.
+states:
+  check:
+    triggers: { manual: { description: Review one order } }
+    instructions: Check the order, then hand it to a person.
+    transitions:
+      - { to: approve, description: Ready for a person. }
+  approve:
+    type: human
+    title: Approve the order
+    instructions: A person approves the order.
+    transitions:
+      - { to: done, description: Approve it., type: approve }
+      - { to: check, description: Send it back., type: refine }
+  done:
+    instructions: Say the order is approved.
+"#;
+
+/// The `archmax` binary itself, in its own process, against `server`.
+fn archmax(ws: &Workspace, server: &ScriptedServer, args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_archmax"))
+        .args(args)
+        .arg("--root")
+        .arg(ws.root())
+        .env("ARCHMAX_API_BASE_URL", server.url())
+        .env("ARCHMAX_API_KEY", "k")
+        .env("ARCHMAX_MODEL", "scripted-model")
+        .env("ARCHMAX_CLI_NO_BANNER", "1")
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("the binary runs")
+}
+
+#[test]
+fn a_child_parks_its_caller_in_one_process_and_a_decision_in_another_resumes_it() {
+    let ws = Workspace::new(&[
+        ("workflows/orders/workflow.yaml", REVIEWS),
+        ("workflows/review/workflow.yaml", REVIEW),
+    ]);
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(vec![("c1", "archmax_workflow_review", json!({}))]),
+        Reply::tool_calls(vec![(
+            "k1",
+            "archmax_advance",
+            json!({ "to": "approve", "reason": "checked" }),
+        )]),
+        Reply::text("KK-1 is with a reviewer."),
+        Reply::text("Your order is being reviewed."),
+    ])
+    .expect("server");
+    let run = archmax(
+        &ws,
+        &server,
+        &["run", "orders", "Review KK-1", "--session", "p-1"],
+    );
+    let err = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(0), "{err}");
+    assert_eq!(
+        String::from_utf8_lossy(&run.stdout),
+        "Your order is being reviewed.\n"
+    );
+    // The child's park, presented as the caller's, with the child's declaration.
+    assert!(err.contains("sub-workflow 'review' parked ("), "{err}");
+    assert!(
+        err.contains("Session p-1 is parked at the 'approve' human state (Approve the order) awaiting a decision.\n  Instructions: A person approves the order.\n  [approve] done — Approve it.\n  [refine] check — Send it back.\nDecide it with:\n  archmax decide p-1 --to <state>"),
+        "{err}"
+    );
+    // `sessions` lists the parked child with its parent.
+    let listed = cli(&ws, None, &["sessions", "--workflow", "orders", "--json"]);
+    assert_eq!(listed.code, 0, "{}", listed.err);
+    let rows: serde_json::Value = serde_json::from_str(&listed.out).expect("json");
+    let row = |id: &str| {
+        rows.as_array()
+            .into_iter()
+            .flatten()
+            .find(|s| s["sessionId"] == id)
+            .cloned()
+            .unwrap_or_default()
+    };
+    assert_eq!(row("p-1")["status"], "awaiting_decision", "{rows}");
+    assert_eq!(row("p-1")["state"], "approve");
+    let child = row("p-1~work:review:0");
+    assert_eq!(child["parentSessionId"], "p-1", "{rows}");
+    assert_eq!(child["status"], "awaiting_decision");
+    let text = cli(&ws, None, &["sessions", "--workflow", "orders"]);
+    assert!(
+        text.out.contains("  [approve] done — Approve it.\n"),
+        "{}",
+        text.out
+    );
+
+    // Another process decides on the caller: the child resumes, then the caller.
+    let server = ScriptedServer::start(vec![
+        Reply::text("KK-1 is approved."),
+        Reply::text("KK-1 was reviewed and approved."),
+    ])
+    .expect("server");
+    let decided = archmax(&ws, &server, &["decide", "p-1", "--to", "done"]);
+    let err = String::from_utf8_lossy(&decided.stderr);
+    assert_eq!(decided.status.code(), Some(0), "{err}");
+    assert_eq!(
+        String::from_utf8_lossy(&decided.stdout),
+        "KK-1 was reviewed and approved.\n"
+    );
+    assert!(err.contains("sub-workflow 'review' done ("), "{err}");
+    assert_eq!(
+        tool_results(&server.requests()[1])
+            .last()
+            .map(String::as_str),
+        Some("[sub-workflow: review] KK-1 is approved.")
+    );
+    let listed = cli(&ws, None, &["sessions", "--workflow", "orders", "--json"]);
+    let rows: serde_json::Value = serde_json::from_str(&listed.out).expect("json");
+    let status = |id: &str| {
+        rows.as_array()
+            .into_iter()
+            .flatten()
+            .find(|s| s["sessionId"] == id)
+            .map(|s| s["status"].clone())
+    };
+    assert_eq!(status("p-1"), Some(json!("completed")));
+    assert_eq!(status("p-1~work:review:0"), Some(json!("completed")));
+}
+
+#[test]
+fn a_childs_wait_parks_its_caller_and_a_delivery_to_the_caller_in_another_process_resumes_it() {
+    let caller = REVIEWS.replace("archmax_workflow_review", "archmax_workflow_waiter");
+    let waiter = "title: Payments\nstates:\n  poll:\n    triggers: { manual: { description: Wait for the payment } }\n    instructions: Wait for the payment, then confirm it.\n";
+    let ws = Workspace::new(&[
+        ("workflows/orders/workflow.yaml", caller.as_str()),
+        ("workflows/waiter/workflow.yaml", waiter),
+    ]);
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(vec![("c1", "archmax_workflow_waiter", json!({}))]),
+        Reply::tool_calls(vec![(
+            "k1",
+            "archmax_wait",
+            json!({ "reason": "the payment" }),
+        )]),
+        Reply::text("Waiting for the payment."),
+        Reply::text("We are waiting for your payment."),
+    ])
+    .expect("server");
+    let run = archmax(
+        &ws,
+        &server,
+        &["run", "orders", "Take the payment", "--session", "w-1"],
+    );
+    let err = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("Session w-1 is parked in the 'poll' state awaiting an external event.\n  waiting for: the payment\n"),
+        "{err}"
+    );
+    let server = ScriptedServer::start(vec![
+        Reply::text("Payment received."),
+        Reply::text("Thanks, your payment arrived."),
+    ])
+    .expect("server");
+    let delivered = archmax(
+        &ws,
+        &server,
+        &[
+            "deliver",
+            "w-1",
+            "--trigger",
+            "paid",
+            "--variables",
+            r#"{"amount":5}"#,
+        ],
+    );
+    let err = String::from_utf8_lossy(&delivered.stderr);
+    assert_eq!(delivered.status.code(), Some(0), "{err}");
+    assert_eq!(
+        String::from_utf8_lossy(&delivered.stdout),
+        "Thanks, your payment arrived.\n"
+    );
+    let requests = server.requests();
+    assert!(
+        requests[0]["messages"]
+            .to_string()
+            .contains("[event] 'paid' arrived while the run waited in 'poll': amount=5")
+    );
+    assert_eq!(
+        tool_results(&requests[1]).last().map(String::as_str),
+        Some("[sub-workflow: waiter] Payment received.")
+    );
 }

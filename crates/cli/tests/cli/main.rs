@@ -1,5 +1,7 @@
 //! Integration tests of the `archmax` CLI, one binary (one link on 2 cores).
 
+mod cases;
+mod cassette;
 mod delegation;
 mod env_files;
 mod first_hour;

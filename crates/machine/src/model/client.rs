@@ -139,6 +139,23 @@ pub enum ModelError {
         /// The bound, in bytes.
         limit: u64,
     },
+    /// A replayed run asked a request its cassette does not hold; never retried.
+    #[error("model request (model '{model}') is not in the cassette {cassette}: {message}")]
+    Unrecorded {
+        /// The cassette file.
+        cassette: String,
+        /// The model id of the request.
+        model: String,
+        /// Which request it was and how it differs from the nearest recorded one.
+        message: String,
+    },
+    /// A replayed run met a call that failed when it was recorded: the recorded failure's
+    /// text, as it read then; never retried.
+    #[error("{message}")]
+    Replayed {
+        /// The recorded failure's text.
+        message: String,
+    },
     /// Every attempt failed with a retryable error; `last` is the final failure.
     #[error("model request gave up after {attempts} attempt{}: {last}", if *.attempts == 1 { "" } else { "s" })]
     Exhausted {
@@ -174,6 +191,8 @@ impl ModelError {
             ModelError::Decode { .. }
             | ModelError::TooLarge { .. }
             | ModelError::InvalidRequest { .. }
+            | ModelError::Unrecorded { .. }
+            | ModelError::Replayed { .. }
             | ModelError::Exhausted { .. } => false,
         }
     }

@@ -363,6 +363,10 @@ pub struct ChatRequest {
     /// models per role, `modelFactory`, answers each with its own).
     #[serde(skip)]
     pub role: ModelRole,
+    /// Never sent. The workflow state the request is made in, when there is one (named by
+    /// a model that reports on requests, such as a cassette's replayer).
+    #[serde(skip)]
+    pub state: Option<String>,
 }
 
 fn no_tools() -> std::sync::Arc<[ToolDef]> {
@@ -382,6 +386,8 @@ pub enum ModelRole {
     Agent,
     /// A rubric hook's grader.
     Rubric,
+    /// A case's `grade` step (`tests.judge`).
+    Judge,
 }
 
 impl ModelRole {
@@ -404,6 +410,7 @@ impl ChatRequest {
             lineage: None,
             session: None,
             role: ModelRole::Agent,
+            state: None,
         }
     }
 

@@ -11,8 +11,8 @@ use serde_json::{Map, Value};
 use super::confine;
 use super::lease::{self, Holders, unique_suffix};
 use super::{
-    SessionId, SessionStore, Snapshot, Step, StoreError, WriterLease, busy, check_spec_hash,
-    is_descendant,
+    CommitReceipt, OwnedStep, SessionId, SessionStore, Snapshot, Step, StoreError, WriterLease,
+    busy, check_spec_hash, is_descendant,
 };
 
 /// Folder of the session store under the workspace root.
@@ -46,6 +46,8 @@ pub struct FsStore {
     tips: Tips,
     /// Concurrent commits share a filesystem sync (group commit).
     group: super::group_sync::GroupSync,
+    /// The thread that runs queued commits ([`SessionStore::commit_queued`]).
+    committer: Arc<super::committer::Committer>,
 }
 
 type Tips = Arc<Mutex<HashMap<String, Tip>>>;
@@ -79,6 +81,29 @@ impl Drop for FsHold {
     }
 }
 
+/// A step written to the transcript, not yet durable: what the commit's second half needs.
+pub(super) struct Written {
+    id: String,
+    session: PathBuf,
+    dir: PathBuf,
+    path: PathBuf,
+    file: Arc<File>,
+    first: bool,
+    /// The `state.json` cache to write once the step is durable.
+    cache: Option<Envelope>,
+    /// The session's tip after this step (its open transcript set by `finish`).
+    tip: Tip,
+}
+
+impl Written {
+    pub(super) fn file(&self) -> &File {
+        &self.file
+    }
+    pub(super) fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
 /// `state.json` is rewritten at least every this many commits (and whenever the
 /// session leaves `running`), which bounds a reader's tail scan.
 const CACHE_EVERY: u32 = 32;
@@ -104,7 +129,13 @@ impl FsStore {
             holders: Holders::default(),
             tips: Tips::default(),
             group: super::group_sync::GroupSync::default(),
+            committer: Arc::default(),
         }
+    }
+
+    /// The group commit its commits share.
+    pub(super) fn group(&self) -> &super::group_sync::GroupSync {
+        &self.group
     }
 
     /// The store root (`<root>/sessions`).
@@ -364,27 +395,11 @@ impl FsStore {
         }
         Ok(messages)
     }
-}
 
-impl SessionStore for FsStore {
-    fn load(&self, id: &SessionId) -> Result<Option<Snapshot>, StoreError> {
-        let dir = self.checkpoints(id);
-        let Some(env) = Self::durable_envelope(id.as_str(), &dir)? else {
-            return Ok(None);
-        };
-        let messages =
-            Self::read_transcript(id.as_str(), &dir, env.transcript_len, env.transcript_bytes)?;
-        Ok(Some(Snapshot {
-            state: env.state,
-            messages,
-        }))
-    }
-
-    fn load_state(&self, id: &SessionId) -> Result<Option<Value>, StoreError> {
-        Ok(Self::durable_envelope(id.as_str(), &self.checkpoints(id))?.map(|env| env.state))
-    }
-
-    fn commit(&self, id: &SessionId, step: Step<'_>) -> Result<(), StoreError> {
+    /// A commit's first half: the step's messages and checkpoint line written to the
+    /// transcript (not yet durable), and what its second half ([`finish`](Self::finish))
+    /// needs once they are.
+    pub(super) fn write_step(&self, id: &SessionId, step: Step<'_>) -> Result<Written, StoreError> {
         let sid = id.as_str();
         let session = self.dir(id);
         let dir = session.join(CHECKPOINTS_DIR);
@@ -435,50 +450,105 @@ impl SessionStore for FsStore {
             Some(file) => file,
             None => Arc::new(self.open_transcript(sid, &session, &path, bytes, first)?),
         };
-        write_at(&file, &buf, bytes)
-            .and_then(|()| self.group.durable(&file))
-            .map_err(StoreError::io(sid, "append to", &path))?;
-        // A filesystem-wide sync made the new folders' entries durable too.
-        if first && !super::group_sync::SHARED {
-            // Make the new folders and the transcript's entry durable too.
-            for folder in [&dir, &session] {
-                sync_dir(folder).map_err(StoreError::io(sid, "sync folder", folder))?;
-            }
-            if let Some(parent) = session.parent() {
-                sync_dir(parent).map_err(StoreError::io(sid, "sync folder", parent))?;
-            }
-        }
+        write_at(&file, &buf, bytes).map_err(StoreError::io(sid, "append to", &path))?;
         let end = bytes + buf.len() as u64;
         let running = step.state.get("status").and_then(Value::as_str) == Some("running");
         // Leaving `running` rewrites the cache (a parked or finished session is read from
         // it); a later commit that is not `running` either (a turn's closing bookkeeping)
         // leaves the reader one more line to scan instead of another temp file and rename.
         let write_cache = first || (was_running && !running) || since_cache + 1 >= CACHE_EVERY;
-        if write_cache {
-            let env = Envelope {
+        Ok(Written {
+            id: sid.to_owned(),
+            session,
+            dir,
+            path,
+            file,
+            first,
+            cache: write_cache.then(|| Envelope {
                 transcript_len: len,
                 transcript_bytes: end,
                 state: step.state.clone(),
-            };
-            Self::write_envelope(sid, &self.sessions, &dir, &env)?;
+            }),
+            tip: Tip {
+                len,
+                bytes: end,
+                since_cache: if write_cache { 0 } else { since_cache + 1 },
+                running,
+                transcript: None,
+            },
+        })
+    }
+
+    /// A commit's second half, once its write is durable: new folders made durable where
+    /// one sync does not cover them, the `state.json` cache, the session's tip.
+    pub(super) fn finish(&self, w: Written) -> Result<(), StoreError> {
+        let Written {
+            id: sid,
+            session,
+            dir,
+            file,
+            first,
+            cache,
+            mut tip,
+            ..
+        } = w;
+        // A filesystem-wide sync made the new folders' entries durable too.
+        if first && !super::group_sync::SHARED {
+            for folder in [&dir, &session] {
+                sync_dir(folder).map_err(StoreError::io(&sid, "sync folder", folder))?;
+            }
+            if let Some(parent) = session.parent() {
+                sync_dir(parent).map_err(StoreError::io(&sid, "sync folder", parent))?;
+            }
+        }
+        if let Some(env) = cache {
+            Self::write_envelope(&sid, &self.sessions, &dir, &env)?;
         }
         if let Ok(mut tips) = self.tips.lock() {
-            let since_cache = if write_cache { 0 } else { since_cache + 1 };
             // The transcript stays open only while a lease of this store holds the
             // session (the lease's end removes the tip); a commit without one reopens it.
-            let transcript = self.holders.holds(sid).then_some(file);
-            tips.insert(
-                sid.to_owned(),
-                Tip {
-                    len,
-                    bytes: end,
-                    since_cache,
-                    running,
-                    transcript,
-                },
-            );
+            tip.transcript = self.holders.holds(&sid).then_some(file);
+            tips.insert(sid, tip);
         }
         Ok(())
+    }
+}
+
+impl SessionStore for FsStore {
+    fn load(&self, id: &SessionId) -> Result<Option<Snapshot>, StoreError> {
+        let dir = self.checkpoints(id);
+        let Some(env) = Self::durable_envelope(id.as_str(), &dir)? else {
+            return Ok(None);
+        };
+        let messages =
+            Self::read_transcript(id.as_str(), &dir, env.transcript_len, env.transcript_bytes)?;
+        Ok(Some(Snapshot {
+            state: env.state,
+            messages,
+        }))
+    }
+
+    fn load_state(&self, id: &SessionId) -> Result<Option<Value>, StoreError> {
+        Ok(Self::durable_envelope(id.as_str(), &self.checkpoints(id))?.map(|env| env.state))
+    }
+
+    fn commit(&self, id: &SessionId, step: Step<'_>) -> Result<(), StoreError> {
+        let written = self.write_step(id, step)?;
+        self.group.durable(&written.file).map_err(StoreError::io(
+            id.as_str(),
+            "append to",
+            &written.path,
+        ))?;
+        self.finish(written)
+    }
+
+    fn commit_queued(
+        self: Arc<Self>,
+        id: &SessionId,
+        step: OwnedStep,
+    ) -> Result<CommitReceipt, OwnedStep> {
+        let committer = Arc::clone(&self.committer);
+        committer.queue(self, id.clone(), step)
     }
 
     fn list(&self) -> Result<Vec<String>, StoreError> {

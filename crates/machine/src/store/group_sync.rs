@@ -24,6 +24,8 @@ struct Tickets {
     synced: u64,
     /// A leader is syncing.
     syncing: bool,
+    /// How many syncs ran (for tests of the sharing).
+    syncs: u64,
 }
 
 /// The group commit of one store (see the module doc).
@@ -62,12 +64,32 @@ impl GroupSync {
             let result = sync_filesystem(file);
             t = self.lock();
             t.syncing = false;
+            t.syncs += 1;
             if result.is_ok() {
                 t.synced = t.synced.max(upto);
             }
             self.done.notify_all();
             // A failed sync fails its leader; the others try again and lead themselves.
             result?;
+        }
+    }
+}
+
+impl GroupSync {
+    /// How many shared syncs ran so far.
+    #[cfg(test)]
+    pub(crate) fn syncs(&self) -> u64 {
+        self.lock().syncs
+    }
+
+    /// Returns once everything written to each of `files` before this call is durable:
+    /// one shared sync for all of them where a sync covers the whole filesystem (a
+    /// batch of the store's commit thread), else each file's own.
+    pub(crate) fn durable_all(&self, files: &[&File]) -> io::Result<()> {
+        match files {
+            [] => Ok(()),
+            [first, ..] if SHARED => self.durable(first),
+            _ => files.iter().try_for_each(|f| f.sync_data()),
         }
     }
 }

@@ -26,6 +26,7 @@
 //! truncated by the next commit. The writer remembers where its transcript ends, so a commit
 //! reads nothing: its cost is that of the new lines plus the fixed-size state.
 
+mod committer;
 pub mod confine;
 mod error;
 mod fs;
@@ -43,6 +44,7 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 
+pub use committer::CommitReceipt;
 pub use error::{StoreError, busy_message};
 pub use fs::{
     FsStore, SCRATCHPAD_DIR, SESSIONS_DIR, SPECS_DIR, STATE_FILE, STATE_TMP_FILE, TRANSCRIPT_FILE,
@@ -72,6 +74,16 @@ pub struct Step<'a> {
     pub state: &'a Value,
 }
 
+/// A [`Step`] that owns its parts, for a commit that completes on another thread
+/// ([`SessionStore::commit_queued`]).
+#[derive(Debug, Clone)]
+pub struct OwnedStep {
+    /// Messages appended by this step (may be empty).
+    pub new_messages: Vec<Value>,
+    /// The whole new state.
+    pub state: Value,
+}
+
 /// Durable per-session storage. Callers hold a [`WriterLease`] (from [`SessionStore::acquire`])
 /// around the commits of a turn; the store does not re-check it on every commit.
 pub trait SessionStore: Send + Sync {
@@ -83,6 +95,19 @@ pub trait SessionStore: Send + Sync {
 
     /// Append `step.new_messages` to the transcript, then replace the state.
     fn commit(&self, id: &SessionId, step: Step<'_>) -> Result<(), StoreError>;
+
+    /// Queues the commit on the store's own writer, which shares one sync among the
+    /// commits waiting with it, and answers it through the receipt once the step is
+    /// durable (what [`commit`](Self::commit) guarantees on return). The step comes back
+    /// when the store has no such writer: the caller then commits it (the default).
+    fn commit_queued(
+        self: std::sync::Arc<Self>,
+        id: &SessionId,
+        step: OwnedStep,
+    ) -> Result<CommitReceipt, OwnedStep> {
+        let _ = id;
+        Err(step)
+    }
 
     /// Session ids in the store's directory order, skipping reserved names and folders without
     /// a readable state.

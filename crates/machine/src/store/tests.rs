@@ -496,3 +496,123 @@ fn child_ids() {
     assert_eq!(sid("p").child("a", "", 1), None);
     assert!(is_child_identity("state:wf:0"));
 }
+
+// ---------------------------------------------------------------- queued commits
+
+fn owned(n: u64, status: &str) -> OwnedStep {
+    OwnedStep {
+        new_messages: vec![msg(n)],
+        state: state(n, status),
+    }
+}
+
+/// Sessions committing at once through the store's commit thread: every commit is
+/// answered, every session loads back whole, and the commits shared their syncs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn fs_queued_commits_of_many_sessions_all_land_and_share_syncs() {
+    let dir = TempDir::new("queued");
+    let store = std::sync::Arc::new(FsStore::new(dir.path()));
+    const SESSIONS: u64 = 64;
+    const STEPS: u64 = 5;
+    let tasks: Vec<_> = (0..SESSIONS)
+        .map(|s| {
+            let store = std::sync::Arc::clone(&store);
+            tokio::spawn(async move {
+                let id = sid(&format!("q{s}"));
+                let _lease = store.acquire(&id).expect("lease");
+                for n in 1..=STEPS {
+                    let status = if n == STEPS { "done" } else { "running" };
+                    let receipt = std::sync::Arc::clone(&store)
+                        .commit_queued(&id, owned(n, status))
+                        .expect("the filesystem store queues commits");
+                    let (result, messages) = receipt.wait().await;
+                    result.expect("commit");
+                    assert_eq!(
+                        messages,
+                        Some(vec![msg(n)]),
+                        "the step's messages come back"
+                    );
+                }
+                id
+            })
+        })
+        .collect();
+    for task in tasks {
+        let id = task.await.expect("task");
+        let snap = store.load(&id).expect("load").expect("committed");
+        assert_eq!(snap.state, state(STEPS, "done"));
+        assert_eq!(snap.messages, (1..=STEPS).map(msg).collect::<Vec<_>>());
+    }
+    let syncs = store.group().syncs();
+    assert!(
+        syncs < SESSIONS * STEPS,
+        "{} commits took {syncs} syncs: none shared",
+        SESSIONS * STEPS
+    );
+}
+
+/// A commit that cannot be written fails alone, with its messages back; the commits
+/// queued beside it land.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fs_a_failed_queued_commit_fails_alone() {
+    let dir = TempDir::new("queued-fail");
+    let store = std::sync::Arc::new(FsStore::new(dir.path()));
+    // A file where the session's folder would be: its first commit cannot make it.
+    fs::create_dir_all(dir.path().join("sessions")).expect("sessions");
+    fs::write(dir.path().join("sessions/broken"), "not a folder").expect("file");
+    let ids = ["ok1", "broken", "ok2"].map(sid);
+    let receipts: Vec<_> = ids
+        .iter()
+        .map(|id| {
+            std::sync::Arc::clone(&store)
+                .commit_queued(id, owned(1, "running"))
+                .expect("queued")
+        })
+        .collect();
+    let mut results = Vec::new();
+    for receipt in receipts {
+        results.push(receipt.wait().await);
+    }
+    let (broken, broken_messages) = &results[1];
+    let text = broken
+        .as_ref()
+        .expect_err("the broken session fails")
+        .to_string();
+    assert!(text.contains("session 'broken'"), "{text}");
+    assert_eq!(broken_messages, &Some(vec![msg(1)]));
+    for (i, id) in [(0, &ids[0]), (2, &ids[2])] {
+        assert!(results[i].0.is_ok(), "{:?}", results[i].0);
+        assert_eq!(
+            store.load(id).expect("load").expect("state").state,
+            state(1, "running")
+        );
+    }
+}
+
+/// The commit thread holds the store only while it runs a commit: once the last owner
+/// drops it, the store goes (and with it the thread's channel, which ends the thread).
+#[tokio::test]
+async fn fs_the_commit_thread_does_not_keep_the_store() {
+    let dir = TempDir::new("queued-drop");
+    let store = std::sync::Arc::new(FsStore::new(dir.path()));
+    let id = sid("s");
+    let (result, _) = std::sync::Arc::clone(&store)
+        .commit_queued(&id, owned(1, "running"))
+        .expect("queued")
+        .wait()
+        .await;
+    result.expect("commit");
+    let weak = std::sync::Arc::downgrade(&store);
+    drop(store);
+    // The thread drops its job's handle right after answering it.
+    for _ in 0..1000 {
+        if weak.upgrade().is_none() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+    }
+    assert!(
+        weak.upgrade().is_none(),
+        "the commit thread kept the store alive"
+    );
+}

@@ -114,7 +114,19 @@ impl Harness {
         target: &str,
         comment: Option<&str>,
     ) -> Result<Outcome, RunError> {
-        let (lease, mut turn) = self.begin(session_id).await?;
+        self.decide_as(session_id, target, comment, None).await
+    }
+
+    /// [`Harness::decide`], run as a child session when `lineage` is given. A session whose
+    /// park presents a parked child hands the decision to that child.
+    pub(crate) async fn decide_as(
+        &self,
+        session_id: &str,
+        target: &str,
+        comment: Option<&str>,
+        lineage: Option<super::delegate::Lineage>,
+    ) -> Result<Outcome, RunError> {
+        let (lease, mut turn) = self.begin_as(session_id, lineage).await?;
         let id = turn.id.as_str().to_string();
         let Some(crate::state::Park::Decision {
             state, transitions, ..
@@ -143,6 +155,13 @@ impl Harness {
         let kind = edge.kind.clone();
         turn.mode.disposition = "decide";
         turn.resume_common();
+        if turn.session.presented_child().is_some() {
+            let resume = super::delegate::Resume::Decision {
+                target: target.to_string(),
+                comment: comment.map(str::to_string),
+            };
+            return self.resume_through(lease, turn, resume).await;
+        }
         turn.emit(Event::Decided {
             state: state.clone(),
             to: target.to_string(),
@@ -221,7 +240,21 @@ impl Harness {
         variables: Map<String, Value>,
         message: Option<&str>,
     ) -> Result<Outcome, RunError> {
-        let (lease, mut turn) = self.begin(session_id).await?;
+        self.deliver_as(session_id, trigger, variables, message, None)
+            .await
+    }
+
+    /// [`Harness::deliver`], run as a child session when `lineage` is given. A session whose
+    /// park presents a parked child hands the event to that child.
+    pub(crate) async fn deliver_as(
+        &self,
+        session_id: &str,
+        trigger: &str,
+        variables: Map<String, Value>,
+        message: Option<&str>,
+        lineage: Option<super::delegate::Lineage>,
+    ) -> Result<Outcome, RunError> {
+        let (lease, mut turn) = self.begin_as(session_id, lineage).await?;
         let id = turn.id.as_str().to_string();
         let Some(crate::state::Park::Input { state, .. }) = turn.session.park.clone() else {
             return Err(RunError::SessionNotAwaitingInput(id));
@@ -233,6 +266,14 @@ impl Harness {
         crate::harness::check_variable_names(&variables, &format!("delivered to session '{id}'"))?;
         turn.mode.disposition = "deliver";
         turn.resume_common();
+        if turn.session.presented_child().is_some() {
+            let resume = super::delegate::Resume::Delivery {
+                trigger: trigger.to_string(),
+                variables,
+                message: message.map(str::to_string),
+            };
+            return self.resume_through(lease, turn, resume).await;
+        }
         turn.emit(Event::Delivered {
             state: state.clone(),
             trigger: trigger.to_string(),

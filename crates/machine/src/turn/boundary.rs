@@ -130,6 +130,12 @@ impl Turn<'_> {
         s.exit = None;
         // A turn boundary starts every park budget over (the original's `parkCounts: {}`).
         s.park_counts.clear();
+        // A fresh turn abandons the children still queued (and the one presented, which
+        // is no park of this session's own): what they waited on is over.
+        if s.presented_child().is_some() {
+            s.park = None;
+        }
+        s.pending_delegations.clear();
         s.state_turns = 0;
         s.turn_model_calls = 0;
         s.budget_warned = false;

@@ -87,6 +87,15 @@ impl Turn<'_> {
         if let Some(d) = delegations {
             // The script's children took ordinals: the next call goes on from there.
             self.session.sub_workflow_count = d.next.load(std::sync::atomic::Ordering::SeqCst);
+            let ran = d
+                .ran
+                .lock()
+                .map(|mut r| std::mem::take(&mut *r))
+                .unwrap_or_default();
+            let here = self.session.workflow_state.clone();
+            for (workflow, ok) in ran {
+                self.trail_delegation(&here, &workflow, ok);
+            }
         }
         match run {
             Ok(run) => ControlResult {
@@ -137,6 +146,7 @@ impl Turn<'_> {
                         caller: self.caller(),
                         children,
                         next: self.session.sub_workflow_count.into(),
+                        ran: std::sync::Mutex::new(Vec::new()),
                     }));
                 }
                 let mut listed: Vec<String> = callable.filter(|t| disclosed.contains(t)).collect();
@@ -162,6 +172,7 @@ impl Turn<'_> {
             events: self.h.emitter.clone(),
             calls: Default::default(),
             delegations,
+            mocks: std::sync::Arc::clone(&self.h.mocks),
         })
     }
 }

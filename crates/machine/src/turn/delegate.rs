@@ -22,6 +22,7 @@ use crate::error::RunError;
 use crate::events::Event;
 use crate::harness::Harness;
 use crate::outcome::{Outcome, OutcomeKind};
+use crate::state::PendingDelegation;
 
 use super::{SendInput, Turn};
 
@@ -47,6 +48,59 @@ pub(super) struct Settled {
     state: String,
     input: Map<String, Value>,
     failure: Option<String>,
+    /// The child parked: neither a failure nor a success, it waits in the session's queue.
+    parked: Option<PendingDelegation>,
+}
+
+/// What running a child came to, when it did not fail.
+pub(crate) enum Ran {
+    /// The call's answer.
+    Answer(String),
+    /// The child parked for a person or an event (only where the caller may park with it).
+    Parked(Box<PendingDelegation>),
+}
+
+/// How a dispatch settled, as its `sub-workflow-result` reports it.
+pub(crate) struct Settlement<'a> {
+    pub(crate) duration_ms: u64,
+    /// `ok`, `error` or `parked`.
+    pub(crate) status: &'a str,
+    pub(crate) reason: Option<&'a str>,
+    /// The names of the returns a signed child set.
+    pub(crate) returns: Option<Vec<String>>,
+}
+
+impl<'a> Settlement<'a> {
+    /// A child that answered `Ok` or failed `Err` since `started`.
+    pub(crate) fn of(started: Instant, result: Result<&'a str, &'a str>) -> Self {
+        Settlement {
+            duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+            status: if result.is_ok() { "ok" } else { "error" },
+            reason: result.err(),
+            returns: result.ok().and_then(returns_named),
+        }
+    }
+}
+
+/// Who a child session's turn runs as: the workflows down to it, what binds inside it,
+/// and its caller's cancel switch.
+pub(crate) struct Lineage {
+    pub(crate) chain: Vec<String>,
+    pub(crate) inherited: Arc<[archmax_kernel::Inherited]>,
+    pub(crate) cancel: crate::cancel::Cancel,
+}
+
+/// What resumes a parked child: the caller's decision, or the event delivered to it.
+pub(crate) enum Resume {
+    Decision {
+        target: String,
+        comment: Option<String>,
+    },
+    Delivery {
+        trigger: String,
+        variables: Map<String, Value>,
+        message: Option<String>,
+    },
 }
 
 /// A failed delegation not yet recovered.
@@ -147,7 +201,7 @@ fn opening_text(seeds: &Map<String, Value>) -> String {
 }
 
 /// A child's outcome as the call's answer, or the failure's reason (§7.3, §7.6).
-fn answer(workflow: &str, child: &Harness, out: &Outcome) -> Result<String, String> {
+pub(super) fn answer(workflow: &str, child: &Harness, out: &Outcome) -> Result<String, String> {
     let s = &out.state;
     match out.kind {
         OutcomeKind::Completed => {}
@@ -239,6 +293,65 @@ fn answer(workflow: &str, child: &Harness, out: &Outcome) -> Result<String, Stri
     Ok(json!({ "message": message, "returns": returns }).to_string())
 }
 
+/// A mocked delegation's answer (§6.8): `{ error }` fails the call; `{ message, state? }`,
+/// a string, or any other value (as JSON) is the closing message; a signed target's declared
+/// returns are read from `result.returns` and held to its contract as a real child's are.
+fn mocked_answer(
+    workflow: &str,
+    child: &Harness,
+    result: Option<&Value>,
+) -> Result<String, String> {
+    let result = result.cloned().unwrap_or(Value::Null);
+    if let Some(error) = result.get("error") {
+        let error = match error {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        return Err(format!(
+            "Sub-workflow '{workflow}' failed (mocked): {error}"
+        ));
+    }
+    let message = match &result {
+        Value::String(s) => s.clone(),
+        Value::Object(o) if o.get("message").is_some_and(Value::is_string) => o
+            .get("message")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string(),
+        other => other.to_string(),
+    };
+    let state = result
+        .get("state")
+        .and_then(Value::as_str)
+        .unwrap_or("(mocked)")
+        .to_string();
+    let mut session = crate::state::SessionState {
+        status: crate::state::Status::Completed,
+        workflow_state: state,
+        ..Default::default()
+    };
+    for (name, value) in result
+        .get("returns")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+    {
+        session.variables.insert(
+            name.clone(),
+            crate::state::Variable {
+                value: value.clone(),
+                locked_by: None,
+            },
+        );
+    }
+    let messages = [json!({ "role": "assistant", "content": message })];
+    answer(
+        workflow,
+        child,
+        &Outcome::from_session("", &session, &messages),
+    )
+}
+
 impl Harness {
     /// A child session's turn: the `manual` entry, seeded with the call's arguments, the
     /// opening note, then the loop; it runs under its caller's cancel switch.
@@ -246,17 +359,11 @@ impl Harness {
         &'a self,
         id: &'a str,
         seeds: Map<String, Value>,
-        chain: Vec<String>,
-        inherited: Arc<[archmax_kernel::Inherited]>,
-        cancel: crate::cancel::Cancel,
+        lineage: Lineage,
     ) -> crate::tools::BoxFuture<'a, Result<Outcome, RunError>> {
         // Boxed: a child's turn may delegate in turn, so this future contains itself.
         Box::pin(async move {
-            let (lease, mut turn) = self.begin(id).await?;
-            self.cancels.release(id, &turn.cancel);
-            turn.cancel = cancel;
-            turn.chain = chain;
-            turn.inherited = inherited;
+            let (lease, mut turn) = self.begin_as(id, Some(lineage)).await?;
             let trigger = crate::registry::MANUAL;
             let start = self.start_state(trigger)?;
             let input = SendInput {
@@ -268,6 +375,33 @@ impl Harness {
             let out = turn.run().await;
             self.release(lease).await;
             out
+        })
+    }
+
+    /// A parked child session resumed by its caller's decision or delivery: the same
+    /// arrival a host's would be, run as the child.
+    pub(crate) fn resume_child<'a>(
+        &'a self,
+        id: &'a str,
+        resume: Resume,
+        lineage: Lineage,
+    ) -> crate::tools::BoxFuture<'a, Result<Outcome, RunError>> {
+        // Boxed: the child may hold a parked grandchild, which this resumes in turn.
+        Box::pin(async move {
+            match resume {
+                Resume::Decision { target, comment } => {
+                    self.decide_as(id, &target, comment.as_deref(), Some(lineage))
+                        .await
+                }
+                Resume::Delivery {
+                    trigger,
+                    variables,
+                    message,
+                } => {
+                    self.deliver_as(id, &trigger, variables, message.as_deref(), Some(lineage))
+                        .await
+                }
+            }
         })
     }
 }
@@ -381,6 +515,8 @@ pub(crate) struct Caller {
     pub(crate) emitter: crate::events::Emitter,
     /// The turn's slots for children (`MAX_CONCURRENT`).
     pub(crate) slots: Arc<tokio::sync::Semaphore>,
+    /// The cases' mocks: a matching `archmax_workflow_<slug>` mock answers instead of a child.
+    pub(crate) mocks: Arc<crate::mocks::ToolMocks>,
 }
 
 impl Caller {
@@ -388,7 +524,7 @@ impl Caller {
         self.emitter.emit(Some(self.parent.as_str()), event);
     }
 
-    fn chain_to(&self, workflow: &str) -> Vec<String> {
+    pub(crate) fn chain_to(&self, workflow: &str) -> Vec<String> {
         let mut chain = self.chain.clone();
         chain.push(workflow.to_string());
         chain
@@ -405,15 +541,19 @@ impl Caller {
         });
     }
 
-    fn result(
+    pub(crate) fn result(
         &self,
         workflow: &str,
         dispatch_id: &str,
         call_id: &str,
-        duration_ms: u64,
-        result: Result<(), &str>,
-        returns: Option<Vec<String>>,
+        settled: Settlement<'_>,
     ) {
+        let Settlement {
+            duration_ms,
+            status,
+            reason,
+            returns,
+        } = settled;
         self.emit(Event::SubWorkflowResult {
             state: self.state.clone(),
             workflow: workflow.to_string(),
@@ -421,9 +561,9 @@ impl Caller {
             depth: self.chain.len() as u64,
             tool_call_id: Some(call_id.to_string()),
             chain: Some(self.chain_to(workflow)),
-            status: if result.is_ok() { "ok" } else { "error" }.to_string(),
+            status: status.to_string(),
             duration_ms,
-            reason: result.err().map(str::to_string),
+            reason: reason.map(str::to_string),
             returns,
         });
     }
@@ -434,17 +574,41 @@ impl Caller {
         let workflow = target(name);
         let dispatch_id = format!("subwf-{next}");
         self.announce(workflow, &dispatch_id, call_id);
-        self.result(workflow, &dispatch_id, call_id, 0, Err(reason), None);
+        let refused = Settlement {
+            duration_ms: 0,
+            status: "error",
+            reason: Some(reason),
+            returns: None,
+        };
+        self.result(workflow, &dispatch_id, call_id, refused);
     }
 
     /// Runs the child (once a slot is free) and answers with its result, or the failure.
-    pub(crate) async fn run(&self, d: &Delegation, call_id: &str) -> Result<String, String> {
+    /// `may_park`: a child that parks is handed back to queue (an agent's call); otherwise
+    /// it fails the call `parked` (a script's call, which cannot wait for a person).
+    pub(crate) async fn run(
+        &self,
+        d: &Delegation,
+        call_id: &str,
+        may_park: bool,
+    ) -> Result<Ran, String> {
         let dispatch_id = format!("subwf-{}", d.ordinal);
         // Never closed, so acquiring only waits for a free slot.
         let _slot = self.slots.acquire().await;
         self.announce(&d.workflow, &dispatch_id, call_id);
         let started = Instant::now();
+        let tool = format!(
+            "{}{}",
+            archmax_kernel::tools::WORKFLOW_TOOL_PREFIX,
+            d.workflow
+        );
+        let mocked = self
+            .mocks
+            .find(self.parent.as_str(), &tool, &Value::Object(d.seeds.clone()));
         let result = match self.parent.child(&self.state, &d.workflow, d.ordinal) {
+            _ if mocked.is_some() => {
+                mocked_answer(&d.workflow, &d.child, mocked.as_ref()).map(Ran::Answer)
+            }
             None => Err(format!(
                 "Sub-workflow '{}' failed: no child session id can be formed from state '{}'",
                 d.workflow, self.state
@@ -453,36 +617,57 @@ impl Caller {
                 let run = d.child.run_child(
                     child_id.as_str(),
                     d.seeds.clone(),
-                    self.chain_to(&d.workflow),
-                    Arc::clone(&self.inherited),
-                    self.cancel.clone(),
+                    self.lineage_to(&d.workflow),
                 );
                 match run.await {
-                    Ok(out) => answer(&d.workflow, &d.child, &out),
+                    Ok(out) => match out.pending.clone() {
+                        Some(park) if may_park && out.kind == OutcomeKind::Parked => {
+                            Ok(Ran::Parked(Box::new(PendingDelegation {
+                                state: self.state.clone(),
+                                workflow: d.workflow.clone(),
+                                tool_call_id: call_id.to_string(),
+                                identity: format!("{}:{}:{}", self.state, d.workflow, d.ordinal),
+                                dispatch_id: dispatch_id.clone(),
+                                decision: park,
+                            })))
+                        }
+                        _ => answer(&d.workflow, &d.child, &out).map(Ran::Answer),
+                    },
                     Err(e) => Err(format!("Sub-workflow '{}' failed: {e}", d.workflow)),
                 }
             }
         };
-        let ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-        let returns = result.as_ref().ok().and_then(|text| {
-            let v: Value = serde_json::from_str(text).ok()?;
-            let names = v
-                .get("returns")?
-                .as_object()?
-                .keys()
-                .filter(|k| *k != "note");
-            Some(names.cloned().collect())
-        });
-        self.result(
-            &d.workflow,
-            &dispatch_id,
-            call_id,
-            ms,
-            result.as_ref().map(|_| ()).map_err(String::as_str),
-            returns,
-        );
+        let settled = match &result {
+            Ok(Ran::Answer(text)) => Settlement::of(started, Ok(text.as_str())),
+            Ok(Ran::Parked(_)) => Settlement {
+                status: "parked",
+                ..Settlement::of(started, Ok(""))
+            },
+            Err(reason) => Settlement::of(started, Err(reason.as_str())),
+        };
+        self.result(&d.workflow, &dispatch_id, call_id, settled);
         result
     }
+
+    /// The lineage of a child of `workflow` run by this caller.
+    pub(crate) fn lineage_to(&self, workflow: &str) -> Lineage {
+        Lineage {
+            chain: self.chain_to(workflow),
+            inherited: Arc::clone(&self.inherited),
+            cancel: self.cancel.clone(),
+        }
+    }
+}
+
+/// The names a signed child's answer returns (`sub-workflow-result`'s `returns`).
+fn returns_named(text: &str) -> Option<Vec<String>> {
+    let v: Value = serde_json::from_str(text).ok()?;
+    let names = v
+        .get("returns")?
+        .as_object()?
+        .keys()
+        .filter(|k| *k != "note");
+    Some(names.cloned().collect())
 }
 
 /// A script's delegation tools (`tools.archmaxWorkflow…`): the targets the state
@@ -491,6 +676,8 @@ pub(crate) struct ScriptDelegations {
     pub(crate) caller: Caller,
     pub(crate) children: std::collections::HashMap<String, Result<Arc<Harness>, String>>,
     pub(crate) next: std::sync::atomic::AtomicU64,
+    /// The children that ran, in settling order (workflow, succeeded), for the trail.
+    pub(crate) ran: std::sync::Mutex<Vec<(String, bool)>>,
 }
 
 impl ScriptDelegations {
@@ -523,14 +710,24 @@ impl ScriptDelegations {
                     seeds,
                     ordinal: self.next.fetch_add(1, SeqCst),
                 };
-                self.caller.run(&d, call_id).await
+                let result = self.caller.run(&d, call_id, false).await;
+                if let Ok(mut ran) = self.ran.lock() {
+                    ran.push((d.workflow.clone(), matches!(result, Ok(Ran::Answer(_)))));
+                }
+                match result? {
+                    Ran::Answer(text) => Ok(text),
+                    // Not handed back when the caller may not park; kept total all the same.
+                    Ran::Parked(p) => Err(format!(
+                        "Sub-workflow '{}' parked where its caller cannot wait for it.",
+                        p.workflow
+                    )),
+                }
             }
         }
     }
 }
 
 impl Turn<'_> {
-    /// Who this turn delegates as, from its current state.
     /// What binds inside this turn's children: every ancestor's workflow-wide denials,
     /// outermost first, then this workflow's own.
     fn children_inherit(&self) -> Arc<[archmax_kernel::Inherited]> {
@@ -542,6 +739,7 @@ impl Turn<'_> {
         self.inherited.iter().cloned().chain(own).collect()
     }
 
+    /// Who this turn delegates as, from its current state.
     pub(super) fn caller(&self) -> Caller {
         Caller {
             parent: self.id.clone(),
@@ -551,6 +749,7 @@ impl Turn<'_> {
             cancel: self.cancel.clone(),
             emitter: self.h.emitter.clone(),
             slots: Arc::clone(&self.delegations),
+            mocks: Arc::clone(&self.h.mocks),
         }
     }
 
@@ -578,12 +777,17 @@ impl Turn<'_> {
 
     /// Runs the child of an agent's call: its answer, and the result for the bookkeeping.
     pub(super) async fn delegate(&self, d: &Delegation, call_id: &str) -> (ControlResult, Settled) {
-        let result = self.caller().run(d, call_id).await;
+        let (result, parked) = match self.caller().run(d, call_id, true).await {
+            Ok(Ran::Answer(text)) => (Ok(text), None),
+            Ok(Ran::Parked(p)) => (Ok(super::child_parks::stopped_text(&p)), Some(*p)),
+            Err(reason) => (Err(reason), None),
+        };
         let settled = Settled {
             workflow: d.workflow.clone(),
             state: self.session.workflow_state.clone(),
             input: d.seeds.clone(),
             failure: result.as_ref().err().cloned(),
+            parked,
         };
         let answer = match result {
             Ok(text) => ControlResult {
@@ -601,6 +805,11 @@ impl Turn<'_> {
     /// The failure bookkeeping: a failure waits; a success of the same workflow from the
     /// same state in a later step recovers one (the deep-equal call, else the oldest).
     pub(super) fn settle(&mut self, s: Settled) {
+        if let Some(parked) = s.parked {
+            self.session.pending_delegations.push(parked);
+            return;
+        }
+        self.trail_delegation(&s.state, &s.workflow, s.failure.is_none());
         match s.failure {
             Some(reason) => self.failed.push(Failure {
                 workflow: s.workflow,

@@ -471,6 +471,7 @@ impl Turn<'_> {
                 || self.h.tools.iter().any(|t| t.name() == n)
                 || n == "eval"
                 || n.starts_with(WORKFLOW_TOOL_PREFIX)
+                || self.h.mocks.declares(self.id.as_str(), n)
         };
         if registered(called) || archmax_kernel::tools::ALWAYS_ALLOWED.contains(&called) {
             return Some(called.to_string());

@@ -132,6 +132,13 @@ impl Turn<'_> {
         args: &Value,
         call_id: &str,
     ) -> (ControlResult, Option<String>) {
+        if let Some(result) = self.h.mocks.find(self.id.as_str(), name, args) {
+            let result = ControlResult {
+                text: crate::mocks::payload(&result),
+                is_error: false,
+            };
+            return (result, None);
+        }
         let state = self.session.workflow_state.clone();
         match self.h.tools.iter().find(|t| t.name() == name).cloned() {
             Some(tool) => {

@@ -12,6 +12,8 @@
 //!   dispatch  one call: name → arguments → substitution → kernel → execute → result
 //!   execute   control tools, file tools, host tools      code  archmax_eval / archmax_run
 //!   parks     decision records, archmax_wait              settle  complete, route, fail
+//!   delegate  archmax_workflow_<slug>: checks, the child, its answer
+//!   child_parks  a parked child presented as its caller's park, resumed through it
 //! transcript  the conversation's one home (stored lines + the wire view)
 //! ```
 //!
@@ -22,6 +24,7 @@
 mod arrivals;
 mod boundary;
 mod budget;
+mod child_parks;
 mod code;
 pub(crate) mod delegate;
 mod dispatch;
@@ -160,6 +163,19 @@ impl Harness {
         let _ = self.store_io(move |_| drop(lease)).await;
     }
 
+    /// [`begin`](Self::begin), run as a child session when `lineage` is given.
+    async fn begin_as(
+        &self,
+        session_id: &str,
+        lineage: Option<delegate::Lineage>,
+    ) -> Result<(crate::store::WriterLease, Turn<'_>), RunError> {
+        let (lease, mut turn) = self.begin(session_id).await?;
+        if let Some(lineage) = lineage {
+            turn.adopt(lineage);
+        }
+        Ok((lease, turn))
+    }
+
     /// Takes the session's writer lease and loads it into a turn (on a blocking thread
     /// when the store waits on the disk).
     async fn begin(
@@ -217,39 +233,61 @@ impl Harness {
 }
 
 impl Turn<'_> {
+    /// Runs this turn as a child session: its caller's chain, denials and cancel switch.
+    fn adopt(&mut self, lineage: delegate::Lineage) {
+        self.h.cancels.release(self.id.as_str(), &self.cancel);
+        self.cancel = lineage.cancel;
+        self.chain = lineage.chain;
+        self.inherited = lineage.inherited;
+    }
+
     fn emit(&self, event: Event) {
         self.h.emitter.emit(Some(self.id.as_str()), event);
     }
 
     /// Writes the new messages and the state: the step is durable once this returns.
     ///
-    /// A store that waits on the disk commits on a blocking thread (`Harness::store_io`):
-    /// the turn's own thread is free meanwhile, and concurrent sessions' commits share
-    /// their syncs (the filesystem store's group commit).
+    /// A store with a writer of its own (the filesystem store) takes the commit on its
+    /// commit thread, where concurrent sessions' commits share one sync, and answers once
+    /// the step is durable: the turn's own thread is free meanwhile and holds no blocking
+    /// thread while it waits. Another store that waits on the disk commits on a blocking
+    /// thread (`Harness::store_io`); one in memory, in place.
     async fn commit(&mut self) -> Result<(), RunError> {
         self.session.transcript_len = self.transcript.len() as u64;
         let state =
             serde_json::to_value(&self.session).map_err(|e| RunError::Store(e.to_string()))?;
         let id = self.id.clone();
-        let pending = self.transcript.take_pending();
-        let committed = self
-            .h
-            .store_io(move |store| {
-                let step = Step {
-                    new_messages: &pending,
-                    state: &state,
-                };
-                (store.commit(&id, step), pending)
-            })
-            .await?;
-        match committed {
-            (Ok(()), _) => Ok(()),
-            (Err(e), pending) => {
-                // Nothing of the step is durable: its messages stay pending.
+        let step = crate::store::OwnedStep {
+            new_messages: self.transcript.take_pending(),
+            state,
+        };
+        let (committed, pending) =
+            match std::sync::Arc::clone(&self.h.store).commit_queued(&id, step) {
+                Ok(receipt) => receipt.wait().await,
+                Err(step) => {
+                    let (committed, pending) = self
+                        .h
+                        .store_io(move |store| {
+                            let committed = store.commit(
+                                &id,
+                                Step {
+                                    new_messages: &step.new_messages,
+                                    state: &step.state,
+                                },
+                            );
+                            (committed, step.new_messages)
+                        })
+                        .await?;
+                    (committed, Some(pending))
+                }
+            };
+        if committed.is_err() {
+            // Nothing of the step is durable: its messages stay pending.
+            if let Some(pending) = pending {
                 self.transcript.restore_pending(pending);
-                Err(e.into())
             }
         }
+        committed.map_err(Into::into)
     }
 
     fn trail(&mut self, to: &str, kind: &str, reason: Option<&str>) {
@@ -257,6 +295,20 @@ impl Turn<'_> {
             to: to.to_string(),
             kind: kind.to_string(),
             reason: reason.map(str::to_string),
+            workflow: None,
+            status: None,
+            ts: crate::clock::now_ms(),
+        });
+    }
+
+    /// The trail step of a delegation that settled (`ok` or `error`): at the calling state.
+    fn trail_delegation(&mut self, state: &str, workflow: &str, ok: bool) {
+        self.session.trail.push(TrailStep {
+            to: state.to_string(),
+            kind: "sub-workflow".to_string(),
+            reason: None,
+            workflow: Some(workflow.to_string()),
+            status: Some(if ok { "ok" } else { "error" }.to_string()),
             ts: crate::clock::now_ms(),
         });
     }

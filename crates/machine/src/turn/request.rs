@@ -114,6 +114,7 @@ impl Turn<'_> {
         // inserted mid-conversation (and dropped past `keep`) break that promise.
         req.lineage = with_images.is_none().then_some(self.lineage);
         req.session = Some(self.id.as_str().to_string());
+        req.state = (!self.h.plain).then(|| self.session.workflow_state.clone());
         req
     }
 

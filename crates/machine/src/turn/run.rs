@@ -27,6 +27,13 @@ impl Turn<'_> {
             if self.session.status.is_finished() {
                 break;
             }
+            if self.session.park.is_none()
+                && self.session.status == Status::Running
+                && !self.session.pending_delegations.is_empty()
+            {
+                // A child of this turn's calls parked: the caller parks with it.
+                self.present_child(crate::park::ReplyCase::HandedOver);
+            }
             if self.session.park.is_some() {
                 if self.mode.closing && !self.mode.reply_only {
                     // The park's one reply-only message: tools stay listed, every call is refused.

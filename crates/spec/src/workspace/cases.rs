@@ -2,7 +2,7 @@
 //! schema, its trigger against the workflow, its fixtures against the disk.
 
 use super::Context;
-use crate::case::check_case;
+use crate::case::check_case_at;
 use crate::diagnostic::Diagnostic;
 use crate::workspace::Files;
 
@@ -26,7 +26,7 @@ fn walk(files: &dyn Files, dir: &str, out: &mut Vec<String>) {
 }
 
 /// Normalizes a `from:` path inside the tests directory.
-fn normalize_from(from: &str) -> Result<String, String> {
+pub fn normalize_from(from: &str) -> Result<String, String> {
     if from.trim().is_empty() || from.starts_with('/') {
         return Err(format!(
             "'from: {from}' must be a tests/-relative file path"
@@ -48,6 +48,43 @@ fn normalize_from(from: &str) -> Result<String, String> {
     Ok(segs.join("/"))
 }
 
+/// What is wrong with a sub-workflow mock: a target that does not load, or supplied returns
+/// its `manual` trigger types otherwise (the dispatcher would fail the mocked call).
+fn mock_problem(ctx: &Context<'_>, mock: &crate::case::WorkflowMock) -> Option<String> {
+    let path = format!("workflows/{}/workflow.yaml", mock.workflow);
+    let missing = || {
+        format!(
+            "mocks 'archmax_workflow_{}', but '{path}' is missing or has no valid machine spec.",
+            mock.workflow
+        )
+    };
+    let Some(text) = ctx.files.read(&path) else {
+        return Some(missing());
+    };
+    let Ok(Some(tree)) = crate::yaml::parse(&text) else {
+        return Some(missing());
+    };
+    let returns = mock.returns.as_ref()?;
+    let sig = crate::signature::signature_for_trigger(&tree.to_json(), "manual")?;
+    let typed: Vec<_> = sig
+        .returns
+        .iter()
+        .filter(|e| e.ty.is_some() && returns.contains_key(&e.name))
+        .cloned()
+        .collect();
+    let issues: Vec<String> = crate::signature::signature_value_issues(&typed, returns)
+        .into_iter()
+        .map(|i| i.message)
+        .collect();
+    (!issues.is_empty()).then(|| {
+        format!(
+            "its returns break the 'manual' trigger of '{}': {}",
+            mock.workflow,
+            issues.join(" ")
+        )
+    })
+}
+
 pub(crate) fn check(ctx: &Context<'_>, out: &mut Vec<Diagnostic>) {
     let tests_dir = format!("workflows/{}/tests", ctx.workflow);
     for file in discover_cases(ctx.files, ctx.workflow) {
@@ -58,12 +95,15 @@ pub(crate) fn check(ctx: &Context<'_>, out: &mut Vec<Diagnostic>) {
                 continue;
             }
         };
-        let facts = match check_case(&text) {
+        let facts = match check_case_at(&text) {
             Ok(f) => f,
             Err(problems) => {
+                let at = problems.first().and_then(|(_, pos)| *pos);
+                let text: Vec<&str> = problems.iter().map(|(m, _)| m.as_str()).collect();
                 out.push(
-                    Diagnostic::error("", format!("{file}: {}", problems.join("; ")))
-                        .in_file(&file),
+                    Diagnostic::error("", format!("{file}: {}", text.join("; ")))
+                        .in_file(&file)
+                        .at(at),
                 );
                 continue;
             }
@@ -84,6 +124,15 @@ pub(crate) fn check(ctx: &Context<'_>, out: &mut Vec<Diagnostic>) {
                         format!("'{file}' declares trigger '{id}', which no state of this workflow declares (declared: {list})"),
                     )
                     .in_file(&file),
+                );
+            }
+        }
+        for mock in &facts.workflow_mocks {
+            if let Some(problem) = mock_problem(ctx, mock) {
+                out.push(
+                    Diagnostic::error("mocks", format!("{file}: mocks[{}]: {problem}", mock.index))
+                        .in_file(&file)
+                        .at(Some(mock.pos)),
                 );
             }
         }

@@ -4,7 +4,7 @@
 //! contract: skills → mounts → per state (slug, hook scripts, governance probes) →
 //! `allow_always` probes → sub-workflows → test cases.
 
-mod cases;
+pub mod cases;
 mod frontmatter;
 mod hooks;
 mod mounts;

@@ -1,0 +1,179 @@
+//! Queued commits: the filesystem store's own writer thread.
+//!
+//! A turn's commit through [`SessionStore::commit_queued`](super::SessionStore::commit_queued)
+//! is handed to one thread per store, which takes every commit waiting at that moment,
+//! writes each step, makes them all durable with one sync ([`GroupSync::durable_all`]),
+//! then writes their caches and answers each commit's [`CommitReceipt`]. A thousand
+//! sessions committing at once thus cost one thread hand-off and a few syncs, not a
+//! thousand blocking-pool threads parked on a sync each (what `blocking::run` around
+//! [`SessionStore::commit`](super::SessionStore::commit) costs).
+//!
+//! A commit still returns only once its own step is durable: the receipt is answered after
+//! the sync that covers its write. Commits of one session never share a batch (a turn
+//! awaits each commit before the next, and the lease keeps other writers out), but a batch
+//! that held two would be split there, so each write sees the one before it finished.
+//!
+//! The thread starts at the first queued commit and ends when the store is dropped (its
+//! channel closes); a job holds the store only while it runs.
+//!
+//! [`GroupSync::durable_all`]: super::group_sync::GroupSync::durable_all
+
+use std::collections::HashSet;
+use std::sync::mpsc::{self, Receiver, Sender};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use serde_json::Value;
+use tokio::sync::oneshot;
+
+use super::fs::{FsStore, Written};
+use super::{OwnedStep, SessionId, Step, StoreError};
+
+/// At most this many commits share one batch (and so one sync), which bounds how long the
+/// first of them waits behind the others' writes.
+const MAX_BATCH: usize = 256;
+
+/// The outcome of a queued commit, with the step's messages (so a failed commit's stay
+/// pending with the caller).
+type Answer = (Result<(), StoreError>, Vec<Value>);
+
+/// A queued commit's answer, to await: the commit is durable when it says `Ok`.
+#[derive(Debug)]
+pub struct CommitReceipt {
+    answer: oneshot::Receiver<Answer>,
+    id: String,
+}
+
+impl CommitReceipt {
+    /// Waits for the commit: its result, and the step's messages back (`None` only when
+    /// the store's commit thread is gone, which fails the commit).
+    pub async fn wait(self) -> (Result<(), StoreError>, Option<Vec<Value>>) {
+        match self.answer.await {
+            Ok((result, messages)) => (result, Some(messages)),
+            Err(_) => (
+                Err(StoreError::Io {
+                    id: self.id,
+                    op: "commit to",
+                    path: std::path::PathBuf::from(super::fs::TRANSCRIPT_FILE),
+                    source: std::io::Error::other("the session store's commit thread stopped"),
+                }),
+                None,
+            ),
+        }
+    }
+}
+
+struct Job {
+    store: Arc<FsStore>,
+    id: SessionId,
+    step: OwnedStep,
+    answer: oneshot::Sender<Answer>,
+}
+
+/// One store's commit thread (see the module doc), started on first use.
+#[derive(Debug, Default)]
+pub(crate) struct Committer {
+    jobs: Mutex<Option<Sender<Job>>>,
+}
+
+impl Committer {
+    /// Queues a commit of `step` on `store`'s thread; the step back when the thread cannot
+    /// be started (the caller then commits in place).
+    pub(crate) fn queue(
+        &self,
+        store: Arc<FsStore>,
+        id: SessionId,
+        step: OwnedStep,
+    ) -> Result<CommitReceipt, OwnedStep> {
+        let tx = {
+            let mut jobs = self.jobs.lock().unwrap_or_else(PoisonError::into_inner);
+            match &*jobs {
+                Some(tx) => tx.clone(),
+                None => {
+                    let (tx, rx) = mpsc::channel();
+                    let started = std::thread::Builder::new()
+                        .name("archmax-commits".to_owned())
+                        .spawn(move || serve(&rx));
+                    if started.is_err() {
+                        return Err(step);
+                    }
+                    *jobs = Some(tx.clone());
+                    tx
+                }
+            }
+        };
+        let (answer, receipt) = oneshot::channel();
+        let receipt = CommitReceipt {
+            answer: receipt,
+            id: id.as_str().to_owned(),
+        };
+        let job = Job {
+            store,
+            id,
+            step,
+            answer,
+        };
+        tx.send(job)
+            .map(|()| receipt)
+            .map_err(|mpsc::SendError(job)| {
+                // The thread is gone (it never panics, but if it did): start another next time.
+                *self.jobs.lock().unwrap_or_else(PoisonError::into_inner) = None;
+                job.step
+            })
+    }
+}
+
+/// The thread: batches of whatever is waiting, until the store is dropped.
+fn serve(jobs: &Receiver<Job>) {
+    while let Ok(first) = jobs.recv() {
+        let mut batch = vec![first];
+        while batch.len() < MAX_BATCH {
+            match jobs.try_recv() {
+                Ok(job) => batch.push(job),
+                Err(_) => break,
+            }
+        }
+        let mut rest = batch.into_iter().peekable();
+        while rest.peek().is_some() {
+            // A run of commits of distinct sessions shares one sync.
+            let mut seen = HashSet::new();
+            let mut run = Vec::new();
+            while let Some(job) = rest.next_if(|j| seen.insert(j.id.as_str().to_owned())) {
+                run.push(job);
+            }
+            commit_run(run);
+        }
+    }
+}
+
+/// Writes each commit of `run`, one sync for all of them, then their second halves.
+fn commit_run(run: Vec<Job>) {
+    let Some(store) = run.first().map(|j| Arc::clone(&j.store)) else {
+        return;
+    };
+    let written: Vec<(Job, Result<Written, StoreError>)> = run
+        .into_iter()
+        .map(|job| {
+            let step = Step {
+                new_messages: &job.step.new_messages,
+                state: &job.step.state,
+            };
+            let written = job.store.write_step(&job.id, step);
+            (job, written)
+        })
+        .collect();
+    let files: Vec<&std::fs::File> = written
+        .iter()
+        .filter_map(|(_, w)| w.as_ref().ok().map(Written::file))
+        .collect();
+    let synced = store.group().durable_all(&files);
+    for (job, written) in written {
+        let result = written.and_then(|w| match &synced {
+            Ok(()) => store.finish(w),
+            Err(e) => Err(StoreError::io(job.id.as_str(), "append to", w.path())(
+                std::io::Error::new(e.kind(), e.to_string()),
+            )),
+        });
+        // The caller may have stopped waiting (its turn was dropped): nothing to answer.
+        let _ = job.answer.send((result, job.step.new_messages));
+    }
+}

@@ -1,0 +1,35 @@
+//! The case functions of `@archmax-ai/harness/testing` (the engine itself runs through
+//! `NativeAgent.runCases`): discovery, the case document, the input matcher.
+
+use archmax_spec::DiskFiles;
+use napi_derive::napi;
+use serde_json::{Value, json};
+
+/// The case files of `workflow` under `rootDir`, workspace-relative, sorted by path.
+#[napi(catch_unwind)]
+pub fn discover_case_files(root_dir: String, workflow: String) -> Vec<String> {
+    archmax_spec::workspace::cases::discover_cases(&DiskFiles::new(&root_dir), &workflow)
+}
+
+/// Reads a case document: `{ ok: true, value }` (the document, collapsed), or
+/// `{ ok: false, message }` with every problem (`<file>: <problem>; …`).
+#[napi(
+    catch_unwind,
+    ts_return_type = "{ ok: true; value: Record<string, unknown> } | { ok: false; message: string }"
+)]
+pub fn parse_case_document(text: String, file: Option<String>) -> Value {
+    let file = file.unwrap_or_else(|| "<case>".to_string());
+    match archmax_cases::parse_case(&file, &text) {
+        Ok(case) => json!({ "ok": true, "value": case.to_json() }),
+        Err(message) => json!({ "ok": false, "message": message }),
+    }
+}
+
+/// Whether `actual` partially matches `expected` (mocks' `whenInput`, `calledTool.input`).
+#[napi(catch_unwind)]
+pub fn partial_match(
+    #[napi(ts_arg_type = "unknown")] expected: Value,
+    #[napi(ts_arg_type = "unknown")] actual: Value,
+) -> bool {
+    archmax_machine::mocks::partial_match(&expected, &actual)
+}
