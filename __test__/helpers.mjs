@@ -384,3 +384,25 @@ export async function otlpReceiver() {
     },
   }
 }
+
+/**
+ * Starts `archmax serve --root <root> --port 0` (the npm bin, so the built addon) with the
+ * model at `endpointUrl` and `env` added; resolves with its base URL and the child process
+ * once it listens. The caller kills the child.
+ */
+export async function serveArchmax(root, endpointUrl, env = {}) {
+  const { spawn } = await import('node:child_process')
+  const all = { ...process.env, ARCHMAX_CLI_NO_BANNER: '1', NO_COLOR: '1', ARCHMAX_API_BASE_URL: endpointUrl, ARCHMAX_MODEL: 'scripted', ...env }
+  delete all.ARCHMAX_SESSION_STORE
+  const child = spawn(process.execPath, [join(ROOT, 'bin', 'archmax.js'), 'serve', '--root', root, '--port', '0'], { cwd: root, env: all })
+  let err = ''
+  const base = await new Promise((resolve, reject) => {
+    child.stderr.on('data', (d) => {
+      err += d
+      const m = err.match(/listening on (http:\/\/127\.0\.0\.1:\d+)/)
+      if (m) resolve(m[1])
+    })
+    child.on('exit', (code) => reject(new Error(`archmax serve exited ${code}: ${err}`)))
+  })
+  return { base, child }
+}

@@ -137,6 +137,11 @@ stdout; the state flow is narrated on stderr. The workflow slug may be omitted w
 exactly one workflow. A session parked at a human state answers the prompt as a reply; a session parked \
 for input takes it as a delivery of the trigger.";
 
+const GRAPH_LONG: &str = "Prints the diagram of a workflow on stdout, from its spec alone (no model calls): \
+every state with its title and hooks, every transition with its description (and its type on a human \
+state), on_error routes dashed, human states as hexagons, terminal states rounded. Mermaid renders on \
+GitHub; svg is laid out without external tools; dot is for Graphviz.";
+
 const SESSIONS_LONG: &str = "Lists every durable session under <root>/sessions, or shows one session in full: \
 its status, current state, what it is waiting for and its variables. A variable marked locked was \
 established by the host (a trigger firing or --variables) and cannot be changed by the agent.";
@@ -242,6 +247,13 @@ pub const COMMANDS: &[Command] = &[
         long: None,
     },
     Command {
+        name: "graph",
+        positionals: &[WORKFLOW_POS],
+        options: &[value("format", "<format>", "mermaid (default), svg or dot")],
+        summary: "Print a workflow's diagram: states, edges, human and terminal states, hooks",
+        long: Some(GRAPH_LONG),
+    },
+    Command {
         name: "sessions",
         positionals: &[optional(
             "session",
@@ -330,6 +342,39 @@ pub const COMMANDS: &[Command] = &[
         long: Some(WORKER_LONG),
     },
     Command {
+        name: "serve",
+        positionals: &[],
+        options: &[
+            value(
+                "port",
+                "<n>",
+                "The port to listen on (default: 8787; 0 picks a free one)",
+            ),
+            value(
+                "host",
+                "<ip>",
+                "The address to bind (default: 127.0.0.1; others need ARCHMAX_SERVE_TOKENS)",
+            ),
+            value(
+                "store",
+                "<url>",
+                "A postgres:// session store (default: ARCHMAX_SESSION_STORE, else sessions/)",
+            ),
+            value(
+                "cors-origin",
+                "<origin>",
+                "The one origin allowed to call from a browser (default: no CORS)",
+            ),
+            value(
+                "max-body",
+                "<bytes>",
+                "The largest request body accepted (default: 1048576)",
+            ),
+        ],
+        summary: "Serve the workspace over HTTP, with the web inbox at /",
+        long: Some(SERVE_LONG),
+    },
+    Command {
         name: "help",
         positionals: &[optional("command", "The command to describe")],
         options: &[],
@@ -373,3 +418,11 @@ lease expired, from the last committed step), runs the deliveries 'archmax deliv
 session's in arrival order), and wakes sessions whose archmax_wait fell due with a delivery of --trigger, \
 as a host's scheduler would deliver it. Each is claimed by exactly one worker, however many run on however \
 many machines. Runs until stopped, or with --once until nothing is ready.";
+
+const SERVE_LONG: &str = "Serves every workflow of the workspace over HTTP: sessions, messages, decisions, \
+replies, deliveries and trigger webhooks answer the Outcome that --json prints; GET /sessions/<id>/events \
+streams a session's events (Server-Sent Events, replay from ?since=<seq>); /health, Prometheus /metrics and \
+/openapi.json describe it. The inbox at / shows the pending decisions. ARCHMAX_SERVE_TOKENS holds \
+identity=token pairs; every route but /health and the inbox's files then needs 'Authorization: Bearer \
+<token>', and a human state's approvers are checked against the identity. Without tokens the server \
+listens on loopback only. The model is the ARCHMAX_* endpoint, as for 'archmax run'. See docs/serve.md.";

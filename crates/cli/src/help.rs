@@ -119,11 +119,13 @@ Commands:
   run <workflow> <prompt...>    Run a workflow on a prompt; the reply goes to stdout
   test <workflow> [filter]      Run a workflow's cases
   validate <workflow>           Statically validate a workflow — no model calls
+  graph <workflow>              Print a workflow's diagram: states, edges, human and terminal states, hooks
   sessions [session]            List durable sessions, or show one in full
   decide <session>              Resume a session parked at a human state by picking a transition
   reply <session> <message...>  Send a message to a session parked at a human state; it stays parked
   deliver <session>             Resume a session parked for input by delivering a trigger
   worker [workflow]             Finish interrupted turns, run queued deliveries, wake due waits (PostgreSQL session store)
+  serve                         Serve the workspace over HTTP, with the web inbox at /
   help [command]                Show help for the CLI or one command
 
 Global options:

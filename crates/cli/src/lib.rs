@@ -21,6 +21,7 @@ pub mod commands;
 pub mod dotenv;
 mod endpoint;
 pub mod flow;
+mod graph;
 pub mod help;
 pub mod init;
 pub mod interrupt;
@@ -32,6 +33,7 @@ mod preflight;
 pub mod raw;
 mod record;
 mod run;
+mod serve;
 mod sessions;
 pub mod skill;
 pub(crate) mod store;
@@ -201,6 +203,7 @@ fn dispatch(cli: &mut Cli<'_>, args: &[String]) -> i32 {
     };
     let outcome = match cmd.name {
         "validate" => validate::run(cli, &parsed, &positionals),
+        "graph" => graph::run(cli, &parsed, &positionals),
         "run" => run::run(cli, &parsed, &positionals),
         "test" => test::run(cli, &parsed, &positionals),
         "sessions" => sessions::run(cli, &parsed, &positionals),
@@ -210,6 +213,7 @@ fn dispatch(cli: &mut Cli<'_>, args: &[String]) -> i32 {
         "init" => init::run(cli, &parsed, &positionals),
         "skill" => skill::run(cli, &parsed, &positionals),
         "worker" => worker::run(cli, &parsed, &positionals),
+        "serve" => serve::run(cli, &parsed, &positionals),
         _ => preflight::run(cli, cmd, &parsed, &positionals),
     };
     match outcome {

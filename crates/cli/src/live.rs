@@ -275,17 +275,7 @@ pub(crate) fn connect_to(
         Tape::Replay(file) => Some(crate::cassette::replayer(file)?),
         _ => None,
     };
-    let missing = crate::endpoint::missing(cli);
-    if replayer.is_none() && !missing.is_empty() {
-        return Err(Failure::Command(crate::endpoint::missing_message(
-            root, &missing,
-        )));
-    }
-    let config = ModelConfig::from_env(|name| match &replayer {
-        Some(r) => crate::cassette::replay_var(r, name, cli.var(name)),
-        None => cli.var(name),
-    })
-    .map_err(|e| Failure::Command(e.to_string()))?;
+    let config = config_with(cli, root, replayer.as_deref())?;
     let (tx, rx) = mpsc::channel::<Message>();
     let mut live = Live {
         flow: FlowRenderer::new(cli.style),
@@ -303,24 +293,71 @@ pub(crate) fn connect_to(
             _ => None,
         },
     };
-    let default_model = config.model.clone();
-    let cache = (config.prompt_cache, config.prompt_cache_ttl.as_str());
-    // The harness prices each call itself (so a session's usage carries `costUsd`).
-    let pricing = config.pricing.map(|_| config.pricing_table());
     let model: Arc<dyn Model> = match (tape, replayer) {
         (_, Some(replayer)) => replayer,
         (Tape::Record(file), None) => {
-            let client = OpenAiClient::new(config).map_err(|e| Failure::Command(e.to_string()))?;
-            crate::cassette::recorder(client, file, &default_model)
+            let client =
+                OpenAiClient::new(config.clone()).map_err(|e| Failure::Command(e.to_string()))?;
+            crate::cassette::recorder(client, file, &config.model)
         }
-        _ => Arc::new(OpenAiClient::new(config).map_err(|e| Failure::Command(e.to_string()))?),
+        _ => endpoint(&config)?,
     };
     let sink = Arc::new(ChannelSink(tx));
-    let assembled = assemble(root, store, workflow, model, default_model, sink);
+    let assembled = harness_with(root, store, workflow, &config, model, sink);
     // Assembly may have emitted warnings before failing: show them first.
     live.drain(cli);
-    let mut harness = assembled?;
+    Ok((assembled?, live))
+}
+
+/// The model endpoint from the `ARCHMAX_*` variables. Missing or malformed ones are a
+/// configuration error (`Error: …`, every missing one named), not a crash as in the
+/// original (docs/decisions.md).
+pub(crate) fn model_config(cli: &Cli<'_>, root: &Path) -> Result<ModelConfig, Failure> {
+    config_with(cli, root, None)
+}
+
+/// [`model_config`]; with a cassette to replay, its recorded values fill in what is unset
+/// and nothing is required.
+fn config_with(
+    cli: &Cli<'_>,
+    root: &Path,
+    replayer: Option<&archmax_cases::cassette::Replayer>,
+) -> Result<ModelConfig, Failure> {
+    let missing = crate::endpoint::missing(cli);
+    if replayer.is_none() && !missing.is_empty() {
+        return Err(Failure::Command(crate::endpoint::missing_message(
+            root, &missing,
+        )));
+    }
+    ModelConfig::from_env(|name| match replayer {
+        Some(r) => crate::cassette::replay_var(r, name, cli.var(name)),
+        None => cli.var(name),
+    })
+    .map_err(|e| Failure::Command(e.to_string()))
+}
+
+/// The OpenAI-compatible client of `config`.
+pub(crate) fn endpoint(config: &ModelConfig) -> Result<Arc<dyn Model>, Failure> {
+    let client = OpenAiClient::new(config.clone()).map_err(|e| Failure::Command(e.to_string()))?;
+    Ok(Arc::new(client))
+}
+
+/// Assembles `workflow` over `store` with `model` (and `config`'s prompt-cache and pricing
+/// switches), its events to `sink`.
+pub(crate) fn harness_with(
+    root: &Path,
+    store: Arc<dyn SessionStore>,
+    workflow: &str,
+    config: &ModelConfig,
+    model: Arc<dyn Model>,
+    sink: Arc<dyn archmax_machine::EventSink>,
+) -> Result<Harness, Failure> {
+    let default_model = config.model.clone();
+    let cache = (config.prompt_cache, config.prompt_cache_ttl.as_str());
+    // The harness prices each call itself (so a session's usage carries `costUsd`).
+    let pricing = config.pricing.as_ref().map(|_| config.pricing_table());
+    let mut harness = assemble(root, store, workflow, model, default_model, sink)?;
     harness.set_env_prompt_cache(cache.0, cache.1);
     harness.set_pricing(pricing);
-    Ok((harness, live))
+    Ok(harness)
 }

@@ -27,6 +27,8 @@ pub mod code_description;
 pub mod diagnostic;
 pub mod disk;
 pub mod grammar;
+pub mod graph;
+mod graph_svg;
 pub mod hash;
 pub mod jsfmt;
 pub mod lint;

@@ -5,6 +5,7 @@ mod cassette;
 mod delegation;
 mod env_files;
 mod first_hour;
+mod graph;
 #[allow(dead_code)]
 // The OTLP/HTTP receiver, shared with the workspace's integration tests and benchmarks.
 #[path = "../../../../tests/src/otlp.rs"]
@@ -16,6 +17,7 @@ mod run;
 // The scripted OpenAI-compatible server, shared with the workspace's integration tests.
 #[path = "../../../../tests/src/scripted.rs"]
 mod scripted;
+mod serve;
 mod sessions;
 #[cfg(unix)]
 mod signals;

@@ -38,7 +38,7 @@ pub fn workspace() -> Workspace {
 }
 
 /// The model's side of a run that drafts and hands over to `review`.
-fn handover() -> Vec<Reply> {
+pub fn handover() -> Vec<Reply> {
     vec![
         Reply::tool_calls(vec![(
             "c1",

@@ -9,7 +9,7 @@ use crate::scripted::{Reply, ScriptedServer};
 use crate::support::cli_with;
 
 /// A URL of the test database with a schema of its own, `None` (said why) when not set.
-fn store_url() -> Option<String> {
+pub fn store_url() -> Option<String> {
     static N: AtomicUsize = AtomicUsize::new(0);
     let Some(url) = std::env::var("ARCHMAX_TEST_PG_URL")
         .ok()

@@ -1,0 +1,239 @@
+//! `archmax-serve`: the harness as a service. A thin HTTP face over [`Harness`]: every
+//! route maps onto one harness call (`send`, `decide`, `reply`, `deliver`, the session
+//! reads) and answers the Outcome JSON `archmax … --json` prints; no business rule lives
+//! here. Around it: bearer tokens naming identities, the approvers of a human state checked
+//! against the identity, bounded bodies, CORS only when configured, Server-Sent Events with
+//! replay from a `seq`, Prometheus metrics, an OpenAPI document and the web inbox.
+//!
+//! ```
+//! use archmax_serve::Tokens;
+//!
+//! let tokens = Tokens::parse("alice=s3cret, bob=hunter2").expect("two tokens");
+//! assert_eq!(tokens.identity("s3cret"), Some("alice"));
+//! assert_eq!(tokens.identity("nope"), None);
+//! assert!(Tokens::parse("alice").is_err());
+//! ```
+
+mod api;
+mod auth;
+pub mod hub;
+mod inbox;
+pub mod metrics;
+mod openapi;
+
+use std::collections::BTreeMap;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use archmax_machine::store::SessionStore;
+use archmax_machine::{EventSink, Harness, Outcome};
+use axum::Router;
+use serde_json::Value;
+
+pub use auth::Tokens;
+
+/// The variable that holds the tokens: `identity=token` pairs, comma-separated.
+pub const TOKENS_VAR: &str = "ARCHMAX_SERVE_TOKENS";
+
+/// The default bound on a request body (1 MiB).
+pub const DEFAULT_BODY_LIMIT: usize = 1024 * 1024;
+
+/// Builds the harness of one workflow with its events going to the given sink; the error
+/// is the message to show for that workflow.
+pub type Assemble = Arc<dyn Fn(&str, Arc<dyn EventSink>) -> Result<Harness, String> + Send + Sync>;
+
+/// Why the server cannot start.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ServeError {
+    /// An entry of [`TOKENS_VAR`] is not `identity=token`.
+    #[error(
+        "{TOKENS_VAR} entry {index} is not 'identity=token' (got '{shown}'); write identity=token pairs separated by commas"
+    )]
+    BadToken {
+        /// 1-based position of the entry.
+        index: usize,
+        /// The entry, cut short.
+        shown: String,
+    },
+    /// Two entries give the same token.
+    #[error(
+        "{TOKENS_VAR} gives the same token to '{first}' and '{second}'; each token names one identity"
+    )]
+    DuplicateToken {
+        /// The first identity.
+        first: String,
+        /// The second identity.
+        second: String,
+    },
+    /// A non-loopback address without tokens.
+    #[error(
+        "without {TOKENS_VAR} the server binds to loopback only; '{host}' is not a loopback address. Set {TOKENS_VAR} to serve other machines"
+    )]
+    NotLoopback {
+        /// The refused address.
+        host: String,
+    },
+    /// The host is not an IP address.
+    #[error("--host must be an IP address such as 127.0.0.1 or 0.0.0.0, got '{0}'")]
+    BadHost(String),
+    /// The workspace has no workflow that loads.
+    #[error("no workflow of the workspace loads: {0}")]
+    NoWorkflow(String),
+}
+
+/// What the server is built from.
+pub struct ServeConfig {
+    /// The workspace root.
+    pub root: PathBuf,
+    /// The workspace's workflow slugs.
+    pub workflows: Vec<String>,
+    /// The session store every harness shares.
+    pub store: Arc<dyn SessionStore>,
+    /// How a workflow's harness is assembled.
+    pub assemble: Assemble,
+    /// The tokens; empty = loopback only, every request is the identity `local`.
+    pub tokens: Tokens,
+    /// The one origin CORS allows; `None` = no CORS headers.
+    pub cors_origin: Option<String>,
+    /// The largest request body accepted, in bytes.
+    pub body_limit: usize,
+}
+
+/// The address to bind: `host` (default 127.0.0.1) and `port`; a non-loopback host is
+/// refused when there are no tokens.
+pub fn bind_address(
+    host: Option<&str>,
+    port: u16,
+    tokens: &Tokens,
+) -> Result<SocketAddr, ServeError> {
+    let ip = match host.map(str::trim).filter(|h| !h.is_empty()) {
+        None => IpAddr::V4(Ipv4Addr::LOCALHOST),
+        Some(h) => h
+            .parse::<IpAddr>()
+            .map_err(|_| ServeError::BadHost(h.to_string()))?,
+    };
+    if tokens.is_empty() && !ip.is_loopback() {
+        return Err(ServeError::NotLoopback {
+            host: ip.to_string(),
+        });
+    }
+    Ok(SocketAddr::new(ip, port))
+}
+
+/// The Outcome as the CLI's `--json` prints it: everything but the transcript.
+pub fn outcome_value(outcome: &Outcome) -> Value {
+    let mut value = serde_json::to_value(outcome).unwrap_or(Value::Null);
+    if let Value::Object(map) = &mut value {
+        map.remove("messages");
+    }
+    value
+}
+
+/// One workflow as the server holds it.
+pub(crate) enum Loaded {
+    /// Assembled.
+    Ready(Arc<Harness>),
+    /// Did not assemble: the message.
+    Broken(String),
+}
+
+/// What every handler shares.
+pub(crate) struct AppState {
+    pub workflows: BTreeMap<String, Loaded>,
+    pub store: Arc<dyn SessionStore>,
+    pub hub: Arc<hub::Hub>,
+    pub metrics: Arc<metrics::Metrics>,
+    pub tokens: Tokens,
+}
+
+/// The router of every route, with the state assembled: one harness per workflow, all
+/// sharing the store and the event hub.
+pub fn app(config: ServeConfig) -> Result<Router, ServeError> {
+    let metrics = Arc::new(metrics::Metrics::new());
+    let hub = Arc::new(hub::Hub::new(Arc::clone(&metrics)));
+    let mut workflows = BTreeMap::new();
+    for slug in &config.workflows {
+        let sink: Arc<dyn EventSink> = hub.clone();
+        let loaded = match (config.assemble)(slug, sink) {
+            Ok(h) => Loaded::Ready(Arc::new(h)),
+            Err(e) => Loaded::Broken(e),
+        };
+        workflows.insert(slug.clone(), loaded);
+    }
+    if !workflows.values().any(|w| matches!(w, Loaded::Ready(_))) {
+        let why = workflows
+            .values()
+            .filter_map(|w| match w {
+                Loaded::Broken(e) => Some(e.as_str()),
+                Loaded::Ready(_) => None,
+            })
+            .next()
+            .unwrap_or("the workspace has no workflows/<slug>/workflow.yaml")
+            .to_string();
+        return Err(ServeError::NoWorkflow(why));
+    }
+    let state = Arc::new(AppState {
+        workflows,
+        store: config.store,
+        hub,
+        metrics,
+        tokens: config.tokens,
+    });
+    Ok(api::router(
+        state,
+        config.cors_origin.as_deref(),
+        config.body_limit,
+    ))
+}
+
+/// The listener [`run`] serves on.
+pub use tokio::net::TcpListener;
+
+/// Serves `app` on `listener` until the process ends.
+pub async fn run(listener: TcpListener, app: Router) -> std::io::Result<()> {
+    axum::serve(listener, app).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loopback_is_the_default_and_the_only_choice_without_tokens() {
+        let none = Tokens::default();
+        assert_eq!(
+            bind_address(None, 8787, &none).map(|a| a.to_string()).ok(),
+            Some("127.0.0.1:8787".to_string())
+        );
+        assert!(bind_address(Some("::1"), 1, &none).is_ok());
+        assert!(matches!(
+            bind_address(Some("0.0.0.0"), 1, &none),
+            Err(ServeError::NotLoopback { .. })
+        ));
+        let some = Tokens::parse("a=b").expect("one token");
+        assert!(bind_address(Some("0.0.0.0"), 1, &some).is_ok());
+        assert!(matches!(
+            bind_address(Some("localhost"), 1, &some),
+            Err(ServeError::BadHost(_))
+        ));
+    }
+
+    #[test]
+    fn tokens_take_everything_after_the_first_equals_and_refuse_a_shared_token() {
+        let t = Tokens::parse(" alice = ab==, ,bob=cd").expect("parses");
+        assert_eq!(t.len(), 2);
+        assert_eq!(t.identity("ab=="), Some("alice"));
+        assert_eq!(t.identity("cd"), Some("bob"));
+        assert_eq!(t.identity("ab"), None);
+        assert!(matches!(
+            Tokens::parse("alice=x,bob=x"),
+            Err(ServeError::DuplicateToken { .. })
+        ));
+        assert!(matches!(
+            Tokens::parse("=x"),
+            Err(ServeError::BadToken { index: 1, .. })
+        ));
+    }
+}

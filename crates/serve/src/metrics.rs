@@ -1,0 +1,132 @@
+//! The Prometheus metrics of `GET /metrics` (text exposition via `prometheus-client`):
+//! turns and their latency by arrival, model calls, tokens, parks, HTTP requests.
+
+use std::time::Duration;
+
+use archmax_machine::Event;
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
+use prometheus_client::registry::Registry;
+
+/// A label set of one value.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct Kind {
+    /// `message`, `decision`, `reply`, `delivery`, `trigger` (turns); `input`/`output`/… (tokens).
+    pub kind: String,
+}
+
+/// Every metric the server exports.
+pub struct Metrics {
+    registry: Registry,
+    turns: Family<Kind, Counter>,
+    turn_seconds: Family<Kind, Histogram>,
+    model_calls: Counter,
+    tokens: Family<Kind, Counter>,
+    parks: Family<Kind, Counter>,
+    requests: Family<Kind, Counter>,
+}
+
+fn turn_histogram() -> Histogram {
+    Histogram::new(exponential_buckets(0.005, 2.0, 14))
+}
+
+impl Metrics {
+    /// The registry with every metric registered under `archmax_`.
+    pub fn new() -> Metrics {
+        let mut registry = Registry::with_prefix("archmax");
+        let turns = Family::<Kind, Counter>::default();
+        let turn_seconds =
+            Family::<Kind, Histogram>::new_with_constructor(turn_histogram as fn() -> Histogram);
+        let model_calls = Counter::default();
+        let tokens = Family::<Kind, Counter>::default();
+        let parks = Family::<Kind, Counter>::default();
+        let requests = Family::<Kind, Counter>::default();
+        registry.register("turns", "Turns run, by arrival", turns.clone());
+        registry.register(
+            "turn_seconds",
+            "Wall-clock time of a turn, by arrival",
+            turn_seconds.clone(),
+        );
+        registry.register(
+            "model_calls",
+            "Model calls that reported usage",
+            model_calls.clone(),
+        );
+        registry.register("tokens", "Model tokens, by kind", tokens.clone());
+        registry.register("parks", "Sessions parked, by channel", parks.clone());
+        registry.register("http_requests", "HTTP requests, by route", requests.clone());
+        Metrics {
+            registry,
+            turns,
+            turn_seconds,
+            model_calls,
+            tokens,
+            parks,
+            requests,
+        }
+    }
+
+    fn kind(kind: &str) -> Kind {
+        Kind {
+            kind: kind.to_string(),
+        }
+    }
+
+    /// Counts what an event says about model calls, tokens and parks.
+    pub fn on_event(&self, event: &Event) {
+        match event {
+            Event::ModelUsage {
+                input_tokens,
+                output_tokens,
+                cache_read_tokens,
+                cache_creation_tokens,
+                ..
+            } => {
+                self.model_calls.inc();
+                for (k, n) in [
+                    ("input", input_tokens),
+                    ("output", output_tokens),
+                    ("cache_read", cache_read_tokens),
+                    ("cache_creation", cache_creation_tokens),
+                ] {
+                    self.tokens.get_or_create(&Metrics::kind(k)).inc_by(*n);
+                }
+            }
+            Event::Parked { awaiting, .. } => {
+                self.parks.get_or_create(&Metrics::kind(awaiting)).inc();
+            }
+            _ => {}
+        }
+    }
+
+    /// Counts one turn of `arrival` that took `took`.
+    pub fn on_turn(&self, arrival: &str, took: Duration) {
+        let k = Metrics::kind(arrival);
+        self.turns.get_or_create(&k).inc();
+        self.turn_seconds
+            .get_or_create(&k)
+            .observe(took.as_secs_f64());
+    }
+
+    /// Counts one request of `route`.
+    pub fn on_request(&self, route: &str) {
+        self.requests.get_or_create(&Metrics::kind(route)).inc();
+    }
+
+    /// The text exposition.
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        if prometheus_client::encoding::text::encode(&mut out, &self.registry).is_err() {
+            out.clear();
+        }
+        out
+    }
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Metrics::new()
+    }
+}

@@ -1,0 +1,88 @@
+//! The OpenAPI 3.1 document of `GET /openapi.json`, written out by hand: the routes are
+//! few and fixed, and the bodies are small.
+
+use serde_json::{Value, json};
+
+fn outcome_answer() -> Value {
+    json!({
+        "200": { "description": "The Outcome, as `archmax … --json` prints it", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/Outcome" } } } },
+        "400": { "$ref": "#/components/responses/Error" },
+        "401": { "$ref": "#/components/responses/Error" },
+        "403": { "$ref": "#/components/responses/Error" },
+        "404": { "$ref": "#/components/responses/Error" },
+        "409": { "$ref": "#/components/responses/Error" },
+        "413": { "$ref": "#/components/responses/Error" }
+    })
+}
+
+fn json_body(schema: Value) -> Value {
+    json!({ "required": true, "content": { "application/json": { "schema": schema } } })
+}
+
+fn session_param() -> Value {
+    json!([{ "name": "id", "in": "path", "required": true, "schema": { "type": "string" } }])
+}
+
+/// The document.
+pub(crate) fn document() -> Value {
+    let object = json!({ "type": "object", "additionalProperties": true });
+    json!({
+        "openapi": "3.1.0",
+        "info": { "title": "archmax serve", "version": env!("CARGO_PKG_VERSION") },
+        "security": [{ "bearer": [] }],
+        "components": {
+            "securitySchemes": { "bearer": { "type": "http", "scheme": "bearer", "description": "A token of ARCHMAX_SERVE_TOKENS (identity=token pairs); none needed when the server runs without tokens on loopback" } },
+            "schemas": {
+                "Outcome": { "type": "object", "description": "types/Outcome.ts, without `messages`", "required": ["sessionId", "status"] },
+                "Error": { "type": "object", "required": ["error", "code"], "properties": { "error": { "type": "string" }, "code": { "type": "string" } } }
+            },
+            "responses": { "Error": { "description": "A refusal", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/Error" } } } } }
+        },
+        "paths": {
+            "/health": { "get": { "security": [], "summary": "Liveness", "responses": { "200": { "description": "{ status: ok }" } } } },
+            "/metrics": { "get": { "summary": "Prometheus metrics: turns, model calls, tokens, parks, turn latency", "responses": { "200": { "description": "OpenMetrics text" } } } },
+            "/openapi.json": { "get": { "summary": "This document", "responses": { "200": { "description": "OpenAPI 3.1" } } } },
+            "/workflows": { "get": { "summary": "The workspace's workflows", "responses": { "200": { "description": "[{ workflow, title?, loaded, error? }]" } } } },
+            "/workflows/{workflow}/graph": { "get": {
+                "summary": "The workflow's diagram",
+                "parameters": [
+                    { "name": "workflow", "in": "path", "required": true, "schema": { "type": "string" } },
+                    { "name": "format", "in": "query", "schema": { "enum": ["svg", "mermaid", "dot"], "default": "svg" } }
+                ],
+                "responses": { "200": { "description": "The diagram" } } } },
+            "/sessions": { "get": {
+                "summary": "Session summaries with their workflow and park record",
+                "parameters": [
+                    { "name": "workflow", "in": "query", "schema": { "type": "string" } },
+                    { "name": "status", "in": "query", "schema": { "type": "string" } },
+                    { "name": "awaiting", "in": "query", "description": "decision or input: only sessions parked so, oldest first", "schema": { "enum": ["decision", "input"] } }
+                ],
+                "responses": { "200": { "description": "[SessionSummary & { workflow?, park? }]" } } } },
+            "/sessions/{id}": { "get": { "summary": "One session's summary, workflow and park record", "parameters": session_param(), "responses": { "200": { "description": "SessionSummary & { workflow?, park? }" }, "404": { "$ref": "#/components/responses/Error" } } } },
+            "/sessions/{id}/messages": {
+                "get": { "summary": "The session's transcript", "parameters": session_param(), "responses": { "200": { "description": "Messages" } } },
+                "post": { "summary": "Send a message (a turn, or a reply/delivery as the session's park says)", "parameters": session_param(),
+                    "requestBody": json_body(json!({ "type": "object", "required": ["message"], "properties": { "message": { "type": "string" }, "workflow": { "type": "string" }, "trigger": { "type": "string" }, "variables": object } })),
+                    "responses": outcome_answer() }
+            },
+            "/sessions/{id}/decision": { "post": { "summary": "Decide a human state (the identity must be one of its approvers, when it names any)", "parameters": session_param(),
+                "requestBody": json_body(json!({ "type": "object", "required": ["target"], "properties": { "target": { "type": "string" }, "comment": { "type": "string" } } })),
+                "responses": outcome_answer() } },
+            "/sessions/{id}/reply": { "post": { "summary": "A reply-only turn at a human state", "parameters": session_param(),
+                "requestBody": json_body(json!({ "type": "object", "required": ["message"], "properties": { "message": { "type": "string" } } })),
+                "responses": outcome_answer() } },
+            "/sessions/{id}/deliveries": { "post": { "summary": "Deliver the event a session waits for", "parameters": session_param(),
+                "requestBody": json_body(json!({ "type": "object", "required": ["trigger"], "properties": { "trigger": { "type": "string" }, "variables": object, "message": { "type": "string" } } })),
+                "responses": outcome_answer() } },
+            "/sessions/{id}/events": { "get": { "summary": "Server-Sent Events of the session (and its child sessions): kept events after `since` (or Last-Event-ID), then live ones; each event's id is its server seq",
+                "parameters": [ { "name": "id", "in": "path", "required": true, "schema": { "type": "string" } }, { "name": "since", "in": "query", "schema": { "type": "integer" } } ],
+                "responses": { "200": { "description": "text/event-stream" } } } },
+            "/sessions/{id}/evidence/{path}": { "get": { "summary": "One evidence file of the pending decision", "parameters": [ { "name": "id", "in": "path", "required": true, "schema": { "type": "string" } }, { "name": "path", "in": "path", "required": true, "schema": { "type": "string" } } ],
+                "responses": { "200": { "description": "The file" }, "404": { "$ref": "#/components/responses/Error" } } } },
+            "/triggers/{workflow}/{trigger}": { "post": { "summary": "A webhook firing: the body is the firing's variables; the session comes from the trigger's `session:` path",
+                "parameters": [ { "name": "workflow", "in": "path", "required": true, "schema": { "type": "string" } }, { "name": "trigger", "in": "path", "required": true, "schema": { "type": "string" } } ],
+                "requestBody": json_body(object.clone()),
+                "responses": outcome_answer() } }
+        }
+    })
+}
