@@ -62,7 +62,10 @@ pub(crate) fn run(
         )));
     }
     let config = model_config(cli, &root)?;
-    let model = endpoint(&config)?;
+    let metrics = Arc::new(archmax_serve::metrics::Metrics::new());
+    let model: Arc<dyn archmax_machine::model::Model> = Arc::new(
+        archmax_serve::metrics::TimedModel::new(endpoint(&config)?, Arc::clone(&metrics)),
+    );
     let (at, shared) = (root.clone(), Arc::clone(&store));
     let assemble: Assemble = Arc::new(move |workflow, sink| {
         harness_with(
@@ -83,6 +86,7 @@ pub(crate) fn run(
         assemble,
         tokens,
         cors_origin: parsed.non_empty("cors-origin").map(str::to_string),
+        metrics,
         body_limit,
     })
     .map_err(|e| Failure::Command(e.to_string()))?;

@@ -97,6 +97,9 @@ pub struct ServeConfig {
     pub tokens: Tokens,
     /// The one origin CORS allows; `None` = no CORS headers.
     pub cors_origin: Option<String>,
+    /// Where the server's metrics go (shared with a [`metrics::TimedModel`] the harnesses
+    /// call, so model-call latency is measured where the calls are made).
+    pub metrics: Arc<metrics::Metrics>,
     /// The largest request body accepted, in bytes.
     pub body_limit: usize,
 }
@@ -151,7 +154,7 @@ pub(crate) struct AppState {
 /// The router of every route, with the state assembled: one harness per workflow, all
 /// sharing the store and the event hub.
 pub fn app(config: ServeConfig) -> Result<Router, ServeError> {
-    let metrics = Arc::new(metrics::Metrics::new());
+    let metrics = config.metrics;
     let hub = Arc::new(hub::Hub::new(Arc::clone(&metrics)));
     let mut workflows = BTreeMap::new();
     for slug in &config.workflows {

@@ -1,7 +1,11 @@
 //! The Prometheus metrics of `GET /metrics` (text exposition via `prometheus-client`):
-//! turns and their latency by arrival, model calls, tokens, parks, HTTP requests.
+//! turns and their latency by arrival, model calls and their latency, tokens, parks, HTTP
+//! requests.
 
-use std::time::Duration;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use archmax_machine::model::{ChatRequest, Model, ModelFuture, TextSink};
 
 use archmax_machine::Event;
 use prometheus_client::encoding::EncodeLabelSet;
@@ -23,6 +27,7 @@ pub struct Metrics {
     turns: Family<Kind, Counter>,
     turn_seconds: Family<Kind, Histogram>,
     model_calls: Counter,
+    model_seconds: Histogram,
     tokens: Family<Kind, Counter>,
     parks: Family<Kind, Counter>,
     requests: Family<Kind, Counter>,
@@ -40,6 +45,7 @@ impl Metrics {
         let turn_seconds =
             Family::<Kind, Histogram>::new_with_constructor(turn_histogram as fn() -> Histogram);
         let model_calls = Counter::default();
+        let model_seconds = turn_histogram();
         let tokens = Family::<Kind, Counter>::default();
         let parks = Family::<Kind, Counter>::default();
         let requests = Family::<Kind, Counter>::default();
@@ -54,6 +60,11 @@ impl Metrics {
             "Model calls that reported usage",
             model_calls.clone(),
         );
+        registry.register(
+            "model_call_seconds",
+            "Wall-clock time of a model call (answered or failed), retries included",
+            model_seconds.clone(),
+        );
         registry.register("tokens", "Model tokens, by kind", tokens.clone());
         registry.register("parks", "Sessions parked, by channel", parks.clone());
         registry.register("http_requests", "HTTP requests, by route", requests.clone());
@@ -62,6 +73,7 @@ impl Metrics {
             turns,
             turn_seconds,
             model_calls,
+            model_seconds,
             tokens,
             parks,
             requests,
@@ -110,6 +122,11 @@ impl Metrics {
             .observe(took.as_secs_f64());
     }
 
+    /// Records one model call that took `took`.
+    pub fn on_model_call(&self, took: Duration) {
+        self.model_seconds.observe(took.as_secs_f64());
+    }
+
     /// Counts one request of `route`.
     pub fn on_request(&self, route: &str) {
         self.requests.get_or_create(&Metrics::kind(route)).inc();
@@ -128,5 +145,38 @@ impl Metrics {
 impl Default for Metrics {
     fn default() -> Self {
         Metrics::new()
+    }
+}
+
+/// A model whose every call's wall-clock time goes to [`Metrics`] (`model_call_seconds`).
+pub struct TimedModel {
+    inner: Arc<dyn Model>,
+    metrics: Arc<Metrics>,
+}
+
+impl TimedModel {
+    /// `inner`, timed into `metrics`.
+    pub fn new(inner: Arc<dyn Model>, metrics: Arc<Metrics>) -> TimedModel {
+        TimedModel { inner, metrics }
+    }
+}
+
+impl Model for TimedModel {
+    fn complete<'a>(&'a self, req: &'a ChatRequest) -> ModelFuture<'a> {
+        Box::pin(async move {
+            let started = Instant::now();
+            let answer = self.inner.complete(req).await;
+            self.metrics.on_model_call(started.elapsed());
+            answer
+        })
+    }
+
+    fn stream<'a>(&'a self, req: &'a ChatRequest, text: &'a dyn TextSink) -> ModelFuture<'a> {
+        Box::pin(async move {
+            let started = Instant::now();
+            let answer = self.inner.stream(req, text).await;
+            self.metrics.on_model_call(started.elapsed());
+            answer
+        })
     }
 }

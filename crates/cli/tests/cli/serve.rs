@@ -19,7 +19,7 @@ struct Served {
     base: String,
     client: Client,
     token: Option<String>,
-    _server: ScriptedServer,
+    server: ScriptedServer,
     _ws: Workspace,
 }
 
@@ -87,7 +87,7 @@ fn start(ws: Workspace, script: Vec<Reply>, env: &[(&str, &str)], args: &[&str])
         base,
         client,
         token,
-        _server: server,
+        server,
         _ws: ws,
     }
 }
@@ -302,6 +302,11 @@ fn a_decision_is_refused_to_a_non_approver_and_made_by_an_approver() {
     ] {
         assert!(metrics.contains(line), "{line} in\n{metrics}");
     }
+    // Every model call the two turns made is timed: one per request the model server got.
+    let calls = s.server.requests().len();
+    assert!(calls >= 2, "{calls} model calls");
+    let timed = format!("archmax_model_call_seconds_count {calls}");
+    assert!(metrics.contains(&timed), "{timed} in\n{metrics}");
 }
 
 #[test]
