@@ -1,7 +1,7 @@
 // createAgent driven by LangChain: a scripted BaseChatModel subclass and a `tool(...)` with a zod schema.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { cpSync, mkdtempSync } from 'node:fs'
+import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
@@ -11,11 +11,11 @@ import { tool } from '@langchain/core/tools'
 import { z } from 'zod'
 
 import { createAgent } from '@archmax-ai/harness'
-import { EXAMPLE, workspace } from './helpers.mjs'
+import { copyExample, EXAMPLE, workspace } from './helpers.mjs'
 
 function exampleCopy() {
   const dir = mkdtempSync(join(tmpdir(), 'archmax-lc-'))
-  cpSync(EXAMPLE, dir, { recursive: true })
+  copyExample(dir)
   return dir
 }
 

@@ -2,7 +2,7 @@
 import { test } from 'node:test'
 import { spawnSync } from 'node:child_process'
 import assert from 'node:assert/strict'
-import { cpSync, existsSync, mkdtempSync, readFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
@@ -14,12 +14,12 @@ import {
   SessionStoreIdError,
 } from '@archmax-ai/harness'
 import { createAgent as createAgentFromSubpath } from '@archmax-ai/harness/agent'
-import { EXAMPLE, ROOT, advance, call, say, scripted, workspace } from './helpers.mjs'
+import { copyExample, EXAMPLE, ROOT, advance, call, say, scripted, workspace } from './helpers.mjs'
 
 /** A copy of the example workspace (sessions are written into it). */
 function exampleCopy() {
   const dir = mkdtempSync(join(tmpdir(), 'archmax-agent-'))
-  cpSync(EXAMPLE, dir, { recursive: true })
+  copyExample(dir)
   return dir
 }
 

@@ -3,18 +3,18 @@
 // workspace changed fails naming the request and the field.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { cpSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
 import { createAgent } from '@archmax-ai/harness'
 import { FakeListChatModel } from '@langchain/core/utils/testing'
 
-import { EXAMPLE, ONE_STATE_SPEC, refundAnswers, scripted, sseEndpoint, workspace } from './helpers.mjs'
+import { copyExample, EXAMPLE, ONE_STATE_SPEC, refundAnswers, scripted, sseEndpoint, workspace } from './helpers.mjs'
 
 function exampleCopy() {
   const dir = mkdtempSync(join(tmpdir(), 'archmax-cassette-'))
-  cpSync(EXAMPLE, dir, { recursive: true })
+  copyExample(dir)
   return dir
 }
 

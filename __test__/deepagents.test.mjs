@@ -2,7 +2,7 @@
 // LangChain's createAgent) through archmaxMiddleware, with a fake tool-calling model.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { cpSync, existsSync, mkdtempSync, readFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
@@ -15,7 +15,7 @@ import { z } from 'zod'
 
 import { createMemorySessionStore } from '@archmax-ai/harness'
 import { archmaxMiddleware } from '@archmax-ai/harness/deepagents'
-import { CALLER_SPEC, CHILD_SPEC, call, EXAMPLE, mapStore, ON_ERROR_HUMAN_SPEC, REFUND, refundAnswers, say, toAIMessage, tools, workspace } from './helpers.mjs'
+import { CALLER_SPEC, CHILD_SPEC, call, copyExample, EXAMPLE, mapStore, ON_ERROR_HUMAN_SPEC, REFUND, refundAnswers, say, toAIMessage, tools, workspace } from './helpers.mjs'
 
 /** A LangChain chat model answering `answer({ messages, tools })`, recording every request. */
 class FakeToolModel extends BaseChatModel {
@@ -70,7 +70,7 @@ async function withAgent({ workflow, rootDir, mounts, model, sessionStore, onEve
 
 function exampleCopy() {
   const dir = mkdtempSync(join(tmpdir(), 'archmax-deep-'))
-  cpSync(EXAMPLE, dir, { recursive: true })
+  copyExample(dir)
   return dir
 }
 

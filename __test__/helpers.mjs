@@ -1,7 +1,7 @@
 // Shared helpers for the node:test suites.
-import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs'
+import { cpSync, mkdtempSync, mkdirSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { dirname, join, resolve } from 'node:path'
+import { dirname, join, resolve, sep } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 import { AIMessage } from '@langchain/core/messages'
@@ -11,6 +11,13 @@ import { createPostgresSessionStore } from '@archmax-ai/harness'
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..')
 /** The example workspace. */
 export const EXAMPLE = join(ROOT, 'examples', 'customer-support')
+
+/** Copies the example workspace into `dir`, without the `sessions/` store a run of the README's main job leaves in it. */
+export function copyExample(dir) {
+  const sessions = join(EXAMPLE, 'sessions')
+  cpSync(EXAMPLE, dir, { recursive: true, filter: (src) => src !== sessions && !src.startsWith(sessions + sep) })
+  return dir
+}
 
 /** A temp workspace holding `files` (workspace-relative path → text). */
 export function workspace(files) {
@@ -86,6 +93,47 @@ export function approvedCaseAnswers() {
     say('Your refund of 10.00 EUR for KK-2047 is confirmed.'),
   ]
 }
+/** The agent's answers to the example's `order-status-delayed` case. */
+export function delayedCaseAnswers() {
+  return [
+    advance('order-question', 'asks where the order is'),
+    say('Order KK-2043 is delayed at the carrier; the new estimate is 12 March. Sorry for the wait.'),
+  ]
+}
+
+/** The agent's answers to a refund proposal for `order`, parked for review with `said`. */
+function proposal(order, decision, amount, said) {
+  const file = JSON.stringify({ order_id: order, decision, amount, currency: 'EUR', limit: amount, reason: 'Within the policy.' })
+  return [
+    advance('refund-request', 'wants money back'),
+    tools(
+      call('archmax_set_variables', { variables: { order_id: order } }, 'p1'),
+      call('archmax_workflow_enrich-order', { order_id: order }, 'p2'),
+      call('write_file', { file_path: 'scratchpad/refund.json', content: file }, 'p3'),
+      call('archmax_advance', { to: 'refund-review', reason: 'proposal written' }, 'p4'),
+    ),
+    say(said),
+  ]
+}
+
+/**
+ * The agent's answers to the example's whole suite (`order-lookup`), its cases in path order
+ * (the rubric and the judge are answered apart): what its cassettes were recorded from
+ * (`scripts/record-example-cassettes.mjs`).
+ */
+export function exampleSuiteAnswers() {
+  return [
+    // email-refund-rejected: through the email trigger, parked, rejected, closed.
+    ...proposal('KK-2050', 'full_refund', 96.4, 'Your refund request for KK-2050 is with a colleague for review.'),
+    say('We cannot refund order KK-2050: customs released the parcel and it arrives on 11 March.'),
+    // order-status-delayed, refund-approved.
+    ...delayedCaseAnswers(),
+    ...approvedCaseAnswers(),
+    // refund-draft-completed: the seeded half-written draft is completed.
+    ...proposal('KK-2049', 'partial_refund', 10, 'A colleague will review your partial refund for KK-2049.'),
+  ]
+}
+
 /** An assistant message calling `archmax_advance`. */
 export const advance = (to, reason = 'next') => ({ role: 'assistant', content: null, tool_calls: [call('archmax_advance', { to, reason })] })
 /** An assistant message saying `content`. */
@@ -405,4 +453,22 @@ export async function serveArchmax(root, endpointUrl, env = {}) {
     child.on('exit', (code) => reject(new Error(`archmax serve exited ${code}: ${err}`)))
   })
   return { base, child }
+}
+
+/**
+ * A scripted OpenAI-compatible server on 127.0.0.1 answering the example's whole suite:
+ * the agent from `exampleSuiteAnswers()` in order, the rubric hook `ok`, the case judge a
+ * pass (told apart by their prompts). `left()` is how many agent answers were not asked for.
+ */
+export async function exampleSuiteServer() {
+  const answers = exampleSuiteAnswers()
+  const server = await sseEndpoint((body) => {
+    const asked = JSON.stringify(body.messages ?? [])
+    if (asked.includes("You grade whether an AI assistant's work")) return say(JSON.stringify({ score: 0.9, pass: true, reason: 'The reply meets the criterion.' }))
+    if (asked.includes('\\"verdict\\": \\"ok\\" | \\"correct\\" | \\"veto\\"')) return say('{"verdict": "ok", "reason": "accurate"}')
+    const next = answers.shift()
+    if (next === undefined) throw new Error('the script ran out of answers')
+    return next
+  })
+  return { ...server, left: () => answers.length }
 }

@@ -4,11 +4,11 @@
 // and sees the session complete. `ARCHMAX_SCREENSHOTS=1` writes docs/inbox.png and docs/diagram.png.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { cpSync, existsSync, mkdtempSync } from 'node:fs'
+import { existsSync, mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
-import { EXAMPLE, ROOT, refundAnswers, serveArchmax, sseEndpoint } from './helpers.mjs'
+import { copyExample, EXAMPLE, ROOT, refundAnswers, serveArchmax, sseEndpoint } from './helpers.mjs'
 
 const CHROMIUM = process.env.ARCHMAX_TEST_CHROMIUM || '/usr/bin/chromium'
 const LEAD = 'support-lead@kettleandkite.example'
@@ -17,7 +17,7 @@ const TOKEN = 'tok-lead'
 test('the inbox shows a pending refund, decides it by a click and shows the session complete', { skip: !existsSync(CHROMIUM) && !process.env.CI && `no Chromium at ${CHROMIUM} (apt-get install -y chromium)` }, async () => {
   const { chromium } = await import('playwright-core')
   const root = mkdtempSync(join(tmpdir(), 'archmax-inbox-'))
-  cpSync(EXAMPLE, root, { recursive: true })
+  copyExample(root)
   const answers = refundAnswers()
   const endpoint = await sseEndpoint(() => {
     const next = answers.shift()

@@ -9,7 +9,7 @@
 import { after, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { createServer } from 'node:http'
-import { cpSync, mkdtempSync, mkdirSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
@@ -18,7 +18,7 @@ import { AIMessageChunk } from '@langchain/core/messages'
 import { ChatGenerationChunk } from '@langchain/core/outputs'
 
 import { createAgent, createMemorySessionStore } from '@archmax-ai/harness'
-import { APPROVAL_SPEC, CALLER_SPEC, CHILD_SPEC, ONE_STATE_SPEC, PARKING_CHILD_SPEC, approvedCaseAnswers, call, chunksOf, EXAMPLE, mapStore, NO_PG, otlpReceiver, pgStore, refundAnswers, say, textPieces, toAIMessage, tools, workspace } from './helpers.mjs'
+import { APPROVAL_SPEC, CALLER_SPEC, CHILD_SPEC, ONE_STATE_SPEC, PARKING_CHILD_SPEC, approvedCaseAnswers, call, chunksOf, copyExample, EXAMPLE, mapStore, NO_PG, otlpReceiver, pgStore, refundAnswers, say, textPieces, toAIMessage, tools, workspace } from './helpers.mjs'
 
 /** The text of a request's messages, for a check to search (`requestText` is their JSON). */
 function contents(requestText) {
@@ -31,7 +31,7 @@ const advance = (to, reason, id) => tools(call('archmax_advance', { to, reason }
 
 function exampleCopy() {
   const dir = mkdtempSync(join(tmpdir(), 'archmax-parity-'))
-  cpSync(EXAMPLE, dir, { recursive: true })
+  copyExample(dir)
   return dir
 }
 

@@ -7,7 +7,7 @@ import { mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync, exist
 import { createServer } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { ROOT } from './helpers.mjs'
+import { copyExample, EXAMPLE, ROOT } from './helpers.mjs'
 
 /** The shell lines of the README's `### Next steps` code blocks, in order. */
 function nextSteps() {
@@ -114,4 +114,28 @@ test("the README's next steps run as written", async () => {
   } finally {
     server.close()
   }
+})
+
+// The README's main job, as written, on a copy of the example (its sessions land there): every
+// case of the suite passes from its committed cassette with no ARCHMAX_* variable at all.
+test("the README's main job runs the example's cases offline from their cassettes", async () => {
+  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8')
+  const start = readme.indexOf('**Run the main job**')
+  const block = readme.slice(start).match(/```sh\n([^]*?)```/)[1].trim()
+  const job = block.split('&&').map((s) => s.trim()).find((s) => s.startsWith('npx archmax'))
+  assert.equal(job, 'npx archmax test order-lookup --root examples/customer-support --replay')
+  const cwd = project()
+  copyExample(join(cwd, 'examples/customer-support'))
+  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('ARCHMAX_')))
+  Object.assign(env, { ARCHMAX_CLI_NO_BANNER: '1', NO_COLOR: '1', npm_config_update_notifier: 'false' })
+  const r = await sh(job, cwd, env)
+  assert.equal(r.code, 0, r.err)
+  assert.equal(r.out.trim(), '4 passed, 0 failed, 0 skipped')
+  for (const id of ['email-refund-rejected', 'order-status-delayed', 'refund-approved', 'refund-draft-completed']) {
+    assert.ok(r.err.includes(`✔ ${id} —`), `${id} passed:\n${r.err}`)
+  }
+  // The live flow: a park, the decision on it, a sub-workflow.
+  assert.ok(r.err.includes('awaiting human decision at refund-review'), r.err)
+  assert.ok(r.err.includes("sub-workflow 'enrich-order' done"), r.err)
+  assert.ok(r.err.includes('replayed from each case'), r.err)
 })

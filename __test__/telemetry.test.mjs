@@ -4,16 +4,16 @@
 // nothing sent when telemetry is off.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { cpSync, mkdtempSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
 import { createAgent } from '@archmax-ai/harness'
-import { CALLER_SPEC, CHILD_SPEC, EXAMPLE, call, otlpReceiver, refundAnswers, say, scripted, sseEndpoint, tools, workspace } from './helpers.mjs'
+import { CALLER_SPEC, CHILD_SPEC, copyExample, EXAMPLE, call, otlpReceiver, refundAnswers, say, scripted, sseEndpoint, tools, workspace } from './helpers.mjs'
 
 function exampleCopy() {
   const dir = mkdtempSync(join(tmpdir(), 'archmax-otel-'))
-  cpSync(EXAMPLE, dir, { recursive: true })
+  copyExample(dir)
   return dir
 }
 

@@ -3,7 +3,7 @@
 // shapes, and the case-document helpers.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { cpSync, mkdtempSync, readFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
@@ -18,12 +18,12 @@ import {
   reduceVerdict,
   runTests,
 } from '@archmax-ai/harness/testing'
-import { EXAMPLE, advance, approvedCaseAnswers, call, say, tools, workspace } from './helpers.mjs'
+import { copyExample, EXAMPLE, advance, approvedCaseAnswers, call, delayedCaseAnswers, exampleSuiteAnswers, say, tools, workspace } from './helpers.mjs'
 
 /** A fresh copy of the example workspace (the cases' sessions are written under its root). */
 function example() {
   const dir = mkdtempSync(join(tmpdir(), 'archmax-testing-'))
-  cpSync(EXAMPLE, dir, { recursive: true })
+  copyExample(dir)
   return dir
 }
 
@@ -47,10 +47,7 @@ function byRole(answers, verdict = { score: 0.9, pass: true, reason: 'fine' }) {
 
 const APPROVED = approvedCaseAnswers()
 
-const DELAYED = [
-  advance('order-question', 'asks where the order is'),
-  say('Order KK-2043 is delayed at the carrier; the new estimate is 12 March. Sorry for the wait.'),
-]
+const DELAYED = delayedCaseAnswers()
 
 test("the example's delayed-order case runs under a JS model: routing, the rubric hook, the judge in its role", async () => {
   const root = example()
@@ -135,32 +132,9 @@ test('the approval case: the mocked enrich-order answers, the run parks at refun
 })
 
 /** The agent's side of a refund proposal for `order` that parks at refund-review. */
-function proposal(order, decision, amount, said) {
-  const file = JSON.stringify({ order_id: order, decision, amount, currency: 'EUR', limit: amount, reason: 'Within the policy.' })
-  return [
-    advance('refund-request', 'wants money back'),
-    tools(
-      call('archmax_set_variables', { variables: { order_id: order } }, 'p1'),
-      call('archmax_workflow_enrich-order', { order_id: order }, 'p2'),
-      call('write_file', { file_path: 'scratchpad/refund.json', content: file }, 'p3'),
-      call('archmax_advance', { to: 'refund-review', reason: 'proposal written' }, 'p4'),
-    ),
-    say(said),
-  ]
-}
-
 test("the example workspace's whole suite passes under a JS model, live callbacks in order", async () => {
   const root = example()
-  const { model, roles } = byRole([
-    // email-refund-rejected: through the email trigger, parked, rejected, closed.
-    ...proposal('KK-2050', 'full_refund', 96.4, 'Your refund request for KK-2050 is with a colleague for review.'),
-    say('We cannot refund order KK-2050: customs released the parcel and it arrives on 11 March.'),
-    // order-status-delayed, refund-approved.
-    ...DELAYED,
-    ...APPROVED,
-    // refund-draft-completed: the seeded half-written draft is completed.
-    ...proposal('KK-2049', 'partial_refund', 10, 'A colleague will review your partial refund for KK-2049.'),
-  ])
+  const { model, roles } = byRole(exampleSuiteAnswers())
   const order = []
   const result = await runTests({
     workflow: 'order-lookup',

@@ -44,6 +44,12 @@ skipReason?: string,
  */
 error?: string, 
 /**
+ * Why the case's last failed turn threw (`<code>: <reason>`: a model failure, a
+ * cancellation, the step limit), when one did: such a turn ends the session `failed`
+ * and the case's assertions go on (0.9.0), so this says what they saw.
+ */
+turnError?: string, 
+/**
  * The tokens the case's session spent (the agent's calls and the judge's).
  */
 usage?: UsageSummary, };

@@ -41,21 +41,25 @@ impl TempWorkspace {
         TempWorkspace { root }
     }
 
-    /// A copy of the directory tree at `from` (sessions written there stay in the copy).
+    /// A copy of the workspace at `from` (sessions written there stay in the copy), without
+    /// its own `sessions/` store: the README's main job leaves one in the example.
     pub fn copy_of(from: &Path) -> Self {
-        fn copy(from: &Path, to: &Path) {
+        fn copy(from: &Path, to: &Path, top: bool) {
             std::fs::create_dir_all(to).expect("create dir");
             for entry in std::fs::read_dir(from).expect("read dir").flatten() {
+                if top && entry.file_name() == "sessions" {
+                    continue;
+                }
                 let target = to.join(entry.file_name());
                 if entry.path().is_dir() {
-                    copy(&entry.path(), &target);
+                    copy(&entry.path(), &target, false);
                 } else {
                     std::fs::copy(entry.path(), &target).expect("copy file");
                 }
             }
         }
         let ws = TempWorkspace::new(&[]);
-        copy(from, ws.root());
+        copy(from, ws.root(), true);
         ws
     }
 

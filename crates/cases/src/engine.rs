@@ -224,6 +224,7 @@ fn unreadable(file: &CaseFile, error: String) -> CaseResult {
         records: Vec::new(),
         skip_reason: None,
         error: Some(error),
+        turn_error: None,
         usage: None,
     }
 }
@@ -263,6 +264,7 @@ async fn run_one(
         records: Vec::new(),
         skip_reason: None,
         error: None,
+        turn_error: None,
         usage: None,
     };
     if let Some(reason) = &case.skip {
@@ -293,6 +295,7 @@ async fn run_one(
         records: Vec::new(),
         judge_usage: Vec::new(),
         last_usage: None,
+        turn_error: None,
         deadline: tokio::time::Instant::now() + Duration::from_millis(timeout_ms),
         timeout_ms,
         id: &file.id,
@@ -306,10 +309,23 @@ async fn run_one(
     };
     harness.tool_mocks().clear(sid);
     result.usage = driver.usage();
+    result.turn_error = driver.turn_error.take();
     result.records = driver.records;
     result.verdict = reduce_verdict(&result.records, error.as_deref());
     result.error = error;
     result
+}
+
+/// `<code>: <reason>` of a turn that threw (`turn-error`, `turn-cancelled`,
+/// `recursion-limit`); not an agent's raise, whose code is its own and which a case asserts.
+fn thrown(outcome: &Outcome) -> Option<String> {
+    let exit = outcome.exit.as_ref()?;
+    let code = exit.get("code")?.as_str()?;
+    if !matches!(code, "turn-error" | "turn-cancelled" | "recursion-limit") {
+        return None;
+    }
+    let reason = exit.get("reason").and_then(Value::as_str).unwrap_or("");
+    Some(format!("{code}: {reason}"))
 }
 
 /// `not-executed` records for every assertion step from `from` on.
@@ -340,6 +356,8 @@ struct Driver<'a> {
     records: Vec<AssertionRecord>,
     judge_usage: Vec<archmax_machine::model::types::Usage>,
     last_usage: Option<Usage>,
+    /// The last thrown turn's `<code>: <reason>`.
+    turn_error: Option<String>,
     deadline: tokio::time::Instant,
     timeout_ms: u64,
 }
@@ -468,6 +486,9 @@ impl Driver<'_> {
                 action => match self.act(action).await {
                     Ok(outcome) => {
                         self.last_usage = outcome.usage;
+                        if let Some(thrown) = thrown(&outcome) {
+                            self.turn_error = Some(thrown);
+                        }
                         view = Some(View::of(outcome));
                     }
                     Err(e) => {

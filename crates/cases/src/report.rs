@@ -116,6 +116,11 @@ pub struct CaseResult {
     /// Why the case died (an action refused, a timeout, an unreadable file).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// Why the case's last failed turn threw (`<code>: <reason>`: a model failure, a
+    /// cancellation, the step limit), when one did: such a turn ends the session `failed`
+    /// and the case's assertions go on (0.9.0), so this says what they saw.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub turn_error: Option<String>,
     /// The tokens the case's session spent (the agent's calls and the judge's).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub usage: Option<Usage>,

@@ -69,14 +69,17 @@ pub(crate) fn replayer(file: &Path) -> Result<Arc<Replayer>, Failure> {
         .map_err(|e| Failure::Command(e.to_string()))
 }
 
-/// The variable `name` as a replay by `replayer` reads it: the recorded run's default model
+/// The variable `name` as a replay reads it: the recorded run's default model (`recorded`)
 /// for `ARCHMAX_MODEL` (so the requests ask for the model they asked for when recorded),
 /// a loopback placeholder for an unset `ARCHMAX_API_BASE_URL`, else `value`.
-pub(crate) fn replay_var(replayer: &Replayer, name: &str, value: Option<String>) -> Option<String> {
+pub(crate) fn replay_var(
+    recorded: Option<&str>,
+    name: &str,
+    value: Option<String>,
+) -> Option<String> {
     let value = value.filter(|v| !v.trim().is_empty());
     match name {
-        ENV_MODEL => replayer
-            .default_model()
+        ENV_MODEL => recorded
             .map(str::to_string)
             .or(value)
             .or_else(|| Some(archmax_machine::UNNAMED_MODEL.to_string())),

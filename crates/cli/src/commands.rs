@@ -235,7 +235,18 @@ pub const COMMANDS: &[Command] = &[
             WORKFLOW_POS,
             optional("filter", "Only cases whose path contains this text"),
         ],
-        options: &[flag("json", "Print the results as JSON on stdout"), VERBOSE],
+        options: &[
+            flag("json", "Print the results as JSON on stdout"),
+            flag(
+                "record",
+                "Record each case's model exchanges into tests/<case>.cassette.json beside it",
+            ),
+            flag(
+                "replay",
+                "Answer each case's model calls from its tests/<case>.cassette.json; no model endpoint is needed",
+            ),
+            VERBOSE,
+        ],
         summary: "Run a workflow's cases",
         long: None,
     },

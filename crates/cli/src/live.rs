@@ -276,22 +276,9 @@ pub(crate) fn connect_to(
         _ => None,
     };
     let config = config_with(cli, root, replayer.as_deref())?;
-    let (tx, rx) = mpsc::channel::<Message>();
-    let mut live = Live {
-        flow: FlowRenderer::new(cli.style),
-        tally: UsageTally::new(config.pricing_table()),
-        verbose,
-        tx: tx.clone(),
-        rx,
-        tty: cli.io.stderr_is_tty(),
-        quiet_since: Instant::now(),
-        spinning: false,
-        replay: match (tape, &replayer) {
-            (Tape::Replay(file), Some(r)) => {
-                Some((Arc::clone(r), crate::cassette::shown(cli, file)))
-            }
-            _ => None,
-        },
+    let replay = match (tape, &replayer) {
+        (Tape::Replay(file), Some(r)) => Some((Arc::clone(r), crate::cassette::shown(cli, file))),
+        _ => None,
     };
     let model: Arc<dyn Model> = match (tape, replayer) {
         (_, Some(replayer)) => replayer,
@@ -302,8 +289,36 @@ pub(crate) fn connect_to(
         }
         _ => endpoint(&config)?,
     };
+    connect_model(cli, root, store, workflow, verbose, &config, model, replay)
+}
+
+/// Assembles `workflow` over `store` with `model`, its events going to a new [`Live`]
+/// renderer (`replay`: the cassette a leftover warning names at the end).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn connect_model(
+    cli: &mut Cli<'_>,
+    root: &Path,
+    store: Arc<dyn SessionStore>,
+    workflow: &str,
+    verbose: bool,
+    config: &ModelConfig,
+    model: Arc<dyn Model>,
+    replay: Option<(Arc<archmax_cases::cassette::Replayer>, String)>,
+) -> Result<(Harness, Live), Failure> {
+    let (tx, rx) = mpsc::channel::<Message>();
+    let mut live = Live {
+        flow: FlowRenderer::new(cli.style),
+        tally: UsageTally::new(config.pricing_table()),
+        verbose,
+        tx: tx.clone(),
+        rx,
+        tty: cli.io.stderr_is_tty(),
+        quiet_since: Instant::now(),
+        spinning: false,
+        replay,
+    };
     let sink = Arc::new(ChannelSink(tx));
-    let assembled = harness_with(root, store, workflow, &config, model, sink);
+    let assembled = harness_with(root, store, workflow, config, model, sink);
     // Assembly may have emitted warnings before failing: show them first.
     live.drain(cli);
     Ok((assembled?, live))
@@ -323,17 +338,25 @@ fn config_with(
     root: &Path,
     replayer: Option<&archmax_cases::cassette::Replayer>,
 ) -> Result<ModelConfig, Failure> {
-    let missing = crate::endpoint::missing(cli);
-    if replayer.is_none() && !missing.is_empty() {
-        return Err(Failure::Command(crate::endpoint::missing_message(
-            root, &missing,
-        )));
+    match replayer {
+        Some(r) => replay_config(cli, r.default_model()),
+        None => {
+            let missing = crate::endpoint::missing(cli);
+            if !missing.is_empty() {
+                return Err(Failure::Command(crate::endpoint::missing_message(
+                    root, &missing,
+                )));
+            }
+            ModelConfig::from_env(|name| cli.var(name)).map_err(|e| Failure::Command(e.to_string()))
+        }
     }
-    ModelConfig::from_env(|name| match replayer {
-        Some(r) => crate::cassette::replay_var(r, name, cli.var(name)),
-        None => cli.var(name),
-    })
-    .map_err(|e| Failure::Command(e.to_string()))
+}
+
+/// The model configuration of a replay, which needs no endpoint variable: the recorded
+/// run's default model (`recorded`) fills in `ARCHMAX_MODEL`, a placeholder an unset URL.
+pub(crate) fn replay_config(cli: &Cli<'_>, recorded: Option<&str>) -> Result<ModelConfig, Failure> {
+    ModelConfig::from_env(|name| crate::cassette::replay_var(recorded, name, cli.var(name)))
+        .map_err(|e| Failure::Command(e.to_string()))
 }
 
 /// The OpenAI-compatible client of `config`.

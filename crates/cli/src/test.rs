@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::sync::mpsc::{RecvTimeoutError, Sender};
 use std::time::Duration;
 
+use archmax_cases::cassette::{CaseTapes, TapedTarget};
 use archmax_cases::engine::{Observer, RunOptions, SharedTarget, Suite, run_suite};
 use archmax_cases::{CaseFile, CaseResult, RecordStatus, RunTestsResult};
 use archmax_machine::state::Usage;
@@ -17,7 +18,7 @@ use serde_json::json;
 use crate::args::Parsed;
 use crate::assembly::Message;
 use crate::flow::FlowRenderer;
-use crate::live::connect;
+use crate::live::{connect, connect_model, endpoint, model_config, replay_config};
 use crate::style::{CHECK, CIRCLE, CROSS, DIAMOND, Style, WARN};
 use crate::usage::Tokens;
 use crate::workspace::{resolve_root, workflow_slot};
@@ -72,6 +73,13 @@ pub(crate) fn case_block(s: &Style, r: &CaseResult) -> String {
                 .unwrap_or_default();
             out.push_str(&format!("{} {}{reason}\n", s.dim(CIRCLE), label(s, r)));
         }
+    }
+    if let Some(thrown) = &r.turn_error {
+        out.push_str(&format!(
+            "      {} {}\n",
+            s.red(CROSS),
+            s.red(&format!("the turn failed: {thrown}"))
+        ));
     }
     for f in &r.verdict.failures {
         out.push_str(&format!("      {} {f}\n", s.red(CROSS)));
@@ -189,10 +197,27 @@ pub(crate) fn run(
         .filter(|f| !f.is_empty())
         .map(str::to_string);
     let as_json = parsed.flag("json");
+    let tape = match (parsed.flag("record"), parsed.flag("replay")) {
+        (true, true) => {
+            return Err(Failure::Usage(
+                "--record and --replay cannot be used together".to_string(),
+            ));
+        }
+        (true, false) => Cassettes::Record,
+        (false, true) => Cassettes::Replay,
+        (false, false) => Cassettes::None,
+    };
     cli.load_root_env(&root);
-    let model_line = cli
-        .var("ARCHMAX_MODEL")
-        .unwrap_or_else(|| "(unset — see .env)".to_string());
+    let model_line = match tape {
+        Cassettes::Replay => "replayed from each case's cassette".to_string(),
+        _ => cli
+            .var("ARCHMAX_MODEL")
+            .unwrap_or_else(|| "(unset — see .env)".to_string()),
+    };
+    let model_line = match tape {
+        Cassettes::Record => format!("{model_line} (recording each case's cassette)"),
+        _ => model_line,
+    };
     cli.header(&workflow, &root, Some(&model_line));
     let s = cli.style;
 
@@ -247,6 +272,7 @@ pub(crate) fn run(
             &root,
             &workflow,
             parsed.flag("verbose"),
+            tape,
             suite,
             spec,
             opts,
@@ -299,25 +325,68 @@ fn runtime() -> Result<tokio::runtime::Runtime, Failure> {
         .map_err(|e| Failure::Crash(format!("cannot start the async runtime: {e}")))
 }
 
+/// Where a suite's model answers come from.
+#[derive(Clone, Copy)]
+enum Cassettes {
+    /// The `ARCHMAX_*` endpoint.
+    None,
+    /// The endpoint, each case's exchanges recorded into its cassette.
+    Record,
+    /// Each case's cassette; no endpoint.
+    Replay,
+}
+
 /// Assembles the harness and runs the suite on it, rendering as it goes.
+#[allow(clippy::too_many_arguments)]
 fn drive(
     cli: &mut Cli<'_>,
     root: &std::path::Path,
     workflow: &str,
     verbose: bool,
+    tape: Cassettes,
     suite: Suite,
     spec: archmax_spec::Workflow,
     opts: RunOptions,
 ) -> Result<RunTestsResult, Failure> {
-    let (harness, mut live) = connect(cli, root, workflow, verbose, &crate::cassette::Tape::Live)?;
+    let (harness, mut live, tapes) = match tape {
+        Cassettes::None => {
+            let (h, l) = connect(cli, root, workflow, verbose, &crate::cassette::Tape::Live)?;
+            (h, l, None)
+        }
+        Cassettes::Record | Cassettes::Replay => {
+            let (config, tapes) = if let Cassettes::Record = tape {
+                let config = model_config(cli, root)?;
+                let tapes = CaseTapes::record(root, endpoint(&config)?, &config.model);
+                (config, tapes)
+            } else {
+                let cases = suite.selected(opts.filter.as_deref());
+                let recorded = CaseTapes::recorded_model(root, &cases);
+                (
+                    replay_config(cli, recorded.as_deref())?,
+                    CaseTapes::replay(root),
+                )
+            };
+            let tapes = Arc::new(tapes);
+            let store = crate::store::open(cli, root)?;
+            let model: Arc<dyn archmax_machine::model::Model> = tapes.clone();
+            let (h, l) = connect_model(cli, root, store, workflow, verbose, &config, model, None)?;
+            (h, l, Some(tapes))
+        }
+    };
     let harness = Arc::new(harness);
     let rt = runtime()?;
     let tx = live.sender();
     let progress = Progress(tx.clone());
-    let target = SharedTarget(Arc::clone(&harness));
+    let target: Box<dyn archmax_cases::Target> = match tapes {
+        Some(tapes) => Box::new(TapedTarget {
+            harness: Arc::clone(&harness),
+            tapes,
+        }),
+        None => Box::new(SharedTarget(Arc::clone(&harness))),
+    };
     let driving = crate::interrupt::Driving::start();
     let task = rt.spawn(async move {
-        let r = run_suite(&suite, &spec, &target, &opts, &progress).await;
+        let r = run_suite(&suite, &spec, target.as_ref(), &opts, &progress).await;
         let _ = tx.send(Message::Suite(Box::new(r)));
     });
     let s = cli.style;

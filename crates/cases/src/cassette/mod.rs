@@ -37,6 +37,7 @@
 
 mod diff;
 mod file;
+mod per_case;
 mod record;
 mod replay;
 
@@ -47,6 +48,7 @@ use archmax_machine::model::{ChatRequest, ChatResponse, ModelError, ModelRole};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
+pub use per_case::{CaseTapes, TapedTarget, cassette_path};
 pub use record::Recorder;
 pub use replay::Replayer;
 

@@ -520,3 +520,85 @@ steps:
     assert!(died.contains("nope"), "{died}");
     assert_eq!(server.requests().len(), 2);
 }
+
+/// `--record` keeps each case's exchanges (the agent's and the judge's) in a cassette beside
+/// the case; `--replay` runs the suite from them with no model endpoint at all, to the same
+/// verdicts; a case whose requests changed since, or that has no cassette, dies naming why.
+#[test]
+fn a_suite_recorded_against_the_server_replays_offline_case_by_case() {
+    let ws = workspace(SPEC);
+    let server = ScriptedServer::start(park_replies()).expect("server");
+    let recorded = cli(
+        &ws,
+        Some(&server),
+        &["test", "refunds", "a-park", "--record", "--json"],
+    );
+    assert_eq!(recorded.code, 0, "{}", recorded.err);
+    let cassette = ws
+        .root()
+        .join("workflows/refunds/tests/a-park.cassette.json");
+    let text = std::fs::read_to_string(&cassette).expect("the case's cassette");
+    let file: Value = serde_json::from_str(&text).expect("json");
+    assert_eq!(file["format"], "archmax-cassette");
+    // Four agent calls and the judge's.
+    assert_eq!(
+        file["exchanges"].as_array().map(Vec::len),
+        Some(5),
+        "{text}"
+    );
+    drop(server);
+
+    // No server, no ARCHMAX_* variable: every answer comes from the cassette.
+    let replayed = cli(
+        &ws,
+        None,
+        &["test", "refunds", "a-park", "--replay", "--json"],
+    );
+    assert_eq!(replayed.code, 0, "{}\n{}", replayed.err, replayed.out);
+    let (a, b): (Value, Value) = (
+        serde_json::from_str(&recorded.out).expect("json"),
+        serde_json::from_str(&replayed.out).expect("json"),
+    );
+    assert_eq!(a["results"][0]["verdict"], b["results"][0]["verdict"]);
+    assert_eq!(a["results"][0]["records"], b["results"][0]["records"]);
+    assert_eq!(b["results"][0]["verdict"]["status"], "passed");
+    assert!(
+        replayed.err.contains("replayed from each case's cassette"),
+        "{}",
+        replayed.err
+    );
+
+    // A case whose message changed asks what the cassette does not hold.
+    std::fs::write(
+        ws.root().join("workflows/refunds/tests/a-park.test.yaml"),
+        PARK.replace("send: refund KK-1", "send: refund KK-1 today"),
+    )
+    .expect("edit");
+    let changed = cli(&ws, None, &["test", "refunds", "a-park", "--replay"]);
+    assert_eq!(changed.code, 1, "{}", changed.err);
+    assert!(
+        changed.err.contains("the turn failed: turn-error:"),
+        "{}",
+        changed.err
+    );
+    assert!(changed.err.contains("was not recorded"), "{}", changed.err);
+    assert!(changed.err.contains("differs: recorded"), "{}", changed.err);
+
+    // A case never recorded says how to record it.
+    let missing = cli(&ws, None, &["test", "refunds", "b-fail", "--replay"]);
+    assert_eq!(missing.code, 1, "{}", missing.err);
+    assert!(
+        missing.err.contains("no cassette workflows/refunds/tests/b-fail.cassette.json for case workflows/refunds/tests/b-fail.test.yaml: record it with 'archmax test --record'"),
+        "{}",
+        missing.err
+    );
+
+    let both = cli(&ws, None, &["test", "refunds", "--record", "--replay"]);
+    assert_eq!(both.code, 2);
+    assert!(
+        both.err
+            .contains("--record and --replay cannot be used together"),
+        "{}",
+        both.err
+    );
+}
