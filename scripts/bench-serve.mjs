@@ -9,11 +9,11 @@
 //      server).
 // Usage: node scripts/bench-serve.mjs [--reads N] [--cli-reads N]  (after `npm run build`)
 import { spawnSync } from 'node:child_process'
-import { cpSync, mkdtempSync } from 'node:fs'
+import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
-import { EXAMPLE, ROOT, refundAnswers, serveArchmax, sseEndpoint } from '../__test__/helpers.mjs'
+import { copyExample, EXAMPLE, ROOT, refundAnswers, serveArchmax, sseEndpoint } from '../__test__/helpers.mjs'
 
 const arg = (name, fallback) => {
   const i = process.argv.indexOf(`--${name}`)
@@ -27,7 +27,7 @@ const TOKEN = 'tok-lead'
 const auth = { authorization: `Bearer ${TOKEN}` }
 
 const root = mkdtempSync(join(tmpdir(), 'archmax-bench-serve-'))
-cpSync(EXAMPLE, root, { recursive: true })
+copyExample(root)
 // Both sessions park (three answers each), then both are approved (two answers each).
 const [a, b] = [refundAnswers(), refundAnswers()]
 const script = [...a.slice(0, 3), ...b.slice(0, 3), ...a.slice(3), ...b.slice(3)]
