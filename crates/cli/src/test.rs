@@ -208,15 +208,14 @@ pub(crate) fn run(
         (false, false) => Cassettes::None,
     };
     cli.load_root_env(&root);
-    let model_line = match tape {
-        Cassettes::Replay => "replayed from each case's cassette".to_string(),
-        _ => cli
-            .var("ARCHMAX_MODEL")
-            .unwrap_or_else(|| "(unset — see .env)".to_string()),
+    let endpoint_model = || {
+        cli.var("ARCHMAX_MODEL")
+            .unwrap_or_else(|| "(unset — see .env)".to_string())
     };
     let model_line = match tape {
-        Cassettes::Record => format!("{model_line} (recording each case's cassette)"),
-        _ => model_line,
+        Cassettes::None => endpoint_model(),
+        Cassettes::Record => format!("{} (recording each case's cassette)", endpoint_model()),
+        Cassettes::Replay => "replayed from each case's cassette".to_string(),
     };
     cli.header(&workflow, &root, Some(&model_line));
     let s = cli.style;

@@ -111,10 +111,9 @@ impl CaseTapes {
     /// for the model its recording asked for).
     pub fn recorded_model(root: &Path, cases: &[CaseFile]) -> Option<String> {
         cases.iter().find_map(|case| {
-            let path = root.join(cassette_path(&case.path));
-            Replayer::load(&path)
+            Cassette::load(&root.join(cassette_path(&case.path)))
                 .ok()
-                .and_then(|r| r.default_model().map(str::to_string))
+                .and_then(|c| c.default_model)
         })
     }
 
