@@ -82,15 +82,34 @@ impl Observer for Quiet {}
 pub type SessionIdFor = Arc<dyn Fn(&str) -> String + Send + Sync>;
 
 /// How to run a suite.
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub struct RunOptions {
     /// A substring of the workspace-relative file path selecting cases.
     pub filter: Option<String>,
+    /// Exactly these workspace-relative case files, in this order, instead of the suite's
+    /// (`runCase`); `filter` then narrows them further.
+    pub files: Option<Vec<String>>,
+    /// Whether the target intercepts the agent's own tool calls with a case's mocks
+    /// (`agent.toolMocks`). Without it a case declaring mocks dies before anything runs
+    /// ([`crate::capability`]). The CLI's harness always does.
+    pub tool_mocks: bool,
     /// The run's id in default session ids (`test-default-test-run-<run id>-<file>`);
     /// empty: the epoch milliseconds at the start.
     pub run_id: String,
     /// The session id of a case file, instead of the default.
     pub session_id_for_case: Option<SessionIdFor>,
+}
+
+impl Default for RunOptions {
+    fn default() -> RunOptions {
+        RunOptions {
+            filter: None,
+            files: None,
+            tool_mocks: true,
+            run_id: String::new(),
+            session_id_for_case: None,
+        }
+    }
 }
 
 /// The suite's settings and cases, read from the workspace.
@@ -125,6 +144,20 @@ impl Suite {
             .filter(|f| filter.is_none_or(|s| f.path.contains(s)))
             .cloned()
             .collect()
+    }
+
+    /// The files `opts` selects: its exact `files` (discovered or not: one that cannot be
+    /// read is that case's failure), else the suite's; narrowed by its `filter`.
+    pub fn selection(&self, opts: &RunOptions) -> Vec<CaseFile> {
+        let filter = opts.filter.as_deref();
+        match &opts.files {
+            None => self.selected(filter),
+            Some(files) => files
+                .iter()
+                .filter(|f| filter.is_none_or(|s| f.contains(s)))
+                .map(|f| CaseFile::new(&self.workflow, f))
+                .collect(),
+        }
     }
 }
 
@@ -190,7 +223,7 @@ pub async fn run_suite(
         opts.run_id.clone()
     };
     let mut results = Vec::new();
-    for file in suite.selected(opts.filter.as_deref()) {
+    for file in suite.selection(opts) {
         let sid = match &opts.session_id_for_case {
             Some(f) => f(&file.path),
             None => format!(
@@ -198,7 +231,7 @@ pub async fn run_suite(
                 file.path.replace('/', "-")
             ),
         };
-        let result = run_one(suite, &file, &sid, timeout_ms, target, observer).await;
+        let result = run_one(suite, &file, &sid, timeout_ms, opts, target, observer).await;
         target.finished(&file, &result);
         observer.case_result(&result);
         results.push(result);
@@ -234,6 +267,7 @@ async fn run_one(
     file: &CaseFile,
     sid: &str,
     timeout_ms: u64,
+    opts: &RunOptions,
     target: &dyn Target,
     observer: &dyn Observer,
 ) -> CaseResult {
@@ -271,6 +305,15 @@ async fn run_one(
         observer.case_start(file, None);
         result.verdict.status = "skipped";
         result.skip_reason = Some(reason.clone());
+        return result;
+    }
+    if let Some(refusal) = crate::capability::refusal(&case, opts.tool_mocks) {
+        // Nothing runs: the case dies on its session before its first step.
+        result.session_id = Some(sid.to_string());
+        observer.case_start(file, Some(sid));
+        not_executed_from(&case, 0, &mut result.records);
+        result.verdict = reduce_verdict(&result.records, Some(&refusal));
+        result.error = Some(refusal);
         return result;
     }
     let harness = match target.harness(file) {

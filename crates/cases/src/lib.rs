@@ -5,18 +5,22 @@
 //! [`case`] reads a case file (validated by `archmax_spec::case`, the same checks
 //! `archmax validate` runs); [`engine`] drives each case on its own session and records
 //! what its assertions found ([`assertions`], over the [`view`] of the session); [`judge`]
-//! grades `grade` steps; [`report`] holds the result shapes hosts read.
+//! grades `grade` steps; [`report`] holds the result shapes hosts read; [`capability`] refuses
+//! mocks a target cannot intercept; [`serialize`] writes a case document back as YAML.
 
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::panic))]
 
 pub mod assertions;
+pub mod capability;
 pub mod case;
 pub mod cassette;
 pub mod engine;
 pub mod judge;
 pub mod report;
+pub mod serialize;
 pub mod view;
 
 pub use case::{Case, CaseFile, Step, parse_case};
 pub use engine::{Observer, RunOptions, SharedTarget, Suite, SuiteError, Target, run_suite};
 pub use report::{AssertionRecord, CaseResult, RecordStatus, RunTestsResult, Verdict};
+pub use serialize::serialize_case;
