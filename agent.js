@@ -663,6 +663,31 @@ function checkTelemetry(value) {
  */
 /** The key of an agent's cases engine (`@archmax-ai/harness/testing` drives it). */
 const RUN_CASES = Symbol.for('archmax.runCases')
+/** The internal option of a case target with a cassette per case (`runTests({ cassettes })`). */
+const CASE_CASSETTES = Symbol.for('archmax.caseCassettes')
+/** The name `createToolMockMiddleware()` gives its marker (the original's detection handle). */
+const TOOL_MOCK_MIDDLEWARE = 'ToolMockMiddleware'
+
+/**
+ * `middleware`: whether it wires the tool-mock marker (`agent.toolMocks`). Our mocks are
+ * served natively whatever the middleware; any other entry is refused (docs/decisions.md).
+ */
+function checkMiddleware(middleware) {
+  if (middleware === undefined || middleware === null) return false
+  if (!Array.isArray(middleware)) throw new TypeError(`'middleware' must be an array, got ${describe(middleware)}`)
+  let toolMocks = false
+  middleware.forEach((m, i) => {
+    if (m && typeof m === 'object' && m.name === TOOL_MOCK_MIDDLEWARE) {
+      toolMocks = true
+      return
+    }
+    const name = m && (typeof m === 'object' || typeof m === 'function') && typeof m.name === 'string' && m.name ? `'${m.name}'` : describe(m)
+    throw new TypeError(
+      `middleware[${i}] (${name}) cannot run inside createAgent: its turns run natively, not through LangChain middleware; only createToolMockMiddleware() is accepted here. To compose LangChain middleware with a workflow, use archmaxMiddleware() from @archmax-ai/harness/deepagents in your own createAgent/createDeepAgent.`,
+    )
+  })
+  return toolMocks
+}
 
 export async function createAgent(params = {}) {
   if (!params || typeof params !== 'object') throw new TypeError('createAgent needs an options object')
@@ -673,8 +698,13 @@ export async function createAgent(params = {}) {
     throw new TypeError(`'systemPrompt' must be a string, got ${describe(systemPrompt)}`)
   }
   const cassette = checkCassette(params.cassette)
-  // A replay answers from the cassette: the model, if any, is not asked.
-  const replay = cassette?.mode === 'replay'
+  const toolMocks = checkMiddleware(params.middleware)
+  const caseCassettes = params[CASE_CASSETTES] ?? undefined
+  if (caseCassettes !== undefined && caseCassettes !== 'record' && caseCassettes !== 'replay') {
+    throw new TypeError(`'cassettes' must be 'record' or 'replay', got ${describe(caseCassettes)}`)
+  }
+  // A replay answers from the cassette (or each case's): the model, if any, is not asked.
+  const replay = cassette?.mode === 'replay' || caseCassettes === 'replay'
   const resolved = replay ? null : resolveModel(model, params.modelFactory, defaultModel, workspace?.rootDir ?? process.cwd())
   if (onEvent !== undefined && onEvent !== null && typeof onEvent !== 'function') {
     throw new TypeError(`'onEvent' must be a function, got ${describe(onEvent)}`)
@@ -736,6 +766,7 @@ export async function createAgent(params = {}) {
       streaming: checkBoolean(params.streaming, 'streaming'),
       telemetry: telemetry.native,
       cassette,
+      caseCassettes,
       images: params.images ?? undefined,
       rootDir: workspace?.rootDir ?? process.cwd(),
       // A slug must load; omitted, the default is looked for (absent: a plain agent); false: plain.
@@ -861,6 +892,7 @@ export async function createAgent(params = {}) {
   const agent = {
     runtimeContract,
     workflow: workflowOperations,
+    toolMocks,
     async invoke(input, config) {
       live()
       if (!input || typeof input !== 'object' || !Array.isArray(input.messages)) {

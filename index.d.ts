@@ -148,11 +148,14 @@ export declare class NativeAgent {
   open(options: NativeAgentOptions): NativeResult
   /**
    * `runTests`' engine: the workflow's cases (`archmax_cases`), each on its own session of
-   * this agent. `{ filter?, sessionIds?: { [file]: id }, runId? }`; case progress reaches
-   * `onEvent` as `{ type: "case-start", file, sessionId? }` and
+   * this agent. `{ filter?, files?, toolMocks?, caseTimeoutMs?, sessionIds?: { [file]: id },
+   * runId? }`: `files` runs exactly those case files (`runCase`); `toolMocks: false` (the
+   * agent cannot intercept its own tool calls) fails a case declaring mocks before it runs
+   * (default true); `caseTimeoutMs` outranks `tests.caseTimeoutMs`. With `cassettes`, each case runs on its own cassette. Case progress
+   * reaches `onEvent` as `{ type: "case-start", file, sessionId? }` and
    * `{ type: "case-result", result }` among the cases' own events.
    */
-  runCases(options: { filter?: string; sessionIds?: Record<string, string>; runId?: string }): NativeTurn
+  runCases(options: { filter?: string; files?: string[]; toolMocks?: boolean; caseTimeoutMs?: number; sessionIds?: Record<string, string>; runId?: string }): NativeTurn
   /** `send`: `{ message, trigger?, variables? }`; an empty id is resolved. */
   send(sessionId: string | undefined | null, input: { message?: string; trigger?: string; variables?: Record<string, unknown> }, sessionPath?: string | undefined | null): NativeTurn
   /**
@@ -453,6 +456,11 @@ export interface NativeAgentOptions {
   telemetry?: NativeTelemetryOptions
   /** `cassette`: record the model's exchanges into a cassette, or replay them from one. */
   cassette?: NativeCassetteOptions
+  /**
+   * `cassettes` (`runTests`, `createCaseTarget`): each case's model exchanges recorded
+   * into, or answered from, `tests/<case>.cassette.json` beside it.
+   */
+  caseCassettes?: 'record' | 'replay'
 }
 
 /** A call the turn waits on. */
@@ -566,6 +574,12 @@ export declare function readEnv(rootDir: string, names: Array<string>): Record<s
  * success, 1 failure, 2 usage error. Never exits the process.
  */
 export declare function runCli(args: Array<string>): Promise<number>
+
+/**
+ * Writes a case document back as YAML (`serializeCaseDocument`): `{ ok: true, value }`
+ * (the text), or `{ ok: false, message }` when the document is not a valid case.
+ */
+export declare function serializeCaseDocument(doc: unknown): { ok: true; value: string } | { ok: false; message: string }
 
 /**
  * The session id a firing of `triggerId` belongs to, read over `variables`

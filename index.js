@@ -773,7 +773,7 @@ if (
   }
 }
 
-const { Governance, NativeAgent, NativeSessionStore, NativeTurn, connectionForTrigger, discoverCaseFiles, interruptCli, isSlug, messagePathForTrigger, modelChunk, modelText, parseCaseDocument, parseCodeDescription, parseMachineSpec, partialMatch, readEnv, runCli, sessionIdForTrigger, SIGNATURE_TYPES, signatureForTrigger, signatureJsonSchema, signatureValueIssues, specHash, validateSpec, validateWorkflow } = nativeBinding
+const { Governance, NativeAgent, NativeSessionStore, NativeTurn, connectionForTrigger, discoverCaseFiles, interruptCli, isSlug, messagePathForTrigger, modelChunk, modelText, parseCaseDocument, parseCodeDescription, parseMachineSpec, partialMatch, readEnv, runCli, serializeCaseDocument, sessionIdForTrigger, SIGNATURE_TYPES, signatureForTrigger, signatureJsonSchema, signatureValueIssues, specHash, validateSpec, validateWorkflow } = nativeBinding
 export { Governance }
 export { NativeAgent }
 export { NativeSessionStore }
@@ -791,6 +791,7 @@ export { parseMachineSpec }
 export { partialMatch }
 export { readEnv }
 export { runCli }
+export { serializeCaseDocument }
 export { sessionIdForTrigger }
 export { SIGNATURE_TYPES }
 export { signatureForTrigger }

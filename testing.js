@@ -2,7 +2,7 @@
 // engine (crates/cases) against a createAgent agent, from JS. The runner prints nothing:
 // what happened comes back as data and through the callbacks.
 import { createAgent } from './agent.js'
-import { discoverCaseFiles, parseCaseDocument as parseNative, partialMatch } from './native.js'
+import { discoverCaseFiles, parseCaseDocument as parseNative, partialMatch, serializeCaseDocument as serializeNative } from './native.js'
 
 /** Longest case title, on whitespace-collapsed text. */
 export const CASE_TITLE_MAX_LENGTH = 60
@@ -10,6 +10,7 @@ export const CASE_TITLE_MAX_LENGTH = 60
 export const CASE_DESCRIPTION_MAX_LENGTH = 200
 
 const RUN_CASES = Symbol.for('archmax.runCases')
+const CASE_CASSETTES = Symbol.for('archmax.caseCassettes')
 
 export { partialMatch }
 
@@ -27,6 +28,119 @@ export function parseCaseDocument(text, file) {
   const r = parseNative(text, file ?? undefined)
   if (!r.ok) throw new CaseSchemaError(r.message)
   return r.value
+}
+
+/**
+ * Writes a case document back as YAML, the inverse of `parseCaseDocument` (keys in the schema's
+ * order, multi-line strings as literal blocks, never folded; `file`/`id` are not written).
+ * Throws CaseSchemaError when the text would not be a valid case.
+ */
+export function serializeCaseDocument(doc) {
+  if (!doc || typeof doc !== 'object' || Array.isArray(doc)) {
+    throw new TypeError(`serializeCaseDocument needs a case document object, got ${doc === null ? 'null' : Array.isArray(doc) ? 'an array' : typeof doc}`)
+  }
+  const r = serializeNative(doc)
+  if (!r.ok) throw new CaseSchemaError(r.message)
+  return r.value
+}
+
+/**
+ * The marker that gives an agent `toolMocks: true` when it is in `createAgent`'s `middleware`.
+ * The mocks themselves are served natively (the agent's own calls and scripts' alike).
+ */
+export function createToolMockMiddleware() {
+  return Object.freeze({ name: 'ToolMockMiddleware', [Symbol.for('archmax.toolMocks')]: true })
+}
+
+/** Throws unless `agent` is workflow-governed (cases drive the workflow's machine). */
+export function assertWorkflowGovernedTarget(agent, workflow) {
+  if (!agent || typeof agent !== 'object' || !agent.workflow) {
+    throw new Error(`Case target '${workflow}' has no workflow machine; cases require a workflow-governed agent.`)
+  }
+}
+
+function checkCassettes(cassettes) {
+  if (cassettes === undefined || cassettes === null) return undefined
+  if (cassettes !== 'record' && cassettes !== 'replay') {
+    throw new TypeError(`'cassettes' must be 'record' or 'replay', got ${typeof cassettes === 'string' ? `'${cassettes}'` : typeof cassettes}`)
+  }
+  return cassettes
+}
+
+/**
+ * The agent cases run on by default: `createAgent` over the workflow with the tool-mock
+ * middleware wired (so `toolMocks` is true), checked to be workflow-governed. `cassettes`:
+ * each case records into, or replays from, `tests/<case>.cassette.json` beside it.
+ */
+export async function createCaseTarget(options = {}) {
+  if (!options || typeof options !== 'object') throw new TypeError('createCaseTarget needs an options object')
+  const { workflow, rootDir = process.cwd() } = options
+  if (typeof workflow !== 'string' || !workflow) throw new TypeError("createCaseTarget needs a 'workflow' slug")
+  const cassettes = checkCassettes(options.cassettes)
+  const agent = await createAgent({
+    workflow,
+    workspace: { ...(options.workspace ?? {}), rootDir },
+    middleware: [createToolMockMiddleware()],
+    onEvent: options.onEvent,
+    model: options.model,
+    modelFactory: options.modelFactory,
+    defaultModel: options.defaultModel,
+    tools: options.tools,
+    [CASE_CASSETTES]: cassettes,
+  })
+  try {
+    assertWorkflowGovernedTarget(agent, workflow)
+  } catch (e) {
+    agent.dispose()
+    throw e
+  }
+  return agent
+}
+
+/** The cases engine of `agent` for `workflow`, with its capability flag. */
+function engineOf(agent, workflow) {
+  assertWorkflowGovernedTarget(agent, workflow)
+  const run = agent[RUN_CASES]
+  if (typeof run !== 'function') {
+    throw new TypeError(`Case target '${workflow}' is not an agent of createAgent (@archmax-ai/harness): the cases engine runs inside one`)
+  }
+  return (options) => run({ ...options, toolMocks: agent.toolMocks === true })
+}
+
+/** Releases each case's session on a host's agent (it stays usable). */
+function disposeSessions(agent, results) {
+  for (const r of results ?? []) if (r.sessionId) agent.dispose(r.sessionId)
+}
+
+/**
+ * Runs one case file on `agent` (which stays the host's: it is not disposed; the case's session
+ * is). `file` is workspace-relative, as `discoverCases` returns it; the original's
+ * `discovered: { file, parseError? }` is accepted too. Never throws for the case's own failure.
+ */
+export async function runCase(options = {}) {
+  if (!options || typeof options !== 'object') throw new TypeError('runCase needs an options object')
+  const { agent, discovered, sessionId, caseTimeoutMs } = options
+  const file = options.file ?? discovered?.file
+  if (typeof file !== 'string' || !file) throw new TypeError("runCase needs the case's 'file' (workspace-relative, as discoverCases returns it)")
+  const slug = /^workflows\/([^/]+)\/tests\//.exec(file)?.[1]
+  const workflow = options.workflow ?? slug
+  if (typeof workflow !== 'string' || !workflow) throw new TypeError(`runCase cannot tell the workflow of '${file}': pass 'workflow'`)
+  if (slug !== workflow) throw new TypeError(`runCase: '${file}' is not a case of workflow '${workflow}' (workflows/${workflow}/tests/…)`)
+  if (sessionId !== undefined && (typeof sessionId !== 'string' || !sessionId)) throw new TypeError(`'sessionId' must be a non-empty string`)
+  if (caseTimeoutMs !== undefined && (!Number.isInteger(caseTimeoutMs) || caseTimeoutMs < 1)) {
+    throw new TypeError(`'caseTimeoutMs' must be a positive whole number of milliseconds`)
+  }
+  if (typeof discovered?.parseError === 'string') {
+    const error = discovered.parseError
+    return { id: file, file, verdict: { status: 'failed', failures: [error] }, records: [], error }
+  }
+  const run = engineOf(agent, workflow)
+  const result = await run({ files: [file], sessionIds: sessionId ? { [file]: sessionId } : undefined, caseTimeoutMs })
+  disposeSessions(agent, result.results)
+  const [one] = result.results
+  if (one) return one
+  // A disabled workflow runs none of its cases.
+  return { id: file, file, verdict: { status: 'skipped', failures: [] }, records: [], skipReason: result.skipped ?? 'not run' }
 }
 
 /** The case files of `workflow` under `rootDir` (workspace-relative, sorted by path). */
@@ -60,6 +174,10 @@ export async function runTests(options = {}) {
   if (!options || typeof options !== 'object') throw new TypeError('runTests needs an options object')
   const { workflow, rootDir = process.cwd(), filter, onEvent, onCaseStart, onCaseResult, createTarget, sessionIdForCase } = options
   if (typeof workflow !== 'string' || !workflow) throw new TypeError("runTests needs a 'workflow' slug")
+  const cassettes = checkCassettes(options.cassettes)
+  if (cassettes && createTarget) {
+    throw new TypeError("'cassettes' applies to the default target; a target of your own takes them from createCaseTarget({ cassettes })")
+  }
   for (const [name, fn] of Object.entries({ onEvent, onCaseStart, onCaseResult, sessionIdForCase })) {
     if (fn !== undefined && fn !== null && typeof fn !== 'function') throw new TypeError(`'${name}' must be a function`)
   }
@@ -69,27 +187,27 @@ export async function runTests(options = {}) {
     else if (event?.type === 'case-result') onCaseResult?.(event.result)
     else onEvent?.(event)
   }
-  const agentOptions = {
-    workflow,
-    workspace: { rootDir, ...(options.workspace ?? {}) },
-    model: options.model,
-    modelFactory: options.modelFactory,
-    defaultModel: options.defaultModel,
-    tools: options.tools,
-    onEvent: listener,
-  }
   const agent = createTarget
     ? typeof createTarget === 'function'
       ? await createTarget({ workflow, rootDir, onEvent: listener })
       : createTarget
-    : await createAgent(agentOptions)
-  const run = agent?.[RUN_CASES]
-  if (typeof run !== 'function') {
-    throw new TypeError(`Case target '${workflow}' has no workflow machine; cases require a workflow-governed agent.`)
-  }
-  const sessionIds = sessionIdForCase ? Object.fromEntries(files.map((f) => [f, String(sessionIdForCase(f))])) : undefined
+    : await createCaseTarget({
+        workflow,
+        rootDir,
+        workspace: options.workspace,
+        model: options.model,
+        modelFactory: options.modelFactory,
+        defaultModel: options.defaultModel,
+        tools: options.tools,
+        onEvent: listener,
+        cassettes,
+      })
   try {
-    return await run({ filter: filter ?? undefined, sessionIds })
+    const run = engineOf(agent, workflow)
+    const sessionIds = sessionIdForCase ? Object.fromEntries(files.map((f) => [f, String(sessionIdForCase(f))])) : undefined
+    const result = await run({ filter: filter ?? undefined, sessionIds })
+    if (createTarget) disposeSessions(agent, result.results)
+    return result
   } finally {
     if (!createTarget) agent.dispose()
   }

@@ -93,6 +93,9 @@ pub struct RunOptions {
     /// (`agent.toolMocks`). Without it a case declaring mocks dies before anything runs
     /// ([`crate::capability`]). The CLI's harness always does.
     pub tool_mocks: bool,
+    /// The per-case wall clock, instead of `tests.caseTimeoutMs` (`runCase`'s
+    /// `caseTimeoutMs`).
+    pub case_timeout_ms: Option<u64>,
     /// The run's id in default session ids (`test-default-test-run-<run id>-<file>`);
     /// empty: the epoch milliseconds at the start.
     pub run_id: String,
@@ -106,6 +109,7 @@ impl Default for RunOptions {
             filter: None,
             files: None,
             tool_mocks: true,
+            case_timeout_ms: None,
             run_id: String::new(),
             session_id_for_case: None,
         }
@@ -214,8 +218,9 @@ pub async fn run_suite(
     if let Some(n) = tests.and_then(|t| t.max_concurrency).filter(|n| *n > 1) {
         return Err(SuiteError::Concurrency(n));
     }
-    let timeout_ms = tests
-        .and_then(|t| t.case_timeout_ms)
+    let timeout_ms = opts
+        .case_timeout_ms
+        .or_else(|| tests.and_then(|t| t.case_timeout_ms))
         .unwrap_or(DEFAULT_CASE_TIMEOUT_MS);
     let run_id = if opts.run_id.is_empty() {
         epoch_ms().to_string()

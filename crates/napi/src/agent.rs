@@ -590,6 +590,33 @@ pub struct NativeAgentOptions {
     /// `cassette`: record the model's exchanges into a cassette, or replay them from one.
     #[napi(ts_type = "NativeCassetteOptions")]
     pub cassette: Option<crate::dto::CassetteOptions>,
+    /// `cassettes` (`runTests`, `createCaseTarget`): each case's model exchanges recorded
+    /// into, or answered from, `tests/<case>.cassette.json` beside it.
+    #[napi(ts_type = "'record' | 'replay'")]
+    pub case_cassettes: Option<String>,
+}
+
+/// `caseCassettes`: `Some(true)` to replay each case's cassette, `Some(false)` to record it.
+fn case_cassettes_option(
+    options: &NativeAgentOptions,
+) -> std::result::Result<Option<bool>, String> {
+    let replay = match options.case_cassettes.as_deref() {
+        None => return Ok(None),
+        Some("replay") => true,
+        Some("record") => false,
+        Some(other) => {
+            return Err(format!(
+                "'cassettes' must be 'record' or 'replay', got '{other}'"
+            ));
+        }
+    };
+    if options.cassette.is_some() {
+        return Err(
+            "'cassettes' (one per case) and 'cassette' (one file) cannot be used together"
+                .to_string(),
+        );
+    }
+    Ok(Some(replay))
 }
 
 /// The cassette of `options`: where, and whether it is replayed (else recorded).
@@ -825,6 +852,9 @@ pub struct NativeAgent {
     telemetry: RwLock<Option<Arc<archmax_telemetry::Telemetry>>>,
     /// The parent trace context of the next turn (`setTraceparent`, just before it).
     traceparent: Mutex<Option<String>>,
+    /// A cassette per case (`runTests({ cassettes })`): the harness's model, which
+    /// `runCases` switches to each case's cassette.
+    tapes: RwLock<Option<Arc<archmax_cases::cassette::CaseTapes>>>,
 }
 
 /// Marks a session busy for the life of one call.
@@ -883,6 +913,7 @@ impl NativeAgent {
             tool_workspaces: Arc::default(),
             telemetry: RwLock::new(None),
             traceparent: Mutex::new(None),
+            tapes: RwLock::new(None),
         }
     }
 
@@ -934,8 +965,25 @@ impl NativeAgent {
             Ok(c) => c,
             Err(message) => return plain_error("TypeError", message),
         };
-        let (model, default_model): (Arc<dyn Model>, String) = if let Some((path, true)) = &cassette
-        {
+        let case_tapes = match case_cassettes_option(&options) {
+            Ok(c) => c,
+            Err(message) => return plain_error("TypeError", message),
+        };
+        let mut tapes = None;
+        let (model, default_model): (Arc<dyn Model>, String) = if case_tapes == Some(true) {
+            // Each case answers from its cassette: no model, no endpoint variable; the default
+            // model is the one the recording's requests named, as `archmax test --replay`'s.
+            let workflow = options.workflow.as_deref().unwrap_or(DEFAULT_WORKFLOW);
+            let suite = archmax_cases::Suite::discover(&root, workflow);
+            let default = archmax_cases::cassette::CaseTapes::recorded_model(&root, &suite.files)
+                .or_else(|| options.default_model.clone())
+                .or_else(|| lookup("ARCHMAX_MODEL").map(|m| m.trim().to_string()))
+                .filter(|m| !m.is_empty())
+                .unwrap_or_else(|| archmax_machine::UNNAMED_MODEL.to_string());
+            let replay = Arc::new(archmax_cases::cassette::CaseTapes::replay(&root));
+            tapes = Some(Arc::clone(&replay));
+            (replay, default)
+        } else if let Some((path, true)) = &cassette {
             // A replay needs no model and no endpoint variable; the recorded run's default
             // model is the one its requests named.
             let replayer = match archmax_cases::cassette::Replayer::load(path) {
@@ -992,8 +1040,20 @@ impl NativeAgent {
                 archmax_cases::cassette::Recorder::to_file(model, path)
                     .with_default_model(default_model.clone()),
             ),
+            _ if case_tapes == Some(false) => {
+                let record = Arc::new(archmax_cases::cassette::CaseTapes::record(
+                    &root,
+                    model,
+                    &default_model,
+                ));
+                tapes = Some(Arc::clone(&record));
+                record
+            }
             _ => model,
         };
+        if let Ok(mut slot) = self.tapes.write() {
+            *slot = tapes;
+        }
         let mut tools: Vec<Arc<dyn HostTool>> = Vec::new();
         for def in options.tools.unwrap_or_default() {
             let paths = match def.paths {
@@ -1214,14 +1274,17 @@ impl NativeAgent {
     }
 
     /// `runTests`' engine: the workflow's cases (`archmax_cases`), each on its own session of
-    /// this agent. `{ filter?, sessionIds?: { [file]: id }, runId? }`; case progress reaches
-    /// `onEvent` as `{ type: "case-start", file, sessionId? }` and
+    /// this agent. `{ filter?, files?, toolMocks?, caseTimeoutMs?, sessionIds?: { [file]: id },
+    /// runId? }`: `files` runs exactly those case files (`runCase`); `toolMocks: false` (the
+    /// agent cannot intercept its own tool calls) fails a case declaring mocks before it runs
+    /// (default true); `caseTimeoutMs` outranks `tests.caseTimeoutMs`. With `cassettes`, each case runs on its own cassette. Case progress
+    /// reaches `onEvent` as `{ type: "case-start", file, sessionId? }` and
     /// `{ type: "case-result", result }` among the cases' own events.
     #[napi(catch_unwind)]
     pub fn run_cases(
         &self,
         #[napi(
-            ts_arg_type = "{ filter?: string; sessionIds?: Record<string, string>; runId?: string }"
+            ts_arg_type = "{ filter?: string; files?: string[]; toolMocks?: boolean; caseTimeoutMs?: number; sessionIds?: Record<string, string>; runId?: string }"
         )]
         options: Value,
     ) -> NativeTurn {
@@ -1232,7 +1295,10 @@ impl NativeAgent {
         if h.is_plain() {
             return NativeTurn::ended(plain_error(
                 "Error",
-                "Case target has no workflow machine; cases require a workflow-governed agent.",
+                format!(
+                    "Case target '{}' has no workflow machine; cases require a workflow-governed agent.",
+                    h.workflow()
+                ),
             ));
         }
         let ids: HashMap<String, String> = options
@@ -1250,6 +1316,18 @@ impl NativeAgent {
                 .and_then(Value::as_str)
                 .filter(|f| !f.is_empty())
                 .map(str::to_string),
+            files: options.get("files").and_then(Value::as_array).map(|files| {
+                files
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_string)
+                    .collect()
+            }),
+            tool_mocks: options
+                .get("toolMocks")
+                .and_then(Value::as_bool)
+                .unwrap_or(true),
+            case_timeout_ms: options.get("caseTimeoutMs").and_then(Value::as_u64),
             run_id: options
                 .get("runId")
                 .and_then(Value::as_str)
@@ -1270,11 +1348,18 @@ impl NativeAgent {
                 f: Arc::clone(&self.events),
             },
         };
+        let tapes = self.tapes.read().ok().and_then(|g| g.clone());
         self.value_turn(async move {
             let suite = archmax_cases::Suite::discover(h.root(), h.workflow());
             let spec = h.spec().clone();
-            let target = archmax_cases::SharedTarget(Arc::clone(&h));
-            match archmax_cases::run_suite(&suite, &spec, &target, &opts, &progress).await {
+            let target: Box<dyn archmax_cases::Target> = match tapes {
+                Some(tapes) => Box::new(archmax_cases::cassette::TapedTarget {
+                    harness: Arc::clone(&h),
+                    tapes,
+                }),
+                None => Box::new(archmax_cases::SharedTarget(Arc::clone(&h))),
+            };
+            match archmax_cases::run_suite(&suite, &spec, target.as_ref(), &opts, &progress).await {
                 Ok(result) => match serde_json::to_value(&result) {
                     Ok(v) => json!({ "ok": true, "value": v }),
                     Err(e) => plain_error("Error", format!("cannot encode the results: {e}")),
@@ -1591,6 +1676,9 @@ impl NativeAgent {
             *g = None;
         }
         if let Ok(mut g) = self.js_model.write() {
+            *g = None;
+        }
+        if let Ok(mut g) = self.tapes.write() {
             *g = None;
         }
         if let Some(t) = self.telemetry.write().ok().and_then(|mut g| g.take()) {

@@ -1,5 +1,6 @@
 //! The case functions of `@archmax-ai/harness/testing` (the engine itself runs through
-//! `NativeAgent.runCases`): discovery, the case document, the input matcher.
+//! `NativeAgent.runCases`): discovery, the case document read and written, the input
+//! matcher.
 
 use archmax_spec::DiskFiles;
 use napi_derive::napi;
@@ -21,6 +22,19 @@ pub fn parse_case_document(text: String, file: Option<String>) -> Value {
     let file = file.unwrap_or_else(|| "<case>".to_string());
     match archmax_cases::parse_case(&file, &text) {
         Ok(case) => json!({ "ok": true, "value": case.to_json() }),
+        Err(message) => json!({ "ok": false, "message": message }),
+    }
+}
+
+/// Writes a case document back as YAML (`serializeCaseDocument`): `{ ok: true, value }`
+/// (the text), or `{ ok: false, message }` when the document is not a valid case.
+#[napi(
+    catch_unwind,
+    ts_return_type = "{ ok: true; value: string } | { ok: false; message: string }"
+)]
+pub fn serialize_case_document(#[napi(ts_arg_type = "unknown")] doc: Value) -> Value {
+    match archmax_cases::serialize_case(&doc) {
+        Ok(text) => json!({ "ok": true, "value": text }),
         Err(message) => json!({ "ok": false, "message": message }),
     }
 }
