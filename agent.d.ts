@@ -242,6 +242,9 @@ export type PromptCacheOptions = { enabled?: boolean; ttl?: '5m' | '1h' | (strin
  */
 export type CassetteOptions = { path: string; mode: 'record' | 'replay' }
 
+/** The marker `createToolMockMiddleware()` returns (frozen). */
+export type ToolMockMiddleware = { readonly name: 'ToolMockMiddleware' }
+
 /** Prices in USD per 1M tokens; an omitted rate contributes nothing (cache rates default to `input`). */
 export type ModelPricing = { input?: number; output?: number; cacheRead?: number; cacheWrite?: number }
 /** Prices by model id: the exact id, else the longest key contained in it, else `default`. */
@@ -276,6 +279,13 @@ export type CreateAgentParams = {
   modelFactory?: ModelFactory
   /** Record the model's exchanges into a cassette, or replay them from one instead of a model. */
   cassette?: CassetteOptions
+  /**
+   * `[createToolMockMiddleware()]` (from `@archmax-ai/harness/testing`) sets `agent.toolMocks`,
+   * which lets cases declaring mocks run on the agent; the mocks are served natively either way.
+   * Any other entry is refused (a `TypeError` naming it): LangChain middleware composes with a
+   * workflow through `archmaxMiddleware()` of `@archmax-ai/harness/deepagents`.
+   */
+  middleware?: ReadonlyArray<ToolMockMiddleware>
   /** The default model id sent in requests (default `ARCHMAX_MODEL`, else `default`). */
   defaultModel?: string
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- each tool types its own arguments
@@ -504,6 +514,11 @@ export interface Agent {
   readonly runtimeContract: Readonly<RuntimeContract>
   /** The workflow operations; `undefined` on a plain (ungoverned) agent. */
   workflow: WorkflowOperations | undefined
+  /**
+   * True when `createToolMockMiddleware()` is in `middleware`: cases declaring mocks run on the
+   * agent (`runTests`, `runCase`); else such a case fails before it runs. A host may set it.
+   */
+  toolMocks: boolean
   /**
    * One turn on `config.configurable.thread_id` (else `__default__`; a bad id rejects
    * `SessionStoreIdError` before anything runs): the messages are appended and the last user

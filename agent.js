@@ -719,10 +719,16 @@ export async function createAgent(params = {}) {
   // `workflow.stream` callers listen beside `onEvent`.
   const streams = new Set()
   const toOnEvent = onEvent ? eventAdapter(onEvent) : null
+  // The cases engine's progress (`case-start`, `case-result`) while a run that asked for it is in flight.
+  let caseProgress = null
   const handlers = {
     model: modelFn ? modelAdapter(modelFn) : null,
     tool: tools.length ? toolAdapter(tools, () => native) : null,
     event: (json) => {
+      if (caseProgress && typeof json === 'string' && json.startsWith('{"type":"case-')) {
+        caseProgress(JSON.parse(json))
+        return
+      }
       if (toOnEvent) toOnEvent(json)
       if (json && streams.size) {
         const event = JSON.parse(json)
@@ -961,10 +967,20 @@ export async function createAgent(params = {}) {
     },
   }
   // The cases engine over this agent (`@archmax-ai/harness/testing`); not enumerable.
+  // `onProgress` gets the run's `case-start`/`case-result` markers instead of `onEvent`.
   Object.defineProperty(agent, RUN_CASES, {
-    value: (options) => {
+    value: (options, onProgress) => {
       live()
-      return run(native.runCases(options ?? {}))
+      if (typeof onProgress === 'function') {
+        if (!listening) {
+          native.listen(handlers.event)
+          listening = true
+        }
+        caseProgress = onProgress
+      }
+      return run(native.runCases(options ?? {})).finally(() => {
+        caseProgress = null
+      })
     },
   })
   return agent

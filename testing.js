@@ -104,7 +104,7 @@ function engineOf(agent, workflow) {
   if (typeof run !== 'function') {
     throw new TypeError(`Case target '${workflow}' is not an agent of createAgent (@archmax-ai/harness): the cases engine runs inside one`)
   }
-  return (options) => run({ ...options, toolMocks: agent.toolMocks === true })
+  return (options, onProgress) => run({ ...options, toolMocks: agent.toolMocks === true }, onProgress)
 }
 
 /** Releases each case's session on a host's agent (it stays usable). */
@@ -182,9 +182,12 @@ export async function runTests(options = {}) {
     if (fn !== undefined && fn !== null && typeof fn !== 'function') throw new TypeError(`'${name}' must be a function`)
   }
   const files = discoverCaseFiles(rootDir, workflow)
-  const listener = (event) => {
+  const progress = (event) => {
     if (event?.type === 'case-start') onCaseStart?.(event.file, event.sessionId ?? undefined)
     else if (event?.type === 'case-result') onCaseResult?.(event.result)
+  }
+  const listener = (event) => {
+    if (event?.type === 'case-start' || event?.type === 'case-result') progress(event)
     else onEvent?.(event)
   }
   const agent = createTarget
@@ -205,7 +208,7 @@ export async function runTests(options = {}) {
   try {
     const run = engineOf(agent, workflow)
     const sessionIds = sessionIdForCase ? Object.fromEntries(files.map((f) => [f, String(sessionIdForCase(f))])) : undefined
-    const result = await run({ filter: filter ?? undefined, sessionIds })
+    const result = await run({ filter: filter ?? undefined, sessionIds }, onCaseStart || onCaseResult ? progress : undefined)
     if (createTarget) disposeSessions(agent, result.results)
     return result
   } finally {

@@ -274,6 +274,31 @@ const SCENARIOS = [
     },
   },
   {
+    // A cassette per case (`runTests({ cassettes: 'replay' })`): the committed cassette answers,
+    // whatever the column's model, so every store and listener replays the same case.
+    name: "per-case cassettes: the example's refund-approved case replays from its committed cassette",
+    files: true,
+    caseCassettes: true,
+    workspace: exampleCopy,
+    options: { workflow: 'order-lookup', [Symbol.for('archmax.caseCassettes')]: 'replay' },
+    answers: [],
+    steps: [
+      (_w, agent) =>
+        agent[Symbol.for('archmax.runCases')]({
+          files: ['workflows/order-lookup/tests/refund-approved.test.yaml'],
+          sessionIds: { 'workflows/order-lookup/tests/refund-approved.test.yaml': 'case-1' },
+        }),
+    ],
+    check: ([result], requests) => {
+      assert.equal(result.exitCode, 0, JSON.stringify(result))
+      const [approved] = result.results
+      assert.equal(approved.sessionId, 'case-1')
+      assert.deepEqual(approved.verdict, { status: 'passed', failures: [] })
+      assert.equal(approved.records.length, 7)
+      assert.equal(requests.length, 0, 'the model is never asked')
+    },
+  },
+  {
     name: "the example's refund flow: park at review, decide, complete",
     files: true,
     workspace: exampleCopy,
@@ -650,7 +675,8 @@ function normalize(value) {
  * cassette, then runs it again, in a fresh workspace, answered by the cassette alone.
  */
 async function runCell(scenario, column) {
-  if (column.model !== 'cassette') return runOnce(scenario, column)
+  // A scenario replaying each case's own cassette needs no recording first.
+  if (column.model !== 'cassette' || scenario.caseCassettes) return runOnce(scenario, column)
   const path = join(mkdtempSync(join(tmpdir(), 'archmax-parity-tape-')), 'cell.cassette.json')
   const recorded = await runOnce(scenario, { ...column, model: 'js' }, { cassette: { path, mode: 'record' } })
   const replayed = await runOnce(scenario, column, { cassette: { path, mode: 'replay' } })

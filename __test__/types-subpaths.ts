@@ -134,3 +134,30 @@ const code: 0 | 1 = exitCodeForVerdict(reduceVerdict([], null))
 void [suite, doc.title, limit, code]
 // @ts-expect-error the workflow slug is required
 runTests({ rootDir: '.' })
+
+import {
+  assertWorkflowGovernedTarget,
+  createCaseTarget,
+  createToolMockMiddleware,
+  runCase,
+  serializeCaseDocument,
+  type CaseCassettes,
+} from '@archmax-ai/harness/testing'
+import { createAgent, type Agent } from '@archmax-ai/harness'
+async function oneCase(): Promise<string> {
+  const mode: CaseCassettes = 'replay'
+  const target = await createCaseTarget({ workflow: 'order-lookup', rootDir: '.', cassettes: mode })
+  const flagged: boolean = target.toolMocks
+  const host: Agent = await createAgent({ workflow: 'order-lookup', middleware: [createToolMockMiddleware()] })
+  assertWorkflowGovernedTarget(host, 'order-lookup')
+  const governed: string = typeof host.workflow.send
+  const r: CaseResult = await runCase({ agent: target, file: 'workflows/order-lookup/tests/a.test.yaml', sessionId: 's', caseTimeoutMs: 1000 })
+  const s: RunTestsResult = await runTests({ workflow: 'order-lookup', cassettes: 'record' })
+  void [flagged, governed, s]
+  return serializeCaseDocument(parseCaseDocument('title: t\ndescription: d\n')) + r.verdict.status
+}
+void oneCase
+// @ts-expect-error cassettes are 'record' or 'replay'
+runTests({ workflow: 'order-lookup', cassettes: 'live' })
+// @ts-expect-error only the tool-mock marker is middleware here
+createAgent({ middleware: [{ name: 'Other' }] })
