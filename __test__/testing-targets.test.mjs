@@ -162,6 +162,12 @@ test('runCase: one case file on a host agent, which stays usable; a parse error 
   const missing = await runCase({ agent, file: 'workflows/order-lookup/tests/none.test.yaml' })
   assert.equal(missing.verdict.status, 'failed')
   assert.match(missing.error, /^workflows\/order-lookup\/tests\/none\.test\.yaml: cannot read the case file: /)
+  // An exact selection reads nothing outside the suite.
+  const outside = await runCase({ agent, file: 'workflows/order-lookup/tests/../../enrich-order/workflow.test.yaml' })
+  assert.equal(
+    outside.error,
+    "workflows/order-lookup/tests/../../enrich-order/workflow.test.yaml: not a case file of workflow 'order-lookup' (workflows/order-lookup/tests/<name>.test.yaml)",
+  )
   await assert.rejects(runCase({ agent, file, workflow: 'enrich-order' }), { name: 'TypeError', message: /is not a case of workflow 'enrich-order'/ })
   await assert.rejects(runCase({ agent, file, caseTimeoutMs: 0 }), { name: 'TypeError' })
   assert.ok(Array.isArray(await agent.sessions.list()))

@@ -250,6 +250,19 @@ pub async fn run_suite(
     })
 }
 
+/// Whether `path` names a case file of `workflow`'s suite: under `workflows/<workflow>/tests/`,
+/// a `.test.yaml` or `.test.yml`, with no empty, `.` or `..` segment (an exact selection must
+/// not read outside the suite).
+fn is_case_path(workflow: &str, path: &str) -> bool {
+    let Some(rel) = path.strip_prefix(&format!("workflows/{workflow}/tests/")) else {
+        return false;
+    };
+    (rel.ends_with(".test.yaml") || rel.ends_with(".test.yml"))
+        && rel
+            .split(['/', '\\'])
+            .all(|seg| !seg.is_empty() && seg != "." && seg != "..")
+}
+
 /// A case that never ran: its file did not parse.
 fn unreadable(file: &CaseFile, error: String) -> CaseResult {
     CaseResult {
@@ -276,6 +289,16 @@ async fn run_one(
     target: &dyn Target,
     observer: &dyn Observer,
 ) -> CaseResult {
+    if !is_case_path(&suite.workflow, &file.path) {
+        observer.case_start(file, None);
+        return unreadable(
+            file,
+            format!(
+                "{}: not a case file of workflow '{}' (workflows/{}/tests/<name>.test.yaml)",
+                file.path, suite.workflow, suite.workflow
+            ),
+        );
+    }
     let text = match std::fs::read_to_string(suite.root.join(&file.path)) {
         Ok(t) => t,
         Err(e) => {
@@ -547,5 +570,27 @@ impl Driver<'_> {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_case_path;
+
+    #[test]
+    fn an_exact_selection_reads_only_the_suites_case_files() {
+        assert!(is_case_path("w", "workflows/w/tests/a.test.yaml"));
+        assert!(is_case_path("w", "workflows/w/tests/refunds/b.test.yml"));
+        for bad in [
+            "workflows/w/tests/../../x/tests/a.test.yaml",
+            "workflows/w/tests/./a.test.yaml",
+            "workflows/w/tests//a.test.yaml",
+            "workflows/w/tests/a\\..\\b.test.yaml",
+            "workflows/v/tests/a.test.yaml",
+            "/etc/workflows/w/tests/a.test.yaml",
+            "workflows/w/tests/a.yaml",
+        ] {
+            assert!(!is_case_path("w", bad), "{bad}");
+        }
     }
 }
