@@ -392,6 +392,108 @@ states:
  * `200 {}`. `spans()` decodes every span received: ids, parent, name, service, attributes
  * (an `intValue` as a number) and links.
  */
+/**
+ * An OTLP/gRPC receiver on 127.0.0.1 (node:http2): the collector's `TraceService/Export`,
+ * its length-prefixed protobuf bodies decoded by hand into the same span shape as
+ * `otlpReceiver()`'s, and each request's metadata kept.
+ */
+export async function otlpGrpcReceiver() {
+  const { createServer } = await import('node:http2')
+  const requests = []
+  const server = createServer()
+  const open = new Set()
+  server.on('session', (session) => {
+    open.add(session)
+    session.on('close', () => open.delete(session))
+  })
+  server.on('stream', (stream, headers) => {
+    const chunks = []
+    stream.on('data', (d) => chunks.push(d))
+    stream.on('end', () => {
+      const body = Buffer.concat(chunks)
+      // One gRPC message: a compressed flag, a 4-byte length, the protobuf.
+      const message = body.length >= 5 && body[0] === 0 ? body.subarray(5, 5 + body.readUInt32BE(1)) : Buffer.alloc(0)
+      requests.push({ path: headers[':path'], contentType: headers['content-type'], headers, message })
+      stream.respond({ ':status': 200, 'content-type': 'application/grpc' }, { waitForTrailers: true })
+      stream.on('wantTrailers', () => stream.sendTrailers({ 'grpc-status': '0' }))
+      stream.end(Buffer.from([0, 0, 0, 0, 0]))
+    })
+  })
+  await new Promise((r) => server.listen(0, '127.0.0.1', r))
+  return {
+    base: `http://127.0.0.1:${server.address().port}`,
+    requests,
+    spans: () => requests.flatMap(({ message }) => decodeTraceRequest(message)),
+    close: async () => {
+      for (const session of open) session.destroy()
+      await new Promise((r) => server.close(r))
+    },
+  }
+}
+
+/** The fields of one protobuf message: `[number, value]`, value a Buffer (length-delimited) or a BigInt. */
+function protoFields(buf) {
+  const out = []
+  let i = 0
+  const varint = () => {
+    let v = 0n
+    let shift = 0n
+    for (;;) {
+      const b = buf[i++]
+      v |= BigInt(b & 0x7f) << shift
+      if (!(b & 0x80)) return v
+      shift += 7n
+    }
+  }
+  while (i < buf.length) {
+    const key = Number(varint())
+    const field = key >> 3
+    switch (key & 7) {
+      case 0: out.push([field, varint()]); break
+      case 1: out.push([field, buf.readBigUInt64LE(i)]); i += 8; break
+      case 2: { const n = Number(varint()); out.push([field, buf.subarray(i, i + n)]); i += n; break }
+      case 5: out.push([field, BigInt(buf.readUInt32LE(i))]); i += 4; break
+      default: throw new Error(`protobuf wire type ${key & 7} at ${i}`)
+    }
+  }
+  return out
+}
+
+const protoAll = (buf, n) => protoFields(buf).filter(([f]) => f === n).map(([, v]) => v)
+const protoOne = (buf, n) => protoAll(buf, n)[0]
+
+function protoAttributes(list) {
+  const value = (any) => {
+    const [[field, v]] = protoFields(any)
+    if (field === 1) return v.toString('utf8')
+    if (field === 2) return v !== 0n
+    if (field === 3) return Number(BigInt.asIntN(64, v))
+    if (field === 4) { const b = Buffer.alloc(8); b.writeBigUInt64LE(v); return b.readDoubleLE(0) }
+    return v
+  }
+  return Object.fromEntries(list.map((kv) => [protoOne(kv, 1).toString('utf8'), value(protoOne(kv, 2) ?? Buffer.alloc(0))]))
+}
+
+/** The spans of an `ExportTraceServiceRequest` (opentelemetry-proto's field numbers). */
+function decodeTraceRequest(message) {
+  const hex = (b) => (b ? b.toString('hex') : '')
+  return protoAll(message, 1).flatMap((rs) => {
+    const resource = protoOne(rs, 1)
+    const service = resource ? protoAttributes(protoAll(resource, 1))['service.name'] : undefined
+    return protoAll(rs, 2).flatMap((ss) =>
+      protoAll(ss, 2).map((span) => ({
+        traceId: hex(protoOne(span, 1)),
+        spanId: hex(protoOne(span, 2)),
+        parentSpanId: hex(protoOne(span, 4)),
+        name: protoOne(span, 5)?.toString('utf8') ?? '',
+        service,
+        attributes: protoAttributes(protoAll(span, 9)),
+        links: protoAll(span, 13).map((l) => ({ traceId: hex(protoOne(l, 1)), spanId: hex(protoOne(l, 2)) })),
+      })),
+    )
+  })
+}
+
 export async function otlpReceiver() {
   const { createServer } = await import('node:http')
   const requests = []

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
 import { createAgent } from '@archmax-ai/harness'
-import { CALLER_SPEC, CHILD_SPEC, copyExample, EXAMPLE, call, otlpReceiver, refundAnswers, say, scripted, sseEndpoint, tools, workspace } from './helpers.mjs'
+import { CALLER_SPEC, CHILD_SPEC, copyExample, EXAMPLE, call, otlpGrpcReceiver, otlpReceiver, refundAnswers, say, scripted, sseEndpoint, tools, workspace } from './helpers.mjs'
 
 function exampleCopy() {
   const dir = mkdtempSync(join(tmpdir(), 'archmax-otel-'))
@@ -98,6 +98,37 @@ for (const withEvents of [false, true]) {
     }
   })
 }
+
+test('over OTLP/gRPC the refund flow is the same span tree, its headers sent as metadata', async () => {
+  const receiver = await otlpGrpcReceiver()
+  try {
+    const { model } = scripted(refundAnswers())
+    const agent = await createAgent({
+      workspace: { rootDir: exampleCopy() },
+      workflow: 'order-lookup',
+      model,
+      telemetry: { endpoint: receiver.base, protocol: 'grpc', serviceName: 'grpc-desk', headers: { 'x-team': 'refunds' } },
+    })
+    const parked = await agent.workflow.send('otel-1', { message: 'I want a refund for KK-2043' })
+    assert.equal(parked.kind, 'parked')
+    const first = receiver.spans()
+    assert.ok(first.length > 0, 'the spans arrived before the turn settled')
+    for (const r of receiver.requests) {
+      assert.equal(r.path, '/opentelemetry.proto.collector.trace.v1.TraceService/Export')
+      assert.match(r.contentType, /^application\/grpc/)
+      assert.equal(r.headers['x-team'], 'refunds')
+    }
+    const turn = assertParkedTree(first, { model: 'default', service: 'grpc-desk' })
+    assert.equal(turn.parentSpanId, '')
+    const done = await agent.workflow.decide('otel-1', { target: 'refund-approved' })
+    assert.equal(done.kind, 'completed')
+    const resumed = one(receiver.spans().slice(first.length), 'invoke_agent order-lookup')
+    assert.deepEqual(resumed.links, [{ traceId: turn.traceId, spanId: turn.spanId }])
+    agent.dispose()
+  } finally {
+    await receiver.close()
+  }
+})
 
 test('the ARCHMAX_* endpoint with the OTEL_* variables of a .env: streamed chat spans carry usage and time to first token', async () => {
   const receiver = await otlpReceiver()

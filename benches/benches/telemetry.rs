@@ -1,5 +1,5 @@
 //! The 200-step turn (benches/turn.rs's) with tracing off, on with a no-op exporter, and on
-//! with OTLP/HTTP (JSON) to a receiver on 127.0.0.1: harness time per step for each, and
+//! with OTLP to receivers on 127.0.0.1 (HTTP/JSON and gRPC): harness time per step for each, and
 //! each as a ratio against "off" measured in the same run (rounds interleaved).
 //!
 //! The memory store, so the commit's disk time does not hide what the spans cost.
@@ -57,10 +57,21 @@ fn main() {
     let otlp = Telemetry::start(&otlp_config)
         .expect("OTLP telemetry")
         .expect("started");
-    let modes: [(&str, Option<&Telemetry>); 3] = [
+    let grpc_receiver = Receiver::start_grpc().expect("gRPC receiver");
+    let grpc_config = Config::from_env(|k| match k {
+        "OTEL_EXPORTER_OTLP_ENDPOINT" => Some(grpc_receiver.base_url()),
+        "OTEL_EXPORTER_OTLP_PROTOCOL" => Some("grpc".into()),
+        _ => None,
+    })
+    .expect("config");
+    let grpc = Telemetry::start(&grpc_config)
+        .expect("OTLP/gRPC telemetry")
+        .expect("started");
+    let modes: [(&str, Option<&Telemetry>); 4] = [
         ("off", None),
         ("on, no-op exporter", Some(&noop)),
         ("on, OTLP/HTTP to 127.0.0.1", Some(&otlp)),
+        ("on, OTLP/gRPC to 127.0.0.1", Some(&grpc)),
     ];
     let rounds = 5;
     let mut samples: Vec<Vec<f64>> = vec![Vec::new(); modes.len()];
@@ -72,6 +83,7 @@ fn main() {
         }
     }
     let spans = receiver.spans().len();
+    let grpc_spans = grpc_receiver.spans().len();
     let off = median(samples[0].clone());
     println!(
         "turn of {STEPS} tool-call steps, memory store, {rounds} rounds per mode (interleaved)"
@@ -84,12 +96,15 @@ fn main() {
             m / off
         );
     }
-    println!("spans the receiver decoded: {spans}");
+    println!("spans the receivers decoded: HTTP {spans}, gRPC {grpc_spans}");
     let _ = noop.shutdown();
     let _ = otlp.shutdown();
+    let _ = grpc.shutdown();
     // Each round's turn is 1 turn span + 1 state + 201 chat + 200 tool spans.
-    if spans < rounds * (2 * STEPS + 3) {
-        println!("FAIL: the receiver got {spans} spans, fewer than the turns opened");
-        std::process::exit(1);
+    for (name, got) in [("HTTP", spans), ("gRPC", grpc_spans)] {
+        if got < rounds * (2 * STEPS + 3) {
+            println!("FAIL: the {name} receiver got {got} spans, fewer than the turns opened");
+            std::process::exit(1);
+        }
     }
 }

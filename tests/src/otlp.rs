@@ -1,6 +1,8 @@
-//! An OTLP/HTTP receiver on 127.0.0.1 for the telemetry tests and benchmark: it accepts
-//! `POST /v1/traces` in the JSON encoding (`http/json`), answers `200 {}`, and decodes
-//! every span it got into a [`Span`] (ids, parent, name, attributes, links).
+//! OTLP receivers on 127.0.0.1 for the telemetry tests and benchmark. [`Receiver::start`]
+//! accepts `POST /v1/traces` in the JSON encoding (`http/json`) and answers `200 {}`;
+//! [`Receiver::start_grpc`] serves the collector's gRPC `TraceService/Export` (tonic) and
+//! keeps each request in the same JSON encoding, with its metadata. Both decode every span
+//! they got into a [`Span`] (ids, parent, name, attributes, links).
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -8,6 +10,12 @@ use std::net::{TcpListener, TcpStream};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use opentelemetry_proto::tonic::collector::trace::v1::trace_service_server::{
+    TraceService, TraceServiceServer,
+};
+use opentelemetry_proto::tonic::collector::trace::v1::{
+    ExportTraceServiceRequest, ExportTraceServiceResponse,
+};
 use serde_json::Value;
 
 /// One span as the receiver decoded it.
@@ -34,10 +42,14 @@ impl Span {
     }
 }
 
+/// (path, content type, body as JSON, request headers or gRPC metadata) of a request.
+type Request = (String, String, Value, BTreeMap<String, String>);
+type Requests = Arc<Mutex<Vec<Request>>>;
+
 /// The receiver: runs until dropped.
 pub struct Receiver {
     port: u16,
-    bodies: Arc<Mutex<Vec<(String, String, Value)>>>,
+    bodies: Requests,
 }
 
 impl Receiver {
@@ -51,6 +63,32 @@ impl Receiver {
                 let seen = Arc::clone(&seen);
                 std::thread::spawn(move || serve(stream, &seen));
             }
+        });
+        Ok(Receiver { port, bodies })
+    }
+
+    /// A gRPC receiver (the collector's `TraceService` over HTTP/2, tonic), on a runtime of
+    /// its own thread.
+    pub fn start_grpc() -> std::io::Result<Receiver> {
+        let listener = TcpListener::bind("127.0.0.1:0")?;
+        let port = listener.local_addr()?.port();
+        listener.set_nonblocking(true)?;
+        let bodies: Requests = Arc::new(Mutex::new(Vec::new()));
+        let seen = Arc::clone(&bodies);
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?;
+        std::thread::spawn(move || {
+            runtime.block_on(async move {
+                let Ok(listener) = tokio::net::TcpListener::from_std(listener) else {
+                    return;
+                };
+                let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener);
+                let _ = tonic::transport::Server::builder()
+                    .add_service(TraceServiceServer::new(Collector { seen }))
+                    .serve_with_incoming(incoming)
+                    .await;
+            });
         });
         Ok(Receiver { port, bodies })
     }
@@ -69,14 +107,26 @@ impl Receiver {
     pub fn request_heads(&self) -> Vec<(String, String)> {
         self.bodies
             .lock()
-            .map(|b| b.iter().map(|(p, c, _)| (p.clone(), c.clone())).collect())
+            .map(|b| {
+                b.iter()
+                    .map(|(p, c, _, _)| (p.clone(), c.clone()))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// The headers (HTTP) or metadata (gRPC) of each request, names in lower case.
+    pub fn request_headers(&self) -> Vec<BTreeMap<String, String>> {
+        self.bodies
+            .lock()
+            .map(|b| b.iter().map(|(_, _, _, h)| h.clone()).collect())
             .unwrap_or_default()
     }
 
     /// Every span received so far, in arrival order.
     pub fn spans(&self) -> Vec<Span> {
         let bodies = self.bodies.lock().map(|b| b.clone()).unwrap_or_default();
-        bodies.iter().flat_map(|(_, _, b)| decode(b)).collect()
+        bodies.iter().flat_map(|(_, _, b, _)| decode(b)).collect()
     }
 
     /// Waits (up to `timeout`) until at least `n` spans arrived; the spans then.
@@ -92,7 +142,51 @@ impl Receiver {
     }
 }
 
-fn serve(stream: TcpStream, seen: &Mutex<Vec<(String, String, Value)>>) {
+/// The gRPC collector service: every export kept as the HTTP receiver keeps its bodies.
+struct Collector {
+    seen: Requests,
+}
+
+#[tonic::async_trait]
+impl TraceService for Collector {
+    async fn export(
+        &self,
+        request: tonic::Request<ExportTraceServiceRequest>,
+    ) -> Result<tonic::Response<ExportTraceServiceResponse>, tonic::Status> {
+        let metadata = request
+            .metadata()
+            .clone()
+            .into_headers()
+            .iter()
+            .map(|(k, v)| {
+                (
+                    k.as_str().to_string(),
+                    v.to_str().unwrap_or_default().to_string(),
+                )
+            })
+            .collect();
+        let content_type = request
+            .metadata()
+            .get("content-type")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .to_string();
+        let body = serde_json::to_value(request.get_ref()).unwrap_or(Value::Null);
+        if let Ok(mut s) = self.seen.lock() {
+            s.push((
+                "/opentelemetry.proto.collector.trace.v1.TraceService/Export".to_string(),
+                content_type,
+                body,
+                metadata,
+            ));
+        }
+        Ok(tonic::Response::new(ExportTraceServiceResponse {
+            partial_success: None,
+        }))
+    }
+}
+
+fn serve(stream: TcpStream, seen: &Mutex<Vec<Request>>) {
     let Ok(mut writer) = stream.try_clone() else {
         return;
     };
@@ -110,6 +204,7 @@ fn serve(stream: TcpStream, seen: &Mutex<Vec<(String, String, Value)>>) {
             .to_string();
         let mut length = 0usize;
         let mut content_type = String::new();
+        let mut headers = BTreeMap::new();
         loop {
             let mut line = String::new();
             if reader.read_line(&mut line).unwrap_or(0) == 0 {
@@ -120,6 +215,7 @@ fn serve(stream: TcpStream, seen: &Mutex<Vec<(String, String, Value)>>) {
                 break;
             }
             if let Some((k, v)) = line.split_once(':') {
+                headers.insert(k.trim().to_ascii_lowercase(), v.trim().to_string());
                 match k.trim().to_ascii_lowercase().as_str() {
                     "content-length" => length = v.trim().parse().unwrap_or(0),
                     "content-type" => content_type = v.trim().to_string(),
@@ -133,7 +229,7 @@ fn serve(stream: TcpStream, seen: &Mutex<Vec<(String, String, Value)>>) {
         }
         let json = serde_json::from_slice(&body).unwrap_or(Value::Null);
         if let Ok(mut s) = seen.lock() {
-            s.push((path, content_type, json));
+            s.push((path, content_type, json, headers));
         }
         let answer =
             "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 2\r\n\r\n{}";

@@ -11,6 +11,7 @@
 //! ```
 
 mod config;
+mod grpc;
 mod logs;
 mod propagation;
 
@@ -47,6 +48,8 @@ const RUNTIME_TARGET: &str = "archmax_machine";
 pub struct Telemetry {
     dispatch: tracing::Dispatch,
     provider: SdkTracerProvider,
+    /// Where the spans go (`None`: nowhere), for the errors.
+    endpoint: Option<String>,
 }
 
 impl Telemetry {
@@ -104,6 +107,7 @@ impl Telemetry {
         Ok(Some(Telemetry {
             dispatch: tracing::Dispatch::new(subscriber),
             provider,
+            endpoint: config.export.as_ref().map(|e| e.endpoint.clone()),
         }))
     }
 
@@ -112,18 +116,24 @@ impl Telemetry {
         &self.dispatch
     }
 
-    /// Sends every finished span now (a turn's end). Blocks until the export answered.
+    /// Sends every finished span now (a turn's end). Blocks until the export answered; a
+    /// failed export is the error.
     pub fn flush(&self) -> Result<(), Error> {
-        self.provider
-            .force_flush()
-            .map_err(|e| Error(format!("cannot flush the spans: {e}")))
+        self.provider.force_flush().map_err(|e| {
+            let to = self.endpoint.as_deref().unwrap_or("nowhere");
+            Error(format!("cannot send the spans to '{to}': {e}"))
+        })
     }
 
-    /// Flushes and stops the export (the process's or the agent's end).
+    /// Flushes and stops the export (the process's or the agent's end). The SDK's shutdown
+    /// drops its last export's result, so the flush before it is what reports a failure.
     pub fn shutdown(&self) -> Result<(), Error> {
-        self.provider
+        let flushed = self.flush();
+        let stopped = self
+            .provider
             .shutdown()
-            .map_err(|e| Error(format!("cannot shut the span export down: {e}")))
+            .map_err(|e| Error(format!("cannot shut the span export down: {e}")));
+        flushed.and(stopped)
     }
 }
 
@@ -147,7 +157,7 @@ fn log_sink(config: &Config) -> Result<logs::Sink, Error> {
 }
 
 /// The OTLP exporter `export` describes.
-fn exporter(export: &Export) -> Result<opentelemetry_otlp::SpanExporter, Error> {
+fn exporter(export: &Export) -> Result<OtlpExporter, Error> {
     use opentelemetry_otlp::{WithExportConfig, WithHttpConfig};
     let timeout = export.timeout_ms.map(std::time::Duration::from_millis);
     let built = match export.protocol {
@@ -168,50 +178,53 @@ fn exporter(export: &Export) -> Result<opentelemetry_otlp::SpanExporter, Error> 
             }
             b.build()
         }
-        Protocol::Grpc => return grpc_exporter(export, timeout),
+        Protocol::Grpc => return grpc::exporter(export, timeout).map(OtlpExporter::Grpc),
     };
-    built.map_err(|e| Error(format!("cannot export spans to '{}': {e}", export.endpoint)))
-}
-
-#[cfg(feature = "grpc")]
-fn grpc_exporter(
-    export: &Export,
-    timeout: Option<std::time::Duration>,
-) -> Result<opentelemetry_otlp::SpanExporter, Error> {
-    use opentelemetry_otlp::{WithExportConfig, WithTonicConfig};
-    let mut metadata = opentelemetry_otlp::tonic_types::metadata::MetadataMap::new();
-    for (k, v) in &export.headers {
-        let key = opentelemetry_otlp::tonic_types::metadata::MetadataKey::from_bytes(k.as_bytes())
-            .map_err(|e| {
-                Error(format!(
-                    "OTEL_EXPORTER_OTLP_HEADERS: '{k}' is not a header name: {e}"
-                ))
-            })?;
-        let value = v.parse().map_err(|e| {
-            Error(format!(
-                "OTEL_EXPORTER_OTLP_HEADERS: the value of '{k}' is not a header value: {e}"
-            ))
-        })?;
-        metadata.insert(key, value);
-    }
-    let mut b = opentelemetry_otlp::SpanExporter::builder()
-        .with_tonic()
-        .with_endpoint(export.endpoint.clone())
-        .with_metadata(metadata);
-    if let Some(t) = timeout {
-        b = b.with_timeout(t);
-    }
-    b.build()
+    built
+        .map(OtlpExporter::Http)
         .map_err(|e| Error(format!("cannot export spans to '{}': {e}", export.endpoint)))
 }
 
-#[cfg(not(feature = "grpc"))]
-fn grpc_exporter(
-    export: &Export,
-    _timeout: Option<std::time::Duration>,
-) -> Result<opentelemetry_otlp::SpanExporter, Error> {
-    Err(Error(format!(
-        "OTEL_EXPORTER_OTLP_PROTOCOL is 'grpc' (endpoint '{}'), but this build of archmax exports over HTTP only: set it to http/protobuf or http/json (the gRPC exporter is the `grpc` feature of archmax-telemetry)",
-        export.endpoint
-    )))
+/// The exporter of a configured protocol: HTTP's exports on the batch processor's thread
+/// with a blocking client; gRPC's on a runtime of its own ([`grpc::Exporter`]).
+#[derive(Debug)]
+enum OtlpExporter {
+    Http(opentelemetry_otlp::SpanExporter),
+    Grpc(grpc::Exporter),
+}
+
+impl opentelemetry_sdk::trace::SpanExporter for OtlpExporter {
+    async fn export(
+        &self,
+        batch: Vec<opentelemetry_sdk::trace::SpanData>,
+    ) -> opentelemetry_sdk::error::OTelSdkResult {
+        match self {
+            OtlpExporter::Http(e) => e.export(batch).await,
+            OtlpExporter::Grpc(e) => e.export(batch).await,
+        }
+    }
+
+    fn shutdown_with_timeout(
+        &mut self,
+        timeout: std::time::Duration,
+    ) -> opentelemetry_sdk::error::OTelSdkResult {
+        match self {
+            OtlpExporter::Http(e) => e.shutdown_with_timeout(timeout),
+            OtlpExporter::Grpc(e) => e.shutdown_with_timeout(timeout),
+        }
+    }
+
+    fn force_flush(&mut self) -> opentelemetry_sdk::error::OTelSdkResult {
+        match self {
+            OtlpExporter::Http(e) => e.force_flush(),
+            OtlpExporter::Grpc(e) => e.force_flush(),
+        }
+    }
+
+    fn set_resource(&mut self, resource: &opentelemetry_sdk::Resource) {
+        match self {
+            OtlpExporter::Http(e) => e.set_resource(resource),
+            OtlpExporter::Grpc(e) => e.set_resource(resource),
+        }
+    }
 }

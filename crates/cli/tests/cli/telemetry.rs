@@ -272,21 +272,7 @@ fn the_refund_flow_is_one_span_tree_per_turn_and_the_decision_links_to_the_park(
 
     // `archmax decide` in another process: its turn links to the parked turn.
     let before = first.len();
-    let out = Command::new(env!("CARGO_BIN_EXE_archmax"))
-        .args(["decide", "r-1", "--to", "refund-approved"])
-        .current_dir(ws.root())
-        .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
-        .env("ARCHMAX_API_BASE_URL", server.url())
-        .env("ARCHMAX_API_KEY", "test-key")
-        .env("ARCHMAX_MODEL", "scripted-model")
-        .env("ARCHMAX_CLI_NO_BANNER", "1")
-        .output()
-        .expect("archmax decide");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    decide_approved(&ws, &server, &env);
     let all = receiver.wait_for(before + 1, Duration::from_secs(10));
     let second: Vec<Span> = all.into_iter().skip(before).collect();
     let resumed = one(&second, "invoke_agent order-lookup");
@@ -386,23 +372,136 @@ fn nothing_is_sent_without_an_endpoint_or_with_the_sdk_disabled() {
     assert!(!session_text(&ws, "r-1").contains("parkTrace"));
 }
 
+/// `archmax decide r-1 --to refund-approved` in another process, with `env`.
+fn decide_approved(ws: &Workspace, server: &ScriptedServer, env: &[(&str, String)]) {
+    let out = Command::new(env!("CARGO_BIN_EXE_archmax"))
+        .args(["decide", "r-1", "--to", "refund-approved"])
+        .current_dir(ws.root())
+        .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
+        .env("ARCHMAX_API_BASE_URL", server.url())
+        .env("ARCHMAX_API_KEY", "test-key")
+        .env("ARCHMAX_MODEL", "scripted-model")
+        .env("ARCHMAX_CLI_NO_BANNER", "1")
+        .output()
+        .expect("archmax decide");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Each span as (name, its parent's name, its tool call id), sorted: the tree without ids.
+fn shape(spans: &[Span]) -> Vec<(String, String, String)> {
+    let mut out: Vec<(String, String, String)> = spans
+        .iter()
+        .map(|s| {
+            let parent = spans
+                .iter()
+                .find(|p| p.span_id == s.parent_span_id && p.trace_id == s.trace_id)
+                .map(|p| p.name.clone())
+                .unwrap_or_default();
+            let call = s.attr("gen_ai.tool.call.id").unwrap_or_default();
+            (s.name.clone(), parent, call.to_string())
+        })
+        .collect();
+    out.sort();
+    out
+}
+
 #[test]
-fn a_grpc_protocol_without_the_grpc_build_is_a_warning_and_the_run_goes_on() {
-    let receiver = Receiver::start().expect("receiver");
+fn over_grpc_the_refund_flow_gives_the_same_span_tree_with_its_headers_as_metadata() {
+    // The flow over HTTP/JSON, the reference.
+    let http = Receiver::start().expect("receiver");
+    let ws = example();
+    let server = ScriptedServer::start(refund_script()).expect("server");
+    let env = otel_env(&http);
+    run_parked(&ws, &server, &env);
+    let parked = http.spans().len();
+    decide_approved(&ws, &server, &env);
+    let reference = http.wait_for(parked + 1, Duration::from_secs(10));
+
+    // The same over gRPC: a park, then the decision in another process.
+    let grpc = Receiver::start_grpc().expect("grpc receiver");
     let ws = example();
     let server = ScriptedServer::start(refund_script()).expect("server");
     let env = [
-        ("OTEL_EXPORTER_OTLP_ENDPOINT", receiver.base_url()),
+        ("OTEL_EXPORTER_OTLP_ENDPOINT", grpc.base_url()),
         ("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc".to_string()),
+        ("OTEL_SERVICE_NAME", "refund-desk".to_string()),
+        (
+            "OTEL_EXPORTER_OTLP_HEADERS",
+            "x-team=refund%20desk".to_string(),
+        ),
     ];
     let r = run_parked(&ws, &server, &env);
-    if cfg!(feature = "grpc") {
-        return;
-    }
+    assert!(!r.err.contains("Warning"), "{}", r.err);
+    let first = grpc.spans();
+    assert_eq!(
+        first.len(),
+        parked,
+        "the parked turn's spans, sent before it exited"
+    );
+    decide_approved(&ws, &server, &env);
+    let all = grpc.wait_for(reference.len(), Duration::from_secs(10));
+
+    assert_eq!(shape(&all), shape(&reference));
     assert!(
-        r.err.starts_with(&format!("Warning: telemetry is off: OTEL_EXPORTER_OTLP_PROTOCOL is 'grpc' (endpoint '{}'), but this build of archmax exports over HTTP only", receiver.base_url())),
-        "{}",
+        grpc.request_heads().iter().all(|(path, ct)| path
+            == "/opentelemetry.proto.collector.trace.v1.TraceService/Export"
+            && ct.starts_with("application/grpc")),
+        "{:?}",
+        grpc.request_heads()
+    );
+    assert!(
+        grpc.request_headers()
+            .iter()
+            .all(|m| m.get("x-team").map(String::as_str) == Some("refund desk")),
+        "{:?}",
+        grpc.request_headers()
+    );
+    let turn = one(&first, "invoke_agent order-lookup");
+    assert_eq!(turn.service, "refund-desk");
+    assert_eq!(turn.attr("archmax.outcome"), Some("parked"));
+    let second: Vec<Span> = all.into_iter().skip(first.len()).collect();
+    let resumed = one(&second, "invoke_agent order-lookup");
+    assert_eq!(resumed.attr("archmax.outcome"), Some("completed"));
+    assert_eq!(
+        resumed.links,
+        [(turn.trace_id.clone(), turn.span_id.clone())]
+    );
+    let write = tool(&first, "c3");
+    assert_eq!(write.attr("gen_ai.tool.name"), Some("write_file"));
+    assert!(
+        write.attributes["archmax.tool.duration_ms"].is_f64(),
+        "{write:?}"
+    );
+}
+
+#[test]
+fn a_grpc_endpoint_that_refuses_is_reported_and_the_run_goes_on() {
+    // Nothing listens on the port: the export fails, the run does not.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("port")
+        .port();
+    let ws = example();
+    let server = ScriptedServer::start(refund_script()).expect("server");
+    let env = [
+        (
+            "OTEL_EXPORTER_OTLP_ENDPOINT",
+            format!("http://127.0.0.1:{port}"),
+        ),
+        ("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc".to_string()),
+        ("OTEL_EXPORTER_OTLP_TIMEOUT", "2000".to_string()),
+    ];
+    let r = run_parked(&ws, &server, &env);
+    assert!(session_text(&ws, "r-1").contains("refund-review"));
+    assert!(
+        r.err.contains(&format!(
+            "Warning: cannot send the spans to 'http://127.0.0.1:{port}'"
+        )),
+        "the failed export is reported: {}",
         r.err
     );
-    assert_eq!(receiver.requests(), 0);
 }
