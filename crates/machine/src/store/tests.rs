@@ -616,3 +616,31 @@ async fn fs_the_commit_thread_does_not_keep_the_store() {
         "the commit thread kept the store alive"
     );
 }
+
+/// Two commits of one session queued without waiting for the first (no turn does this,
+/// the lease keeps other writers out): the second is written only once the first is
+/// answered, so both land, in order, and the session loads back whole.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fs_back_to_back_queued_commits_of_one_session_land_in_order() {
+    let dir = TempDir::new("queued-twice");
+    let store = std::sync::Arc::new(FsStore::new(dir.path()));
+    for round in 0..20u64 {
+        let id = sid(&format!("twice{round}"));
+        let first = std::sync::Arc::clone(&store)
+            .commit_queued(&id, owned(1, "running"))
+            .expect("queued");
+        let second = std::sync::Arc::clone(&store)
+            .commit_queued(&id, owned(2, "done"))
+            .expect("queued");
+        let waited = tokio::time::timeout(std::time::Duration::from_secs(20), async {
+            (first.wait().await, second.wait().await)
+        })
+        .await
+        .expect("both commits are answered (no lost wake-up)");
+        waited.0.0.expect("first commit");
+        waited.1.0.expect("second commit");
+        let snap = store.load(&id).expect("load").expect("committed");
+        assert_eq!(snap.messages, vec![msg(1), msg(2)]);
+        assert_eq!(snap.state, state(2, "done"));
+    }
+}
