@@ -1,8 +1,10 @@
 // `@archmax-ai/harness/testing`: a workflow's `tests/*.test.yaml` cases run by the native
 // engine (crates/cases) against a createAgent agent, from JS. The runner prints nothing:
 // what happened comes back as data and through the callbacks.
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { createAgent } from './agent.js'
-import { discoverCaseFiles, parseCaseDocument as parseNative, partialMatch, serializeCaseDocument as serializeNative } from './native.js'
+import { discoverCaseFiles, parseCaseDocument as parseNative, parseMachineSpec, partialMatch, serializeCaseDocument as serializeNative } from './native.js'
 
 /** Longest case title, on whitespace-collapsed text. */
 export const CASE_TITLE_MAX_LENGTH = 60
@@ -97,6 +99,18 @@ export async function createCaseTarget(options = {}) {
   return agent
 }
 
+/** Whether `workflow` declares itself out of service (`disabled: true`). */
+function suiteDisabled(rootDir, workflow) {
+  let text
+  try {
+    text = readFileSync(join(rootDir, 'workflows', workflow, 'workflow.yaml'), 'utf8')
+  } catch {
+    return false
+  }
+  const parsed = parseMachineSpec(text)
+  return parsed.ok && parsed.spec.disabled === true
+}
+
 /** The cases engine of `agent` for `workflow`, with its capability flag. */
 function engineOf(agent, workflow) {
   assertWorkflowGovernedTarget(agent, workflow)
@@ -182,6 +196,10 @@ export async function runTests(options = {}) {
     if (fn !== undefined && fn !== null && typeof fn !== 'function') throw new TypeError(`'${name}' must be a function`)
   }
   const files = discoverCaseFiles(rootDir, workflow)
+  // Nothing to run builds no target (so needs no model): a disabled workflow, or a selection
+  // that holds no case file. A workflow that does not load is the engine's to report.
+  if (suiteDisabled(rootDir, workflow)) return { results: [], exitCode: 0, discovered: 0, skipped: 'disabled' }
+  if (!files.some((f) => !filter || f.includes(filter))) return { results: [], exitCode: 0, discovered: files.length }
   const progress = (event) => {
     if (event?.type === 'case-start') onCaseStart?.(event.file, event.sessionId ?? undefined)
     else if (event?.type === 'case-result') onCaseResult?.(event.result)

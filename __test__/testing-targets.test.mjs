@@ -251,6 +251,26 @@ test("runTests({ cassettes: 'replay' }) passes the example's four cases with no 
   )
 })
 
+test('nothing to run builds no target: a filter matching no case, an empty suite, a disabled workflow', async () => {
+  const root = example()
+  const never = () => {
+    throw new Error('a target was built')
+  }
+  // No model and no ARCHMAX_* variable: building the default target would fail.
+  assert.deepEqual(await runTests({ workflow: WORKFLOW, rootDir: root, filter: 'no-such-case' }), { results: [], exitCode: 0, discovered: 4 })
+  assert.deepEqual(await runTests({ workflow: WORKFLOW, rootDir: root, filter: 'no-such-case', createTarget: never }), { results: [], exitCode: 0, discovered: 4 })
+  rmSync(join(root, 'workflows', WORKFLOW, 'tests'), { recursive: true })
+  assert.deepEqual(await runTests({ workflow: WORKFLOW, rootDir: root }), { results: [], exitCode: 0, discovered: 0 })
+  const spec = join(root, 'workflows', WORKFLOW, 'workflow.yaml')
+  writeFileSync(spec, `disabled: true\n${readFileSync(spec, 'utf8')}`)
+  assert.deepEqual(await runTests({ workflow: WORKFLOW, rootDir: root, createTarget: never }), {
+    results: [],
+    exitCode: 0,
+    discovered: 0,
+    skipped: 'disabled',
+  })
+})
+
 test('a case whose cassette is missing dies with the CLI message', async () => {
   const root = example()
   rmSync(join(root, 'workflows/order-lookup/tests/order-status-delayed.cassette.json'))
