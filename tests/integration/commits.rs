@@ -32,6 +32,22 @@ struct SlowDisk {
     inner: FsStore,
     delay: Duration,
     threads: Mutex<Vec<ThreadId>>,
+    /// Each commit's number of new messages and state.
+    steps: Mutex<Vec<(usize, Value)>>,
+    /// How many spec snapshots were written.
+    snapshots: AtomicUsize,
+}
+
+impl SlowDisk {
+    fn new(root: &std::path::Path, delay: Duration) -> SlowDisk {
+        SlowDisk {
+            inner: FsStore::new(root),
+            delay,
+            threads: Mutex::new(Vec::new()),
+            steps: Mutex::new(Vec::new()),
+            snapshots: AtomicUsize::new(0),
+        }
+    }
 }
 
 impl SessionStore for SlowDisk {
@@ -44,6 +60,9 @@ impl SessionStore for SlowDisk {
     fn commit(&self, id: &SessionId, step: Step<'_>) -> Result<(), StoreError> {
         if let Ok(mut t) = self.threads.lock() {
             t.push(std::thread::current().id());
+        }
+        if let Ok(mut s) = self.steps.lock() {
+            s.push((step.new_messages.len(), step.state.clone()));
         }
         std::thread::sleep(self.delay);
         self.inner.commit(id, step)
@@ -58,6 +77,7 @@ impl SessionStore for SlowDisk {
         self.inner.acquire(id)
     }
     fn write_spec_snapshot(&self, hash: &str, spec: &Value) -> Result<(), StoreError> {
+        self.snapshots.fetch_add(1, Ordering::SeqCst);
         self.inner.write_spec_snapshot(hash, spec)
     }
     fn read_spec_snapshot(&self, hash: &str) -> Result<Option<Value>, StoreError> {
@@ -88,11 +108,7 @@ fn a_turns_commits_run_off_its_thread_and_the_steps_are_durable() {
         Reply::text("Both written."),
     ])
     .expect("server");
-    let store = Arc::new(SlowDisk {
-        inner: FsStore::new(ws.root()),
-        delay: Duration::from_millis(100),
-        threads: Mutex::new(Vec::new()),
-    });
+    let store = Arc::new(SlowDisk::new(ws.root(), Duration::from_millis(100)));
     let shared: Arc<dyn SessionStore> = store.clone();
     let h = archmax_tests::harness(ws.root(), "notes", &server.url(), "m", |o| {
         o.store = shared;
@@ -137,5 +153,87 @@ fn a_turns_commits_run_off_its_thread_and_the_steps_are_durable() {
             .messages
             .iter()
             .any(|m| m["content"] == "Both written.")
+    );
+}
+
+/// A commit with nothing new (no message, the state of the commit before it) is not made:
+/// a completed turn's closing bookkeeping, when the completion already committed it, costs
+/// no store call. Every commit that is made still carries something.
+#[test]
+fn a_commit_with_nothing_new_is_not_made() {
+    let ws = TempWorkspace::new(&[("workflows/notes/workflow.yaml", SPEC)]);
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(vec![(
+            "c1",
+            "write_file",
+            json!({ "file_path": "scratchpad/a.md", "content": "alpha" }),
+        )]),
+        Reply::text("Written."),
+    ])
+    .expect("server");
+    let store = Arc::new(SlowDisk::new(ws.root(), Duration::ZERO));
+    let shared: Arc<dyn SessionStore> = store.clone();
+    let h = archmax_tests::harness(ws.root(), "notes", &server.url(), "m", |o| {
+        o.store = shared;
+    });
+    let input = SendInput {
+        message: "Write it.".into(),
+        ..SendInput::default()
+    };
+    let out = rt().block_on(h.send("n1", input)).expect("turn");
+    assert_eq!(out.kind, OutcomeKind::Completed, "{out:?}");
+    let steps = store.steps.lock().expect("lock").clone();
+    assert!(steps.len() >= 3, "the opening, a step, the completion: {steps:?}");
+    for pair in steps.windows(2) {
+        assert!(
+            pair[1].0 > 0 || pair[1].1 != pair[0].1,
+            "a commit with nothing new was made: {pair:?}"
+        );
+    }
+    assert_eq!(steps.last().map(|s| s.1["status"].clone()), Some(json!("completed")));
+    let snapshot = FsStore::new(ws.root())
+        .load(&SessionId::parse("n1").expect("id"))
+        .expect("load")
+        .expect("committed");
+    assert_eq!(snapshot.state["status"], "completed");
+}
+
+/// The spec snapshot is written by the first turn of a harness; the sessions it starts
+/// after that record the same hash without a store call for it.
+#[test]
+fn a_harness_writes_its_spec_snapshot_once() {
+    let ws = TempWorkspace::new(&[("workflows/notes/workflow.yaml", SPEC)]);
+    let server = ScriptedServer::start(vec![Reply::text("One."), Reply::text("Two.")])
+        .expect("server");
+    let store = Arc::new(SlowDisk::new(ws.root(), Duration::ZERO));
+    let shared: Arc<dyn SessionStore> = store.clone();
+    let h = archmax_tests::harness(ws.root(), "notes", &server.url(), "m", |o| {
+        o.store = shared;
+    });
+    for id in ["s1", "s2"] {
+        let input = SendInput {
+            message: "Hello.".into(),
+            ..SendInput::default()
+        };
+        let out = rt().block_on(h.send(id, input)).expect("turn");
+        assert_eq!(out.kind, OutcomeKind::Completed, "{out:?}");
+    }
+    assert_eq!(store.snapshots.load(Ordering::SeqCst), 1);
+    let fresh = FsStore::new(ws.root());
+    let hashes: Vec<String> = ["s1", "s2"]
+        .iter()
+        .map(|id| {
+            let state = fresh
+                .load_state(&SessionId::parse(id).expect("id"))
+                .expect("load")
+                .expect("state");
+            state["specHash"].as_str().unwrap_or_default().to_string()
+        })
+        .collect();
+    assert!(!hashes[0].is_empty(), "{hashes:?}");
+    assert_eq!(hashes[0], hashes[1]);
+    assert!(
+        fresh.read_spec_snapshot(&hashes[0]).expect("read").is_some(),
+        "the snapshot both sessions name is in the store"
     );
 }

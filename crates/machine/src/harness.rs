@@ -139,6 +139,9 @@ pub struct Harness {
         std::sync::RwLock<std::collections::HashMap<String, Arc<[crate::model::ToolDef]>>>,
     /// The cases' tool mocks by session (`archmax test`), shared with delegation targets.
     pub(crate) mocks: Arc<crate::mocks::ToolMocks>,
+    /// This harness's spec snapshot is in its store (written by a turn of this process):
+    /// later turns that start sessions on it need no store call for it.
+    pub(crate) spec_snapshot_written: std::sync::atomic::AtomicBool,
 }
 
 impl std::fmt::Debug for Harness {
@@ -340,6 +343,7 @@ impl Harness {
             recipe,
             children: std::sync::Mutex::default(),
             mocks: Arc::default(),
+            spec_snapshot_written: std::sync::atomic::AtomicBool::new(false),
         })
     }
 

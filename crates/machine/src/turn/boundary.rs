@@ -86,10 +86,15 @@ impl Turn<'_> {
         }
         self.session.trigger = trigger.to_string();
         if self.session.spec_hash != h.spec_hash {
-            let stripped = archmax_spec::hash::strip_metadata(&h.spec_json);
-            let hash = h.spec_hash.clone();
-            h.store_io(move |store| store.write_spec_snapshot(&hash, &stripped))
-                .await??;
+            use std::sync::atomic::Ordering;
+            // Once one turn of this harness wrote it, the store holds it: no hand-off.
+            if !h.spec_snapshot_written.load(Ordering::Acquire) {
+                let stripped = archmax_spec::hash::strip_metadata(&h.spec_json);
+                let hash = h.spec_hash.clone();
+                h.store_io(move |store| store.write_spec_snapshot(&hash, &stripped))
+                    .await??;
+                h.spec_snapshot_written.store(true, Ordering::Release);
+            }
             self.session.spec_hash = h.spec_hash.clone();
         }
         let s = &mut self.session;

@@ -101,6 +101,9 @@ struct Turn<'h> {
     delegations: std::sync::Arc<tokio::sync::Semaphore>,
     /// The turn's span and its current state segment's (`crate::trace`).
     spans: crate::trace::TurnSpans,
+    /// The state this turn's last commit made durable: a commit with no new message and
+    /// this same state has nothing to write, and is skipped.
+    committed: Option<Value>,
 }
 
 /// The current visit of a state: reset by every move of the position.
@@ -230,6 +233,7 @@ impl Harness {
             failed: Vec::new(),
             delegations: std::sync::Arc::new(tokio::sync::Semaphore::new(delegate::MAX_CONCURRENT)),
             spans: crate::trace::TurnSpans::none(),
+            committed: None,
         };
         Ok((lease, turn))
     }
@@ -249,6 +253,8 @@ impl Turn<'_> {
     }
 
     /// Writes the new messages and the state: the step is durable once this returns.
+    /// Nothing new since this turn's last commit (no message, the same state): nothing to
+    /// write, and no hand-off to the store.
     ///
     /// A store with a writer of its own (the filesystem store) takes the commit on its
     /// commit thread, where concurrent sessions' commits share one sync, and answers once
@@ -259,9 +265,14 @@ impl Turn<'_> {
         self.session.transcript_len = self.transcript.len() as u64;
         let state =
             serde_json::to_value(&self.session).map_err(|e| RunError::Store(e.to_string()))?;
+        let new_messages = self.transcript.take_pending();
+        if new_messages.is_empty() && self.committed.as_ref() == Some(&state) {
+            return Ok(());
+        }
+        let written = state.clone();
         let id = self.id.clone();
         let step = crate::store::OwnedStep {
-            new_messages: self.transcript.take_pending(),
+            new_messages,
             state,
         };
         let (committed, pending) =
@@ -284,13 +295,19 @@ impl Turn<'_> {
                     (committed, Some(pending))
                 }
             };
-        if committed.is_err() {
-            // Nothing of the step is durable: its messages stay pending.
-            if let Some(pending) = pending {
-                self.transcript.restore_pending(pending);
+        match committed {
+            Ok(()) => {
+                self.committed = Some(written);
+                Ok(())
+            }
+            Err(e) => {
+                // Nothing of the step is durable: its messages stay pending.
+                if let Some(pending) = pending {
+                    self.transcript.restore_pending(pending);
+                }
+                Err(e.into())
             }
         }
-        committed.map_err(Into::into)
     }
 
     fn trail(&mut self, to: &str, kind: &str, reason: Option<&str>) {
