@@ -91,6 +91,27 @@ impl SessionStore for SlowDisk {
     }
 }
 
+/// The notes workflow on `store`, its model `server`.
+fn on_store(
+    ws: &TempWorkspace,
+    server: &ScriptedServer,
+    store: &Arc<SlowDisk>,
+) -> archmax_machine::Harness {
+    let shared: Arc<dyn SessionStore> = store.clone();
+    archmax_tests::harness(ws.root(), "notes", &server.url(), "m", |o| {
+        o.store = shared;
+    })
+}
+
+/// One turn of `message` on session `id`.
+fn send(h: &archmax_machine::Harness, id: &str, message: &str) -> archmax_machine::Outcome {
+    let input = SendInput {
+        message: message.into(),
+        ..SendInput::default()
+    };
+    rt().block_on(h.send(id, input)).expect("turn")
+}
+
 #[test]
 fn a_turns_commits_run_off_its_thread_and_the_steps_are_durable() {
     let ws = TempWorkspace::new(&[("workflows/notes/workflow.yaml", SPEC)]);
@@ -109,10 +130,7 @@ fn a_turns_commits_run_off_its_thread_and_the_steps_are_durable() {
     ])
     .expect("server");
     let store = Arc::new(SlowDisk::new(ws.root(), Duration::from_millis(100)));
-    let shared: Arc<dyn SessionStore> = store.clone();
-    let h = archmax_tests::harness(ws.root(), "notes", &server.url(), "m", |o| {
-        o.store = shared;
-    });
+    let h = on_store(&ws, &server, &store);
     let here = std::thread::current().id();
     let ticks = Arc::new(AtomicUsize::new(0));
     let out = rt().block_on(async {
@@ -172,25 +190,24 @@ fn a_commit_with_nothing_new_is_not_made() {
     ])
     .expect("server");
     let store = Arc::new(SlowDisk::new(ws.root(), Duration::ZERO));
-    let shared: Arc<dyn SessionStore> = store.clone();
-    let h = archmax_tests::harness(ws.root(), "notes", &server.url(), "m", |o| {
-        o.store = shared;
-    });
-    let input = SendInput {
-        message: "Write it.".into(),
-        ..SendInput::default()
-    };
-    let out = rt().block_on(h.send("n1", input)).expect("turn");
+    let h = on_store(&ws, &server, &store);
+    let out = send(&h, "n1", "Write it.");
     assert_eq!(out.kind, OutcomeKind::Completed, "{out:?}");
     let steps = store.steps.lock().expect("lock").clone();
-    assert!(steps.len() >= 3, "the opening, a step, the completion: {steps:?}");
+    assert!(
+        steps.len() >= 3,
+        "the opening, a step, the completion: {steps:?}"
+    );
     for pair in steps.windows(2) {
         assert!(
             pair[1].0 > 0 || pair[1].1 != pair[0].1,
             "a commit with nothing new was made: {pair:?}"
         );
     }
-    assert_eq!(steps.last().map(|s| s.1["status"].clone()), Some(json!("completed")));
+    assert_eq!(
+        steps.last().map(|s| s.1["status"].clone()),
+        Some(json!("completed"))
+    );
     let snapshot = FsStore::new(ws.root())
         .load(&SessionId::parse("n1").expect("id"))
         .expect("load")
@@ -203,19 +220,12 @@ fn a_commit_with_nothing_new_is_not_made() {
 #[test]
 fn a_harness_writes_its_spec_snapshot_once() {
     let ws = TempWorkspace::new(&[("workflows/notes/workflow.yaml", SPEC)]);
-    let server = ScriptedServer::start(vec![Reply::text("One."), Reply::text("Two.")])
-        .expect("server");
+    let server =
+        ScriptedServer::start(vec![Reply::text("One."), Reply::text("Two.")]).expect("server");
     let store = Arc::new(SlowDisk::new(ws.root(), Duration::ZERO));
-    let shared: Arc<dyn SessionStore> = store.clone();
-    let h = archmax_tests::harness(ws.root(), "notes", &server.url(), "m", |o| {
-        o.store = shared;
-    });
+    let h = on_store(&ws, &server, &store);
     for id in ["s1", "s2"] {
-        let input = SendInput {
-            message: "Hello.".into(),
-            ..SendInput::default()
-        };
-        let out = rt().block_on(h.send(id, input)).expect("turn");
+        let out = send(&h, id, "Hello.");
         assert_eq!(out.kind, OutcomeKind::Completed, "{out:?}");
     }
     assert_eq!(store.snapshots.load(Ordering::SeqCst), 1);
@@ -233,7 +243,10 @@ fn a_harness_writes_its_spec_snapshot_once() {
     assert!(!hashes[0].is_empty(), "{hashes:?}");
     assert_eq!(hashes[0], hashes[1]);
     assert!(
-        fresh.read_spec_snapshot(&hashes[0]).expect("read").is_some(),
+        fresh
+            .read_spec_snapshot(&hashes[0])
+            .expect("read")
+            .is_some(),
         "the snapshot both sessions name is in the store"
     );
 }

@@ -17,17 +17,8 @@ use serde_json::{Map, Value};
 
 use crate::case::parse_case;
 
-/// The top-level keys, in the order they are written.
-const ORDER: [&str; 8] = [
-    "title",
-    "description",
-    "skip",
-    "trigger",
-    "variables",
-    "workspace",
-    "mocks",
-    "steps",
-];
+/// The top-level keys, in the order they are written: the schema's own.
+const ORDER: &[&str] = archmax_spec::case::TOP_KEYS;
 
 /// Keys of a document as read that are not part of the file (`discoverCases`' own).
 const NOT_WRITTEN: [&str; 2] = ["file", "id"];

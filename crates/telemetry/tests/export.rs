@@ -30,25 +30,16 @@ fn one_span(t: &Telemetry) {
 }
 
 #[test]
-fn a_refused_grpc_export_fails_the_flush() {
-    let t = started("grpc");
-    one_span(&t);
-    let e = t.flush().expect_err("nothing listens");
-    assert!(
-        e.0.starts_with("cannot send the spans to 'http://127.0.0.1:"),
-        "{e}"
-    );
-}
-
-#[test]
-fn a_refused_http_export_fails_the_flush() {
-    let t = started("http/protobuf");
-    one_span(&t);
-    let e = t.flush().expect_err("nothing listens");
-    assert!(
-        e.0.starts_with("cannot send the spans to 'http://127.0.0.1:"),
-        "{e}"
-    );
+fn a_refused_export_fails_the_flush_over_each_protocol() {
+    for protocol in ["grpc", "http/protobuf", "http/json"] {
+        let t = started(protocol);
+        one_span(&t);
+        let e = t.flush().expect_err("nothing listens");
+        assert!(
+            e.0.starts_with("cannot send the spans to 'http://127.0.0.1:"),
+            "{protocol}: {e}"
+        );
+    }
 }
 
 #[test]
