@@ -211,6 +211,15 @@ function spanTrees(service) {
     .map((s) => ({ disposition: s.attributes['archmax.disposition'], outcome: s.attributes['archmax.outcome'], links: s.links.length, tree: tree(s) }))
 }
 
+
+/** The example's refund-approved case ran on session `case-1` and passed, all 7 records. */
+function assertApprovedCasePassed(result) {
+  assert.equal(result.exitCode, 0, JSON.stringify(result))
+  const [approved] = result.results
+  assert.equal(approved.sessionId, 'case-1')
+  assert.deepEqual(approved.verdict, { status: 'passed', failures: [] })
+  assert.equal(approved.records.length, 7)
+}
 const SCENARIOS = [
   {
     name: "the example's refund flow exports one span tree per turn, the decision's linked to the park's",
@@ -263,11 +272,7 @@ const SCENARIOS = [
         }),
     ],
     check: ([result], requests) => {
-      assert.equal(result.exitCode, 0, JSON.stringify(result))
-      const [approved] = result.results
-      assert.equal(approved.sessionId, 'case-1')
-      assert.deepEqual(approved.verdict, { status: 'passed', failures: [] })
-      assert.equal(approved.records.length, 7)
+      assertApprovedCasePassed(result)
       // The mock answered the delegation: no child's model call, its message and returns sent back.
       assert.equal(requests.length, 5)
       assert.match(contents(requests[2]), /Hollow Pine Outfitters \(gold\)/)
@@ -290,11 +295,7 @@ const SCENARIOS = [
         }),
     ],
     check: ([result], requests) => {
-      assert.equal(result.exitCode, 0, JSON.stringify(result))
-      const [approved] = result.results
-      assert.equal(approved.sessionId, 'case-1')
-      assert.deepEqual(approved.verdict, { status: 'passed', failures: [] })
-      assert.equal(approved.records.length, 7)
+      assertApprovedCasePassed(result)
       assert.equal(requests.length, 0, 'the model is never asked')
     },
   },

@@ -30,7 +30,7 @@ pub fn serialize_case(doc: &Value) -> Result<String, String> {
     let Value::Object(doc) = doc else {
         return Err(format!(
             "<case>: a case document is an object, got {}",
-            kind(doc)
+            archmax_spec::signature::value_kind(doc)
         ));
     };
     let mut root = Mapping::new();
@@ -115,17 +115,6 @@ fn yaml(value: &Value) -> Yaml<'static> {
             }
             Yaml::Mapping(out)
         }
-    }
-}
-
-fn kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
     }
 }
 

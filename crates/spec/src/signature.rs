@@ -150,6 +150,18 @@ pub fn type_phrase(ty: &str) -> &'static str {
     }
 }
 
+/// What kind of JSON value `v` is, as error messages name it (`a string`, `an object`, …).
+pub fn value_kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
 /// How an arriving value is described in an `invalid` message.
 pub fn arrival_text(v: &Value) -> String {
     match v {

@@ -562,9 +562,12 @@ impl ChatResponse {
     /// Errors (as text): the body is not an object, carries an `error` object, or has no
     /// choice with a message.
     pub fn from_value(body: &Value) -> Result<ChatResponse, String> {
-        let obj = body
-            .as_object()
-            .ok_or_else(|| format!("expected a JSON object, got {}", json_kind(body)))?;
+        let obj = body.as_object().ok_or_else(|| {
+            format!(
+                "expected a JSON object, got {}",
+                archmax_spec::signature::value_kind(body)
+            )
+        })?;
         if let Some(message) = error_message(obj) {
             return Err(format!("the endpoint returned an error: {message}"));
         }
@@ -629,17 +632,6 @@ pub(crate) fn error_message(body: &Map<String, Value>) -> Option<String> {
             .map(str::to_owned)
             .unwrap_or_else(|| error.to_string()),
     )
-}
-
-fn json_kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
 }
 
 /// The text of a `content` value: a string, or the joined text of an array of parts.
