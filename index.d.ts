@@ -266,7 +266,10 @@ export declare class NativeSessionStore {
 
 /** One harness call in flight. `agent.js` drives it; use `createAgent`, not this class. */
 export declare class NativeTurn {
-  /** Runs the turn until it waits; what it emitted and wants, or its answer. */
+  /**
+   * Runs the turn until it waits; what it emitted and wants, or its answer. When a
+   * worker is polling it, only what is queued so far.
+   */
   poll(): NativePoll
   /**
    * Gives call `id` its answer (the `{ ok, value | error }` envelope text); false when

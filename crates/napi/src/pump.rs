@@ -3,30 +3,41 @@
 //!
 //! A JS model function answers on the JS main thread. Driving the turn on a tokio worker
 //! costs two thread hand-offs per model call (the request to the main thread, the answer
-//! back), and waking Node's sleeping main thread alone costs tens of microseconds. So the
-//! turn's future is polled *on the main thread* instead, by `agent.js`'s drive loop:
+//! back), and waking Node's sleeping main thread alone costs tens of microseconds. So a turn
+//! with a JS model is polled *on the main thread* whenever JS gave it something, by
+//! `agent.js`'s drive loop:
 //!
 //! - `poll()` polls the future (inside napi's tokio runtime context, so timers and I/O work)
 //!   until it waits; it returns the events it emitted, the JS calls it wants answered (model
 //!   requests, host tool calls) and, at the end, the outcome;
 //! - the loop hands each call to its JS function and gives the answer back with
-//!   `answer(id, envelope)`, then polls again: no thread is woken at all;
-//! - anything else the turn waits for (a timeout, a cancellation, the blocking pool) wakes it
-//!   from another thread through the loop's `wake` function (`onWake`, a threadsafe call:
-//!   one queued JS call per wake-up, no task or promise made).
+//!   `answer(id, envelope)`, then polls again: no thread is woken at all.
+//!
+//! Anything else the turn waits for (a commit, a file tool or a hook on the blocking pool, a
+//! timer, a cancellation) wakes it from another thread, and there it is *not* handed to the
+//! main thread: a tokio worker polls it instead, until it waits again. Only when that leaves
+//! something for JS (a call, events, the outcome) is the drive loop told, through its `wake`
+//! function (`onWake`, a threadsafe call). So the turn's own work after its disk work (the
+//! tool results, the next commit, the next request) costs the host's event loop nothing.
+//!
+//! One poller at a time: [`Pump::state`] is `RUNNING` while someone polls and `NOTIFIED`
+//! when a wake-up asked for a poll; a wake-up that finds the turn running leaves `NOTIFIED`
+//! and the poller polls again before it lets go (no wake-up is lost, no poll runs twice).
+//! The main thread never waits for the future's lock: when a worker is polling, `poll()`
+//! hands over what is queued and returns; the worker tells the loop what it leaves.
 //!
 //! The JS-facing callbacks (`agent.rs`, `hook_kinds.rs`) take this path when [`active`]
-//! names a pump on the calling thread, i.e. while `poll()` runs; a host governance rule,
-//! synchronous, is called directly through [`env`]. A turn without a JS model, or whose
-//! session store is a JS object, runs on a tokio worker instead (that store is called
-//! synchronously, and waiting for JS on the main thread would deadlock); its `poll()` only
-//! reports the end.
+//! names a pump on the calling thread, i.e. while a poll runs (on either thread); a host
+//! governance rule, synchronous, is called directly through [`env`] on the main thread and
+//! through a threadsafe call from a worker. A turn without a JS model, or whose session store
+//! is a JS object, runs on a tokio worker instead (that store is called synchronously, and
+//! waiting for JS on the main thread would deadlock); its `poll()` only reports the end.
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll, Wake, Waker};
 
@@ -34,6 +45,7 @@ use napi::Status;
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi_derive::napi;
 use serde_json::Value;
+use tokio::runtime::Handle;
 use tokio::sync::oneshot;
 
 /// The drive loop's `() => void` that asks for another poll. Strong: while a turn waits on
@@ -101,17 +113,50 @@ struct Outbox {
     waiting: HashMap<u32, oneshot::Sender<String>>,
 }
 
-/// What the turn shares with its wakers and its JS calls.
+/// [`Pump::state`]: somebody is polling the turn.
+const RUNNING: u8 = 1;
+/// [`Pump::state`]: a wake-up asked for a poll (the poller's next, or a new one).
+const NOTIFIED: u8 = 2;
+
+/// What the turn shares with its wakers, its pollers and its JS calls.
 pub(crate) struct Pump {
     out: Mutex<Outbox>,
-    woken: AtomicBool,
+    /// `RUNNING` and `NOTIFIED`: who polls next (see the module's doc).
+    state: AtomicU8,
+    /// The future, while it has not ended; locked only by the `RUNNING` poller.
+    work: Mutex<Option<TurnFuture>>,
+    /// The turn's answer once it has ended, until `poll()` hands it over.
+    answer: Mutex<Option<Value>>,
     /// The drive loop's wake function, from `onWake` until the turn ends.
     wake_fn: Mutex<Option<WakeJsFn>>,
+    /// Where a wake-up from another thread polls the turn; without one (no runtime), the
+    /// drive loop does.
+    workers: Option<Handle>,
 }
 
 impl Pump {
+    fn new(work: Option<TurnFuture>) -> Pump {
+        let workers = match work {
+            Some(_) => napi::bindgen_prelude::within_runtime_if_available(Handle::try_current).ok(),
+            None => None,
+        };
+        Pump {
+            workers,
+            out: Mutex::default(),
+            // The drive loop's first poll starts the turn.
+            state: AtomicU8::new(NOTIFIED),
+            work: Mutex::new(work),
+            answer: Mutex::new(None),
+            wake_fn: Mutex::new(None),
+        }
+    }
+
     fn outbox(&self) -> std::sync::MutexGuard<'_, Outbox> {
         self.out.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn answer_slot(&self) -> std::sync::MutexGuard<'_, Option<Value>> {
+        self.answer.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// Queues a call for the drive loop; its answer (the `{ ok, … }` envelope text).
@@ -153,6 +198,86 @@ impl Pump {
             .take();
         drop(wake);
     }
+
+    /// Whether the drive loop has something to take: a call, an event, the answer.
+    fn has_news(&self) -> bool {
+        let out = self.outbox();
+        !out.calls.is_empty() || !out.events.is_empty() || self.answer_slot().is_some()
+    }
+
+    /// Polls the turn while it is `NOTIFIED`, if nobody else polls it; the caller has made
+    /// this thread's [`Driving`] this pump. On the JS thread (`for_js`) it stops as soon as
+    /// a poll leaves calls or events, to hand them over: true when it should then be polled
+    /// again at once (a wake-up came meanwhile, which nobody else will act on).
+    fn run(self: &Arc<Self>, for_js: bool) -> bool {
+        let mut current = self.state.load(Ordering::Acquire);
+        loop {
+            if current & RUNNING != 0 || current & NOTIFIED == 0 {
+                // Someone else polls it (and will see any `NOTIFIED`), or nothing asked.
+                return false;
+            }
+            match self.state.compare_exchange_weak(
+                current,
+                RUNNING,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => break,
+                Err(now) => current = now,
+            }
+        }
+        let mut work = self.work.lock().unwrap_or_else(PoisonError::into_inner);
+        let waker = Waker::from(Arc::clone(self));
+        let mut cx = Context::from_waker(&waker);
+        loop {
+            let Some(fut) = work.as_mut() else {
+                self.state.store(0, Ordering::Release);
+                return false;
+            };
+            if let Poll::Ready(answer) = fut.as_mut().poll(&mut cx) {
+                // Dropped here, by its poller; later wake-ups find nothing to poll.
+                *work = None;
+                *self.answer_slot() = Some(answer);
+                self.state.store(0, Ordering::Release);
+                return false;
+            }
+            if for_js {
+                let out = self.outbox();
+                if !out.calls.is_empty() || !out.events.is_empty() {
+                    drop(out);
+                    let before = self.state.fetch_and(!RUNNING, Ordering::AcqRel);
+                    return before & NOTIFIED != 0;
+                }
+            }
+            match self
+                .state
+                .compare_exchange(RUNNING, 0, Ordering::AcqRel, Ordering::Acquire)
+            {
+                Ok(_) => return false,
+                // Woken while it was polled: poll again.
+                Err(_) => self.state.store(RUNNING, Ordering::Release),
+            }
+        }
+    }
+
+    /// A wake-up from another thread: a tokio worker polls the turn until it waits again,
+    /// and tells the drive loop when that leaves it something.
+    fn poll_elsewhere(self: Arc<Self>) {
+        let Some(workers) = self.workers.clone() else {
+            self.signal();
+            return;
+        };
+        // A runtime that has shut down drops the task, and the process is going.
+        drop(workers.spawn(async move {
+            {
+                let _driving = Driving::enter(Arc::clone(&self), None);
+                self.run(false);
+            }
+            if self.has_news() {
+                self.signal();
+            }
+        }));
+    }
 }
 
 impl Wake for Pump {
@@ -161,31 +286,26 @@ impl Wake for Pump {
     }
 
     fn wake_by_ref(self: &Arc<Self>) {
-        self.woken.store(true, Ordering::Release);
-        // Only a wake-up of the turn this thread is polling or answering needs no message
-        // (its drive loop polls again anyway). Any other, including one raised here by
-        // another session's turn (a permit it released, a lock it dropped), is signalled.
-        let driving_this =
+        let before = self.state.fetch_or(NOTIFIED, Ordering::AcqRel);
+        if before != 0 {
+            // Its poller polls again, or a poll is already asked for.
+            return;
+        }
+        // An answer given on the JS thread (`answer()`) needs nobody: its drive loop polls
+        // next. Any other wake-up, including one raised here by another session's turn (a
+        // permit it released, a lock it dropped), is polled on a worker.
+        let answering_this =
             ACTIVE.with(|a| a.borrow().as_ref().is_some_and(|p| Arc::ptr_eq(p, self)));
-        if !driving_this {
-            self.signal();
+        if !answering_this {
+            Arc::clone(self).poll_elsewhere();
         }
     }
-}
-
-enum Work {
-    /// Polled by `poll()` on the JS main thread.
-    Inline(TurnFuture),
-    /// Running on a tokio worker; its answer lands here.
-    Spawned(Arc<Mutex<Option<Value>>>),
-    Done,
 }
 
 /// One harness call in flight. `agent.js` drives it; use `createAgent`, not this class.
 #[napi]
 pub struct NativeTurn {
     pump: Arc<Pump>,
-    work: Mutex<Work>,
 }
 
 /// What one `poll()` found.
@@ -215,30 +335,22 @@ pub struct NativeCall {
 }
 
 impl NativeTurn {
-    fn new(work: Work) -> NativeTurn {
-        NativeTurn {
-            pump: Arc::new(Pump {
-                out: Mutex::default(),
-                woken: AtomicBool::new(false),
-                wake_fn: Mutex::new(None),
-            }),
-            work: Mutex::new(work),
-        }
-    }
-
-    /// A turn polled on the JS main thread.
+    /// A turn polled on the JS main thread (and on a worker after a wake-up from elsewhere).
     pub(crate) fn inline(fut: TurnFuture) -> NativeTurn {
-        NativeTurn::new(Work::Inline(fut))
+        NativeTurn {
+            pump: Arc::new(Pump::new(Some(fut))),
+        }
     }
 
     /// A turn run on a tokio worker; `poll()` reports its end.
     pub(crate) fn spawned(fut: TurnFuture) -> NativeTurn {
-        let slot = Arc::new(Mutex::new(None));
-        let turn = NativeTurn::new(Work::Spawned(Arc::clone(&slot)));
+        let turn = NativeTurn {
+            pump: Arc::new(Pump::new(None)),
+        };
         let pump = Arc::clone(&turn.pump);
         napi::bindgen_prelude::spawn(async move {
             let answer = fut.await;
-            *slot.lock().unwrap_or_else(PoisonError::into_inner) = Some(answer);
+            *pump.answer_slot() = Some(answer);
             pump.signal();
         });
         turn
@@ -246,51 +358,44 @@ impl NativeTurn {
 
     /// A turn that has already ended with `answer`.
     pub(crate) fn ended(answer: Value) -> NativeTurn {
-        NativeTurn::new(Work::Spawned(Arc::new(Mutex::new(Some(answer)))))
+        let pump = Pump::new(None);
+        *pump.answer_slot() = Some(answer);
+        NativeTurn {
+            pump: Arc::new(pump),
+        }
+    }
+}
+
+impl Drop for NativeTurn {
+    /// A turn dropped before its end (its agent's process is going): its future goes now,
+    /// unless a worker is polling it (that worker then drops it), so the wakers it left
+    /// elsewhere no longer hold it.
+    fn drop(&mut self) {
+        if let Ok(mut work) = self.pump.work.try_lock() {
+            work.take();
+        }
+        self.pump.release();
     }
 }
 
 #[napi]
 impl NativeTurn {
-    /// Runs the turn until it waits; what it emitted and wants, or its answer.
+    /// Runs the turn until it waits; what it emitted and wants, or its answer. When a
+    /// worker is polling it, only what is queued so far.
     #[napi(catch_unwind)]
     pub fn poll(&self, env: napi::Env) -> NativePoll {
-        let mut work = self.work.lock().unwrap_or_else(PoisonError::into_inner);
-        let done = match &mut *work {
-            Work::Inline(fut) => {
-                let _driving = Driving::enter(Arc::clone(&self.pump), Some(&env));
-                let waker = Waker::from(Arc::clone(&self.pump));
-                let mut cx = Context::from_waker(&waker);
-                napi::bindgen_prelude::within_runtime_if_available(|| {
-                    loop {
-                        self.pump.woken.store(false, Ordering::Release);
-                        if let Poll::Ready(answer) = fut.as_mut().poll(&mut cx) {
-                            break Some(answer);
-                        }
-                        let out = self.pump.outbox();
-                        if !out.calls.is_empty() || !out.events.is_empty() {
-                            break None;
-                        }
-                        drop(out);
-                        if !self.pump.woken.load(Ordering::Acquire) {
-                            break None;
-                        }
-                    }
-                })
-            }
-            Work::Spawned(slot) => slot.lock().unwrap_or_else(PoisonError::into_inner).take(),
-            Work::Done => None,
+        let again = {
+            let _driving = Driving::enter(Arc::clone(&self.pump), Some(&env));
+            napi::bindgen_prelude::within_runtime_if_available(|| self.pump.run(true))
         };
+        let done = self.pump.answer_slot().take();
         if done.is_some() {
-            // Drops the future here, on this thread, and lets Node go.
-            *work = Work::Done;
+            // The turn has ended: let Node go.
             self.pump.release();
         }
-        drop(work);
-        let again = done.is_none() && self.pump.woken.load(Ordering::Acquire);
         let mut out = self.pump.outbox();
         NativePoll {
-            again,
+            again: again && done.is_none(),
             done,
             events: std::mem::take(&mut out.events),
             calls: out
