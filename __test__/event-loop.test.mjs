@@ -136,6 +136,83 @@ for (const listening of [false, true]) {
   })
 }
 
+// The two pollers of a JS-driven turn hand it over many times a turn: the JS thread polls it
+// after a model answer, a tokio worker after a file tool (the blocking pool), a hook or a
+// commit. Answers that come at once (a resolved promise), a tick later or a timer later land
+// while the other side may be polling it; each hand-over must leave exactly one poller, so
+// every session ends (a lost wake-up leaves one waiting for ever) with its steps in order.
+for (const listening of [false, true]) {
+  test(`turns handed between the JS thread and the workers at every timing all complete (onEvent ${listening ? 'on' : 'off'})`, { timeout: 60_000 }, async () => {
+    const SPEC = `title: Mixed
+instructions: A test workflow.
+mounts:
+  allow_always: []
+states:
+  work:
+    triggers: { manual: }
+    instructions: Work.
+    transitions:
+      - to: done
+    after:
+      script: hooks/check.js
+  done:
+    instructions: Say goodbye.
+`
+    // Two file reads through tools.*, one after the other (their events then have one order),
+    // each a round trip through the blocking pool.
+    const HOOK = `export default async ({ tools }) => { const a = await tools.readFile({ file_path: 'scratchpad/n0.md' }); const b = await tools.readFile({ file_path: 'scratchpad/n1.md' }); return { verdict: a.includes('n') && b.includes('n') ? 'ok' : 'veto', reason: 'read' } }`
+    const root = workspace({ 'workflows/mixed/workflow.yaml': SPEC, 'workflows/mixed/hooks/check.js': HOOK })
+    const timings = [
+      () => undefined,
+      () => new Promise((r) => setImmediate(r)),
+      () => new Promise((r) => setTimeout(r, 1)),
+      () => Promise.resolve(),
+    ]
+    const STEPS = 6
+    const events = []
+    const agent = await createAgent({
+      workflow: 'mixed',
+      workspace: { rootDir: root },
+      model: async (request) => {
+        const step = request.messages.filter((m) => m.role === 'assistant').length
+        const id = Number(request.messages.find((m) => m.role === 'user').content)
+        await timings[(id + step) % timings.length]()
+        if (step < STEPS) {
+          const c = step % 3 === 2 ? call('archmax_get_variables', {}, `c${step}`) : call('write_file', { file_path: `scratchpad/n${step}.md`, content: 'n' }, `c${step}`)
+          return { role: 'assistant', content: null, tool_calls: [c] }
+        }
+        if (step === STEPS) return advance('done', 'written')
+        return say('Done.')
+      },
+      ...(listening ? { onEvent: (e) => events.push(e) } : {}),
+    })
+    try {
+      const ids = Array.from({ length: 120 }, (_, i) => String(i))
+      const outcomes = await Promise.all(ids.map((id) => agent.workflow.send(`m${id}`, { message: id })))
+      assert.deepEqual(new Set(outcomes.map((o) => `${o.state}:${o.reply}`)), new Set(['done:Done.']))
+      for (const id of ['0', '61', '119']) {
+        const messages = await agent.sessions.messages(`m${id}`)
+        assert.deepEqual(
+          messages.filter((m) => m.role === 'tool').map((m) => m.tool_call_id),
+          [...Array.from({ length: STEPS }, (_, i) => `c${i}`), 'call_archmax_advance'],
+        )
+      }
+      if (listening) {
+        // Every session saw the same events in the same order, whatever polled it when.
+        const types = (id) => events.filter((e) => e.sessionId === `m${id}` && e.type !== 'model-usage').map((e) => e.type)
+        const first = types('0')
+        // Into `work`, then the move past the hook; the model's tool calls and the hook's reads.
+        assert.equal(first.filter((t) => t === 'advance').length, 2, first.join())
+        assert.equal(first.filter((t) => t === 'tool-result').length, STEPS + 1 + 2, first.join())
+        assert.ok(first.includes('hook-verdict'), first.join())
+        for (const id of ids) assert.deepEqual(types(id), first, `session m${id}`)
+      }
+    } finally {
+      agent.dispose()
+    }
+  })
+}
+
 // Many turns polled on the JS thread at once share it in slices: two hundred sessions whose
 // model answers at once (each step's harness work runs in its turn's poll) leave the host's
 // timers ticking between slices, instead of running every poll in one go.

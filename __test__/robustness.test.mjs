@@ -78,3 +78,43 @@ test('lenient inputs are accepted as data', () => {
 test('the process is still alive and the addon still answers', () => {
   assert.equal(api.isSlug('still-here'), true)
 })
+
+// A panic inside the harness ends the call with an Error, never a call that does not settle,
+// and leaves the session usable. The fault is injected by the debug build (the one the tests
+// run on): `ARCHMAX_DEBUG_PANIC_TURN` makes a turn panic in its first poll (on the JS thread
+// for a JS-driven turn) or once a timer woke it (polled on a tokio worker).
+test('a panic in a turn rejects its call and leaves the session usable, whoever polls it', async () => {
+  const { createAgent } = api
+  const { mapStore, ONE_STATE_SPEC, say, scripted, workspace } = await import('./helpers.mjs')
+  const stores = { filesystem: () => undefined, host: () => mapStore().store }
+  for (const [storeName, makeStore] of Object.entries(stores)) {
+    for (const fault of ['first-poll', 'after-timer']) {
+      const where = `${storeName} store, ${fault}`
+      const root = workspace({ 'workflows/one/workflow.yaml': ONE_STATE_SPEC })
+      const { model } = scripted([say('Hello back.')])
+      const events = []
+      const agent = await createAgent({ workflow: 'one', workspace: { rootDir: root, sessionStore: makeStore() }, model, onEvent: (e) => events.push(e.type) })
+      try {
+        process.env.ARCHMAX_DEBUG_PANIC_TURN = fault
+        let timer
+        const settled = await Promise.race([
+          agent.workflow.send('s1', { message: 'hi' }).then(
+            () => 'resolved',
+            (e) => e,
+          ),
+          new Promise((resolve) => (timer = setTimeout(() => resolve('did not settle in 5 s'), 5000))),
+        ])
+        clearTimeout(timer)
+        delete process.env.ARCHMAX_DEBUG_PANIC_TURN
+        assert.ok(settled instanceof Error, `${where}: ${settled}`)
+        assert.match(settled.message, new RegExp(`harness panicked during this call \\(injected: ${fault}\\)`), where)
+        const outcome = await agent.workflow.send('s1', { message: 'hi again' })
+        assert.equal(outcome.status, 'completed', where)
+        assert.equal(outcome.messages.at(-1).content, 'Hello back.', where)
+      } finally {
+        delete process.env.ARCHMAX_DEBUG_PANIC_TURN
+        agent.dispose()
+      }
+    }
+  }
+})

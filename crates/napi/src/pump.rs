@@ -36,11 +36,13 @@
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::future::Future;
+use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll, Wake, Waker};
 
+use futures_util::FutureExt;
 use napi::Status;
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi_derive::napi;
@@ -96,6 +98,51 @@ impl Drop for Driving {
         ACTIVE.with(|a| *a.borrow_mut() = previous);
         ENV.with(|e| e.set(self.env));
     }
+}
+
+/// `fut`, answering a panic as an `Error` instead of unwinding through its poller. A panic
+/// in a poll would otherwise leave the turn unanswered (and, on a worker, marked as being
+/// polled), so its `createAgent` call would never settle. The future is dropped with its
+/// panic, releasing its session; what the session last committed stays as it was.
+fn guarded(fut: TurnFuture) -> TurnFuture {
+    Box::pin(
+        AssertUnwindSafe(debug_fault(fut))
+            .catch_unwind()
+            .map(|result| {
+                result.unwrap_or_else(|panic| {
+                    let what = panic
+                        .downcast_ref::<&str>()
+                        .map(|s| (*s).to_string())
+                        .or_else(|| panic.downcast_ref::<String>().cloned())
+                        .unwrap_or_else(|| "no message".to_string());
+                    crate::agent::plain_error(
+                        "Error",
+                        format!("internal error: the harness panicked during this call ({what}); the session keeps its last committed step"),
+                    )
+                })
+            }),
+    )
+}
+
+/// Debug builds only: `ARCHMAX_DEBUG_PANIC_TURN` makes the next turns panic, for the tests of
+/// [`guarded`]: `first-poll` in their first poll (on the JS thread for a JS-driven turn),
+/// `after-timer` once a timer woke them (on a tokio worker).
+#[cfg(debug_assertions)]
+fn debug_fault(fut: TurnFuture) -> TurnFuture {
+    #[allow(clippy::panic, reason = "the fault the tests of `guarded` inject")]
+    match std::env::var("ARCHMAX_DEBUG_PANIC_TURN").as_deref() {
+        Ok("first-poll") => Box::pin(async { panic!("injected: first-poll") }),
+        Ok("after-timer") => Box::pin(async {
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+            panic!("injected: after-timer")
+        }),
+        _ => fut,
+    }
+}
+
+#[cfg(not(debug_assertions))]
+fn debug_fault(fut: TurnFuture) -> TurnFuture {
+    fut
 }
 
 /// A call the turn wants a JS function to answer.
@@ -338,7 +385,7 @@ impl NativeTurn {
     /// A turn polled on the JS main thread (and on a worker after a wake-up from elsewhere).
     pub(crate) fn inline(fut: TurnFuture) -> NativeTurn {
         NativeTurn {
-            pump: Arc::new(Pump::new(Some(fut))),
+            pump: Arc::new(Pump::new(Some(guarded(fut)))),
         }
     }
 
@@ -348,6 +395,7 @@ impl NativeTurn {
             pump: Arc::new(Pump::new(None)),
         };
         let pump = Arc::clone(&turn.pump);
+        let fut = guarded(fut);
         napi::bindgen_prelude::spawn(async move {
             let answer = fut.await;
             *pump.answer_slot() = Some(answer);
@@ -395,7 +443,7 @@ impl NativeTurn {
         }
         let mut out = self.pump.outbox();
         NativePoll {
-            again: again && done.is_none(),
+            again,
             done,
             events: std::mem::take(&mut out.events),
             calls: out
