@@ -1222,6 +1222,8 @@ impl NativeAgent {
     where
         F: Future<Output = std::result::Result<Outcome, RunError>> + Send + 'static,
     {
+        // A turn's future is tens of KiB: boxed once here, the wrappers below move a pointer.
+        let call = Box::pin(call);
         let traceparent = self.traceparent.lock().ok().and_then(|mut g| g.take());
         let telemetry = self.telemetry.read().ok().and_then(|g| g.clone());
         let call = match crate::telemetry::traced(telemetry, traceparent, call) {
@@ -1247,7 +1249,8 @@ impl NativeAgent {
         F: Future<Output = std::result::Result<Outcome, RunError>> + Send + 'static,
     {
         let busy = Running::new(&self.running, &session_id);
-        let call = call(session_id);
+        // Boxed where it is made: the wrapper below then moves a pointer, not the future.
+        let call = Box::pin(call(session_id));
         self.turn(async move {
             let result = call.await;
             drop(busy);
