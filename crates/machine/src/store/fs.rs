@@ -6,7 +6,7 @@ use std::io::{ErrorKind, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::confine;
 use super::lease::{self, Holders, unique_suffix};
@@ -89,8 +89,8 @@ pub(super) struct Written {
     path: PathBuf,
     file: Arc<File>,
     first: bool,
-    /// The `state.json` cache to write once the step is durable.
-    cache: Option<Envelope>,
+    /// The `state.json` cache to write once the step is durable ([`envelope_bytes`]).
+    cache: Option<Vec<u8>>,
     /// The session's tip after this step (its open transcript set by `finish`).
     tip: Tip,
 }
@@ -195,29 +195,15 @@ impl FsStore {
         }))
     }
 
-    /// Replace `state.json` atomically (temp + rename). It is a cache of the
-    /// transcript's last checkpoint line, which is what makes a step durable, so it
-    /// is not synced: a killed process loses nothing (the page cache survives it),
-    /// and after a power loss a missing, stale or torn cache is rebuilt from the
-    /// transcript's checkpoint lines.
-    fn write_envelope(id: &str, base: &Path, dir: &Path, env: &Envelope) -> Result<(), StoreError> {
-        let mut obj = Map::new();
-        obj.insert("format".to_owned(), Value::from(STATE_FORMAT));
-        obj.insert("transcript_len".to_owned(), Value::from(env.transcript_len));
-        obj.insert(
-            "transcript_bytes".to_owned(),
-            Value::from(env.transcript_bytes),
-        );
-        obj.insert("state".to_owned(), env.state.clone());
-        let mut bytes =
-            serde_json::to_vec(&Value::Object(obj)).map_err(|source| StoreError::Encode {
-                id: id.to_owned(),
-                source,
-            })?;
-        bytes.push(b'\n');
+    /// Replace `state.json` atomically (temp + rename) with `bytes` (from
+    /// [`envelope_bytes`]). It is a cache of the transcript's last checkpoint line, which is
+    /// what makes a step durable, so it is not synced: a killed process loses nothing (the
+    /// page cache survives it), and after a power loss a missing, stale or torn cache is
+    /// rebuilt from the transcript's checkpoint lines.
+    fn write_envelope(id: &str, base: &Path, dir: &Path, bytes: &[u8]) -> Result<(), StoreError> {
         let tmp = dir.join(STATE_TMP_FILE);
         let target = dir.join(STATE_FILE);
-        confine::write_file(base, &tmp, &bytes).map_err(StoreError::io(id, "write", &tmp))?;
+        confine::write_file(base, &tmp, bytes).map_err(StoreError::io(id, "write", &tmp))?;
         fs::rename(&tmp, &target).map_err(StoreError::io(id, "rename", &tmp))
     }
 
@@ -422,7 +408,9 @@ impl FsStore {
                     true,
                     None,
                 ),
-                None => (true, 0, 0, CACHE_EVERY, true, None),
+                // A new session has no cache yet: its reader scans the transcript from
+                // the start, which the same bound keeps short.
+                None => (true, 0, 0, 0, true, None),
             },
         };
         let encode = |source| StoreError::Encode {
@@ -437,13 +425,9 @@ impl FsStore {
             buf.push(b'\n');
         }
         let len = len + step.new_messages.len() as u64;
-        let mut checkpoint = Map::new();
-        checkpoint.insert("transcript_len".to_owned(), Value::from(len));
-        checkpoint.insert("state".to_owned(), step.state.clone());
-        let mut line = Map::new();
-        line.insert(CHECKPOINT_KEY.to_owned(), Value::Object(checkpoint));
-        serde_json::to_writer(&mut buf, &Value::Object(line)).map_err(encode)?;
-        buf.push(b'\n');
+        // The state is serialized once, for the checkpoint line and the cache alike.
+        let state = serde_json::to_vec(step.state).map_err(encode)?;
+        buf.extend_from_slice(&checkpoint_line(len, &state));
 
         let path = dir.join(TRANSCRIPT_FILE);
         let file = match held {
@@ -456,7 +440,7 @@ impl FsStore {
         // Leaving `running` rewrites the cache (a parked or finished session is read from
         // it); a later commit that is not `running` either (a turn's closing bookkeeping)
         // leaves the reader one more line to scan instead of another temp file and rename.
-        let write_cache = first || (was_running && !running) || since_cache + 1 >= CACHE_EVERY;
+        let write_cache = (was_running && !running) || since_cache + 1 >= CACHE_EVERY;
         Ok(Written {
             id: sid.to_owned(),
             session,
@@ -464,11 +448,7 @@ impl FsStore {
             path,
             file,
             first,
-            cache: write_cache.then(|| Envelope {
-                transcript_len: len,
-                transcript_bytes: end,
-                state: step.state.clone(),
-            }),
+            cache: write_cache.then(|| envelope_bytes(len, end, &state)),
             tip: Tip {
                 len,
                 bytes: end,
@@ -501,8 +481,8 @@ impl FsStore {
                 sync_dir(parent).map_err(StoreError::io(&sid, "sync folder", parent))?;
             }
         }
-        if let Some(env) = cache {
-            Self::write_envelope(&sid, &self.sessions, &dir, &env)?;
+        if let Some(bytes) = cache {
+            Self::write_envelope(&sid, &self.sessions, &dir, &bytes)?;
         }
         if let Ok(mut tips) = self.tips.lock() {
             // The transcript stays open only while a lease of this store holds the
@@ -686,6 +666,30 @@ impl SessionStore for FsStore {
 }
 
 /// The state a checkpoint line carries; `None` for a message line.
+/// A checkpoint line (`{"archmax_checkpoint":{"transcript_len":…,"state":…}}` and its
+/// newline) around `state`, the state's JSON text.
+fn checkpoint_line(len: u64, state: &[u8]) -> Vec<u8> {
+    let head = format!("{{\"{CHECKPOINT_KEY}\":{{\"transcript_len\":{len},\"state\":");
+    let mut line = Vec::with_capacity(head.len() + state.len() + 3);
+    line.extend_from_slice(head.as_bytes());
+    line.extend_from_slice(state);
+    line.extend_from_slice(b"}}\n");
+    line
+}
+
+/// `state.json`'s content (and its newline): the envelope around `state`, the state's JSON
+/// text, covering `len` messages in the transcript's first `bytes` bytes.
+fn envelope_bytes(len: u64, bytes: u64, state: &[u8]) -> Vec<u8> {
+    let head = format!(
+        "{{\"format\":\"{STATE_FORMAT}\",\"transcript_len\":{len},\"transcript_bytes\":{bytes},\"state\":"
+    );
+    let mut out = Vec::with_capacity(head.len() + state.len() + 2);
+    out.extend_from_slice(head.as_bytes());
+    out.extend_from_slice(state);
+    out.extend_from_slice(b"}\n");
+    out
+}
+
 fn checkpoint_state(line: &Value) -> Option<&Value> {
     line.get(CHECKPOINT_KEY)?.get("state")
 }

@@ -58,12 +58,23 @@ fn fs_with_session(tag: &str, steps: u64) -> (FsStore, TempDir, SessionId, PathB
     (store, dir, id, sdir)
 }
 
+/// [`fs_with_session`] whose last step parks the session, so it has a `state.json` cache.
+fn fs_with_cached_session(tag: &str, steps: u64) -> (FsStore, TempDir, SessionId, PathBuf) {
+    let (store, dir, id, sdir) = fs_with_session(tag, steps - 1);
+    commit(&store, &id, &[msg(steps)], &state(steps, "parked"));
+    assert!(sdir.join("checkpoints/state.json").is_file());
+    (store, dir, id, sdir)
+}
+
 #[test]
 fn fs_layout() {
     let (store, root, id, sdir) = fs_with_session("layout", 1);
     assert_eq!(sdir, root.path().join("sessions").join("s"));
-    assert!(sdir.join("checkpoints/state.json").is_file());
+    // A running session has no cache until it leaves `running` (or CACHE_EVERY commits).
+    assert!(!sdir.join("checkpoints/state.json").exists());
     assert!(sdir.join("checkpoints/transcript.jsonl").is_file());
+    commit(&store, &id, &[msg(2)], &state(2, "done"));
+    assert!(sdir.join("checkpoints/state.json").is_file());
     assert!(sdir.join("scratchpad").is_dir());
     assert!(!sdir.join("checkpoints/state.json.tmp").exists());
     store
@@ -73,8 +84,23 @@ fn fs_layout() {
     let env: Value =
         serde_json::from_slice(&fs::read(sdir.join("checkpoints/state.json")).expect("read"))
             .expect("json");
-    assert_eq!(env["transcript_len"], json!(1));
-    assert_eq!(env["state"], state(1, "running"));
+    assert_eq!(env["format"], json!("archmax-session-state/1"));
+    assert_eq!(env["transcript_len"], json!(2));
+    assert_eq!(env["state"], state(2, "done"));
+    // Byte for byte what serializing the envelope as a JSON object gives.
+    let transcript = fs::read(sdir.join("checkpoints/transcript.jsonl")).expect("transcript");
+    let mut expected = serde_json::to_vec(&json!({
+        "format": "archmax-session-state/1",
+        "transcript_len": 2,
+        "transcript_bytes": transcript.len(),
+        "state": state(2, "done"),
+    }))
+    .expect("json");
+    expected.push(b'\n');
+    assert_eq!(
+        fs::read(sdir.join("checkpoints/state.json")).expect("read"),
+        expected
+    );
     assert_eq!(MemStore::new().session_dir(&id), None);
 }
 
@@ -97,8 +123,8 @@ fn fs_the_cache_is_written_when_the_session_leaves_running_not_after() {
                 .expect("json");
         env["state"].clone()
     };
-    // Written at the first commit, not at the second (still running).
-    assert_eq!(cache(&sdir), state(1, "running"));
+    // Not written while the session runs.
+    assert!(!sdir.join("checkpoints/state.json").exists());
     commit(&store, &id, &[msg(3)], &state(3, "parked"));
     assert_eq!(
         cache(&sdir),
@@ -135,7 +161,7 @@ fn fs_the_cache_is_written_when_the_session_leaves_running_not_after() {
 #[test]
 fn fs_a_synced_checkpoint_beyond_a_stale_cache_wins() {
     // A crash after the step's synced append but before the state.json cache write.
-    let (store, _root, id, sdir) = fs_with_session("stale", 2);
+    let (store, _root, id, sdir) = fs_with_cached_session("stale", 2);
     let stale = fs::read(sdir.join("checkpoints/state.json")).expect("cache");
     commit(&store, &id, &[msg(3)], &state(3, "running"));
     fs::write(sdir.join("checkpoints/state.json"), &stale).expect("restore the stale cache");
@@ -234,7 +260,8 @@ fn fs_crash_before_first_state_write() {
 fn fs_commit_cost_is_independent_of_transcript_length() {
     let (store, _root, id, sdir) = fs_with_session("cost", 0);
     let many: Vec<Value> = (0..2000).map(msg).collect();
-    commit(&store, &id, &many, &state(1, "running"));
+    // Parked: the cache covers these 2000 messages.
+    commit(&store, &id, &many, &state(1, "parked"));
     let transcript = sdir.join("checkpoints/transcript.jsonl");
     let before = fs::read(&transcript).expect("read");
 
@@ -324,7 +351,7 @@ fn fs_two_store_instances_share_the_lock() {
 
 #[test]
 fn fs_list_skips_reserved_and_stateless_folders() {
-    let (store, root, _id, _sdir) = fs_with_session("list", 1);
+    let (store, root, _id, _sdir) = fs_with_cached_session("list", 1);
     let sessions = root.path().join("sessions");
     store.write_spec_snapshot("feed", &json!({})).expect("spec");
     for name in ["empty", "scratchpad", "checkpoints"] {
@@ -372,7 +399,7 @@ fn fs_io_errors_name_session_and_path() {
 
 #[test]
 fn fs_state_claiming_more_than_the_transcript_is_corrupt() {
-    let (store, _root, id, sdir) = fs_with_session("short", 2);
+    let (store, _root, id, sdir) = fs_with_cached_session("short", 2);
     let transcript = sdir.join("checkpoints/transcript.jsonl");
     let body = fs::read(&transcript).expect("read");
     // Cut below even the first step: no durable step is left whole.
