@@ -143,24 +143,40 @@ const RESYNC = JSON.stringify({ ok: false, resync: true, error: 'the request del
  * `{ model, messages, tools?, temperature?, max_tokens?, parallel_tool_calls? }`.
  * Messages are frozen: they are shared with the requests of later calls.
  */
-function modelAdapter(model) {
+function modelAdapter(model, getNative) {
   const channels = new Map()
+  // The blocks (system messages, tool lists) deltas name by id, each parsed once for every
+  // channel; one not held yet is fetched from the native side (ids are never reused).
+  const blocks = new Map()
+  const block = (id) => {
+    let b = blocks.get(id)
+    if (b === undefined) {
+      const json = getNative().modelBlock(id)
+      if (json === null || json === undefined) throw new Error('block')
+      blocks.set(id, (b = freeze(JSON.parse(json))))
+    }
+    return b
+  }
   const adapter = (deltaJson) => {
     let request
     let info
     let d
     try {
       d = JSON.parse(deltaJson)
+      for (const id of d.unkeep ?? []) blocks.delete(id)
       for (const id of d.drop ?? []) channels.delete(id)
       let ch = channels.get(d.ch)
       if (!ch) channels.set(d.ch, (ch = { messages: [], tools: undefined }))
       if (d.keep > ch.messages.length) throw new Error('keep')
       // Assigning `length` unconditionally costs a slow path even when nothing is dropped.
       if (d.keep < ch.messages.length) ch.messages.length = d.keep
-      if (d.first) ch.messages[0] = freeze(d.first)
+      if (d.first !== undefined) ch.messages[0] = block(d.first)
       for (const m of d.append) ch.messages.push(freeze(m))
       if (ch.messages.length !== d.len) throw new Error('len')
-      if (d.tools) ch.tools = d.tools.length ? freeze(d.tools) : undefined
+      if (d.tools !== undefined) {
+        const tools = block(d.tools)
+        ch.tools = tools.length ? tools : undefined
+      }
       const { role = 'agent', session, ...head } = d.head
       request = { ...head, messages: ch.messages.slice() }
       if (ch.tools) request.tools = ch.tools
@@ -722,7 +738,7 @@ export async function createAgent(params = {}) {
   // The cases engine's progress (`case-start`, `case-result`) while a run that asked for it is in flight.
   let caseProgress = null
   const handlers = {
-    model: modelFn ? modelAdapter(modelFn) : null,
+    model: modelFn ? modelAdapter(modelFn, () => native) : null,
     tool: tools.length ? toolAdapter(tools, () => native) : null,
     event: (json) => {
       if (caseProgress && typeof json === 'string' && json.startsWith('{"type":"case-')) {

@@ -198,6 +198,12 @@ export declare class NativeAgent {
   /** Writes files into a session's folder (`agent.sessions.seed`). */
   sessionSeed(sessionId: string, files: Record<string, unknown>): Promise<NativeResult>
   /**
+   * The JSON text of request block `id` (a system message or a tool list that request
+   * deltas name, `archmax_machine::model::delta`), for `agent.js` to keep once for every
+   * channel; `null` once it is forgotten (the JS side then refuses the delta). Never fails.
+   */
+  modelBlock(id: number): string | null
+  /**
    * Releases what this agent keeps for `session_id` and its child sessions between
    * turns: the idle request channels (conversation copies) of the JS model. Returns their
    * ids, for `agent.js` to forget its side. Idempotent; never fails.

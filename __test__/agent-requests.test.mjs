@@ -8,6 +8,7 @@ import assert from 'node:assert/strict'
 import { createServer } from 'node:http'
 
 import { createAgent } from '@archmax-ai/harness'
+import { NativeAgent } from '../index.js'
 import { workspace } from './helpers.mjs'
 
 const SPEC = `title: Two states
@@ -127,4 +128,45 @@ test('a model function that mutates the request it got cannot corrupt the next r
   agent.dispose()
   assert.equal(out.reply, 'done m')
   assert.deepEqual(lengths, [2, 4, 6, 9])
+})
+
+test('sessions in one state share one frozen copy of their system message and tools, fetched once; a block the JS side cannot get is asked again', async () => {
+  const root = workspace({ 'workflows/two/workflow.yaml': SPEC })
+  const fetched = []
+  const original = NativeAgent.prototype.modelBlock
+  let refuse = 1
+  NativeAgent.prototype.modelBlock = function (id) {
+    fetched.push(id)
+    // The first fetch fails as a forgotten block does: the JS side refuses the delta.
+    if (refuse-- > 0) return null
+    return original.call(this, id)
+  }
+  try {
+    const firsts = []
+    const agent = await createAgent({
+      workflow: 'two',
+      workspace: { rootDir: root },
+      model: async (request) => {
+        firsts.push(request)
+        return { role: 'assistant', content: `done ${sessionOf(request)}` }
+      },
+    })
+    const tags = ['a', 'b', 'c', 'd']
+    const outcomes = await Promise.all(tags.map((t) => agent.workflow.send(`s-${t}`, { message: `session ${t}` })))
+    agent.dispose()
+    assert.deepEqual(outcomes.map((o) => o.reply), tags.map((t) => `done ${t}`))
+    assert.equal(firsts.length, 4, 'one call per session: the refused delta was sent again, not answered')
+    const [one, ...others] = firsts
+    assert.match(one.messages[0].content, /Write a note, then move on/)
+    assert.ok(one.tools.some((t) => t.function?.name === 'write_file' || t.name === 'write_file'), JSON.stringify(one.tools).slice(0, 200))
+    for (const r of others) {
+      assert.equal(r.messages[0], one.messages[0], 'the same system message object')
+      assert.equal(r.tools, one.tools, 'the same tools array')
+    }
+    assert.ok(Object.isFrozen(one.tools) && Object.isFrozen(one.messages[0]))
+    // The refused fetch, then the system message and the tools once each for all four sessions.
+    assert.equal(fetched.length, 3, `fetches: ${fetched}`)
+  } finally {
+    NativeAgent.prototype.modelBlock = original
+  }
 })

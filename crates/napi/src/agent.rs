@@ -259,7 +259,7 @@ impl JsModel {
                 .channels
                 .lock()
                 .map_err(|_| "the channel table is poisoned".to_string())?;
-            let mut delta = channels.begin(req);
+            let mut delta = channels.begin(req).map_err(|e| e.to_string())?;
             delta.stream = Some(StreamTag {
                 id: stream.id,
                 show,
@@ -1632,6 +1632,18 @@ impl NativeAgent {
             },
             Err(e) => e,
         }
+    }
+
+    /// The JSON text of request block `id` (a system message or a tool list that request
+    /// deltas name, `archmax_machine::model::delta`), for `agent.js` to keep once for every
+    /// channel; `null` once it is forgotten (the JS side then refuses the delta). Never fails.
+    #[napi(catch_unwind)]
+    pub fn model_block(&self, id: i64) -> Option<String> {
+        let js = self.js_model.read().ok().and_then(|g| g.clone())?;
+        let channels = js.channels.lock().ok()?;
+        channels
+            .block(u64::try_from(id).ok()?)
+            .map(|b| b.to_string())
     }
 
     /// Releases what this agent keeps for `session_id` and its child sessions between

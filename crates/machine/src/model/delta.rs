@@ -9,6 +9,15 @@
 //! rewrites message 0), the messages to append, and the tools only when they
 //! changed. The receiver applies that and hands its model the whole request.
 //!
+//! The system message and the tools, the bulk of a first request (9 KiB of a
+//! workflow's, against a few hundred bytes for a later step), are the same for
+//! every session in a state. They travel as *blocks*: a delta names a block by
+//! id, and the receiver keeps each block it has seen once for all its channels,
+//! fetching one it lacks from the sender ([`Channels::block`]). A thousand
+//! sessions starting in one state thus cost one copy of their system message and
+//! tools on each side, not a thousand, and the receiver parses them once. Block
+//! ids are never reused, so a kept block is never wrong, only perhaps forgotten.
+//!
 //! Correctness never rests on a guess: the kept prefix is computed by comparing
 //! messages, a channel serves one request at a time (concurrent sessions get
 //! their own), the receiver checks the resulting length, and a failed or
@@ -20,6 +29,26 @@ use super::types::{ChatMessage, ChatRequest, ModelRole, ToolDef};
 
 /// How many idle channels are kept; the least recently used is dropped beyond it.
 pub const MAX_CHANNELS: usize = 64;
+
+/// How many blocks are kept; the least recently used is forgotten beyond it.
+pub const MAX_BLOCKS: usize = 16;
+
+/// What a block holds: a system message or a tool list.
+#[derive(Debug)]
+enum Block {
+    First(ChatMessage),
+    Tools(std::sync::Arc<[ToolDef]>),
+}
+
+/// A block the receiver may keep once for every channel.
+#[derive(Debug)]
+struct Kept {
+    id: u64,
+    block: Block,
+    /// The block's JSON text, which the receiver fetches once ([`Channels::block`]).
+    json: std::sync::Arc<str>,
+    used: u64,
+}
 
 #[derive(Debug)]
 struct Channel {
@@ -42,14 +71,21 @@ pub struct Channels {
     clock: u64,
     /// Channels forgotten here that the receiver should forget too (sent with the next delta).
     dropped: Vec<u64>,
+    /// The blocks, at most [`MAX_BLOCKS`].
+    blocks: Vec<Kept>,
+    /// Blocks forgotten here that the receiver may forget too (sent with the next delta).
+    unkept: Vec<u64>,
+    /// The last block id given out (ids are never reused).
+    last_block: u64,
 }
 
 /// One request as a delta, serialized for the receiver:
-/// `{ ch, len, keep, first?, append, tools?, drop?, head: { model, temperature?, max_tokens?, parallel_tool_calls? } }`.
+/// `{ ch, len, keep, first?, append, tools?, drop?, unkeep?, head: { model, temperature?, max_tokens?, parallel_tool_calls? } }`.
 ///
-/// The receiver truncates channel `ch` to `keep` messages, replaces message 0 with
-/// `first` when present (only when `keep >= 1`), appends `append` (then it holds `len`
-/// messages), replaces its tools when `tools` is present, and forgets the channels in `drop`.
+/// The receiver forgets the blocks in `unkeep` and the channels in `drop`, truncates
+/// channel `ch` to `keep` messages, sets message 0 to block `first` when present (the
+/// system message changed, or `keep` is 0 and this is the first message), appends `append`
+/// (then it holds `len` messages), and sets its tools to block `tools` when present.
 #[derive(Debug, Serialize)]
 pub struct Delta<'a> {
     /// The channel.
@@ -58,17 +94,20 @@ pub struct Delta<'a> {
     pub len: usize,
     /// How many of the channel's messages to keep.
     pub keep: usize,
-    /// The new message 0, when it changed.
+    /// The block of the new message 0, when it changed (or the channel starts over).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub first: Option<&'a ChatMessage>,
-    /// The messages after the kept ones.
+    pub first: Option<u64>,
+    /// The messages after the kept ones (and after message 0 when `first` is set).
     pub append: &'a [ChatMessage],
-    /// The tools, when they changed.
+    /// The block of the tools, when they changed.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub tools: Option<&'a [ToolDef]>,
+    pub tools: Option<u64>,
     /// Channels the receiver should forget.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub drop: Vec<u64>,
+    /// Blocks the receiver may forget.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unkeep: Vec<u64>,
     /// The request without its messages and tools.
     pub head: Head<'a>,
     /// Where the answer may stream its pieces, when the sender takes them (set by the
@@ -123,8 +162,9 @@ impl Channels {
 
     /// The delta that brings a channel to `req`, and marks that channel busy until
     /// [`Channels::end`]. Picks the idle channel `req` extends (same first user message,
-    /// the channel's last message at the same place), else opens a new one.
-    pub fn begin<'a>(&mut self, req: &'a ChatRequest) -> Delta<'a> {
+    /// the channel's last message at the same place), else opens a new one. Fails (and
+    /// holds no channel) only when a new block cannot be serialized.
+    pub fn begin<'a>(&mut self, req: &'a ChatRequest) -> Result<Delta<'a>, serde_json::Error> {
         self.clock += 1;
         let msgs = &req.messages;
         // Same lineage: `msgs` extends the channel's messages after message 0, by the
@@ -162,29 +202,51 @@ impl Channels {
                 };
                 (keep, (old != new).then_some(new))
             }
-            _ => (0, None),
+            // Starting over: message 0 travels as a block too.
+            _ => (0, msgs.first()),
         };
         c.lineage = req.lineage;
         c.session.clone_from(&req.session);
         c.messages.truncate(keep);
         if let Some(first) = first {
-            c.messages[0] = first.clone();
+            match c.messages.first_mut() {
+                Some(m) => first.clone_into(m),
+                None => c.messages.push(first.clone()),
+            }
         }
-        let append = &msgs[keep.min(msgs.len())..];
+        let from = keep.max(usize::from(first.is_some()));
+        let append = &msgs[from.min(msgs.len())..];
         c.messages.extend_from_slice(append);
         // The same definitions are shared while a turn stays in a state: compare pointers first.
         let same_tools =
             std::sync::Arc::ptr_eq(&c.tools, &req.tools) || c.tools[..] == req.tools[..];
-        let tools = (!same_tools).then(|| &req.tools[..]);
         c.tools = std::sync::Arc::clone(&req.tools);
-        Delta {
-            ch: c.id,
+        let ch = c.id;
+        let blocks = first
+            .map(|m| self.block_of_first(m))
+            .transpose()
+            .and_then(|first| {
+                let tools = (!same_tools)
+                    .then(|| self.block_of_tools(&req.tools))
+                    .transpose()?;
+                Ok((first, tools))
+            });
+        let (first, tools) = match blocks {
+            Ok(ids) => ids,
+            Err(e) => {
+                self.end(ch, false);
+                return Err(e);
+            }
+        };
+        Ok(Delta {
+            ch,
             len: msgs.len(),
             keep,
             first,
             append,
             tools,
             drop: std::mem::take(&mut self.dropped),
+            unkeep: std::mem::take(&mut self.unkept),
             head: Head {
                 model: &req.model,
                 temperature: req.temperature,
@@ -194,7 +256,72 @@ impl Channels {
                 session: req.session.as_deref(),
             },
             stream: None,
+        })
+    }
+
+    /// The JSON text of block `id`, for a receiver that does not hold it; `None` once it
+    /// is forgotten (the receiver then refuses the delta, and the request is sent again).
+    pub fn block(&self, id: u64) -> Option<std::sync::Arc<str>> {
+        self.blocks
+            .iter()
+            .find(|k| k.id == id)
+            .map(|k| std::sync::Arc::clone(&k.json))
+    }
+
+    /// The block holding `message` as a message 0, kept now if it is new.
+    fn block_of_first(&mut self, message: &ChatMessage) -> Result<u64, serde_json::Error> {
+        let found = self
+            .blocks
+            .iter()
+            .position(|k| matches!(&k.block, Block::First(m) if m == message));
+        match found {
+            Some(i) => Ok(self.touch(i)),
+            None => {
+                let json = serde_json::to_string(message)?;
+                Ok(self.keep_block(Block::First(message.clone()), json))
+            }
         }
+    }
+
+    /// The block holding `tools`, kept now if it is new.
+    fn block_of_tools(
+        &mut self,
+        tools: &std::sync::Arc<[ToolDef]>,
+    ) -> Result<u64, serde_json::Error> {
+        let found = self.blocks.iter().position(|k| {
+            matches!(&k.block, Block::Tools(t) if std::sync::Arc::ptr_eq(t, tools) || t[..] == tools[..])
+        });
+        match found {
+            Some(i) => Ok(self.touch(i)),
+            None => {
+                let json = serde_json::to_string(&tools[..])?;
+                Ok(self.keep_block(Block::Tools(std::sync::Arc::clone(tools)), json))
+            }
+        }
+    }
+
+    /// Block `i` was used now; its id.
+    fn touch(&mut self, i: usize) -> u64 {
+        self.blocks[i].used = self.clock;
+        self.blocks[i].id
+    }
+
+    /// Keeps a new block, forgetting the least recently used beyond [`MAX_BLOCKS`]; its id.
+    fn keep_block(&mut self, block: Block, json: String) -> u64 {
+        if self.blocks.len() >= MAX_BLOCKS
+            && let Some((i, _)) = self.blocks.iter().enumerate().min_by_key(|(_, k)| k.used)
+        {
+            let gone = self.blocks.swap_remove(i);
+            self.unkept.push(gone.id);
+        }
+        self.last_block += 1;
+        self.blocks.push(Kept {
+            id: self.last_block,
+            block,
+            json: json.into(),
+            used: self.clock,
+        });
+        self.last_block
     }
 
     /// The call on channel `ch` ended; `ok: false` (the call failed or the receiver
@@ -231,10 +358,12 @@ impl Channels {
         ids
     }
 
-    /// Forgets every channel (the receiver is gone).
+    /// Forgets every channel and block (the receiver is gone).
     pub fn clear(&mut self) {
         self.channels.clear();
         self.dropped.clear();
+        self.blocks.clear();
+        self.unkept.clear();
     }
 
     /// How many channels are held.
@@ -302,26 +431,54 @@ mod tests {
         ChatRequest::new("m", messages)
     }
 
-    /// The receiver: applies deltas the way `agent.js` does; `None` on a length mismatch.
+    /// The receiver: applies deltas the way `agent.js` does, keeping each block it fetched
+    /// from the sender; `None` on a length mismatch or a block the sender no longer has.
     #[derive(Default)]
     struct Receiver {
         channels: std::collections::HashMap<u64, (Vec<Value>, Value)>,
+        blocks: std::collections::HashMap<u64, Value>,
+        fetched: usize,
     }
 
     impl Receiver {
-        fn apply(&mut self, delta: &Delta<'_>) -> Option<(Vec<Value>, Value)> {
+        fn block(&mut self, id: &Value, sender: &Channels) -> Option<Value> {
+            let id = id.as_u64()?;
+            if let Some(b) = self.blocks.get(&id) {
+                return Some(b.clone());
+            }
+            let b: Value = serde_json::from_str(&sender.block(id)?).ok()?;
+            self.fetched += 1;
+            self.blocks.insert(id, b.clone());
+            Some(b)
+        }
+
+        fn apply(&mut self, delta: &Delta<'_>, sender: &Channels) -> Option<(Vec<Value>, Value)> {
             let d: Value = serde_json::to_value(delta).ok()?;
+            for id in d["unkeep"].as_array().into_iter().flatten() {
+                self.blocks.remove(&id.as_u64()?);
+            }
             for id in d["drop"].as_array().into_iter().flatten() {
                 self.channels.remove(&id.as_u64()?);
             }
+            let first = match d.get("first") {
+                Some(id) => Some(self.block(id, sender)?),
+                None => None,
+            };
+            let tools = match d.get("tools") {
+                Some(id) => Some(self.block(id, sender)?),
+                None => None,
+            };
             let ch = self.channels.entry(d["ch"].as_u64()?).or_default();
             ch.0.truncate(d["keep"].as_u64()? as usize);
-            if let Some(first) = d.get("first") {
-                *ch.0.first_mut()? = first.clone();
+            if let Some(first) = first {
+                match ch.0.first_mut() {
+                    Some(m) => *m = first,
+                    None => ch.0.push(first),
+                }
             }
             ch.0.extend(d["append"].as_array()?.iter().cloned());
-            if let Some(tools) = d.get("tools") {
-                ch.1 = tools.clone();
+            if let Some(tools) = tools {
+                ch.1 = tools;
             }
             (ch.0.len() == d["len"].as_u64()? as usize).then(|| ch.clone())
         }
@@ -351,9 +508,9 @@ mod tests {
         let mut messages = vec![sys("s"), user("hi")];
         for step in 0..5 {
             let r = req(messages.clone());
-            let d = chans.begin(&r);
+            let d = chans.begin(&r).expect("delta");
             if step == 0 {
-                assert_eq!((d.keep, d.append.len()), (0, 2));
+                assert_eq!((d.keep, d.first.is_some(), d.append.len()), (0, true, 1));
             } else {
                 assert_eq!(
                     (d.keep, d.append.len()),
@@ -363,7 +520,7 @@ mod tests {
                 assert!(d.tools.is_none());
             }
             let ch = d.ch;
-            same(&rx.apply(&d).expect("lengths agree"), &r);
+            same(&rx.apply(&d, &chans).expect("lengths agree"), &r);
             chans.end(ch, true);
             messages.push(said(&format!("step {step}")));
         }
@@ -382,13 +539,13 @@ mod tests {
         ] {
             let mut r = req(vec![sys("p"), user(text)]);
             r.session = Some(session.to_string());
-            let ch = channels.begin(&r).ch;
+            let ch = channels.begin(&r).expect("delta").ch;
             channels.end(ch, true);
             ids.push(ch);
         }
         let mut busy = req(vec![sys("p"), user("e")]);
         busy.session = Some("s1".to_string());
-        let busy_ch = channels.begin(&busy).ch;
+        let busy_ch = channels.begin(&busy).expect("delta").ch;
         assert_eq!(channels.forget_session("s1"), vec![ids[0], ids[1]]);
         assert_eq!(channels.len(), 3, "s10, s2 and the busy channel stay");
         assert!(channels.forget_session("s1").is_empty(), "idempotent");
@@ -406,28 +563,28 @@ mod tests {
             r
         };
         let first = lineage(vec![sys("a"), user("hi"), said("one")], Some(7));
-        let d = chans.begin(&first);
+        let d = chans.begin(&first).expect("delta");
         let ch = d.ch;
-        rx.apply(&d);
+        rx.apply(&d, &chans);
         chans.end(ch, true);
         // Same lineage, grown by one and with a new system message: kept whole, no compare.
         let second = lineage(
             vec![sys("b"), user("hi"), said("one"), said("two")],
             Some(7),
         );
-        let d = chans.begin(&second);
+        let d = chans.begin(&second).expect("delta");
         assert_eq!((d.ch, d.keep, d.append.len()), (ch, 3, 1));
         assert!(d.first.is_some());
-        same(&rx.apply(&d).expect("lengths agree"), &second);
+        same(&rx.apply(&d, &chans).expect("lengths agree"), &second);
         chans.end(ch, true);
         // Another lineage that rewrote message 2 reuses the channel by comparing: keeps 2.
         let third = lineage(
             vec![sys("b"), user("hi"), said("ONE"), said("two")],
             Some(8),
         );
-        let d = chans.begin(&third);
+        let d = chans.begin(&third).expect("delta");
         assert_eq!((d.ch, d.keep, d.append.len()), (ch, 2, 2));
-        same(&rx.apply(&d).expect("lengths agree"), &third);
+        same(&rx.apply(&d, &chans).expect("lengths agree"), &third);
         chans.end(ch, true);
     }
 
@@ -436,17 +593,17 @@ mod tests {
         let mut chans = Channels::new();
         let mut rx = Receiver::default();
         let first = req(vec![sys("state a"), user("hi"), said("x")]);
-        let d = chans.begin(&first);
+        let d = chans.begin(&first).expect("delta");
         let ch = d.ch;
-        rx.apply(&d);
+        rx.apply(&d, &chans);
         chans.end(ch, true);
         let second = req(vec![sys("state b"), user("hi"), said("x"), said("y")]);
-        let d = chans.begin(&second);
+        let d = chans.begin(&second).expect("delta");
         assert_eq!(d.ch, ch);
         assert_eq!(d.keep, 3);
         assert!(d.first.is_some());
         assert_eq!(d.append.len(), 1);
-        same(&rx.apply(&d).expect("lengths agree"), &second);
+        same(&rx.apply(&d, &chans).expect("lengths agree"), &second);
     }
 
     #[test]
@@ -454,9 +611,9 @@ mod tests {
         let mut chans = Channels::new();
         let mut rx = Receiver::default();
         let a = req(vec![sys("s"), user("hi"), said("a"), said("b"), said("c")]);
-        let d = chans.begin(&a);
+        let d = chans.begin(&a).expect("delta");
         let ch = d.ch;
-        rx.apply(&d);
+        rx.apply(&d, &chans);
         chans.end(ch, true);
         // Same first user message and same last message, different middle.
         let b = req(vec![
@@ -467,9 +624,9 @@ mod tests {
             said("c"),
             said("d"),
         ]);
-        let d = chans.begin(&b);
+        let d = chans.begin(&b).expect("delta");
         assert_eq!(d.keep, 2);
-        same(&rx.apply(&d).expect("lengths agree"), &b);
+        same(&rx.apply(&d, &chans).expect("lengths agree"), &b);
     }
 
     #[test]
@@ -478,12 +635,12 @@ mod tests {
         let mut rx = Receiver::default();
         let a = req(vec![sys("s"), user("a")]);
         let b = req(vec![sys("s"), user("a")]);
-        let da = chans.begin(&a);
-        let db = chans.begin(&b);
+        let da = chans.begin(&a).expect("delta");
+        let db = chans.begin(&b).expect("delta");
         assert_ne!(da.ch, db.ch, "a busy channel is not shared");
         let (cha, chb) = (da.ch, db.ch);
-        same(&rx.apply(&da).expect("a"), &a);
-        same(&rx.apply(&db).expect("b"), &b);
+        same(&rx.apply(&da, &chans).expect("a"), &a);
+        same(&rx.apply(&db, &chans).expect("b"), &b);
         chans.end(cha, true);
         chans.end(chb, true);
         assert_eq!(chans.len(), 2);
@@ -494,14 +651,14 @@ mod tests {
         let mut chans = Channels::new();
         let mut rx = Receiver::default();
         let a = req(vec![sys("s"), user("a"), said("1")]);
-        let d = chans.begin(&a);
+        let d = chans.begin(&a).expect("delta");
         let ch = d.ch;
-        rx.apply(&d);
+        rx.apply(&d, &chans);
         chans.end(ch, false);
         assert!(chans.is_empty());
         let mut longer = a.clone();
         longer.messages.push(said("2"));
-        let d = chans.begin(&longer);
+        let d = chans.begin(&longer).expect("delta");
         assert_ne!(d.ch, ch);
         assert_eq!(d.keep, 0, "sent whole");
         assert_eq!(
@@ -509,7 +666,7 @@ mod tests {
             vec![ch],
             "the receiver is told to forget the old channel"
         );
-        same(&rx.apply(&d).expect("lengths agree"), &longer);
+        same(&rx.apply(&d, &chans).expect("lengths agree"), &longer);
         assert!(!rx.channels.contains_key(&ch));
     }
 
@@ -525,12 +682,73 @@ mod tests {
         {
             r.tools = tools.into();
             r.messages.push(said(&i.to_string()));
-            let d = chans.begin(&r);
+            let d = chans.begin(&r).expect("delta");
             assert_eq!(d.tools.is_some(), i != 1, "call {i}");
             let ch = d.ch;
-            same(&rx.apply(&d).expect("lengths agree"), &r);
+            same(&rx.apply(&d, &chans).expect("lengths agree"), &r);
             chans.end(ch, true);
         }
+    }
+
+    #[test]
+    fn concurrent_sessions_in_one_state_share_their_system_message_and_tools() {
+        let mut chans = Channels::new();
+        let mut rx = Receiver::default();
+        let tools: std::sync::Arc<[ToolDef]> =
+            vec![ToolDef::new("x", "d", json!({ "type": "object" }))].into();
+        let mut ids = std::collections::HashSet::new();
+        let mut open = Vec::new();
+        for i in 0..100 {
+            let mut r = req(vec![
+                sys("the state's prompt"),
+                user(&format!("session {i}")),
+            ]);
+            // Each session's own copy of the same definitions (not the same pointer).
+            r.tools = tools.to_vec().into();
+            let d = chans.begin(&r).expect("delta");
+            ids.insert((d.first, d.tools));
+            same(&rx.apply(&d, &chans).expect("lengths agree"), &r);
+            open.push(d.ch);
+        }
+        assert_eq!(
+            ids.len(),
+            1,
+            "one block each for the prompt and the tools: {ids:?}"
+        );
+        assert_eq!(rx.fetched, 2, "the receiver fetched each block once");
+        for ch in open {
+            chans.end(ch, true);
+        }
+        // Another state's prompt is another block; the receiver fetches only that one.
+        let r = req(vec![sys("another state"), user("session 0")]).with_tools(tools.to_vec());
+        let d = chans.begin(&r).expect("delta");
+        same(&rx.apply(&d, &chans).expect("lengths agree"), &r);
+        assert_eq!(rx.fetched, 3);
+    }
+
+    #[test]
+    fn blocks_are_bounded_and_a_forgotten_one_is_refused() {
+        let mut chans = Channels::new();
+        let mut rx = Receiver::default();
+        let stale_req = req(vec![sys("prompt 0"), user("late")]);
+        let stale = chans.begin(&stale_req).expect("delta");
+        let mut unkept = Vec::new();
+        for i in 1..=MAX_BLOCKS {
+            let r = req(vec![sys(&format!("prompt {i}")), user("u")]);
+            let d = chans.begin(&r).expect("delta");
+            unkept.extend(d.unkeep.iter().copied());
+            same(&rx.apply(&d, &chans).expect("lengths agree"), &r);
+            chans.end(d.ch, true);
+        }
+        assert_eq!(chans.blocks.len(), MAX_BLOCKS);
+        assert_eq!(
+            unkept,
+            vec![stale.first.expect("a block")],
+            "the oldest, reported once"
+        );
+        // The delta made before its block was forgotten reaches the receiver late: refused,
+        // never applied with a wrong message 0.
+        assert!(rx.apply(&stale, &chans).is_none());
     }
 
     #[test]
@@ -539,7 +757,7 @@ mod tests {
         let mut dropped = Vec::new();
         for i in 0..(MAX_CHANNELS + 10) {
             let r = req(vec![sys("s"), user(&format!("session {i}"))]);
-            let d = chans.begin(&r);
+            let d = chans.begin(&r).expect("delta");
             dropped.extend(d.drop.iter().copied());
             let ch = d.ch;
             chans.end(ch, true);
