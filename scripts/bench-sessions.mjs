@@ -10,6 +10,8 @@
 // - the longest event-loop stall: the largest gap between two ticks of a 1 ms setInterval
 //   beyond its period, while the sessions run;
 // - memory per session: the process's RSS growth over the run, divided by SESSIONS.
+// With BENCH_DEBUG set, also (on stderr) how long issuing the sends took and, for each k, when
+// the sessions' k-th model requests arrived (first, median, p90, last): where the wall goes.
 // Last line: one JSON object with the figures. Floors (issue 12): wall ≤ 1.5 × floor with the
 // filesystem store, longest stall < 50 ms; the .sh exits non-zero when one is missed.
 import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs'
@@ -33,12 +35,16 @@ const toolCall = (n) =>
     ? { id: `c${n}`, type: 'function', function: { name: 'write_file', arguments: JSON.stringify({ file_path: `scratchpad/n${n}.md`, content: `note ${n}` }) } }
     : { id: `c${n}`, type: 'function', function: { name: 'archmax_get_variables', arguments: '{}' } }
 
+// BENCH_DEBUG: when each session's k-th model request arrived (ms after the sends), per k.
+const arrivals = process.env.BENCH_DEBUG ? Array.from({ length: CALLS }, () => []) : null
+let t0 = 0
 const agent = await createAgent({
   workflow: 'notes',
   workspace: { rootDir: root, ...(sessionStore ? { sessionStore } : {}) },
   model: async (request) => {
-    await new Promise((r) => setTimeout(r, LATENCY))
     const step = request.messages.filter((m) => m.role === 'assistant').length
+    if (arrivals) arrivals[step].push(performance.now() - t0)
+    await new Promise((r) => setTimeout(r, LATENCY))
     return step < CALLS - 1 ? { role: 'assistant', content: null, tool_calls: [toolCall(step)] } : { role: 'assistant', content: 'Done.' }
   },
 })
@@ -52,12 +58,17 @@ const timer = setInterval(() => {
   stall = Math.max(stall, now - last - 1)
   last = now
 }, 1)
-const t0 = performance.now()
+t0 = performance.now()
 const sends = Array.from({ length: SESSIONS }, (_, i) => agent.workflow.send(`s${i}`, { message: "Write them." }))
 if (process.env.BENCH_DEBUG) console.error(`issuing the sends took ${(performance.now() - t0).toFixed(1)} ms`)
 const outcomes = await Promise.all(sends)
 const wall = performance.now() - t0
 clearInterval(timer)
+for (const [k, at] of (arrivals ?? []).entries()) {
+  at.sort((a, b) => a - b)
+  const q = (f) => at[Math.min(at.length - 1, Math.floor(at.length * f))].toFixed(0)
+  console.error(`request ${k + 1}: first ${q(0)} ms, median ${q(0.5)}, p90 ${q(0.9)}, last ${q(1)}`)
+}
 const rss1 = process.memoryUsage().rss
 agent.dispose()
 rmSync(root, { recursive: true, force: true })
