@@ -61,6 +61,8 @@ struct Channel {
     lineage: Option<u64>,
     /// The session of the request it last served.
     session: Option<String>,
+    /// The blocks its call in flight names, which are kept until it ends.
+    named: [Option<u64>; 2],
 }
 
 /// The sender's mirror of what the receiver holds.
@@ -238,6 +240,9 @@ impl Channels {
                 return Err(e);
             }
         };
+        if let Some(c) = self.channels.iter_mut().find(|c| c.id == ch) {
+            c.named = [first, tools];
+        }
         Ok(Delta {
             ch,
             len: msgs.len(),
@@ -259,8 +264,9 @@ impl Channels {
         })
     }
 
-    /// The JSON text of block `id`, for a receiver that does not hold it; `None` once it
-    /// is forgotten (the receiver then refuses the delta, and the request is sent again).
+    /// The JSON text of block `id`, for a receiver that does not hold it. A block a call
+    /// in flight names is kept until that call ends, so `None` only for a delta applied
+    /// after its call ended (the receiver then refuses it, and the request is sent again).
     pub fn block(&self, id: u64) -> Option<std::sync::Arc<str>> {
         self.blocks
             .iter()
@@ -306,13 +312,29 @@ impl Channels {
         self.blocks[i].id
     }
 
-    /// Keeps a new block, forgetting the least recently used beyond [`MAX_BLOCKS`]; its id.
+    /// Keeps a new block, forgetting the least recently used ones beyond [`MAX_BLOCKS`]
+    /// that no call in flight names (while calls in flight name more, more are kept); its id.
     fn keep_block(&mut self, block: Block, json: String) -> u64 {
-        if self.blocks.len() >= MAX_BLOCKS
-            && let Some((i, _)) = self.blocks.iter().enumerate().min_by_key(|(_, k)| k.used)
-        {
-            let gone = self.blocks.swap_remove(i);
-            self.unkept.push(gone.id);
+        if self.blocks.len() >= MAX_BLOCKS {
+            let named: std::collections::HashSet<u64> = self
+                .channels
+                .iter()
+                .filter(|c| c.busy)
+                .flat_map(|c| c.named.iter().flatten().copied())
+                .collect();
+            while self.blocks.len() >= MAX_BLOCKS {
+                let Some((i, _)) = self
+                    .blocks
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, k)| !named.contains(&k.id))
+                    .min_by_key(|(_, k)| k.used)
+                else {
+                    break;
+                };
+                let gone = self.blocks.swap_remove(i);
+                self.unkept.push(gone.id);
+            }
         }
         self.last_block += 1;
         self.blocks.push(Kept {
@@ -330,6 +352,7 @@ impl Channels {
         if let Some(i) = self.channels.iter().position(|c| c.id == ch) {
             if ok {
                 self.channels[i].busy = false;
+                self.channels[i].named = [None, None];
             } else {
                 self.channels.swap_remove(i);
                 self.dropped.push(ch);
@@ -399,6 +422,7 @@ impl Channels {
             tools: std::sync::Arc::from(Vec::new()),
             lineage: None,
             session: None,
+            named: [None, None],
         });
         self.channels.len() - 1
     }
@@ -727,28 +751,40 @@ mod tests {
     }
 
     #[test]
-    fn blocks_are_bounded_and_a_forgotten_one_is_refused() {
+    fn blocks_are_bounded_but_never_those_of_a_call_in_flight() {
         let mut chans = Channels::new();
         let mut rx = Receiver::default();
-        let stale_req = req(vec![sys("prompt 0"), user("late")]);
-        let stale = chans.begin(&stale_req).expect("delta");
-        let mut unkept = Vec::new();
-        for i in 1..=MAX_BLOCKS {
-            let r = req(vec![sys(&format!("prompt {i}")), user("u")]);
-            let d = chans.begin(&r).expect("delta");
-            unkept.extend(d.unkeep.iter().copied());
-            same(&rx.apply(&d, &chans).expect("lengths agree"), &r);
+        let prompt = |i: usize| req(vec![sys(&format!("prompt {i}")), user("u")]);
+        // More distinct prompts in flight at once than the bound: every one stays fetchable.
+        let reqs: Vec<ChatRequest> = (0..MAX_BLOCKS + 4).map(prompt).collect();
+        let deltas: Vec<Delta<'_>> = reqs
+            .iter()
+            .map(|r| chans.begin(r).expect("delta"))
+            .collect();
+        assert_eq!(chans.blocks.len(), MAX_BLOCKS + 4);
+        for (d, r) in deltas.iter().zip(&reqs) {
+            assert!(
+                d.unkeep.is_empty(),
+                "no block of a call in flight is forgotten"
+            );
+            same(&rx.apply(d, &chans).expect("lengths agree"), r);
+        }
+        let stale = &deltas[0];
+        for d in &deltas {
             chans.end(d.ch, true);
         }
+        // Once they ended, the next new block brings the count back to the bound, oldest first.
+        let late = prompt(99);
+        let d = chans.begin(&late).expect("delta");
         assert_eq!(chans.blocks.len(), MAX_BLOCKS);
-        assert_eq!(
-            unkept,
-            vec![stale.first.expect("a block")],
-            "the oldest, reported once"
-        );
-        // The delta made before its block was forgotten reaches the receiver late: refused,
-        // never applied with a wrong message 0.
-        assert!(rx.apply(&stale, &chans).is_none());
+        let unkept = d.unkeep.clone();
+        assert_eq!(unkept.len(), 5, "{unkept:?}");
+        assert!(unkept.contains(&stale.first.expect("a block")));
+        // A delta applied after its call ended and its block was forgotten is refused, never
+        // applied with a wrong message 0.
+        let mut fresh = Receiver::default();
+        assert!(fresh.apply(stale, &chans).is_none());
+        same(&rx.apply(&d, &chans).expect("lengths agree"), &late);
     }
 
     #[test]
