@@ -665,7 +665,6 @@ impl SessionStore for FsStore {
     }
 }
 
-/// The state a checkpoint line carries; `None` for a message line.
 /// A checkpoint line (`{"archmax_checkpoint":{"transcript_len":…,"state":…}}` and its
 /// newline) around `state`, the state's JSON text.
 fn checkpoint_line(len: u64, state: &[u8]) -> Vec<u8> {
@@ -690,6 +689,7 @@ fn envelope_bytes(len: u64, bytes: u64, state: &[u8]) -> Vec<u8> {
     out
 }
 
+/// The state a checkpoint line carries; `None` for a message line.
 fn checkpoint_state(line: &Value) -> Option<&Value> {
     line.get(CHECKPOINT_KEY)?.get("state")
 }
