@@ -498,8 +498,8 @@ export interface NativeCassetteOptions {
 
 /** What one `poll()` found. */
 export interface NativePoll {
-  /** The turn's answer once it has ended: `{ ok, value | code, message }`. */
-  done?: NativeResult | undefined
+  /** The turn's answer once it has ended: `{ ok, value | code, message }` as JSON text. */
+  done?: string
   /** The events emitted since the last poll (envelope JSON), in order. */
   events: Array<string>
   /** The calls to answer: `kind` is `model` (a request delta) or `tool`. */

@@ -793,13 +793,23 @@ pub(crate) fn plain_error(code: &str, message: impl Into<String>) -> Value {
     json!({ "ok": false, "code": code, "message": message.into() })
 }
 
-fn outcome_dto(result: std::result::Result<Outcome, RunError>) -> Value {
+/// A turn's answer as JSON text (what [`crate::pump::TurnFuture`] ends with): the outcome is
+/// written out directly, with no `Value` tree in between.
+fn outcome_dto(result: std::result::Result<Outcome, RunError>) -> String {
+    #[derive(serde::Serialize)]
+    struct Answered<'a> {
+        ok: bool,
+        value: &'a Outcome,
+    }
     match result {
-        Ok(outcome) => match serde_json::to_value(&outcome) {
-            Ok(v) => json!({ "ok": true, "value": v }),
-            Err(e) => plain_error("Error", format!("cannot encode the outcome: {e}")),
-        },
-        Err(e) => error_dto(&e),
+        Ok(outcome) => serde_json::to_string(&Answered {
+            ok: true,
+            value: &outcome,
+        })
+        .unwrap_or_else(|e| {
+            plain_error("Error", format!("cannot encode the outcome: {e}")).to_string()
+        }),
+        Err(e) => error_dto(&e).to_string(),
     }
 }
 
@@ -1264,7 +1274,7 @@ impl NativeAgent {
         F: Future<Output = Value> + Send + 'static,
     {
         if take(&self.model).is_some() && !self.store.is_host() {
-            return NativeTurn::inline(Box::pin(fut));
+            return NativeTurn::inline(Box::pin(async move { fut.await.to_string() }));
         }
         let events = take(&self.events);
         NativeTurn::spawned(Box::pin(async move {
@@ -1272,7 +1282,7 @@ impl NativeAgent {
             if let Some(f) = events {
                 let _ = f.call_async(String::new()).await;
             }
-            answer
+            answer.to_string()
         }))
     }
 

@@ -22,19 +22,18 @@ use std::collections::HashSet;
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use serde_json::Value;
 use tokio::sync::oneshot;
 
 use super::fs::{FsStore, Written};
-use super::{OwnedStep, SessionId, Step, StoreError};
+use super::{OwnedStep, SessionId, StoreError};
 
 /// At most this many commits share one batch (and so one sync), which bounds how long the
 /// first of them waits behind the others' writes.
 const MAX_BATCH: usize = 256;
 
-/// The outcome of a queued commit, with the step's messages (so a failed commit's stay
-/// pending with the caller).
-type Answer = (Result<(), StoreError>, Vec<Value>);
+/// The outcome of a queued commit, with the step back (its state for the caller to keep as
+/// the committed one, a failed commit's messages to stay pending with the caller).
+type Answer = (Result<(), StoreError>, OwnedStep);
 
 /// A queued commit's answer, to await: the commit is durable when it says `Ok`.
 #[derive(Debug)]
@@ -44,11 +43,11 @@ pub struct CommitReceipt {
 }
 
 impl CommitReceipt {
-    /// Waits for the commit: its result, and the step's messages back (`None` only when
-    /// the store's commit thread is gone, which fails the commit).
-    pub async fn wait(self) -> (Result<(), StoreError>, Option<Vec<Value>>) {
+    /// Waits for the commit: its result, and the step back (`None` only when the store's
+    /// commit thread is gone, which fails the commit).
+    pub async fn wait(self) -> (Result<(), StoreError>, Option<OwnedStep>) {
         match self.answer.await {
-            Ok((result, messages)) => (result, Some(messages)),
+            Ok((result, step)) => (result, Some(step)),
             Err(_) => (
                 Err(StoreError::Io {
                     id: self.id,
@@ -153,11 +152,7 @@ fn commit_run(run: Vec<Job>) {
     let written: Vec<(Job, Result<Written, StoreError>)> = run
         .into_iter()
         .map(|job| {
-            let step = Step {
-                new_messages: &job.step.new_messages,
-                state: &job.step.state,
-            };
-            let written = job.store.write_step(&job.id, step);
+            let written = job.store.write_step(&job.id, job.step.as_step());
             (job, written)
         })
         .collect();
@@ -174,6 +169,6 @@ fn commit_run(run: Vec<Job>) {
             )),
         });
         // The caller may have stopped waiting (its turn was dropped): nothing to answer.
-        let _ = job.answer.send((result, job.step.new_messages));
+        let _ = job.answer.send((result, job.step));
     }
 }

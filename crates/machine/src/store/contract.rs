@@ -83,6 +83,18 @@ pub fn commit_then_load(store: &dyn SessionStore) {
     let snap = store.load(&id).expect("load").expect("present");
     assert_eq!(snap.messages.last(), Some(&odd));
     assert_eq!(snap.messages.len(), 4);
+    // A step given away comes back with its state, and lands as a borrowed one does.
+    let step = OwnedStep {
+        new_messages: vec![msg(5)],
+        state: state(5, "running"),
+    };
+    let (result, back) = store.commit_owned(&id, step);
+    result.expect("commit_owned");
+    assert_eq!(back.state, state(5, "running"), "the state comes back");
+    let snap = store.load(&id).expect("load").expect("present");
+    assert_eq!(snap.state, state(5, "running"));
+    assert_eq!(snap.messages.len(), 5);
+    assert_eq!(snap.messages.last(), Some(&msg(5)));
 }
 
 pub fn state_key_order_preserved(store: &dyn SessionStore) {

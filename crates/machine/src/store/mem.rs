@@ -10,8 +10,8 @@ use serde_json::Value;
 
 use super::lease::Holders;
 use super::{
-    SessionId, SessionStore, Snapshot, Step, StoreError, WriterLease, busy, check_spec_hash,
-    is_descendant,
+    OwnedStep, SessionId, SessionStore, Snapshot, Step, StoreError, WriterLease, busy,
+    check_spec_hash, is_descendant,
 };
 use crate::files::{MemAreas, SessionFiles};
 
@@ -38,6 +38,33 @@ impl MemStore {
     fn inner(&self) -> MutexGuard<'_, Inner> {
         self.inner.lock().unwrap_or_else(PoisonError::into_inner)
     }
+
+    /// A commit: `add` appends the step's messages, `state` replaces the state. The first
+    /// commit makes `scratchpad/` first, as the filesystem store's does; a failure there
+    /// leaves the session as it was.
+    fn put(
+        &self,
+        id: &SessionId,
+        state: Value,
+        add: impl FnOnce(&mut Vec<Value>),
+    ) -> Result<(), StoreError> {
+        self.files.committed(id.as_str()).map_err(StoreError::io(
+            id.as_str(),
+            "create folder",
+            crate::store::SCRATCHPAD_DIR,
+        ))?;
+        let mut inner = self.inner();
+        let session = inner
+            .sessions
+            .entry(id.as_str().to_owned())
+            .or_insert_with(|| Snapshot {
+                state: Value::Null,
+                messages: Vec::new(),
+            });
+        add(&mut session.messages);
+        session.state = state;
+        Ok(())
+    }
 }
 
 impl SessionStore for MemStore {
@@ -54,23 +81,20 @@ impl SessionStore for MemStore {
     }
 
     fn commit(&self, id: &SessionId, step: Step<'_>) -> Result<(), StoreError> {
-        let mut inner = self.inner();
-        let session = inner
-            .sessions
-            .entry(id.as_str().to_owned())
-            .or_insert_with(|| Snapshot {
-                state: Value::Null,
-                messages: Vec::new(),
-            });
-        session.messages.extend_from_slice(step.new_messages);
-        session.state = step.state.clone();
-        drop(inner);
-        // The first commit makes `scratchpad/`, as the filesystem store's does.
-        self.files.committed(id.as_str()).map_err(StoreError::io(
-            id.as_str(),
-            "create folder",
-            crate::store::SCRATCHPAD_DIR,
-        ))
+        self.put(id, step.state.clone(), |m| {
+            m.extend_from_slice(step.new_messages)
+        })
+    }
+
+    /// The messages are moved in (none come back on success); the state is kept as a copy,
+    /// the caller keeping the one it gave.
+    fn commit_owned(
+        &self,
+        id: &SessionId,
+        mut step: OwnedStep,
+    ) -> (Result<(), StoreError>, OwnedStep) {
+        let result = self.put(id, step.state.clone(), |m| m.append(&mut step.new_messages));
+        (result, step)
     }
 
     fn list(&self) -> Result<Vec<String>, StoreError> {

@@ -84,6 +84,16 @@ pub struct OwnedStep {
     pub state: Value,
 }
 
+impl OwnedStep {
+    /// The step, borrowed.
+    pub fn as_step(&self) -> Step<'_> {
+        Step {
+            new_messages: &self.new_messages,
+            state: &self.state,
+        }
+    }
+}
+
 /// Durable per-session storage. Callers hold a [`WriterLease`] (from [`SessionStore::acquire`])
 /// around the commits of a turn; the store does not re-check it on every commit.
 pub trait SessionStore: Send + Sync {
@@ -95,6 +105,15 @@ pub trait SessionStore: Send + Sync {
 
     /// Append `step.new_messages` to the transcript, then replace the state.
     fn commit(&self, id: &SessionId, step: Step<'_>) -> Result<(), StoreError>;
+
+    /// [`commit`](Self::commit) of a step the caller gives away: the step comes back with
+    /// the result (its state for the caller to keep as the committed one, its messages to
+    /// restore when the commit failed), so neither side copies it. A store that keeps the
+    /// messages (in memory) may move them in and give back none on success.
+    fn commit_owned(&self, id: &SessionId, step: OwnedStep) -> (Result<(), StoreError>, OwnedStep) {
+        let result = self.commit(id, step.as_step());
+        (result, step)
+    }
 
     /// Queues the commit on the store's own writer, which shares one sync among the
     /// commits waiting with it, and answers it through the receipt once the step is

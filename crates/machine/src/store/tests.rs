@@ -552,13 +552,11 @@ async fn fs_queued_commits_of_many_sessions_all_land_and_share_syncs() {
                     let receipt = std::sync::Arc::clone(&store)
                         .commit_queued(&id, owned(n, status))
                         .expect("the filesystem store queues commits");
-                    let (result, messages) = receipt.wait().await;
+                    let (result, step) = receipt.wait().await;
                     result.expect("commit");
-                    assert_eq!(
-                        messages,
-                        Some(vec![msg(n)]),
-                        "the step's messages come back"
-                    );
+                    let step = step.expect("the step comes back");
+                    assert_eq!(step.new_messages, vec![msg(n)], "its messages come back");
+                    assert_eq!(step.state, state(n, status), "and its state");
                 }
                 id
             })
@@ -600,13 +598,16 @@ async fn fs_a_failed_queued_commit_fails_alone() {
     for receipt in receipts {
         results.push(receipt.wait().await);
     }
-    let (broken, broken_messages) = &results[1];
+    let (broken, broken_step) = &results[1];
     let text = broken
         .as_ref()
         .expect_err("the broken session fails")
         .to_string();
     assert!(text.contains("session 'broken'"), "{text}");
-    assert_eq!(broken_messages, &Some(vec![msg(1)]));
+    assert_eq!(
+        broken_step.as_ref().map(|s| &s.new_messages),
+        Some(&vec![msg(1)])
+    );
     for (i, id) in [(0, &ids[0]), (2, &ids[2])] {
         assert!(results[i].0.is_ok(), "{:?}", results[i].0);
         assert_eq!(

@@ -48,7 +48,7 @@ use crate::events::Event;
 use crate::harness::Harness;
 use crate::outcome::Outcome;
 use crate::state::{SessionState, TrailStep};
-use crate::store::{SessionId, Step};
+use crate::store::SessionId;
 
 use transcript::Transcript;
 
@@ -269,41 +269,32 @@ impl Turn<'_> {
         if new_messages.is_empty() && self.committed.as_ref() == Some(&state) {
             return Ok(());
         }
-        let written = state.clone();
         let id = self.id.clone();
         let step = crate::store::OwnedStep {
             new_messages,
             state,
         };
-        let (committed, pending) =
-            match std::sync::Arc::clone(&self.h.store).commit_queued(&id, step) {
-                Ok(receipt) => receipt.wait().await,
-                Err(step) => {
-                    let (committed, pending) = self
-                        .h
-                        .store_io(move |store| {
-                            let committed = store.commit(
-                                &id,
-                                Step {
-                                    new_messages: &step.new_messages,
-                                    state: &step.state,
-                                },
-                            );
-                            (committed, step.new_messages)
-                        })
-                        .await?;
-                    (committed, Some(pending))
-                }
-            };
+        // The step comes back with the result: its state is the committed one kept here.
+        let (committed, step) = match std::sync::Arc::clone(&self.h.store).commit_queued(&id, step)
+        {
+            Ok(receipt) => receipt.wait().await,
+            Err(step) => {
+                let (committed, step) = self
+                    .h
+                    .store_io(move |store| store.commit_owned(&id, step))
+                    .await?;
+                (committed, Some(step))
+            }
+        };
         match committed {
             Ok(()) => {
-                self.committed = Some(written);
+                self.committed = step.map(|s| s.state);
                 Ok(())
             }
             Err(e) => {
                 // Nothing of the step is durable: its messages stay pending.
-                if let Some(pending) = pending {
-                    self.transcript.restore_pending(pending);
+                if let Some(step) = step {
+                    self.transcript.restore_pending(step.new_messages);
                 }
                 Err(e.into())
             }
