@@ -10,8 +10,9 @@
 // - the longest event-loop stall: the largest gap between two ticks of a 1 ms setInterval
 //   beyond its period, while the sessions run;
 // - memory per session: the process's RSS growth over the run, divided by SESSIONS.
-// With BENCH_DEBUG set, also (on stderr) how long issuing the sends took and, for each k, when
-// the sessions' k-th model requests arrived (first, median, p90, last): where the wall goes.
+// With BENCH_DEBUG set, also (on stderr) how long issuing the sends took, when the longest stall
+// began and, for each k, when the sessions' k-th model requests arrived (first, median, p90,
+// last): where the wall goes.
 // Last line: one JSON object with the figures. Floors (issue 12): wall ≤ 1.5 × floor with the
 // filesystem store, longest stall < 50 ms; the .sh exits non-zero when one is missed.
 import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs'
@@ -53,9 +54,10 @@ global.gc?.()
 const rss0 = process.memoryUsage().rss
 let last = performance.now()
 let stall = 0
+let stallAt = 0
 const timer = setInterval(() => {
   const now = performance.now()
-  stall = Math.max(stall, now - last - 1)
+  if (now - last - 1 > stall) [stall, stallAt] = [now - last - 1, last - t0]
   last = now
 }, 1)
 t0 = performance.now()
@@ -64,6 +66,7 @@ if (process.env.BENCH_DEBUG) console.error(`issuing the sends took ${(performanc
 const outcomes = await Promise.all(sends)
 const wall = performance.now() - t0
 clearInterval(timer)
+if (process.env.BENCH_DEBUG) console.error(`the longest stall began ${stallAt.toFixed(0)} ms after the sends began`)
 for (const [k, at] of (arrivals ?? []).entries()) {
   at.sort((a, b) => a - b)
   const q = (f) => at[Math.min(at.length - 1, Math.floor(at.length * f))].toFixed(0)

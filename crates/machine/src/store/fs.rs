@@ -63,6 +63,9 @@ struct Tip {
     /// The last commit's state was `running`.
     running: bool,
     transcript: Option<Arc<File>>,
+    /// Nothing of the session is on disk yet: the next commit makes its folders and
+    /// transcript.
+    fresh: bool,
 }
 
 /// What a filesystem lease holds: the locked `turn.lock`, and (through the store's tip)
@@ -382,6 +385,27 @@ impl FsStore {
         Ok(messages)
     }
 
+    /// A load under this store's lease tells the lease's first commit where the session
+    /// stands, so that commit (on the commit thread, which every session's commits share)
+    /// reads nothing: a new session's tip says nothing is on disk yet; an existing one's
+    /// that its cache is due (as when the commit reads the envelope itself). Only a
+    /// session with no tip gets one: a tip set by a commit of the lease stays as it is.
+    fn seed_tip(&self, sid: &str, env: Option<&Envelope>) {
+        if !self.holders.holds(sid) {
+            return;
+        }
+        if let Ok(mut tips) = self.tips.lock() {
+            tips.entry(sid.to_owned()).or_insert_with(|| Tip {
+                len: env.map_or(0, |e| e.transcript_len),
+                bytes: env.map_or(0, |e| e.transcript_bytes),
+                since_cache: if env.is_some() { CACHE_EVERY } else { 0 },
+                running: true,
+                transcript: None,
+                fresh: env.is_none(),
+            });
+        }
+    }
+
     /// A commit's first half: the step's messages and checkpoint line written to the
     /// transcript (not yet durable), and what its second half ([`finish`](Self::finish))
     /// needs once they are.
@@ -392,7 +416,7 @@ impl FsStore {
         let tip = self.tips.lock().ok().and_then(|t| t.get(sid).cloned());
         let (first, len, bytes, since_cache, was_running, held) = match tip {
             Some(t) => (
-                false,
+                t.fresh,
                 t.len,
                 t.bytes,
                 t.since_cache,
@@ -455,6 +479,7 @@ impl FsStore {
                 since_cache: if write_cache { 0 } else { since_cache + 1 },
                 running,
                 transcript: None,
+                fresh: false,
             },
         })
     }
@@ -497,7 +522,9 @@ impl FsStore {
 impl SessionStore for FsStore {
     fn load(&self, id: &SessionId) -> Result<Option<Snapshot>, StoreError> {
         let dir = self.checkpoints(id);
-        let Some(env) = Self::durable_envelope(id.as_str(), &dir)? else {
+        let env = Self::durable_envelope(id.as_str(), &dir)?;
+        self.seed_tip(id.as_str(), env.as_ref());
+        let Some(env) = env else {
             return Ok(None);
         };
         let messages =

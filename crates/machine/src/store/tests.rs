@@ -256,6 +256,51 @@ fn fs_crash_before_first_state_write() {
     assert_eq!(snap.messages, vec![msg(1)]);
 }
 
+/// A turn's load under its lease tells the first commit where the session stands: that
+/// commit reads neither `state.json` nor the transcript (here a `state.json` it could not
+/// read appears after the load and is never touched), and still cuts a crashed step's
+/// leftovers, for a new session as for an existing one.
+#[test]
+fn fs_a_leases_first_commit_reads_nothing_after_its_load() {
+    let dir = TempDir::new("seeded");
+    let store = FsStore::new(dir.path());
+    let id = sid("fresh");
+    let sdir = store.session_dir(&id).expect("dir");
+    // A new session whose first commit crashed: a transcript with no checkpoint.
+    fs::create_dir_all(sdir.join("checkpoints")).expect("mkdir");
+    fs::write(
+        sdir.join("checkpoints/transcript.jsonl"),
+        b"{\"orphan\":1}\n{\"tor",
+    )
+    .expect("write");
+    let lease = store.acquire(&id).expect("lease");
+    assert!(store.load(&id).expect("load").is_none());
+    fs::create_dir(sdir.join("checkpoints/state.json")).expect("an unreadable state.json");
+    commit(&store, &id, &[msg(1)], &state(1, "running"));
+    fs::remove_dir(sdir.join("checkpoints/state.json")).expect("rmdir");
+    drop(lease);
+    let snap = store.load(&id).expect("load").expect("present");
+    assert_eq!(snap.messages, vec![msg(1)], "the orphan lines are cut");
+
+    // An existing session with a crashed step's lines past its last checkpoint.
+    let transcript = sdir.join("checkpoints/transcript.jsonl");
+    let mut body = fs::read(&transcript).expect("read");
+    body.extend_from_slice(b"{\"role\":\"user\",\"content\":\"lost\"}\n{\"torn");
+    fs::write(&transcript, &body).expect("write");
+    let lease = store.acquire(&id).expect("lease");
+    assert_eq!(
+        store.load(&id).expect("load").expect("present").messages,
+        vec![msg(1)]
+    );
+    commit(&store, &id, &[msg(2)], &state(2, "running"));
+    // The first commit of a lease over an existing session writes the cache, as before.
+    assert!(sdir.join("checkpoints/state.json").is_file());
+    drop(lease);
+    let snap = store.load(&id).expect("load").expect("present");
+    assert_eq!(snap.messages, vec![msg(1), msg(2)]);
+    assert_eq!(snap.state, state(2, "running"));
+}
+
 #[test]
 fn fs_commit_cost_is_independent_of_transcript_length() {
     let (store, _root, id, sdir) = fs_with_session("cost", 0);
