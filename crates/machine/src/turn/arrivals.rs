@@ -36,10 +36,13 @@ impl Harness {
         via_invoke: bool,
     ) -> Result<Outcome, RunError> {
         let (lease, mut turn) = self.begin(session_id).await?;
+        // A send to a parked session becomes a reply or a delivery, boxed: their futures
+        // would otherwise size every send's (the turn's future is made and moved, whole, on
+        // the caller's thread: the JS thread for `createAgent`).
         match turn.session.status {
             Status::AwaitingDecision if turn.session.park.is_some() => {
                 self.release(lease).await;
-                return self.reply(session_id, &input.message).await;
+                return Box::pin(self.reply(session_id, &input.message)).await;
             }
             Status::AwaitingInput if turn.session.park.is_some() => {
                 self.release(lease).await;
@@ -48,8 +51,7 @@ impl Harness {
                     .clone()
                     .unwrap_or_else(|| "manual".to_string());
                 let message = Some(input.message.as_str()).filter(|m| !m.trim().is_empty());
-                return self
-                    .deliver(session_id, &trigger, input.variables, message)
+                return Box::pin(self.deliver(session_id, &trigger, input.variables, message))
                     .await;
             }
             _ => {}
