@@ -237,9 +237,9 @@ fn fs_crash_leftovers_are_ignored_then_truncated() {
     assert!(!sdir.join("checkpoints/state.json.tmp").exists());
 }
 
-#[test]
-fn fs_crash_before_first_state_write() {
-    let dir = TempDir::new("first");
+/// A new session `fresh` whose first commit crashed: a transcript with no checkpoint line.
+fn fs_with_orphan_transcript(tag: &str) -> (FsStore, TempDir, SessionId, PathBuf) {
+    let dir = TempDir::new(tag);
     let store = FsStore::new(dir.path());
     let id = sid("fresh");
     let sdir = store.session_dir(&id).expect("dir");
@@ -249,6 +249,12 @@ fn fs_crash_before_first_state_write() {
         b"{\"orphan\":1}\n{\"tor",
     )
     .expect("write");
+    (store, dir, id, sdir)
+}
+
+#[test]
+fn fs_crash_before_first_state_write() {
+    let (store, _root, id, _sdir) = fs_with_orphan_transcript("first");
     assert!(store.load(&id).expect("load").is_none());
     assert!(store.list().expect("list").is_empty());
     commit(&store, &id, &[msg(1)], &state(1, "running"));
@@ -262,17 +268,7 @@ fn fs_crash_before_first_state_write() {
 /// leftovers, for a new session as for an existing one.
 #[test]
 fn fs_a_leases_first_commit_reads_nothing_after_its_load() {
-    let dir = TempDir::new("seeded");
-    let store = FsStore::new(dir.path());
-    let id = sid("fresh");
-    let sdir = store.session_dir(&id).expect("dir");
-    // A new session whose first commit crashed: a transcript with no checkpoint.
-    fs::create_dir_all(sdir.join("checkpoints")).expect("mkdir");
-    fs::write(
-        sdir.join("checkpoints/transcript.jsonl"),
-        b"{\"orphan\":1}\n{\"tor",
-    )
-    .expect("write");
+    let (store, _root, id, sdir) = fs_with_orphan_transcript("seeded");
     let lease = store.acquire(&id).expect("lease");
     assert!(store.load(&id).expect("load").is_none());
     fs::create_dir(sdir.join("checkpoints/state.json")).expect("an unreadable state.json");
