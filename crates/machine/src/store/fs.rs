@@ -63,8 +63,8 @@ struct Tip {
     /// The last commit's state was `running`.
     running: bool,
     transcript: Option<Arc<File>>,
-    /// Nothing of the session is on disk yet: the next commit makes its folders and
-    /// transcript.
+    /// The session has no checkpoint on disk yet: the next commit makes its
+    /// `scratchpad/` and its transcript (cutting whatever a crashed first commit left).
     fresh: bool,
 }
 
@@ -387,7 +387,7 @@ impl FsStore {
 
     /// A load under this store's lease tells the lease's first commit where the session
     /// stands, so that commit (on the commit thread, which every session's commits share)
-    /// reads nothing: a new session's tip says nothing is on disk yet; an existing one's
+    /// reads nothing: a new session's tip says it has no checkpoint yet; an existing one's
     /// that its cache is due (as when the commit reads the envelope itself). Only a
     /// session with no tip gets one: a tip set by a commit of the lease stays as it is.
     fn seed_tip(&self, sid: &str, env: Option<&Envelope>) {
