@@ -770,11 +770,17 @@ export async function createAgent(params = {}) {
   }
   const defaultTrigger = triggerId(params.trigger) ?? 'manual'
   const telemetry = checkTelemetry(params.telemetry)
-  // The parent trace context of the turn about to start: the call's own, else the host's.
-  const parent = (own) => {
+  // Starts a turn (`begin` makes its native half) under the parent trace context `own`, else
+  // the host's, read now, in the caller's context. The start itself waits for a slice of the
+  // JS thread (slices.js), as the turn's polls do: a host that starts a thousand sessions in
+  // one loop does not hold its event loop for all their starts in a row.
+  const start = async (own, begin) => {
     const tp = own ?? telemetry.traceparent?.() ?? null
     if (tp !== null && typeof tp !== 'string') throw new TypeError(`'traceparent' must be a string, got ${describe(tp)}`)
+    while (!inSlice()) await nextSlice()
+    live()
     native.setTraceparent(tp)
+    return run(begin())
   }
   const opened = unwrap(
     native.open({
@@ -834,13 +840,9 @@ export async function createAgent(params = {}) {
           if (input?.decision !== undefined && input.decision !== null) return workflowOperations.decide(sessionId, input.decision)
           if (input?.delivery !== undefined && input.delivery !== null) return workflowOperations.deliver(sessionId, input.delivery)
           const vars = { ...seeds, ...(input.variables ?? {}) }
-          parent(input.traceparent)
-          return run(
-            native.send(
-              sessionId ?? null,
-              { message: input.message ?? '', trigger: triggerId(input.trigger) ?? defaultTrigger, variables: vars },
-              input.sessionPath ?? sessionPath ?? null,
-            ),
+          const trigger = triggerId(input.trigger) ?? defaultTrigger
+          return start(input.traceparent, () =>
+            native.send(sessionId ?? null, { message: input.message ?? '', trigger, variables: vars }, input.sessionPath ?? sessionPath ?? null),
           )
         },
         /**
@@ -887,18 +889,16 @@ export async function createAgent(params = {}) {
           live()
           // `{ target }` as in the original; `{ to }` (the spec's word for an edge) and a bare string too.
           const { target, to, comment } = typeof decision === 'string' ? { target: decision } : (decision ?? {})
-          parent(decision?.traceparent)
-          return run(native.decide(sessionId, target ?? to ?? '', comment ?? null))
+          return start(decision?.traceparent, () => native.decide(sessionId, target ?? to ?? '', comment ?? null))
         },
         async reply(sessionId, message) {
           live()
-          parent(message?.traceparent)
-          return run(native.reply(sessionId, typeof message === 'string' ? message : (message?.message ?? '')))
+          return start(message?.traceparent, () => native.reply(sessionId, typeof message === 'string' ? message : (message?.message ?? '')))
         },
         async deliver(sessionId, delivery = {}) {
           live()
-          parent(delivery.traceparent)
-          return run(native.deliver(sessionId, triggerId(delivery.trigger) ?? '', delivery.variables ?? null, delivery.message ?? null))
+          const trigger = triggerId(delivery.trigger) ?? ''
+          return start(delivery.traceparent, () => native.deliver(sessionId, trigger, delivery.variables ?? null, delivery.message ?? null))
         },
         async resolveSession({ sessionId, trigger, variables, sessionPath: path } = {}) {
           live()
@@ -928,8 +928,7 @@ export async function createAgent(params = {}) {
         nativeInput.trigger = triggerId(input.trigger) ?? defaultTrigger
         nativeInput.variables = { ...seeds, ...(checkRecord(input.variables, 'variables') ?? {}) }
       }
-      parent(config?.traceparent)
-      const outcome = await run(native.invoke(typeof threadId === 'string' && threadId ? threadId : null, nativeInput))
+      const outcome = await start(config?.traceparent, () => native.invoke(typeof threadId === 'string' && threadId ? threadId : null, nativeInput))
       return invokeResult(outcome, plain)
     },
     sessions: {
