@@ -761,7 +761,7 @@ export async function createAgent(params = {}) {
   const hookExecutors = checkHookExecutors(params.hookExecutors)
   if (hookExecutors) {
     handlers.hook = hookAdapter(hookExecutors)
-    native.useHookExecutors(Object.keys(hookExecutors), handlers.hook)
+    native.useHookExecutors(Object.keys(hookExecutors), sliced(handlers.hook))
   }
   const policyRules = checkPolicyRules(params.policyRules)
   if (policyRules.length) {

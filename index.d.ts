@@ -130,7 +130,7 @@ export declare class Governance {
 /** A workflow assembled for JS. Use `createAgent` (agent.js), not this class. */
 export declare class NativeAgent {
   /** An agent whose callbacks are set; `open` assembles it. */
-  constructor(model: ((requestJson: string) => Promise<string>) | null | undefined, toolHandler: ((callJson: string) => Promise<string>) | null | undefined, onEvent: ((envelopeJson: string) => void) | null | undefined)
+  constructor(model: ((id: number, requestJson: string) => void) | null | undefined, toolHandler: ((id: number, callJson: string) => void) | null | undefined, onEvent: ((envelopeJson: string) => void) | null | undefined)
   /**
    * The W3C `traceparent` the next turn runs under (agent.js sets it right before the
    * call); `null` clears it.
@@ -218,7 +218,7 @@ export declare class NativeAgent {
    * Registers the host's custom hook kinds (call it before `open`): `handler` answers
    * `{ hook, ctx, args }` with the executor's outcome.
    */
-  useHookExecutors(kinds: Array<string>, handler: (callJson: string) => Promise<string>): void
+  useHookExecutors(kinds: Array<string>, handler: (id: number, callJson: string) => void): void
   /**
    * Sets the host's governance rules (call it before `open`): `rules` is the one
    * function `agent.js` folds them into, passed twice (called directly, and from
@@ -230,7 +230,7 @@ export declare class NativeAgent {
    * store needs `handler`, which answers its method calls; `hostSpecs` says whether the
    * host keeps spec snapshots (else they are kept in memory).
    */
-  useSessionStore(store: NativeSessionStore, handler: ((callJson: string) => Promise<string>) | null | undefined, hostSpecs: boolean | null | undefined): NativeResult
+  useSessionStore(store: NativeSessionStore, handler: ((id: number, callJson: string) => void) | null | undefined, hostSpecs: boolean | null | undefined): NativeResult
   /**
    * Serves one `context.workspace` access of the host tool call `contextId`:
    * `{ ok: true, value }` (see the operations above) or `{ ok: false, code, message }`.
@@ -289,6 +289,13 @@ export declare class NativeTurn {
    */
   onWake(wake: () => void): void
 }
+
+/**
+ * Answers call `id` of a native callback (`(id, json) => void`, made by `slices.js`'s
+ * `sliced`): its envelope, or (`error`) why the function failed. An unknown id (a call
+ * whose caller stopped waiting, or one answered before) is ignored. Internal to `agent.js`.
+ */
+export declare function answerCall(id: number, envelope?: string | undefined | null, error?: string | undefined | null): void
 
 /** The access connection trigger `id` names (`connection:`); `undefined` when none. */
 export declare function connectionForTrigger(spec: SpecLike, id: string): string | undefined

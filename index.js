@@ -773,11 +773,12 @@ if (
   }
 }
 
-const { Governance, NativeAgent, NativeSessionStore, NativeTurn, connectionForTrigger, discoverCaseFiles, interruptCli, isSlug, messagePathForTrigger, modelChunk, modelText, parseCaseDocument, parseCodeDescription, parseMachineSpec, partialMatch, readEnv, runCli, serializeCaseDocument, sessionIdForTrigger, SIGNATURE_TYPES, signatureForTrigger, signatureJsonSchema, signatureValueIssues, specHash, validateSpec, validateWorkflow } = nativeBinding
+const { Governance, NativeAgent, NativeSessionStore, NativeTurn, answerCall, connectionForTrigger, discoverCaseFiles, interruptCli, isSlug, messagePathForTrigger, modelChunk, modelText, parseCaseDocument, parseCodeDescription, parseMachineSpec, partialMatch, readEnv, runCli, serializeCaseDocument, sessionIdForTrigger, SIGNATURE_TYPES, signatureForTrigger, signatureJsonSchema, signatureValueIssues, specHash, validateSpec, validateWorkflow } = nativeBinding
 export { Governance }
 export { NativeAgent }
 export { NativeSessionStore }
 export { NativeTurn }
+export { answerCall }
 export { connectionForTrigger }
 export { discoverCaseFiles }
 export { interruptCli }

@@ -14,8 +14,8 @@ use std::collections::HashMap;
 use std::future::Future;
 use std::path::PathBuf;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::{Arc, LazyLock, Mutex, PoisonError, RwLock};
 use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
@@ -30,17 +30,79 @@ use archmax_machine::{
     HarnessOptions, HostTool, InvokeInput, Outcome, RunError, SendInput, ToolContext,
 };
 use archmax_spec::runtime_contract::{SUPPORTED, contract_id};
-use napi::bindgen_prelude::{Promise, Status};
+use napi::bindgen_prelude::{FnArgs, Status};
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi_derive::napi;
 use serde_json::{Map, Value, json};
+use tokio::sync::oneshot;
 
 use crate::dto::{MountOptions, PromptCacheOptions, mount_decls, pricing_table, tool_paths};
 use crate::pump::NativeTurn;
 
-/// A JS `(json: string) => Promise<string>`, weak so it never holds Node open.
+/// A JS `(id: number, json: string) => void` called from a worker, weak so it never holds
+/// Node open. It answers call `id` later, through [`answer_call`] (`slices.js`'s `sliced`
+/// makes one from an async `(json) => envelope` function and never lets it throw).
 pub(crate) type AsyncJsFn =
-    ThreadsafeFunction<String, Promise<String>, String, Status, false, true>;
+    ThreadsafeFunction<FnArgs<(u32, String)>, (), FnArgs<(u32, String)>, Status, false, true>;
+
+/// What a call through an [`AsyncJsFn`] is answered with: the envelope's JSON text, or why
+/// the JS function failed.
+type Answer = std::result::Result<String, String>;
+
+/// The calls made through an [`AsyncJsFn`] that JS has not answered yet, by id. Answering
+/// by id, not by a Promise returned to napi, saves napi two functions (the Promise's `then`
+/// and `catch` callbacks) and their finalizers per call, which the next major GC runs on
+/// the JS thread: with a host store, a thousand sessions' calls made that GC's pause
+/// several milliseconds longer.
+static ANSWERS: LazyLock<Mutex<HashMap<u32, oneshot::Sender<Answer>>>> =
+    LazyLock::new(Mutex::default);
+static NEXT_CALL: AtomicU32 = AtomicU32::new(0);
+
+/// A call's answer to come: forgotten when dropped, so a call whose caller stopped waiting
+/// (a cancelled turn, a disposed agent) leaves nothing behind if JS never answers it.
+struct Expected {
+    id: u32,
+    answer: oneshot::Receiver<Answer>,
+}
+
+impl Expected {
+    fn new() -> Self {
+        let id = NEXT_CALL.fetch_add(1, Ordering::Relaxed);
+        let (tx, answer) = oneshot::channel();
+        ANSWERS
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(id, tx);
+        Expected { id, answer }
+    }
+}
+
+impl Drop for Expected {
+    fn drop(&mut self) {
+        ANSWERS
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&self.id);
+    }
+}
+
+/// Answers call `id` of a native callback (`(id, json) => void`, made by `slices.js`'s
+/// `sliced`): its envelope, or (`error`) why the function failed. An unknown id (a call
+/// whose caller stopped waiting, or one answered before) is ignored. Internal to `agent.js`.
+#[napi(catch_unwind)]
+pub fn answer_call(id: u32, envelope: Option<String>, error: Option<String>) {
+    let waiting = ANSWERS
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .remove(&id);
+    if let Some(tx) = waiting {
+        let _ = tx.send(match error {
+            Some(reason) => Err(reason),
+            None => Ok(envelope.unwrap_or_default()),
+        });
+    }
+}
+
 /// A JS `(json: string) => void` for events.
 type EventJsFn = ThreadsafeFunction<String, (), String, Status, false, true>;
 
@@ -75,18 +137,20 @@ async fn call_js_envelope(
     }
     let started = Instant::now();
     let budget = spin.map_or(Duration::ZERO, Spin::budget);
-    let mut call = Box::pin(f.call_async_catch(input));
-    let promise = match poll_for(&mut call, budget, started) {
-        Some(answer) => answer,
-        None => call.await,
+    let mut expected = Expected::new();
+    let status = f.call(
+        FnArgs::from((expected.id, input)),
+        ThreadsafeFunctionCallMode::NonBlocking,
+    );
+    if status != Status::Ok {
+        return Err(format!("the {what} could not be called: {status}"));
     }
-    .map_err(|e| format!("the {what} threw: {}", e.reason))?;
-    let mut promise = promise;
-    let text = match poll_for(&mut promise, budget, started) {
+    let text = match poll_for(&mut expected.answer, budget, started) {
         Some(answer) => answer,
-        None => promise.await,
+        None => (&mut expected.answer).await,
     }
-    .map_err(|e| format!("the {what} failed: {}", e.reason))?;
+    .map_err(|_| format!("the {what} failed: its call was dropped before it answered"))?
+    .map_err(|reason| format!("the {what} failed: {reason}"))?;
     if let Some(spin) = spin {
         spin.record(started.elapsed());
     }
@@ -903,7 +967,7 @@ impl NativeAgent {
     /// An agent whose callbacks are set; `open` assembles it.
     #[napi(
         constructor,
-        ts_args_type = "model: ((requestJson: string) => Promise<string>) | null | undefined, toolHandler: ((callJson: string) => Promise<string>) | null | undefined, onEvent: ((envelopeJson: string) => void) | null | undefined"
+        ts_args_type = "model: ((id: number, requestJson: string) => void) | null | undefined, toolHandler: ((id: number, callJson: string) => void) | null | undefined, onEvent: ((envelopeJson: string) => void) | null | undefined"
     )]
     pub fn new(
         model: Option<AsyncJsFn>,
@@ -1709,5 +1773,49 @@ impl NativeAgent {
         if let Some(t) = self.telemetry.write().ok().and_then(|mut g| g.take()) {
             crate::telemetry::close(t);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn waiting(id: u32) -> bool {
+        ANSWERS
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .contains_key(&id)
+    }
+
+    /// An answer reaches its call once; a call whose caller stopped waiting is forgotten, and
+    /// a late answer to it (or a second one) goes nowhere.
+    #[test]
+    fn answers_reach_their_call_and_a_dropped_call_leaves_nothing() {
+        let mut first = Expected::new();
+        let second = Expected::new();
+        assert_ne!(first.id, second.id);
+        assert!(waiting(first.id) && waiting(second.id));
+
+        answer_call(first.id, Some(r#"{"ok":true}"#.to_owned()), None);
+        assert_eq!(
+            first.answer.try_recv().ok(),
+            Some(Ok(r#"{"ok":true}"#.to_owned()))
+        );
+        assert!(!waiting(first.id));
+        answer_call(first.id, None, Some("again".to_owned()));
+
+        let (id, failed) = {
+            let mut e = Expected::new();
+            answer_call(e.id, None, Some("it threw".to_owned()));
+            (e.id, e.answer.try_recv())
+        };
+        assert_eq!(failed.ok(), Some(Err("it threw".to_owned())));
+        assert!(!waiting(id));
+
+        let gone = second.id;
+        drop(second);
+        assert!(!waiting(gone), "a dropped call is forgotten");
+        answer_call(gone, Some("{}".to_owned()), None);
+        assert!(!waiting(gone));
     }
 }

@@ -36,7 +36,7 @@ impl NativeAgent {
     /// `{ hook, ctx, args }` with the executor's outcome.
     #[napi(
         catch_unwind,
-        ts_args_type = "kinds: Array<string>, handler: (callJson: string) => Promise<string>"
+        ts_args_type = "kinds: Array<string>, handler: (id: number, callJson: string) => void"
     )]
     pub fn use_hook_executors(&self, kinds: Vec<String>, handler: AsyncJsFn) {
         let kinds = HostHookKinds {

@@ -284,7 +284,7 @@ impl NativeAgent {
     /// host keeps spec snapshots (else they are kept in memory).
     #[napi(
         catch_unwind,
-        ts_args_type = "store: NativeSessionStore, handler: ((callJson: string) => Promise<string>) | null | undefined, hostSpecs: boolean | null | undefined",
+        ts_args_type = "store: NativeSessionStore, handler: ((id: number, callJson: string) => void) | null | undefined, hostSpecs: boolean | null | undefined",
         ts_return_type = "NativeResult"
     )]
     pub fn use_session_store(
