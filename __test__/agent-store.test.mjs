@@ -80,6 +80,32 @@ test('a JS store with async methods works the same', async () => {
   await oneTurnIntoAHostStore({ async: true })
 })
 
+// A turn's start writes the spec snapshot in the same store work as its lease and load; the
+// first of many sessions starting at once writes it, the others wait for that write instead
+// of each writing it again (or each queueing one more piece of store work).
+test('thirty sessions starting at once write the spec snapshot once, before any commit', async () => {
+  const root = workspace({ 'workflows/one/workflow.yaml': ONE_SPEC })
+  const { store, calls } = mapStore({ async: true })
+  const specs = new Map()
+  store.writeSpec = async (hash, spec) => {
+    calls.push('writeSpec')
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    specs.set(hash, spec)
+  }
+  store.readSpec = (hash) => specs.get(hash) ?? null
+  const agent = await createAgent({ workflow: 'one', workspace: { rootDir: root, sessionStore: store }, model: async () => say('Hi.') })
+  try {
+    const outcomes = await Promise.all(Array.from({ length: 30 }, (_, i) => agent.workflow.send(`w${i}`, { message: 'Hi' })))
+    assert.deepEqual(new Set(outcomes.map((o) => o.kind)), new Set(['completed']))
+    assert.equal(calls.filter((c) => c === 'writeSpec').length, 1, `store calls: ${calls.join(' ')}`)
+    assert.ok(calls.indexOf('writeSpec') < calls.indexOf('commit'), 'the snapshot is in the store before the first commit')
+    const { specHash } = await agent.sessions.get('w7')
+    assert.equal((await agent.getSpecSnapshot(specHash)).title, 'One')
+  } finally {
+    agent.dispose()
+  }
+})
+
 test('a session parked in one agent is decided in a second agent sharing the JS store', async () => {
   const root = workspace({ 'workflows/desk/workflow.yaml': PARK_SPEC })
   const { store, sessions } = mapStore({ async: true })

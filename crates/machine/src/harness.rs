@@ -139,9 +139,59 @@ pub struct Harness {
         std::sync::RwLock<std::collections::HashMap<String, Arc<[crate::model::ToolDef]>>>,
     /// The cases' tool mocks by session (`archmax test`), shared with delegation targets.
     pub(crate) mocks: Arc<crate::mocks::ToolMocks>,
-    /// This harness's spec snapshot is in its store (written by a turn of this process):
-    /// later turns that start sessions on it need no store call for it.
-    pub(crate) spec_snapshot_written: std::sync::atomic::AtomicBool,
+    /// This harness's spec snapshot, written to its store once per process.
+    pub(crate) spec_snapshot: Arc<SpecSnapshot>,
+}
+
+/// A harness's spec snapshot (the spec without its metadata, under its hash) and whether
+/// this process wrote it to the store yet. A turn's start writes it in the same piece of
+/// store work as its lease and load (`Harness::begin`), so a thousand sessions starting at
+/// once do not each queue one more piece of blocking work (behind all the others' leases)
+/// before their first model call; the first writes it, the rest find it written.
+pub(crate) struct SpecSnapshot {
+    hash: String,
+    spec: Value,
+    written: std::sync::atomic::AtomicBool,
+    /// Held while one caller writes, so the others wait for it instead of writing too.
+    writing: std::sync::Mutex<()>,
+}
+
+impl SpecSnapshot {
+    fn new(hash: String, spec_json: &Value) -> Self {
+        SpecSnapshot {
+            hash,
+            spec: archmax_spec::hash::strip_metadata(spec_json),
+            written: std::sync::atomic::AtomicBool::new(false),
+            writing: std::sync::Mutex::new(()),
+        }
+    }
+
+    /// Whether this process wrote the snapshot to the store already.
+    pub(crate) fn written(&self) -> bool {
+        self.written.load(std::sync::atomic::Ordering::Acquire)
+    }
+
+    /// Writes the snapshot to `store` unless this process already did; returns once it is
+    /// there (a caller that finds another writing waits for it).
+    pub(crate) fn ensure(
+        &self,
+        store: &dyn crate::store::SessionStore,
+    ) -> Result<(), crate::store::StoreError> {
+        if self.written() {
+            return Ok(());
+        }
+        let _writing = self
+            .writing
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if self.written() {
+            return Ok(());
+        }
+        store.write_spec_snapshot(&self.hash, &self.spec)?;
+        self.written
+            .store(true, std::sync::atomic::Ordering::Release);
+        Ok(())
+    }
 }
 
 impl std::fmt::Debug for Harness {
@@ -315,6 +365,7 @@ impl Harness {
                 },
             );
         }
+        let spec_snapshot = Arc::new(SpecSnapshot::new(spec_hash.clone(), &spec_json));
         Ok(Harness {
             root: opts.root,
             workflow: if plain { String::new() } else { opts.workflow },
@@ -343,7 +394,7 @@ impl Harness {
             recipe,
             children: std::sync::Mutex::default(),
             mocks: Arc::default(),
-            spec_snapshot_written: std::sync::atomic::AtomicBool::new(false),
+            spec_snapshot,
         })
     }
 

@@ -86,14 +86,11 @@ impl Turn<'_> {
         }
         self.session.trigger = trigger.to_string();
         if self.session.spec_hash != h.spec_hash {
-            use std::sync::atomic::Ordering;
-            // Once one turn of this harness wrote it, the store holds it: no hand-off.
-            if !h.spec_snapshot_written.load(Ordering::Acquire) {
-                let stripped = archmax_spec::hash::strip_metadata(&h.spec_json);
-                let hash = h.spec_hash.clone();
-                h.store_io(move |store| store.write_spec_snapshot(&hash, &stripped))
-                    .await??;
-                h.spec_snapshot_written.store(true, Ordering::Release);
+            // The turn's start wrote it (`Harness::begin`); if that failed, it is tried
+            // again here, where a failure fails the turn. Once written: no hand-off.
+            if !h.spec_snapshot.written() {
+                let snapshot = std::sync::Arc::clone(&h.spec_snapshot);
+                h.store_io(move |store| snapshot.ensure(store)).await??;
             }
             self.session.spec_hash = h.spec_hash.clone();
         }

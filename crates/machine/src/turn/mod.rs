@@ -182,7 +182,8 @@ impl Harness {
     }
 
     /// Takes the session's writer lease and loads it into a turn (on a blocking thread
-    /// when the store waits on the disk).
+    /// when the store waits on the disk), writing this harness's spec snapshot on the way
+    /// if this process has not yet.
     async fn begin(
         &self,
         session_id: &str,
@@ -190,10 +191,18 @@ impl Harness {
         let rules = crate::store::IdRules::with_mounts(self.mounts.iter().map(|m| m.name.clone()));
         let id = SessionId::parse_with(session_id, &rules)?;
         let at = id.clone();
+        let spec =
+            (!self.spec_snapshot.written()).then(|| std::sync::Arc::clone(&self.spec_snapshot));
         let (lease, snapshot) = self
             .store_io(move |store| {
                 let lease = store.acquire(&at)?;
-                Ok::<_, crate::store::StoreError>((lease, store.load(&at)?))
+                let snapshot = store.load(&at)?;
+                // Best effort: a session that needs it and still lacks it writes it at its
+                // boundary, where a failure is reported.
+                if let Some(spec) = spec {
+                    let _ = spec.ensure(store);
+                }
+                Ok::<_, crate::store::StoreError>((lease, snapshot))
             })
             .await??;
         let (session, messages) = match snapshot {
