@@ -11,11 +11,11 @@
 //   beyond its period, while the sessions run;
 // - memory per session: the process's RSS growth over the run, divided by SESSIONS.
 // With BENCH_DEBUG set, also (on stderr) how long issuing the sends took, when the longest stall
-// began, the CPU time of the JS thread and of the whole process over the run (Linux) and, for each k, when the sessions' k-th model requests arrived (first, median, p90,
+// began, the CPU time of the whole process and of each kind of thread over the run (Linux) and, for each k, when the sessions' k-th model requests arrived (first, median, p90,
 // last): where the wall goes.
 // Last line: one JSON object with the figures. Floors (issue 12): wall ≤ 1.5 × floor with the
 // filesystem store, longest stall < 50 ms; the .sh exits non-zero when one is missed.
-import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createAgent, createMemorySessionStore } from '../main.js'
@@ -60,16 +60,24 @@ const timer = setInterval(() => {
   if (now - last - 1 > stall) [stall, stallAt] = [now - last - 1, last - t0]
   last = now
 }, 1)
-// The JS thread's CPU time (user + system, ms) from /proc: the thread whose id is the pid.
-const jsCpu = () => {
+// CPU time (user + system, ms) of each of the process's threads from /proc (Linux), by
+// thread name (numbered names folded: `archmax-io-3` counts as `archmax-io-*`); `js` is
+// the JS thread, whose id is the pid.
+const threadCpu = () => {
+  const byName = {}
   try {
-    const f = readFileSync(`/proc/${process.pid}/task/${process.pid}/stat`, 'utf8').split(') ')[1].split(' ')
-    return ((Number(f[11]) + Number(f[12])) * 1000) / 100
+    for (const tid of readdirSync(`/proc/${process.pid}/task`)) {
+      const stat = readFileSync(`/proc/${process.pid}/task/${tid}/stat`, 'utf8')
+      const name = Number(tid) === process.pid ? 'js' : stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')).replace(/\d+$/, '*')
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+      byName[name] = (byName[name] ?? 0) + ((Number(f[11]) + Number(f[12])) * 1000) / 100
+    }
   } catch {
-    return NaN
+    // Not Linux: no figures.
   }
+  return byName
 }
-const [js0, cpu0] = [jsCpu(), process.cpuUsage()]
+const [threads0, cpu0] = [threadCpu(), process.cpuUsage()]
 t0 = performance.now()
 const sends = Array.from({ length: SESSIONS }, (_, i) => agent.workflow.send(`s${i}`, { message: "Write them." }))
 if (process.env.BENCH_DEBUG) console.error(`issuing the sends took ${(performance.now() - t0).toFixed(1)} ms`)
@@ -79,7 +87,11 @@ clearInterval(timer)
 if (process.env.BENCH_DEBUG) {
   const cpu = process.cpuUsage(cpu0)
   console.error(`the longest stall began ${stallAt.toFixed(0)} ms after the sends began`)
-  console.error(`CPU over the run: JS thread ${(jsCpu() - js0).toFixed(0)} ms, whole process ${((cpu.user + cpu.system) / 1000).toFixed(0)} ms`)
+  const threads = Object.entries(threadCpu())
+    .map(([name, ms]) => [name, ms - (threads0[name] ?? 0)])
+    .filter(([, ms]) => ms > 0)
+    .sort((a, b) => b[1] - a[1])
+  console.error(`CPU over the run: whole process ${((cpu.user + cpu.system) / 1000).toFixed(0)} ms; ${threads.map(([n, ms]) => `${n} ${ms.toFixed(0)}`).join(', ')}`)
 }
 for (const [k, at] of (arrivals ?? []).entries()) {
   at.sort((a, b) => a - b)
