@@ -175,6 +175,16 @@ impl Outcome {
 
     /// The outcome of a session as it stands.
     pub fn from_session(session_id: &str, s: &SessionState, messages: &[Value]) -> Outcome {
+        Self::from_session_owning(session_id, s, messages.to_vec())
+    }
+
+    /// [`from_session`](Self::from_session), keeping `messages` instead of a copy (a turn's
+    /// end hands its whole transcript over).
+    pub fn from_session_owning(
+        session_id: &str,
+        s: &SessionState,
+        messages: Vec<Value>,
+    ) -> Outcome {
         let kind = match s.status {
             Status::AwaitingDecision | Status::AwaitingInput if s.park.is_some() => {
                 OutcomeKind::Parked
@@ -199,7 +209,7 @@ impl Outcome {
                 .map_or_else(|| s.workflow_state.clone(), |p| p.state().to_string()),
             workflow_state: s.workflow_state.clone(),
             reparked: None,
-            reply: last_agent_text(messages),
+            reply: last_agent_text(&messages),
             rejected: s
                 .rejected
                 .clone()
@@ -213,7 +223,7 @@ impl Outcome {
             usage: (!s.usage.is_empty()).then_some(s.usage),
             parked_channel: s.park.as_ref().map(Park::channel),
             pending: s.park.clone(),
-            messages: messages.to_vec(),
+            messages,
         }
     }
 }

@@ -406,8 +406,10 @@ impl Turn<'_> {
         self.session.park_trace = crate::trace::traceparent(&self.spans.turn);
     }
 
-    fn outcome(&self) -> Outcome {
-        Outcome::from_session(self.id.as_str(), &self.session, self.transcript.messages())
+    /// The turn's Outcome, once it has ended: its transcript moves into it.
+    fn outcome(&mut self) -> Outcome {
+        let messages = self.transcript.take_messages();
+        Outcome::from_session_owning(self.id.as_str(), &self.session, messages)
             .with_disposition(self.mode.disposition)
     }
 }

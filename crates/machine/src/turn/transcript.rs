@@ -56,6 +56,12 @@ impl Transcript {
         &self.messages
     }
 
+    /// Every message, moved out at the turn's end (for its Outcome); the transcript is left
+    /// empty.
+    pub(super) fn take_messages(&mut self) -> Vec<Value> {
+        std::mem::take(&mut self.messages)
+    }
+
     /// How many messages the session holds.
     pub(super) fn len(&self) -> usize {
         self.messages.len()
