@@ -2,7 +2,7 @@
 // filesystem store under a folder of the host's choice.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { existsSync, readFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs'
 import { join } from 'node:path'
 
 import {
@@ -12,7 +12,7 @@ import {
   SessionStoreCapabilityError,
   SessionStoreError,
 } from '@archmax-ai/harness'
-import { advance, call, mapStore, NO_PG, ONE_STATE_SPEC, pgStore, say, scripted, workspace } from './helpers.mjs'
+import { advance, call, mapStore, NO_PG, ONE_STATE_SPEC, pgStore, say, scripted, tools, workspace } from './helpers.mjs'
 
 const ONE_SPEC = ONE_STATE_SPEC
 
@@ -437,5 +437,61 @@ test('createFilesystemSessionStore({ dir }) keeps sessions under dir', async () 
     assert.deepEqual((await agent.sessions.list()).map((s) => s.sessionId), ['d1'])
   } finally {
     agent.dispose()
+  }
+})
+
+// A step's commit on the filesystem store's commit thread runs while the next model call
+// does (docs/js-boundary.md, "Tenth round"); nothing of the next step happens before it
+// lands. A session whose transcript path is a dangling link fails its first commit (the
+// runtime's writes never follow a link): the turn fails with the store's error, the model's
+// answer is not acted on, a `before` hook does not run, and the session is left as it was.
+test("a step whose commit fails is not followed: neither the model's next answer nor a hook is acted on", async () => {
+  const BEFORE_SPEC = `${ONE_SPEC}    before:\n      script: hooks/mark.js\n`
+  const root = workspace({
+    'workflows/one/workflow.yaml': ONE_SPEC,
+    'workflows/gated/workflow.yaml': BEFORE_SPEC,
+    'workflows/gated/hooks/mark.js': 'export default async (input) => { await input.tools.writeFile({ file_path: "scratchpad/hook.md", content: "ran" }); return { verdict: "ok" } }\n',
+  })
+  const broken = (id) => {
+    const dir = join(root, 'sessions', id, 'checkpoints')
+    mkdirSync(dir, { recursive: true })
+    symlinkSync(join(root, 'nowhere.jsonl'), join(dir, 'transcript.jsonl'))
+    return () => rmSync(join(dir, 'transcript.jsonl'))
+  }
+  const write = (name) => tools(call('write_file', { file_path: `scratchpad/${name}.md`, content: name }))
+  for (const workflow of ['one', 'gated']) {
+    const { model, requests } = scripted([write('after'), say('Done.')])
+    const agent = await createAgent({ workflow, workspace: { rootDir: root }, model })
+    const id = `f-${workflow}`
+    const repair = broken(id)
+    try {
+      await assert.rejects(agent.workflow.send(id, { message: 'Write it.' }), (e) => {
+        assert.ok(e instanceof SessionStoreError, `${e.name}: ${e.message}`)
+        assert.match(e.message, /transcript\.jsonl/)
+        return true
+      })
+      const scratch = join(root, 'sessions', id, 'scratchpad')
+      assert.equal(existsSync(join(scratch, 'after.md')), false, 'the tool call of an answer after a failed commit ran')
+      assert.equal(existsSync(join(scratch, 'hook.md')), false, 'a before hook ran after a failed commit')
+      // The gated workflow's hook comes before any model call; the plain one's model may
+      // have been asked once (its answer unused).
+      assert.ok(requests.length <= (workflow === 'gated' ? 0 : 1), `${requests.length} model calls`)
+      // Nothing half-written: once the path is repaired the same session runs from scratch.
+      repair()
+      requests.length = 0
+      const { model: again } = scripted([write('after'), say('Done.')])
+      const second = await createAgent({ workflow, workspace: { rootDir: root }, model: again })
+      try {
+        const out = await second.workflow.send(id, { message: 'Write it.' })
+        assert.equal(out.kind, 'completed', JSON.stringify(out))
+        assert.equal(readFileSync(join(scratch, 'after.md'), 'utf8'), 'after')
+        assert.equal(existsSync(join(scratch, 'hook.md')), workflow === 'gated')
+        assert.deepEqual((await second.sessions.messages(id)).map((m) => m.role), ['user', 'assistant', 'tool', 'assistant'])
+      } finally {
+        second.dispose()
+      }
+    } finally {
+      agent.dispose()
+    }
   }
 })

@@ -49,7 +49,7 @@ impl Turn<'_> {
         }
         self.transcript
             .push(json!({ "role": "user", "content": input.message.trim() }));
-        self.commit().await
+        self.commit_ahead().await
     }
 
     /// The turn boundary: position, trigger, seeds, signature check, first commit.
@@ -187,7 +187,7 @@ impl Turn<'_> {
         }
         self.transcript
             .push(json!({ "role": "user", "content": input.message.trim() }));
-        self.commit().await
+        self.commit_ahead().await
     }
 
     /// The trigger's `requires` against the seeds: the refusal text, if any.

@@ -23,7 +23,14 @@ impl Turn<'_> {
     pub(super) async fn run(mut self) -> Result<Outcome, RunError> {
         self.spans.turn = self.turn_span();
         let turn_span = self.spans.turn.clone();
-        let out = self.run_loop().instrument(turn_span.clone()).await;
+        let mut out = self.run_loop().instrument(turn_span.clone()).await;
+        // A turn that failed with a commit in flight waits for it: its lease is given back
+        // only once the store holds what the next turn of the session will load.
+        if let Err(e) = self.settle_ahead().await
+            && out.is_ok()
+        {
+            out = Err(e);
+        }
         if !turn_span.is_disabled() {
             match &out {
                 Ok(o) => {
@@ -45,7 +52,7 @@ impl Turn<'_> {
         out
     }
 
-    async fn run_loop(mut self) -> Result<Outcome, RunError> {
+    async fn run_loop(&mut self) -> Result<Outcome, RunError> {
         let limit = if self.h.plain {
             crate::plain::PLAIN_MAX_MODEL_CALLS
         } else {
@@ -93,7 +100,7 @@ impl Turn<'_> {
             return Ok(Flow::Stop);
         }
         if !self.mode.reply_only
-            && let Some(reason) = self.entry_gate().await
+            && let Some(reason) = self.entry_gate().await?
         {
             let here = self.session.workflow_state.clone();
             self.transcript.push(json!({ "role": "assistant", "content": format!("Request rejected before the '{here}' state could run: {reason}") }));
@@ -133,13 +140,23 @@ impl Turn<'_> {
                     .as_str(),
             );
         }
-        let raced = race(
-            &self.cancel,
-            self.segment_left(),
-            self.h
-                .model
-                .stream(&request, &first)
-                .instrument(chat.clone()),
+        // The last step's commit, if still in flight (`commit_ahead`), lands meanwhile.
+        let ahead = self.ahead.take();
+        let (raced, landed) = futures_util::future::join(
+            race(
+                &self.cancel,
+                self.segment_left(),
+                self.h
+                    .model
+                    .stream(&request, &first)
+                    .instrument(chat.clone()),
+            ),
+            async move {
+                match ahead {
+                    Some(receipt) => Some(receipt.wait().await),
+                    None => None,
+                }
+            },
         )
         .await;
         record_chat(&chat, &raced, first.seconds());
@@ -150,6 +167,10 @@ impl Turn<'_> {
         // request was a copy with images added (no lineage).
         if request.lineage.is_some() {
             self.transcript.give_back(request.messages);
+        }
+        if let Some((committed, step)) = landed {
+            // The last step is not durable: nothing of this answer is taken.
+            self.landed(committed, step)?;
         }
         let response = match raced {
             Raced::Done(Ok(r)) => r,
@@ -272,7 +293,7 @@ impl Turn<'_> {
             self.route_failure(&reason).await?;
             return Ok(Flow::Next);
         }
-        self.commit().await?;
+        self.commit_ahead().await?;
         Ok(Flow::Next)
     }
 }

@@ -92,8 +92,9 @@ impl Transcript {
         std::mem::take(&mut self.pending)
     }
 
-    /// Messages a failed commit did not write: they stay pending.
-    pub(super) fn restore_pending(&mut self, pending: Vec<Value>) {
+    /// Messages a failed commit did not write: they stay pending, ahead of any pushed since.
+    pub(super) fn restore_pending(&mut self, mut pending: Vec<Value>) {
+        pending.append(&mut self.pending);
         self.pending = pending;
     }
 
