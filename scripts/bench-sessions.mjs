@@ -1,8 +1,12 @@
 // The half of `scripts/bench-sessions.sh` that runs in Node: SESSIONS concurrent sessions
-// (default 1 000) through one `createAgent`, each a turn of CALLS model calls (default 6:
-// five tool-call steps writing a scratchpad note, then a text answer) answered by a JS
-// model function after LATENCY ms (default 100), for one store (argv[2]: filesystem,
-// memory or host).
+// (default 1 000) through one `createAgent`, each a turn of CALLS model calls (default 6)
+// answered by a JS model function after LATENCY ms (default 100), for one store (argv[2]:
+// filesystem, memory or host) and one workload (argv[3]):
+// - `calls` (the default, issue 12's benchmark, the same for every store): five steps that
+//   each call one tool touching no file (`archmax_get_variables`), then a text answer: what
+//   a store costs, its commits;
+// - `files` (the stores that hold files: filesystem, memory): the five steps each write a
+//   scratchpad note (`write_file`) instead: what a file tool adds.
 //
 // Prints, as ratios against named baselines measured or fixed in this run:
 // - wall / floor: the whole run over the latency floor (CALLS × LATENCY: what the sessions
@@ -14,7 +18,8 @@
 // began, the CPU time of the whole process and of each kind of thread over the run (Linux) and, for each k, when the sessions' k-th model requests arrived (first, median, p90,
 // last): where the wall goes.
 // Last line: one JSON object with the figures. Floors (issue 12): wall ≤ 1.5 × floor with the
-// filesystem store, longest stall < 50 ms; the .sh exits non-zero when one is missed.
+// filesystem store (workload `calls`), longest stall < 50 ms (every run); the .sh exits
+// non-zero when one is missed.
 import { mkdtempSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -22,6 +27,11 @@ import { createAgent, createMemorySessionStore } from '../main.js'
 import { mapStore, ONE_STATE_SPEC } from '../__test__/helpers.mjs'
 
 const store = process.argv[2] ?? 'filesystem'
+const workload = process.argv[3] ?? 'calls'
+if (!['calls', 'files'].includes(workload) || (workload === 'files' && store === 'host')) {
+  console.error(`unknown workload '${workload}' for the ${store} store (calls, or files for filesystem and memory)`)
+  process.exit(2)
+}
 const SESSIONS = Number(process.env.SESSIONS ?? 1000)
 const CALLS = Number(process.env.CALLS ?? 6)
 const LATENCY = Number(process.env.LATENCY ?? 100)
@@ -30,9 +40,8 @@ const root = mkdtempSync(join(tmpdir(), 'archmax-bench-sessions-'))
 mkdirSync(join(root, 'workflows/notes'), { recursive: true })
 writeFileSync(join(root, 'workflows/notes/workflow.yaml'), ONE_STATE_SPEC)
 const sessionStore = store === 'memory' ? createMemorySessionStore() : store === 'host' ? mapStore().store : undefined
-// A memory or host store holds no files: the steps then call a tool that needs none.
 const toolCall = (n) =>
-  store === 'filesystem'
+  workload === 'files'
     ? { id: `c${n}`, type: 'function', function: { name: 'write_file', arguments: JSON.stringify({ file_path: `scratchpad/n${n}.md`, content: `note ${n}` }) } }
     : { id: `c${n}`, type: 'function', function: { name: 'archmax_get_variables', arguments: '{}' } }
 
@@ -110,7 +119,7 @@ if (bad.length) {
 const floor = CALLS * LATENCY
 const perSession = (rss1 - rss0) / SESSIONS
 console.log(
-  `${store.padEnd(10)} ${SESSIONS} sessions × ${CALLS} calls @ ${LATENCY} ms: wall ${wall.toFixed(0)} ms = ${(wall / floor).toFixed(2)}× the ${floor} ms floor; ` +
+  `${`${store}${workload === 'files' ? ' + files' : ''}`.padEnd(18)} ${SESSIONS} sessions × ${CALLS} calls @ ${LATENCY} ms: wall ${wall.toFixed(0)} ms = ${(wall / floor).toFixed(2)}× the ${floor} ms floor; ` +
     `longest event-loop stall ${stall.toFixed(1)} ms; ${(perSession / 1024).toFixed(1)} KiB RSS per session`,
 )
-console.log(JSON.stringify({ store, sessions: SESSIONS, calls: CALLS, latency_ms: LATENCY, wall_ms: wall, floor_ms: floor, ratio: wall / floor, stall_ms: stall, rss_per_session_bytes: perSession }))
+console.log(JSON.stringify({ store, workload, sessions: SESSIONS, calls: CALLS, latency_ms: LATENCY, wall_ms: wall, floor_ms: floor, ratio: wall / floor, stall_ms: stall, rss_per_session_bytes: perSession }))

@@ -168,7 +168,13 @@ fn commit_run(run: Vec<Job>) {
                 std::io::Error::new(e.kind(), e.to_string()),
             )),
         });
+        // A durable step's messages are not needed back (`SessionStore::commit_owned`):
+        // they are freed here, not on the turn's thread (Node's, for a JS-driven turn).
+        let mut step = job.step;
+        if result.is_ok() {
+            step.new_messages = Vec::new();
+        }
         // The caller may have stopped waiting (its turn was dropped): nothing to answer.
-        let _ = job.answer.send((result, job.step));
+        let _ = job.answer.send((result, step));
     }
 }

@@ -117,8 +117,10 @@ pub trait SessionStore: Send + Sync {
 
     /// Queues the commit on the store's own writer, which shares one sync among the
     /// commits waiting with it, and answers it through the receipt once the step is
-    /// durable (what [`commit`](Self::commit) guarantees on return). The step comes back
-    /// when the store has no such writer: the caller then commits it (the default).
+    /// durable (what [`commit`](Self::commit) guarantees on return), with the step as
+    /// [`commit_owned`](Self::commit_owned) gives it back (a durable one's messages are
+    /// freed on the writer). The step comes back at once when the store has no such
+    /// writer: the caller then commits it (the default).
     fn commit_queued(
         self: std::sync::Arc<Self>,
         id: &SessionId,

@@ -596,8 +596,9 @@ async fn fs_queued_commits_of_many_sessions_all_land_and_share_syncs() {
                     let (result, step) = receipt.wait().await;
                     result.expect("commit");
                     let step = step.expect("the step comes back");
-                    assert_eq!(step.new_messages, vec![msg(n)], "its messages come back");
-                    assert_eq!(step.state, state(n, status), "and its state");
+                    // A durable step's messages are freed on the commit thread.
+                    assert!(step.new_messages.is_empty(), "its messages come back");
+                    assert_eq!(step.state, state(n, status), "its state comes back");
                 }
                 id
             })

@@ -140,25 +140,22 @@ impl Turn<'_> {
                     .as_str(),
             );
         }
-        // The last step's commit, if still in flight (`commit_ahead`), lands meanwhile.
-        let ahead = self.ahead.take();
-        let (raced, landed) = futures_util::future::join(
-            race(
-                &self.cancel,
-                self.segment_left(),
-                self.h
-                    .model
-                    .stream(&request, &first)
-                    .instrument(chat.clone()),
-            ),
-            async move {
-                match ahead {
-                    Some(receipt) => Some(receipt.wait().await),
-                    None => None,
-                }
-            },
+        // The last step's commit, if still in flight (`commit_ahead`), lands meanwhile; it
+        // is looked at once the model has answered (by then it has mostly landed, and no
+        // poll was spent on its landing).
+        let raced = race(
+            &self.cancel,
+            self.segment_left(),
+            self.h
+                .model
+                .stream(&request, &first)
+                .instrument(chat.clone()),
         )
         .await;
+        let landed = match self.ahead.take() {
+            Some(receipt) => Some(receipt.wait().await),
+            None => None,
+        };
         record_chat(&chat, &raced, first.seconds());
         if !matches!(raced, Raced::Done(Ok(_))) {
             shown.partial();
