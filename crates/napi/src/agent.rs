@@ -284,7 +284,7 @@ pub(crate) fn read_model_answer(value: &Value) -> std::result::Result<ChatRespon
             kind(content)
         ));
     }
-    ChatResponse::from_value(&json!({ "choices": [{ "message": value }] }))
+    ChatResponse::from_message(obj)
 }
 
 /// The model: a JS function. Requests cross as deltas over channels the JS side

@@ -47,7 +47,59 @@ fn content_or_empty<S: Serializer>(content: &Option<String>, ser: S) -> Result<S
     ser.serialize_str(content.as_deref().unwrap_or(""))
 }
 
+/// The fields of each [`ChatMessage`] variant, read as a plain struct once the role is known
+/// ([`ChatMessage::from_line`]).
+#[derive(Deserialize)]
+struct ContentFields {
+    content: MessageContent,
+}
+
+#[derive(Deserialize)]
+struct AssistantFields {
+    #[serde(default)]
+    content: Option<String>,
+    #[serde(default)]
+    tool_calls: Vec<ToolCall>,
+}
+
+#[derive(Deserialize)]
+struct ToolFields {
+    tool_call_id: String,
+    content: String,
+}
+
 impl ChatMessage {
+    /// Reads a stored message (a wire-form chat message, perhaps with markers of our own)
+    /// as the derived `Deserialize` does (`None` where that fails), without its internally
+    /// tagged path, which copies the whole message into a buffer first: the role picks the
+    /// variant, whose fields are read straight from the borrowed value.
+    pub fn from_line(line: &Value) -> Option<ChatMessage> {
+        let role = line.as_object()?.get("role")?.as_str()?;
+        Some(match role {
+            "system" => ChatMessage::System {
+                content: ContentFields::deserialize(line).ok()?.content,
+            },
+            "user" => ChatMessage::User {
+                content: ContentFields::deserialize(line).ok()?.content,
+            },
+            "assistant" => {
+                let f = AssistantFields::deserialize(line).ok()?;
+                ChatMessage::Assistant {
+                    content: f.content,
+                    tool_calls: f.tool_calls,
+                }
+            }
+            "tool" => {
+                let f = ToolFields::deserialize(line).ok()?;
+                ChatMessage::Tool {
+                    tool_call_id: f.tool_call_id,
+                    content: f.content,
+                }
+            }
+            _ => return None,
+        })
+    }
+
     /// A system message with plain text content.
     pub fn system(text: impl Into<String>) -> Self {
         ChatMessage::System {
@@ -580,6 +632,24 @@ impl ChatResponse {
             .get("message")
             .and_then(Value::as_object)
             .ok_or("the first choice has no message")?;
+        let mut response = ChatResponse::from_message(message)?;
+        response.usage = obj.get("usage").and_then(Usage::from_openai);
+        response.model = obj
+            .get("model")
+            .and_then(Value::as_str)
+            .filter(|m| !m.is_empty())
+            .map(str::to_owned);
+        response.finish_reason = choice
+            .get("finish_reason")
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        Ok(response)
+    }
+
+    /// Reads an assistant message alone (a JS model function's answer), as
+    /// [`from_value`](Self::from_value) reads `choices[0].message`: no usage, model or
+    /// finish reason.
+    pub fn from_message(message: &serde_json::Map<String, Value>) -> Result<ChatResponse, String> {
         let content = message
             .get("content")
             .and_then(content_text)
@@ -600,24 +670,14 @@ impl ChatResponse {
                 .collect::<Result<Vec<_>, String>>()?,
             _ => Vec::new(),
         };
-        let usage = obj.get("usage").and_then(Usage::from_openai);
-        let model = obj
-            .get("model")
-            .and_then(Value::as_str)
-            .filter(|m| !m.is_empty())
-            .map(str::to_owned);
-        let finish_reason = choice
-            .get("finish_reason")
-            .and_then(Value::as_str)
-            .map(str::to_owned);
         Ok(ChatResponse {
             message: AssistantMessage {
                 content,
                 tool_calls,
             },
-            usage,
-            model,
-            finish_reason,
+            usage: None,
+            model: None,
+            finish_reason: None,
         })
     }
 }
@@ -705,6 +765,46 @@ fn read_tool_call(index: usize, call: &Value) -> Result<ToolCall, String> {
 
 #[cfg(test)]
 mod tests {
+    /// `from_line` reads every shape as the derived `Deserialize` does, failures included.
+    #[test]
+    fn from_line_reads_as_the_derived_deserialize() {
+        let lines = [
+            json!({"role": "system", "content": "You help."}),
+            json!({"role": "system", "content": [{"type": "text", "text": "a", "cache_control": {"type": "ephemeral"}}, {"type": "text", "text": "b"}]}),
+            json!({"role": "user", "content": "Hi", "archmax": {"kind": "note"}}),
+            json!({"role": "user", "content": [{"type": "image_url", "image_url": {"url": "data:image/png;base64,AA=="}}]}),
+            json!({"role": "user"}),
+            json!({"role": "user", "content": 7}),
+            json!({"role": "assistant", "content": null}),
+            json!({"role": "assistant"}),
+            json!({"role": "assistant", "content": "Done.", "extra": 1}),
+            json!({"role": "assistant", "content": ["not", "text"]}),
+            json!({"role": "assistant", "content": "", "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "read_file", "arguments": "{}"}}]}),
+            json!({"role": "assistant", "tool_calls": null}),
+            json!({"role": "assistant", "tool_calls": [{"id": "c1"}]}),
+            json!({"role": "tool", "tool_call_id": "c1", "content": "ok", "governance_blocked": true}),
+            json!({"role": "tool", "tool_call_id": "c1"}),
+            json!({"role": "tool", "tool_call_id": 3, "content": "ok"}),
+            json!({"role": "Tool", "tool_call_id": "c1", "content": "ok"}),
+            json!({"role": "developer", "content": "x"}),
+            json!({"role": 1, "content": "x"}),
+            json!({"content": "x"}),
+            json!("a string"),
+            json!(null),
+        ];
+        for line in &lines {
+            let derived: Option<ChatMessage> = serde::Deserialize::deserialize(line).ok();
+            assert_eq!(ChatMessage::from_line(line), derived, "{line}");
+        }
+        // The list holds each variant and failures alike.
+        let read = lines.iter().filter_map(ChatMessage::from_line).count();
+        assert!(
+            read >= 8 && lines.len() - read >= 8,
+            "{read} of {} read",
+            lines.len()
+        );
+    }
+
     use super::*;
     use serde_json::json;
 

@@ -12,8 +12,7 @@ use crate::model::types::ChatMessage;
 /// A transcript line as a wire message: lines are wire-form chat messages plus
 /// our own markers, which the wire types ignore.
 fn wire(line: &Value) -> Option<ChatMessage> {
-    // Read from the borrowed value: no copy of the whole line first.
-    serde::Deserialize::deserialize(line).ok()
+    ChatMessage::from_line(line)
 }
 
 /// The session's messages, in one place.
