@@ -3,6 +3,7 @@
 // and another session completes a whole turn meanwhile.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
+import { readdirSync, readFileSync } from 'node:fs'
 
 import { createAgent, createMemorySessionStore } from '@archmax-ai/harness'
 import { advance, call, mapStore, ONE_STATE_SPEC, ROOT, say, workspace } from './helpers.mjs'
@@ -80,6 +81,39 @@ test('an archmax_eval that spins holds neither the host timers nor another sessi
   assert.equal(quick.reply, 'Hello back.')
   assert.deepEqual(finished, ['quick', 'slow'])
   assert.ok(longest < SPIN / 3, `the host's event loop stalled for ${Math.round(longest)} ms`)
+})
+
+// The harness's own threads (the spinning script's, the blocking pool's, the commit
+// thread) run as background work for the OS scheduler (SCHED_BATCH, Linux): waking them
+// never preempts Node's main thread, which must keep the default policy.
+const linux = process.platform === 'linux'
+test('the harness threads are background work for the scheduler; the JS thread is not', { skip: !linux && 'SCHED_BATCH is Linux only' }, async () => {
+  const root = workspace({ 'workflows/spin/workflow.yaml': SPEC, 'workflows/spin/hooks/spin.js': HOOK })
+  const answers = [advance('done', 'worked'), say('Goodbye.')]
+  const agent = await createAgent({ workflow: 'spin', workspace: { rootDir: root }, model: async () => answers.shift() })
+  const threads = () =>
+    readdirSync(`/proc/${process.pid}/task`).map((tid) => {
+      const stat = readFileSync(`/proc/${process.pid}/task/${tid}/stat`, 'utf8')
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+      // Fields 14-15 (CPU time) and 41 (the scheduling policy: 0 normal, 3 batch).
+      return { tid: Number(tid), name: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')), cpu: Number(f[11]) + Number(f[12]), policy: Number(f[38]) }
+    })
+  try {
+    const before = new Map(threads().map((t) => [t.tid, t.cpu]))
+    const slow = agent.workflow.send('b1', { message: 'slow' })
+    // Halfway through the hook's spin, the thread that gained the most CPU is the script's.
+    await new Promise((r) => setTimeout(r, SPIN / 2))
+    const now = threads()
+    const spinner = now.filter((t) => t.tid !== process.pid).sort((a, b) => b.cpu - (before.get(b.tid) ?? 0) - (a.cpu - (before.get(a.tid) ?? 0)))[0]
+    assert.equal((await slow).state, 'done')
+    assert.equal(now.find((t) => t.tid === process.pid).policy, 0, "Node's main thread keeps the default policy")
+    assert.equal(spinner.policy, 3, `the spinning thread (${spinner.name}) is SCHED_BATCH`)
+    const ours = threads().filter((t) => /^archmax-(io-\d+|commits)$/.test(t.name))
+    assert.ok(ours.some((t) => t.name === 'archmax-commits') && ours.length > 1, ours.map((t) => t.name).join(', '))
+    for (const t of ours) assert.equal(t.policy, 3, `${t.name} is SCHED_BATCH`)
+  } finally {
+    agent.dispose()
+  }
 })
 
 // More sessions than the commit threads (64) at once: a session waiting for a commit

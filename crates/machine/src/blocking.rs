@@ -45,8 +45,39 @@ fn pool() -> Option<&'static Sender<Job>> {
     .as_ref()
 }
 
+/// Marks the calling thread, one of the harness's own (the blocking pool, the commit
+/// thread, a script's thread, a tokio worker polling a turn), as background work for the
+/// OS scheduler: on Linux `SCHED_BATCH`, under which waking it never preempts the thread
+/// that woke it. That thread is usually Node's main thread, whose event loop every
+/// JS-driven turn and the host share: with the default policy, each answer it handed to a
+/// worker let the worker take its CPU at once, for up to 16 ms (`perf`'s `sched_switch`
+/// under `scripts/bench-sessions.sh`). The thread keeps its fair share of the CPU; only when
+/// it runs after a wake-up changes. Done once per thread; elsewhere, or when the call is
+/// refused, nothing changes. Never called on the JS thread.
+pub fn background_thread() {
+    thread_local! {
+        static MARKED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    }
+    if !MARKED.with(|m| m.replace(true)) {
+        batch_policy();
+    }
+}
+
+#[cfg(target_os = "linux")]
+#[allow(unsafe_code)]
+fn batch_policy() {
+    let param = libc::sched_param { sched_priority: 0 };
+    // SAFETY: `sched_setscheduler` reads `param`, a valid `sched_param` that outlives the
+    // call; pid 0 names the calling thread. A refusal leaves the policy as it was.
+    let _ = unsafe { libc::sched_setscheduler(0, libc::SCHED_BATCH, &param) };
+}
+
+#[cfg(not(target_os = "linux"))]
+fn batch_policy() {}
+
 /// A worker: runs each job it takes, until the queue is gone.
 fn serve(jobs: &Mutex<Receiver<Job>>) {
+    background_thread();
     loop {
         let next = jobs.lock().unwrap_or_else(PoisonError::into_inner).recv();
         match next {

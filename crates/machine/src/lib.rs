@@ -37,6 +37,7 @@ pub mod tools;
 pub mod trace;
 mod turn;
 
+pub use blocking::background_thread;
 pub use error::{Reservation, RunError};
 pub use events::{Emitter, Envelope, Event, EventSink, NoEvents};
 pub use harness::{

@@ -101,7 +101,10 @@ where
         tx,
     });
     let runtime = handle.clone();
-    let mut done = handle.spawn_blocking(move || runtime.block_on(job(relay)));
+    let mut done = handle.spawn_blocking(move || {
+        crate::blocking::background_thread();
+        runtime.block_on(job(relay))
+    });
     let mut calls = FuturesUnordered::new();
     let abandon = tokio::time::sleep(limit.saturating_add(GRACE));
     tokio::pin!(abandon);

@@ -319,6 +319,7 @@ impl Pump {
         };
         // A runtime that has shut down drops the task, and the process is going.
         drop(workers.spawn(async move {
+            archmax_machine::background_thread();
             {
                 let _driving = Driving::enter(Arc::clone(&self), None);
                 self.run(false);
@@ -399,6 +400,7 @@ impl NativeTurn {
         let pump = Arc::clone(&turn.pump);
         let fut = guarded(fut);
         napi::bindgen_prelude::spawn(async move {
+            archmax_machine::background_thread();
             let answer = fut.await;
             *pump.answer_slot() = Some(answer);
             pump.signal();
