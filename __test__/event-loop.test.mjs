@@ -85,7 +85,8 @@ test('an archmax_eval that spins holds neither the host timers nor another sessi
 
 // The harness's own threads (the spinning script's, the blocking pool's, the commit
 // thread) run as background work for the OS scheduler (SCHED_BATCH, Linux): waking them
-// never preempts Node's main thread, which must keep the default policy.
+// never preempts Node's main thread, which must keep the default policy; those waiting on
+// the disk also run at nice 10.
 const linux = process.platform === 'linux'
 test('the harness threads are background work for the scheduler; the JS thread is not', { skip: !linux && 'SCHED_BATCH is Linux only' }, async () => {
   const root = workspace({ 'workflows/spin/workflow.yaml': SPEC, 'workflows/spin/hooks/spin.js': HOOK })
@@ -95,8 +96,8 @@ test('the harness threads are background work for the scheduler; the JS thread i
     readdirSync(`/proc/${process.pid}/task`).map((tid) => {
       const stat = readFileSync(`/proc/${process.pid}/task/${tid}/stat`, 'utf8')
       const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-      // Fields 14-15 (CPU time) and 41 (the scheduling policy: 0 normal, 3 batch).
-      return { tid: Number(tid), name: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')), cpu: Number(f[11]) + Number(f[12]), policy: Number(f[38]) }
+      // Fields 14-15 (CPU time), 19 (nice) and 41 (the scheduling policy: 0 normal, 3 batch).
+      return { tid: Number(tid), name: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')), cpu: Number(f[11]) + Number(f[12]), nice: Number(f[16]), policy: Number(f[38]) }
     })
   try {
     const before = new Map(threads().map((t) => [t.tid, t.cpu]))
@@ -106,11 +107,14 @@ test('the harness threads are background work for the scheduler; the JS thread i
     const now = threads()
     const spinner = now.filter((t) => t.tid !== process.pid).sort((a, b) => b.cpu - (before.get(b.tid) ?? 0) - (a.cpu - (before.get(a.tid) ?? 0)))[0]
     assert.equal((await slow).state, 'done')
-    assert.equal(now.find((t) => t.tid === process.pid).policy, 0, "Node's main thread keeps the default policy")
-    assert.equal(spinner.policy, 3, `the spinning thread (${spinner.name}) is SCHED_BATCH`)
+    const main = now.find((t) => t.tid === process.pid)
+    assert.deepEqual([main.policy, main.nice], [0, 0], "Node's main thread keeps the default policy and priority")
+    // A script keeps its full share of a busy CPU: its time limit is wall-clock time.
+    assert.deepEqual([spinner.policy, spinner.nice], [3, 0], `the spinning thread (${spinner.name}) is SCHED_BATCH at nice 0`)
+    // The threads that wait on the disk also take a smaller share of a busy CPU.
     const ours = threads().filter((t) => /^archmax-(io-\d+|commits)$/.test(t.name))
     assert.ok(ours.some((t) => t.name === 'archmax-commits') && ours.length > 1, ours.map((t) => t.name).join(', '))
-    for (const t of ours) assert.equal(t.policy, 3, `${t.name} is SCHED_BATCH`)
+    for (const t of ours) assert.deepEqual([t.policy, t.nice], [3, 10], `${t.name} is SCHED_BATCH at nice 10`)
   } finally {
     agent.dispose()
   }

@@ -109,7 +109,8 @@ for (const [k, at] of (arrivals ?? []).entries()) {
 }
 const rss1 = process.memoryUsage().rss
 agent.dispose()
-rmSync(root, { recursive: true, force: true })
+// BENCH_KEEP (scripts/bench-sessions.sh): the caller removes the sessions once every run is done.
+if (!process.env.BENCH_KEEP) rmSync(root, { recursive: true, force: true })
 
 const bad = outcomes.filter((o) => o.kind !== 'completed' || o.reply !== 'Done.')
 if (bad.length) {

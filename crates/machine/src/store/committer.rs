@@ -123,7 +123,7 @@ impl Committer {
 
 /// The thread: batches of whatever is waiting, until the store is dropped.
 fn serve(jobs: &Receiver<Job>) {
-    crate::blocking::background_thread();
+    crate::blocking::disk_thread();
     while let Ok(first) = jobs.recv() {
         let mut batch = vec![first];
         while batch.len() < MAX_BATCH {
