@@ -49,7 +49,8 @@ impl Turn<'_> {
         }
         self.transcript
             .push(json!({ "role": "user", "content": input.message.trim() }));
-        self.commit_ahead().await
+        // The turn ends here: the refusal is durable before it is answered.
+        self.commit().await
     }
 
     /// The turn boundary: position, trigger, seeds, signature check, first commit.
