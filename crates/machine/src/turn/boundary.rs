@@ -49,7 +49,6 @@ impl Turn<'_> {
         }
         self.transcript
             .push(json!({ "role": "user", "content": input.message.trim() }));
-        // The turn ends here: the refusal is durable before it is answered.
         self.commit().await
     }
 
@@ -188,7 +187,7 @@ impl Turn<'_> {
         }
         self.transcript
             .push(json!({ "role": "user", "content": input.message.trim() }));
-        self.commit_ahead().await
+        self.commit().await
     }
 
     /// The trigger's `requires` against the seeds: the refusal text, if any.

@@ -7,7 +7,6 @@
 use archmax_kernel::Origin;
 use tracing::Instrument;
 
-use crate::error::RunError;
 use crate::events::Event;
 use crate::hooks::{HookInput, Phase, Verdict};
 
@@ -166,28 +165,16 @@ impl Turn<'_> {
 
     /// The entry gate of the current state, once per visit, before its first model call.
     /// `Some(reason)` when it refused (the turn routes the failure).
-    pub(super) async fn entry_gate(&mut self) -> Result<Option<String>, RunError> {
+    pub(super) async fn entry_gate(&mut self) -> Option<String> {
         if self.visit.before_done {
-            return Ok(None);
+            return None;
         }
         self.visit.before_done = true;
         let here = self.session.workflow_state.clone();
-        if self
-            .h
-            .spec
-            .states
-            .get(&here)
-            .is_none_or(|s| s.before.is_none())
-        {
-            return Ok(None);
-        }
-        // A hook sees (and may act on) the session as committed: the last step first.
-        self.settle_ahead().await?;
-        let gate = self.run_hooks(&here, Phase::Before, None, None).await;
-        Ok(match gate {
+        match self.run_hooks(&here, Phase::Before, None, None).await {
             Gate::Pass => None,
             Gate::Block(r) | Gate::Fail(r) => Some(r),
-        })
+        }
     }
 }
 

@@ -104,9 +104,6 @@ struct Turn<'h> {
     /// The state this turn's last commit made durable: a commit with no new message and
     /// this same state has nothing to write, and is skipped.
     committed: Option<Value>,
-    /// A commit on the store's commit thread that the turn has not waited for yet
-    /// ([`commit_ahead`](Turn::commit_ahead)): only the next model call runs meanwhile.
-    ahead: Option<crate::store::CommitReceipt>,
 }
 
 /// The current visit of a state: reset by every move of the position.
@@ -246,7 +243,6 @@ impl Harness {
             delegations: std::sync::Arc::new(tokio::sync::Semaphore::new(delegate::MAX_CONCURRENT)),
             spans: crate::trace::TurnSpans::none(),
             committed: None,
-            ahead: None,
         };
         Ok((lease, turn))
     }
@@ -275,22 +271,6 @@ impl Turn<'_> {
     /// thread while it waits. Another store that waits on the disk commits on a blocking
     /// thread (`Harness::store_io`); one in memory, in place.
     async fn commit(&mut self) -> Result<(), RunError> {
-        self.write(false).await
-    }
-
-    /// [`commit`](Self::commit) for a step whose next work is a model call: a commit the
-    /// store's commit thread takes is left in flight while the model is asked, and waited
-    /// for before anything of its answer is recorded or acted on ([`settle_ahead`]
-    /// (Self::settle_ahead), at the call and before any other work: hooks, a commit).
-    /// So no effect of the next step (a message, a tool call, a move) happens before this
-    /// step is durable; what overlaps is the model's time only, and a failed write fails
-    /// the turn as before, its model answer unused. Other stores commit in place.
-    async fn commit_ahead(&mut self) -> Result<(), RunError> {
-        self.write(true).await
-    }
-
-    async fn write(&mut self, ahead: bool) -> Result<(), RunError> {
-        self.settle_ahead().await?;
         self.session.transcript_len = self.transcript.len() as u64;
         let state =
             serde_json::to_value(&self.session).map_err(|e| RunError::Store(e.to_string()))?;
@@ -306,10 +286,6 @@ impl Turn<'_> {
         // The step comes back with the result: its state is the committed one kept here.
         let (committed, step) = match std::sync::Arc::clone(&self.h.store).commit_queued(&id, step)
         {
-            Ok(receipt) if ahead => {
-                self.ahead = Some(receipt);
-                return Ok(());
-            }
             Ok(receipt) => receipt.wait().await,
             Err(step) => {
                 let (committed, step) = self
@@ -319,33 +295,13 @@ impl Turn<'_> {
                 (committed, Some(step))
             }
         };
-        self.landed(committed, step)
-    }
-
-    /// Waits for the commit left in flight by [`commit_ahead`](Self::commit_ahead), if any.
-    async fn settle_ahead(&mut self) -> Result<(), RunError> {
-        match self.ahead.take() {
-            Some(receipt) => {
-                let (committed, step) = receipt.wait().await;
-                self.landed(committed, step)
-            }
-            None => Ok(()),
-        }
-    }
-
-    /// What a commit came to: its state is the committed one now, or (failed) nothing of
-    /// the step is durable and its messages stay pending.
-    fn landed(
-        &mut self,
-        committed: Result<(), crate::store::StoreError>,
-        step: Option<crate::store::OwnedStep>,
-    ) -> Result<(), RunError> {
         match committed {
             Ok(()) => {
                 self.committed = step.map(|s| s.state);
                 Ok(())
             }
             Err(e) => {
+                // Nothing of the step is durable: its messages stay pending.
                 if let Some(step) = step {
                     self.transcript.restore_pending(step.new_messages);
                 }

@@ -23,14 +23,7 @@ impl Turn<'_> {
     pub(super) async fn run(mut self) -> Result<Outcome, RunError> {
         self.spans.turn = self.turn_span();
         let turn_span = self.spans.turn.clone();
-        let mut out = self.run_loop().instrument(turn_span.clone()).await;
-        // A turn that failed with a commit in flight waits for it: its lease is given back
-        // only once the store holds what the next turn of the session will load.
-        if let Err(e) = self.settle_ahead().await
-            && out.is_ok()
-        {
-            out = Err(e);
-        }
+        let out = self.run_loop().instrument(turn_span.clone()).await;
         if !turn_span.is_disabled() {
             match &out {
                 Ok(o) => {
@@ -52,7 +45,7 @@ impl Turn<'_> {
         out
     }
 
-    async fn run_loop(&mut self) -> Result<Outcome, RunError> {
+    async fn run_loop(mut self) -> Result<Outcome, RunError> {
         let limit = if self.h.plain {
             crate::plain::PLAIN_MAX_MODEL_CALLS
         } else {
@@ -100,7 +93,7 @@ impl Turn<'_> {
             return Ok(Flow::Stop);
         }
         if !self.mode.reply_only
-            && let Some(reason) = self.entry_gate().await?
+            && let Some(reason) = self.entry_gate().await
         {
             let here = self.session.workflow_state.clone();
             self.transcript.push(json!({ "role": "assistant", "content": format!("Request rejected before the '{here}' state could run: {reason}") }));
@@ -140,9 +133,6 @@ impl Turn<'_> {
                     .as_str(),
             );
         }
-        // The last step's commit, if still in flight (`commit_ahead`), lands meanwhile; it
-        // is looked at once the model has answered (by then it has mostly landed, and no
-        // poll was spent on its landing).
         let raced = race(
             &self.cancel,
             self.segment_left(),
@@ -152,10 +142,6 @@ impl Turn<'_> {
                 .instrument(chat.clone()),
         )
         .await;
-        let landed = match self.ahead.take() {
-            Some(receipt) => Some(receipt.wait().await),
-            None => None,
-        };
         record_chat(&chat, &raced, first.seconds());
         if !matches!(raced, Raced::Done(Ok(_))) {
             shown.partial();
@@ -164,10 +150,6 @@ impl Turn<'_> {
         // request was a copy with images added (no lineage).
         if request.lineage.is_some() {
             self.transcript.give_back(request.messages);
-        }
-        if let Some((committed, step)) = landed {
-            // The last step is not durable: nothing of this answer is taken.
-            self.landed(committed, step)?;
         }
         let response = match raced {
             Raced::Done(Ok(r)) => r,
@@ -290,7 +272,7 @@ impl Turn<'_> {
             self.route_failure(&reason).await?;
             return Ok(Flow::Next);
         }
-        self.commit_ahead().await?;
+        self.commit().await?;
         Ok(Flow::Next)
     }
 }
