@@ -444,7 +444,7 @@ test('createFilesystemSessionStore({ dir }) keeps sessions under dir', async () 
 // dangling link fails its first commit (the runtime's writes never follow a link): the turn
 // fails with the store's error before any model call or `before` hook, and the session is
 // left as it was.
-test("a step whose commit fails is not followed: neither the model's next answer nor a hook is acted on", async () => {
+test('a session whose first commit fails asks no model and runs no hook; repaired, it runs from scratch', async () => {
   const BEFORE_SPEC = `${ONE_SPEC}    before:\n      script: hooks/mark.js\n`
   const root = workspace({
     'workflows/one/workflow.yaml': ONE_SPEC,

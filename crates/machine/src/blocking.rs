@@ -45,10 +45,10 @@ fn pool() -> Option<&'static Sender<Job>> {
     .as_ref()
 }
 
-/// Marks the calling thread, one of the harness's own (the blocking pool, the commit
-/// thread, a script's thread, a tokio worker polling a turn), as background work for the
-/// OS scheduler: on Linux `SCHED_BATCH`, under which waking it never preempts the thread
-/// that woke it. That thread is usually Node's main thread, whose event loop every
+/// Marks the calling thread, one of the harness's own (a script's thread, a tokio worker
+/// polling a turn; the threads that wait on the disk through [`disk_thread`]), as
+/// background work for the OS scheduler: on Linux `SCHED_BATCH`, under which waking it
+/// never preempts the thread that woke it. That thread is usually Node's main thread, whose event loop every
 /// JS-driven turn and the host share: with the default policy, each answer it handed to a
 /// worker let the worker take its CPU at once, for up to 16 ms (`perf`'s `sched_switch`
 /// under `scripts/bench-sessions.sh`). The thread keeps its fair share of the CPU; only when

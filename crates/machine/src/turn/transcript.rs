@@ -9,12 +9,6 @@ use serde_json::{Value, json};
 use crate::images::ImageMark;
 use crate::model::types::ChatMessage;
 
-/// A transcript line as a wire message: lines are wire-form chat messages plus
-/// our own markers, which the wire types ignore.
-fn wire(line: &Value) -> Option<ChatMessage> {
-    ChatMessage::from_line(line)
-}
-
 /// The session's messages, in one place.
 pub(super) struct Transcript {
     /// All messages of the session, as stored.
@@ -35,7 +29,7 @@ impl Transcript {
         let mut chat = vec![ChatMessage::system(String::new())];
         let mut images = Vec::new();
         for m in &messages {
-            if let Some(c) = wire(m) {
+            if let Some(c) = ChatMessage::from_line(m) {
                 chat.push(c);
                 if let Some(mark) = ImageMark::of(m) {
                     images.push((chat.len() - 1, mark));
@@ -99,7 +93,7 @@ impl Transcript {
 
     /// Appends a message.
     pub(super) fn push(&mut self, msg: Value) {
-        if let Some(m) = wire(&msg) {
+        if let Some(m) = ChatMessage::from_line(&msg) {
             self.chat.push(m);
             if let Some(mark) = ImageMark::of(&msg) {
                 self.images.push((self.chat.len() - 1, mark));
