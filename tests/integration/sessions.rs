@@ -234,7 +234,11 @@ fn delete_is_refused_while_a_turn_holds_the_session() {
     let h = jobs(&ws, &server);
     std::thread::scope(|scope| {
         let turn = scope.spawn(|| send(&h, "busy-1", "go"));
-        wait_for(&session_dir(&ws, "busy-1").join("checkpoints/turn.lock"));
+        wait_for(
+            &session_dir(&ws, "busy-1")
+                .join("checkpoints")
+                .join(archmax_machine::store::LOCK_FILE),
+        );
         let err = h.delete_session("busy-1").expect_err("busy");
         assert_eq!(err.code(), "SessionNotResumableError");
         assert!(

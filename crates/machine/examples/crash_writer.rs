@@ -2,7 +2,7 @@
 //! at any instant and check that the store still loads the last complete step.
 //!
 //! Usage: `crash_writer <workspace_root> <session_id>`. Resumes from the stored `step`, takes the
-//! session's writer lease (a stale `turn.lock` of a killed run is taken over), prints
+//! session's writer lease (a killed run's lock is gone with it), prints
 //! `committed <step>` after its first commit, then never stops. Exit 3 if the session is busy.
 //!
 //! Step `s` appends `1 + s % 3` messages `{"i": <index>, "step": s, "pad": "..."}` (index

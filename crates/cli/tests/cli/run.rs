@@ -424,7 +424,8 @@ fn a_session_with_a_turn_in_progress_is_refused() {
     let dir = ws.root().join("sessions/b-1/checkpoints");
     std::fs::create_dir_all(&dir).expect("session dir");
     // Another writer's lock, as a turn of another process holds it.
-    let lock = std::fs::File::create(dir.join("turn.lock")).expect("lock file");
+    let lock =
+        std::fs::File::create(dir.join(archmax_machine::store::LOCK_FILE)).expect("lock file");
     lock.try_lock().expect("lock");
     let server = ScriptedServer::start(vec![]).expect("server");
     let r = cli(

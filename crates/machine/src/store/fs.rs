@@ -63,13 +63,14 @@ struct Tip {
     /// The last commit's state was `running`.
     running: bool,
     transcript: Option<Arc<File>>,
-    /// The session has no checkpoint on disk yet: the next commit makes its
-    /// `scratchpad/` and its transcript (cutting whatever a crashed first commit left).
+    /// The session has no checkpoint on disk yet: its `scratchpad/` and transcript (cut
+    /// of whatever a crashed first commit left) are made by the lease's load, or by the
+    /// next commit when the load could not.
     fresh: bool,
 }
 
-/// What a filesystem lease holds: the locked `turn.lock`, and (through the store's tip)
-/// the session's open transcript, closed when the lease ends.
+/// What a filesystem lease holds: its locked [`LOCK_FILE`](lease::LOCK_FILE), and (through
+/// the store's tip) the session's open transcript, closed when the lease ends.
 struct FsHold {
     id: String,
     tips: Tips,
@@ -390,17 +391,39 @@ impl FsStore {
     /// reads nothing: a new session's tip says it has no checkpoint yet; an existing one's
     /// that its cache is due (as when the commit reads the envelope itself). Only a
     /// session with no tip gets one: a tip set by a commit of the lease stays as it is.
-    fn seed_tip(&self, sid: &str, env: Option<&Envelope>) {
+    ///
+    /// A new session's `scratchpad/` is made here too, and its transcript opened for the
+    /// commits (made, where the lease's lock is not the transcript itself), on the loading
+    /// thread rather than by its first commit on the shared commit thread, where a
+    /// thousand new sessions' file creations would queue one after another. Best effort:
+    /// when that fails, the first commit makes them itself and reports what stops it.
+    fn seed_tip(&self, id: &SessionId, env: Option<&Envelope>) {
+        let sid = id.as_str();
         if !self.holders.holds(sid) {
             return;
         }
+        let known = |tips: &HashMap<String, Tip>| tips.contains_key(sid);
+        if self.tips.lock().map_or(true, |t| known(&t)) {
+            return;
+        }
+        // The files are made outside the lock, which every session's commits take.
+        let transcript = match env {
+            Some(_) => None,
+            None => {
+                let session = self.dir(id);
+                let path = session.join(CHECKPOINTS_DIR).join(TRANSCRIPT_FILE);
+                self.open_transcript(sid, &session, &path, 0, true)
+                    .ok()
+                    .map(Arc::new)
+            }
+        };
         if let Ok(mut tips) = self.tips.lock() {
             tips.entry(sid.to_owned()).or_insert_with(|| Tip {
                 len: env.map_or(0, |e| e.transcript_len),
                 bytes: env.map_or(0, |e| e.transcript_bytes),
                 since_cache: if env.is_some() { CACHE_EVERY } else { 0 },
                 running: true,
-                transcript: None,
+                transcript,
                 fresh: env.is_none(),
             });
         }
@@ -523,7 +546,7 @@ impl SessionStore for FsStore {
     fn load(&self, id: &SessionId) -> Result<Option<Snapshot>, StoreError> {
         let dir = self.checkpoints(id);
         let env = Self::durable_envelope(id.as_str(), &dir)?;
-        self.seed_tip(id.as_str(), env.as_ref());
+        self.seed_tip(id, env.as_ref());
         let Some(env) = env else {
             return Ok(None);
         };

@@ -1,19 +1,33 @@
 //! Single writer per session: an in-process registry plus, for the filesystem store, an
-//! exclusive lock (`flock` on Unix, `LockFileEx` on Windows) on a session's `turn.lock`,
-//! held for the lease's life. The kernel drops the lock when its holder dies, so a killed
-//! writer's session is free at once, with no pid to judge and no file to take over.
+//! exclusive lock (`flock` on Unix, `LockFileEx` on Windows) on a file of the session's
+//! `checkpoints/` folder ([`LOCK_FILE`]), held for the lease's life. The kernel drops the
+//! lock when its holder dies, so a killed writer's session is free at once, with no pid to
+//! judge and no file to take over.
 
 use std::collections::HashSet;
 use std::fs::{File, OpenOptions, TryLockError};
-use std::io::Write;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use super::StoreError;
 
-/// Name of the cross-process lock file inside a session's `checkpoints/` folder. It stays
-/// once made; its content (the last writer's pid) is for people, the lock is what counts.
+/// The file a filesystem lease locks, inside a session's `checkpoints/` folder.
+///
+/// On Unix it is the transcript itself. `flock` is advisory and belongs to the descriptor
+/// that took it (unlike `fcntl`'s record locks, which any `close` of the file by the
+/// process drops), so readers and the store's own writes through other descriptors go on
+/// as before, and a new session makes one file fewer: a file created is the costliest
+/// thing a new session does to the disk (an inode, a data block for a lock file's pid, and
+/// on ext4 without a journal a scan past every recently freed inode).
+#[cfg(unix)]
+pub const LOCK_FILE: &str = super::fs::TRANSCRIPT_FILE;
+/// The file a filesystem lease locks, inside a session's `checkpoints/` folder.
+///
+/// On Windows a lock is mandatory (it would refuse every other reader of the file), so the
+/// lease locks a file of its own, which stays once made and names its last writer's pid
+/// (for people; nothing reads it).
+#[cfg(not(unix))]
 pub const LOCK_FILE: &str = "turn.lock";
 
 /// Unique suffixes for temporary file names within this process.
@@ -65,8 +79,8 @@ impl Holders {
     }
 }
 
-/// What a store keeps for as long as a lease lives (the filesystem store: the locked
-/// `turn.lock` and its open transcript; a database store: a value whose drop deletes its
+/// What a store keeps for as long as a lease lives (the filesystem store: its locked
+/// [`LOCK_FILE`] and the session's open transcript; a database store: a value whose drop deletes its
 /// lease row), dropped before the writer slot is released.
 pub type Hold = Box<dyn Send + Sync>;
 
@@ -114,25 +128,60 @@ impl Drop for WriterLease {
     }
 }
 
-/// Lock `<dir>/turn.lock` (made, with `dir`, when absent); `None` while another open
-/// lock, in this process or another, holds it.
+/// A held session keeps two descriptors open (its lock and its transcript for writing), so a
+/// process serving many sessions at once has thousands. On Linux a thread that grows a
+/// shared descriptor table waits for an RCU grace period (milliseconds) with every other
+/// thread's `open` queued behind it, and the table doubles several times on the way to a
+/// thousand sessions. The first lock grows it once to this many slots (or the process's
+/// limit): a few tens of KiB, never given back, as the kernel never shrinks the table.
+#[cfg(target_os = "linux")]
+const RESERVED_FDS: u64 = 8192;
+
+/// Grows the descriptor table once per process (see [`RESERVED_FDS`]): a descriptor
+/// duplicated at the top slot, closed at once. Best effort: a failure costs only speed.
+fn reserve_fd_table(file: &File) {
+    #[cfg(target_os = "linux")]
+    {
+        static ONCE: std::sync::Once = std::sync::Once::new();
+        ONCE.call_once(|| {
+            let limit = rustix::process::getrlimit(rustix::process::Resource::Nofile)
+                .current
+                .unwrap_or(RESERVED_FDS);
+            let top = RESERVED_FDS.min(limit).saturating_sub(1);
+            if let Ok(top) = i32::try_from(top) {
+                drop(rustix::io::fcntl_dupfd_cloexec(file, top));
+            }
+        });
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = file;
+}
+
+/// Lock `<dir>/`[`LOCK_FILE`] (made empty, with `dir`, when absent; never truncated); `None`
+/// while another open lock, in this process or another, holds it.
 pub(crate) fn lock_file(id: &str, base: &Path, dir: &Path) -> Result<Option<File>, StoreError> {
     let path = dir.join(LOCK_FILE);
-    let mut file = super::confine::open(
+    let file = super::confine::open(
         base,
         &path,
         OpenOptions::new().write(true).create(true).truncate(false),
     )
     .map_err(StoreError::io(id, "open", &path))?;
+    reserve_fd_table(&file);
     match file.try_lock() {
         Ok(()) => {}
         Err(TryLockError::WouldBlock) => return Ok(None),
         Err(TryLockError::Error(e)) => return Err(StoreError::io(id, "lock", &path)(e)),
     }
-    // For people looking at a busy session: who holds it. Not synced, and not read back.
-    let pid = format!("{}\n", std::process::id());
-    file.set_len(0)
-        .and_then(|()| file.write_all(pid.as_bytes()))
-        .map_err(StoreError::io(id, "write", &path))?;
+    #[cfg(not(unix))]
+    {
+        // For people looking at a busy session: who holds it. Not synced, and not read back.
+        use std::io::Write;
+        let pid = format!("{}\n", std::process::id());
+        let mut file = &file;
+        file.set_len(0)
+            .and_then(|()| file.write_all(pid.as_bytes()))
+            .map_err(StoreError::io(id, "write", &path))?;
+    }
     Ok(Some(file))
 }

@@ -9,10 +9,11 @@
 //! ```text
 //! <root>/sessions/_specs/<hash>.json                  spec snapshots, written only if absent
 //! <root>/sessions/<id>/checkpoints/transcript.jsonl   one message per line, and after each step's
-//!                                                     messages a checkpoint line {"archmax_checkpoint": {transcript_len, state}}
+//!                                                     messages a checkpoint line {"archmax_checkpoint": {transcript_len, state}};
+//!                                                     on Unix, OS-locked while a turn holds the session
 //! <root>/sessions/<id>/checkpoints/state.json         cache of the last checkpoint: {"format", "transcript_len", "transcript_bytes", "state"}
-//! <root>/sessions/<id>/checkpoints/turn.lock          OS-locked while a turn holds the session (made once, kept)
-//! <root>/sessions/<id>/scratchpad/                    agent working area (created on first commit)
+//! <root>/sessions/<id>/checkpoints/turn.lock          Windows only: OS-locked while a turn holds the session (made once, kept)
+//! <root>/sessions/<id>/scratchpad/                    agent working area (made when a turn first loads the session)
 //! ```
 //! The memory store ([`MemStore`]) keeps the same per session in memory, its files
 //! (`scratchpad/`, offloads, written files) in a [`MemArea`](crate::files::MemArea) each,

@@ -262,6 +262,55 @@ fn fs_crash_before_first_state_write() {
     assert_eq!(snap.messages, vec![msg(1)]);
 }
 
+/// A new session's lease and load make its transcript and `scratchpad/` (off the shared
+/// commit thread): the first commit then only writes, through the file the load opened.
+/// A link where the transcript goes is refused, never followed.
+#[test]
+fn fs_a_leased_load_of_a_new_session_makes_its_files_for_the_first_commit() {
+    let root = TempDir::new("made-by-load");
+    let store = FsStore::new(root.path());
+    let id = sid("new");
+    let sdir = store.session_dir(&id).expect("dir");
+    let transcript = sdir.join("checkpoints").join(TRANSCRIPT_FILE);
+    let lease = store.acquire(&id).expect("lease");
+    // On Unix the lease's lock is the transcript, made empty; elsewhere the load makes it.
+    assert_eq!(transcript.exists(), cfg!(unix));
+    assert!(!sdir.join(SCRATCHPAD_DIR).exists());
+    assert!(store.load(&id).expect("load").is_none());
+    assert!(sdir.join(SCRATCHPAD_DIR).is_dir(), "made by the load");
+    assert_eq!(fs::metadata(&transcript).expect("made").len(), 0);
+    // The commit writes through the file the load opened, not through the name.
+    let moved = sdir.join("checkpoints/moved.jsonl");
+    fs::rename(&transcript, &moved).expect("rename");
+    commit(&store, &id, &[msg(1)], &state(1, "running"));
+    assert!(!transcript.exists(), "the first commit opened nothing");
+    assert!(
+        fs::read_to_string(&moved)
+            .expect("read")
+            .contains("archmax_checkpoint")
+    );
+    drop(lease);
+
+    // A link where the transcript goes: the lease that locks it refuses it.
+    #[cfg(unix)]
+    {
+        let other = sid("linked");
+        let odir = store.session_dir(&other).expect("dir");
+        fs::create_dir_all(odir.join("checkpoints")).expect("mkdir");
+        std::os::unix::fs::symlink(
+            root.path().join("elsewhere"),
+            odir.join("checkpoints").join(TRANSCRIPT_FILE),
+        )
+        .expect("link");
+        let err = store.acquire(&other).expect_err("a link is refused");
+        assert!(err.to_string().contains("symbolic link"), "{err}");
+        assert!(!root.path().join("elsewhere").exists());
+        // Nothing is left held: with the link gone, the session leases.
+        fs::remove_file(odir.join("checkpoints").join(TRANSCRIPT_FILE)).expect("unlink");
+        drop(store.acquire(&other).expect("free"));
+    }
+}
+
 /// A turn's load under its lease tells the first commit where the session stands: that
 /// commit reads neither `state.json` nor the transcript (here a `state.json` it could not
 /// read appears after the load and is never touched), and still cuts a crashed step's
@@ -338,7 +387,14 @@ fn fs_commit_cost_is_independent_of_transcript_length() {
 #[test]
 fn fs_lock_held_by_another_open_file_refuses_and_its_release_frees_the_session() {
     let (store, _root, id, sdir) = fs_with_session("lock", 1);
-    let lock = sdir.join("checkpoints/turn.lock");
+    let lock = sdir.join("checkpoints").join(LOCK_FILE);
+    #[cfg(unix)]
+    assert_eq!(
+        LOCK_FILE, TRANSCRIPT_FILE,
+        "on Unix the transcript is the lock"
+    );
+    let transcript = sdir.join("checkpoints").join(TRANSCRIPT_FILE);
+    let before = fs::read(&transcript).expect("transcript");
 
     // Locked through another open file (another store instance or process does the same).
     let other = fs::OpenOptions::new()
@@ -356,23 +412,43 @@ fn fs_lock_held_by_another_open_file_refuses_and_its_release_frees_the_session()
     // The holder goes (a killed process's locks go with it): the session is free.
     drop(other);
     let lease = store.acquire(&id).expect("free once the holder is gone");
+    #[cfg(not(unix))]
     assert_eq!(
         fs::read_to_string(&lock).expect("read"),
         format!("{}\n", std::process::id()),
         "the lock names its holder"
     );
-    // While the lease lives, the file is locked for everyone else.
+    // While the lease lives, the file is locked for everyone else, but not closed to them:
+    // another store reads the session, and this store's commit writes through a
+    // descriptor of its own. Neither, nor closing a descriptor of the file in this
+    // process (the reader's), lets go of the lock.
     let probe = fs::File::open(&lock).expect("open");
-    assert!(matches!(
-        probe.try_lock(),
-        Err(fs::TryLockError::WouldBlock)
-    ));
+    let held = |probe: &fs::File| matches!(probe.try_lock(), Err(fs::TryLockError::WouldBlock));
+    assert!(held(&probe));
+    assert_eq!(
+        fs::read(&transcript).expect("read"),
+        before,
+        "taking the lock writes nothing"
+    );
+    let reader = FsStore::new(_root.path());
+    assert_eq!(
+        reader.load(&id).expect("load").expect("there").messages,
+        vec![msg(1)]
+    );
+    commit(&store, &id, &[msg(2)], &state(2, "running"));
+    assert!(held(&probe));
     drop(lease);
     probe.try_lock().expect("released with the lease");
     drop(probe);
+    assert_eq!(
+        reader.load(&id).expect("load").expect("there").messages,
+        vec![msg(1), msg(2)]
+    );
 
-    // What an older writer left (a pid, or nothing) is no lock: only a held lock counts.
-    fs::write(&lock, "4000000000\n").expect("lock");
+    // A `turn.lock` an older build left (a pid, or nothing) is no lock: only a held lock
+    // on the lease's file counts.
+    let old = sdir.join("checkpoints/turn.lock");
+    fs::write(&old, "4000000000\n").expect("lock");
     drop(store.acquire(&id).expect("old content is not a lock"));
     assert!(
         lock.exists(),
