@@ -2,7 +2,7 @@
 // filesystem store under a folder of the host's choice.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs'
+import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 
 import {
@@ -444,51 +444,69 @@ test('createFilesystemSessionStore({ dir }) keeps sessions under dir', async () 
 // dangling link fails its first commit (the runtime's writes never follow a link): the turn
 // fails with the store's error before any model call or `before` hook, and the session is
 // left as it was.
-test('a session whose first commit fails asks no model and runs no hook; repaired, it runs from scratch', async () => {
+test('a session whose lease or first commit fails asks no model and runs no hook; repaired, it runs from scratch', async () => {
   const BEFORE_SPEC = `${ONE_SPEC}    before:\n      script: hooks/mark.js\n`
   const root = workspace({
     'workflows/one/workflow.yaml': ONE_SPEC,
     'workflows/gated/workflow.yaml': BEFORE_SPEC,
     'workflows/gated/hooks/mark.js': 'export default async (input) => { await input.tools.writeFile({ file_path: "scratchpad/hook.md", content: "ran" }); return { verdict: "ok" } }\n',
   })
-  const broken = (id) => {
-    const dir = join(root, 'sessions', id, 'checkpoints')
-    mkdirSync(dir, { recursive: true })
-    symlinkSync(join(root, 'nowhere.jsonl'), join(dir, 'transcript.jsonl'))
-    return () => rmSync(join(dir, 'transcript.jsonl'))
+  // Two ways a new session's files cannot be made; each returns its repair.
+  const breakages = {
+    // A link where the transcript goes: refused, never followed (on Unix by the lease,
+    // which locks the transcript; elsewhere by the first commit).
+    transcript: (id) => {
+      const dir = join(root, 'sessions', id, 'checkpoints')
+      mkdirSync(dir, { recursive: true })
+      symlinkSync(join(root, 'nowhere.jsonl'), join(dir, 'transcript.jsonl'))
+      return () => rmSync(join(dir, 'transcript.jsonl'))
+    },
+    // A file where `scratchpad/` goes: the lease and the load go through, the first commit
+    // (which makes the folder when the load could not) fails.
+    scratchpad: (id) => {
+      const dir = join(root, 'sessions', id)
+      mkdirSync(dir, { recursive: true })
+      writeFileSync(join(dir, 'scratchpad'), 'in the way')
+      return () => rmSync(join(dir, 'scratchpad'))
+    },
   }
   const write = (name) => tools(call('write_file', { file_path: `scratchpad/${name}.md`, content: name }))
   for (const workflow of ['one', 'gated']) {
-    const { model, requests } = scripted([write('after'), say('Done.')])
-    const agent = await createAgent({ workflow, workspace: { rootDir: root }, model })
-    const id = `f-${workflow}`
-    const repair = broken(id)
-    try {
-      await assert.rejects(agent.workflow.send(id, { message: 'Write it.' }), (e) => {
-        assert.ok(e instanceof SessionStoreError, `${e.name}: ${e.message}`)
-        assert.match(e.message, /transcript\.jsonl/)
-        return true
-      })
-      const scratch = join(root, 'sessions', id, 'scratchpad')
-      assert.equal(existsSync(join(scratch, 'after.md')), false, 'the tool call of an answer after a failed commit ran')
-      assert.equal(existsSync(join(scratch, 'hook.md')), false, 'a before hook ran after a failed commit')
-      assert.equal(requests.length, 0, 'the model was asked after a failed commit')
-      // Nothing half-written: once the path is repaired the same session runs from scratch.
-      repair()
-      requests.length = 0
-      const { model: again } = scripted([write('after'), say('Done.')])
-      const second = await createAgent({ workflow, workspace: { rootDir: root }, model: again })
+    for (const [what, broken] of Object.entries(breakages)) {
+      const { model, requests } = scripted([write('after'), say('Done.')])
+      const agent = await createAgent({ workflow, workspace: { rootDir: root }, model })
+      const id = `f-${workflow}-${what}`
+      const repair = broken(id)
       try {
-        const out = await second.workflow.send(id, { message: 'Write it.' })
-        assert.equal(out.kind, 'completed', JSON.stringify(out))
-        assert.equal(readFileSync(join(scratch, 'after.md'), 'utf8'), 'after')
-        assert.equal(existsSync(join(scratch, 'hook.md')), workflow === 'gated')
-        assert.deepEqual((await second.sessions.messages(id)).map((m) => m.role), ['user', 'assistant', 'tool', 'assistant'])
+        await assert.rejects(agent.workflow.send(id, { message: 'Write it.' }), (e) => {
+          assert.ok(e instanceof SessionStoreError, `${e.name}: ${e.message}`)
+          assert.ok(e.message.includes(what === 'transcript' ? 'transcript.jsonl' : `${id}/scratchpad`), e.message)
+          return true
+        })
+        const scratch = join(root, 'sessions', id, 'scratchpad')
+        if (what === 'transcript') {
+          assert.equal(existsSync(join(scratch, 'after.md')), false, 'the tool call of an answer after a failed commit ran')
+          assert.equal(existsSync(join(scratch, 'hook.md')), false, 'a before hook ran after a failed commit')
+        }
+        assert.equal(requests.length, 0, 'the model was asked after a failed commit')
+        assert.deepEqual(await agent.sessions.messages(id), [], 'nothing of the failed turn was kept')
+        // Nothing half-written: once the path is repaired the same session runs from scratch.
+        repair()
+        requests.length = 0
+        const { model: again } = scripted([write('after'), say('Done.')])
+        const second = await createAgent({ workflow, workspace: { rootDir: root }, model: again })
+        try {
+          const out = await second.workflow.send(id, { message: 'Write it.' })
+          assert.equal(out.kind, 'completed', JSON.stringify(out))
+          assert.equal(readFileSync(join(scratch, 'after.md'), 'utf8'), 'after')
+          assert.equal(existsSync(join(scratch, 'hook.md')), workflow === 'gated')
+          assert.deepEqual((await second.sessions.messages(id)).map((m) => m.role), ['user', 'assistant', 'tool', 'assistant'])
+        } finally {
+          second.dispose()
+        }
       } finally {
-        second.dispose()
+        agent.dispose()
       }
-    } finally {
-      agent.dispose()
     }
   }
 })
