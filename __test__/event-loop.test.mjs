@@ -292,6 +292,41 @@ test(`two hundred sessions answering at once leave the host timers ticking (${la
 })
 }
 
+// A host store's load and commit are answered on this thread, later: the turns await them,
+// and no thread blocks on one. When each call blocked the worker that made it, tokio started
+// another thread to take the worker's place, for every session waiting at once (hundreds
+// here, each a stack and a context switch on the way to the answer).
+test('a host store\'s calls hold no thread while the host answers them', { skip: !linux && 'threads are counted in /proc (Linux)', timeout: 60_000 }, async () => {
+  const root = workspace({ 'workflows/chat/workflow.yaml': ONE_STATE_SPEC })
+  const { store, commits } = mapStore({ async: true })
+  const agent = await createAgent({
+    workflow: 'chat',
+    workspace: { rootDir: root, sessionStore: store },
+    model: async (request) => {
+      await new Promise((r) => setTimeout(r, 5))
+      const step = request.messages.filter((m) => m.role === 'assistant').length
+      return step < 3 ? { role: 'assistant', content: null, tool_calls: [call('archmax_get_variables', {}, `c${step}`)] } : say('Done.')
+    },
+  })
+  const threads = () => readdirSync(`/proc/${process.pid}/task`).length
+  try {
+    // One session first: whatever starts once per process (the runtime's workers) has started.
+    assert.equal((await agent.workflow.send('warm', { message: 'Hi.' })).reply, 'Done.')
+    const before = threads()
+    let most = before
+    const sampler = setInterval(() => (most = Math.max(most, threads())), 1)
+    const outcomes = await Promise.all(Array.from({ length: 300 }, (_, i) => agent.workflow.send(`h${i}`, { message: 'Hi.' })))
+    clearInterval(sampler)
+    assert.deepEqual(new Set(outcomes.map((o) => o.reply)), new Set(['Done.']))
+    // Every session loaded and committed through the host (five commits each: the message,
+    // three steps, the answer), so every one of its calls was waited for.
+    assert.equal(commits.filter((c) => c.id.startsWith('h')).length, 300 * 5)
+    assert.ok(most - before < 20, `${most - before} threads were started while 300 sessions waited on the host store (${before} before)`)
+  } finally {
+    agent.dispose()
+  }
+})
+
 // The wake function a turn holds keeps Node running only while the turn runs: a script
 // whose turn waited on the blocking pool (filesystem commits, file tools) exits on its own
 // once the turn is done, without dispose.

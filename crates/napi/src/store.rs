@@ -9,8 +9,11 @@
 //!
 //! A host store's methods cross as one weak threadsafe function taking JSON text
 //! (`{ method, id?, … }`) and answering an `{ ok, value | error }` envelope (`store.js` wraps
-//! the object so nothing it does throws into Rust). The `SessionStore` trait is synchronous
-//! and called from tokio workers during a turn, so a call blocks its worker
+//! the object so nothing it does throws into Rust). The two calls a turn makes every step,
+//! `load` at its start and `commit` after each step, are awaited by the turn
+//! ([`SessionStore::load_later`], [`SessionStore::commit_queued`]): no thread waits for the
+//! host. The others (`loadState`, `list`, `delete`, spec snapshots) go through the
+//! synchronous `SessionStore` trait from tokio workers, so such a call blocks its worker
 //! (`block_in_place`) until the JS answer arrives. It is never made on the JS main thread:
 //! the answer needs that thread, so waiting there would deadlock; such a call fails with a
 //! store error instead. `dispose` releases every waiting call. A host store's sessions keep
@@ -25,8 +28,8 @@ use std::thread::ThreadId;
 
 use archmax_machine::files::{MemAreas, SessionFiles};
 use archmax_machine::store::{
-    FsStore, Holders, MemStore, SessionId, SessionStore, Snapshot, Step, StoreError, WriterLease,
-    is_descendant,
+    CommitReceipt, FsStore, Holders, LoadLater, MemStore, OwnedStep, SessionId, SessionStore,
+    Snapshot, Step, StoreError, WriterLease, is_descendant,
 };
 use archmax_store_pg::PgStore;
 use napi_derive::napi;
@@ -332,33 +335,77 @@ impl JsStore {
         id: Option<&SessionId>,
         mut args: serde_json::Map<String, Value>,
     ) -> Result<Value, StoreError> {
-        let fail = |message: String| StoreError::Host {
-            method,
-            id: id.map(|id| id.as_str().to_owned()),
-            message,
-        };
         if std::thread::current().id() == self.gate.main {
-            return Err(fail(
+            return Err(host_error(
+                method,
+                id,
                 "called on the JS main thread, where waiting for the store's answer would deadlock"
                     .to_string(),
             ));
         }
-        let f = take(&self.f).ok_or_else(|| fail("the agent was disposed".to_string()))?;
         args.insert("method".to_string(), Value::from(method));
         if let Some(id) = id {
             args.insert("id".to_string(), Value::from(id.as_str()));
         }
-        let input = Value::Object(args).to_string();
+        let answer = self.start(Value::Object(args).to_string());
+        wait(answer).map_err(|message| host_error(method, id, message))
+    }
+
+    /// Sends the call `input` (JSON text naming its method) to the host: its answer, or why
+    /// there is none (the agent disposed before or while it waits). Nothing waits here.
+    fn start(&self, input: String) -> impl Future<Output = Result<Value, String>> + Send + 'static {
+        let f = take(&self.f);
         let mut closed = self.gate.closed.subscribe();
-        let answer = async move {
+        async move {
+            let f = f.ok_or_else(|| "the agent was disposed".to_string())?;
             tokio::select! {
                 answer = call_js(f, input, "store", "session store") => answer,
                 _ = closed.wait_for(|closed| *closed) => {
                     Err("the agent was disposed while waiting for the store's answer".to_string())
                 }
             }
+        }
+    }
+
+    /// What the host's `load` answered, as a snapshot (`None`: it holds no such session).
+    fn snapshot(&self, id: &SessionId, answer: Value) -> Result<Option<Snapshot>, StoreError> {
+        let bad = |what: String| {
+            host_error(
+                "load",
+                Some(id),
+                format!("it answered {what}; expected {{ state, messages }} or null"),
+            )
         };
-        wait(answer).map_err(fail)
+        match answer {
+            Value::Null => Ok(self.absent(id)),
+            Value::Object(mut m) => {
+                let state = m.remove("state").unwrap_or(Value::Null);
+                if state.is_null() {
+                    return Ok(self.absent(id));
+                }
+                match m.remove("messages") {
+                    None | Some(Value::Null) => Ok(Some(Snapshot {
+                        state,
+                        messages: Vec::new(),
+                    })),
+                    Some(Value::Array(messages)) => Ok(Some(Snapshot { state, messages })),
+                    Some(other) => Err(bad(format!("'messages' as {}", kind(&other)))),
+                }
+            }
+            other => Err(bad(kind(&other).to_string())),
+        }
+    }
+
+    /// After the host's `commit` of `id` answered: the first commit makes `scratchpad/`,
+    /// as the other stores' do.
+    fn committed(&self, id: &SessionId) -> Result<(), StoreError> {
+        self.shared.files.committed(id.as_str()).map_err(|e| {
+            host_error(
+                "commit",
+                Some(id),
+                format!("the session's scratchpad could not be made: {e}"),
+            )
+        })
     }
 
     /// The host holds no session `id`: files left from an earlier session of that id
@@ -391,6 +438,24 @@ pub(crate) fn wait<T>(answer: impl Future<Output = Result<T, String>>) -> Result
     }
 }
 
+/// A host store call of `method` failed: `message` says why.
+fn host_error(method: &'static str, id: Option<&SessionId>, message: String) -> StoreError {
+    StoreError::Host {
+        method,
+        id: id.map(|id| id.as_str().to_owned()),
+        message,
+    }
+}
+
+/// A host store's `commit` call, written from the step without copying it.
+#[derive(serde::Serialize)]
+struct CommitCall<'a> {
+    method: &'static str,
+    id: &'a str,
+    messages: &'a [Value],
+    state: &'a Value,
+}
+
 fn args(pairs: impl IntoIterator<Item = (&'static str, Value)>) -> serde_json::Map<String, Value> {
     pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
 }
@@ -409,29 +474,22 @@ fn check_hash(hash: &str) -> Result<(), StoreError> {
 impl SessionStore for JsStore {
     fn load(&self, id: &SessionId) -> Result<Option<Snapshot>, StoreError> {
         let answer = self.call("load", Some(id), args([]))?;
-        let bad = |what: String| StoreError::Host {
-            method: "load",
-            id: Some(id.as_str().to_owned()),
-            message: format!("it answered {what}; expected {{ state, messages }} or null"),
-        };
-        match answer {
-            Value::Null => Ok(self.absent(id)),
-            Value::Object(mut m) => {
-                let state = m.remove("state").unwrap_or(Value::Null);
-                if state.is_null() {
-                    return Ok(self.absent(id));
-                }
-                match m.remove("messages") {
-                    None | Some(Value::Null) => Ok(Some(Snapshot {
-                        state,
-                        messages: Vec::new(),
-                    })),
-                    Some(Value::Array(messages)) => Ok(Some(Snapshot { state, messages })),
-                    Some(other) => Err(bad(format!("'messages' as {}", kind(&other)))),
-                }
-            }
-            other => Err(bad(kind(&other).to_string())),
-        }
+        self.snapshot(id, answer)
+    }
+
+    /// The host answers on the JS thread: the turn awaits its answer, and no thread blocks
+    /// on it (a worker blocked per call made tokio start a thread for each of a thousand
+    /// sessions loading at once).
+    fn load_later(self: Arc<Self>, id: &SessionId) -> Option<LoadLater> {
+        let input = json!({ "method": "load", "id": id.as_str() }).to_string();
+        let answer = self.start(input);
+        let id = id.clone();
+        Some(Box::pin(async move {
+            let value = answer
+                .await
+                .map_err(|message| host_error("load", Some(&id), message))?;
+            self.snapshot(&id, value)
+        }))
     }
 
     fn load_state(&self, id: &SessionId) -> Result<Option<Value>, StoreError> {
@@ -452,15 +510,35 @@ impl SessionStore for JsStore {
             ]),
         )
         .map(drop)?;
-        // The first commit makes `scratchpad/`, as the other stores' do.
-        self.shared
-            .files
-            .committed(id.as_str())
-            .map_err(|e| StoreError::Host {
-                method: "commit",
-                id: Some(id.as_str().to_owned()),
-                message: format!("the session's scratchpad could not be made: {e}"),
-            })
+        self.committed(id)
+    }
+
+    /// As [`load_later`](Self::load_later): the commit is answered when the host's is, with
+    /// no thread waiting for it; the step comes back whole (the host kept a copy).
+    fn commit_queued(
+        self: Arc<Self>,
+        id: &SessionId,
+        step: OwnedStep,
+    ) -> Result<CommitReceipt, OwnedStep> {
+        let input = match serde_json::to_string(&CommitCall {
+            method: "commit",
+            id: id.as_str(),
+            messages: &step.new_messages,
+            state: &step.state,
+        }) {
+            Ok(input) => input,
+            // Not JSON (it always is): the caller commits in place and reports it.
+            Err(_) => return Err(step),
+        };
+        let answer = self.start(input);
+        let id = id.clone();
+        Ok(CommitReceipt::new(async move {
+            let result = match answer.await {
+                Ok(_) => self.committed(&id),
+                Err(message) => Err(host_error("commit", Some(&id), message)),
+            };
+            (result, Some(step))
+        }))
     }
 
     fn list(&self) -> Result<Vec<String>, StoreError> {

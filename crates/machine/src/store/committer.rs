@@ -19,6 +19,8 @@
 //! [`GroupSync::durable_all`]: super::group_sync::GroupSync::durable_all
 
 use std::collections::HashSet;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -35,29 +37,35 @@ const MAX_BATCH: usize = 256;
 /// the committed one, a failed commit's messages to stay pending with the caller).
 type Answer = (Result<(), StoreError>, OwnedStep);
 
-/// A queued commit's answer, to await: the commit is durable when it says `Ok`.
-#[derive(Debug)]
+/// A queued commit's answer, to await: the commit is durable when it says `Ok`. Made by
+/// the filesystem store's commit thread, or by any store whose commit answers later
+/// without a thread waiting for it ([`CommitReceipt::new`]: a host's JS store).
 pub struct CommitReceipt {
-    answer: oneshot::Receiver<Answer>,
-    id: String,
+    answer: Pin<Box<dyn Future<Output = (Result<(), StoreError>, Option<OwnedStep>)> + Send>>,
+}
+
+impl std::fmt::Debug for CommitReceipt {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CommitReceipt").finish_non_exhaustive()
+    }
 }
 
 impl CommitReceipt {
-    /// Waits for the commit: its result, and the step back (`None` only when the store's
-    /// commit thread is gone, which fails the commit).
-    pub async fn wait(self) -> (Result<(), StoreError>, Option<OwnedStep>) {
-        match self.answer.await {
-            Ok((result, step)) => (result, Some(step)),
-            Err(_) => (
-                Err(StoreError::Io {
-                    id: self.id,
-                    op: "commit to",
-                    path: std::path::PathBuf::from(super::fs::TRANSCRIPT_FILE),
-                    source: std::io::Error::other("the session store's commit thread stopped"),
-                }),
-                None,
-            ),
+    /// The receipt of a commit that `answer` settles: its result, and the step back as
+    /// [`SessionStore::commit_owned`](super::SessionStore::commit_owned) gives it (`None`
+    /// only when the store lost it, which must fail the commit).
+    pub fn new(
+        answer: impl Future<Output = (Result<(), StoreError>, Option<OwnedStep>)> + Send + 'static,
+    ) -> Self {
+        Self {
+            answer: Box::pin(answer),
         }
+    }
+
+    /// Waits for the commit: its result, and the step back (`None` only when the store's
+    /// writer is gone, which fails the commit).
+    pub async fn wait(self) -> (Result<(), StoreError>, Option<OwnedStep>) {
+        self.answer.await
     }
 }
 
@@ -100,11 +108,22 @@ impl Committer {
                 }
             }
         };
-        let (answer, receipt) = oneshot::channel();
-        let receipt = CommitReceipt {
-            answer: receipt,
-            id: id.as_str().to_owned(),
-        };
+        let (answer, receipt) = oneshot::channel::<Answer>();
+        let sid = id.as_str().to_owned();
+        let receipt = CommitReceipt::new(async move {
+            match receipt.await {
+                Ok((result, step)) => (result, Some(step)),
+                Err(_) => (
+                    Err(StoreError::Io {
+                        id: sid,
+                        op: "commit to",
+                        path: std::path::PathBuf::from(super::fs::TRANSCRIPT_FILE),
+                        source: std::io::Error::other("the session store's commit thread stopped"),
+                    }),
+                    None,
+                ),
+            }
+        });
         let job = Job {
             store,
             id,

@@ -95,6 +95,11 @@ impl OwnedStep {
     }
 }
 
+/// A load that answers later ([`SessionStore::load_later`]).
+pub type LoadLater = std::pin::Pin<
+    Box<dyn std::future::Future<Output = Result<Option<Snapshot>, StoreError>> + Send>,
+>;
+
 /// Durable per-session storage. Callers hold a [`WriterLease`] (from [`SessionStore::acquire`])
 /// around the commits of a turn; the store does not re-check it on every commit.
 pub trait SessionStore: Send + Sync {
@@ -129,6 +134,14 @@ pub trait SessionStore: Send + Sync {
     ) -> Result<CommitReceipt, OwnedStep> {
         let _ = id;
         Err(step)
+    }
+
+    /// The [`load`](Self::load) of a store whose answer comes later with no thread waiting
+    /// for it (a host's JS store, answered on the JS thread): the turn awaits it instead of
+    /// blocking the thread that polls it. `None` (the default): the caller calls `load`.
+    fn load_later(self: std::sync::Arc<Self>, id: &SessionId) -> Option<LoadLater> {
+        let _ = id;
+        None
     }
 
     /// Session ids in the store's directory order, skipping reserved names and folders without

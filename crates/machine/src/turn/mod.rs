@@ -193,8 +193,8 @@ impl Harness {
         let at = id.clone();
         let spec =
             (!self.spec_snapshot.written()).then(|| std::sync::Arc::clone(&self.spec_snapshot));
-        let (lease, snapshot) = self
-            .store_io(move |store| {
+        let (lease, snapshot) = if self.store.waits_on_disk() {
+            self.store_io(move |store| {
                 let lease = store.acquire(&at)?;
                 let snapshot = store.load(&at)?;
                 // Best effort: a session that needs it and still lacks it writes it at its
@@ -204,7 +204,20 @@ impl Harness {
                 }
                 Ok::<_, crate::store::StoreError>((lease, snapshot))
             })
-            .await??;
+            .await??
+        } else {
+            // In place (`store_io` would run it here too); a store whose load answers later
+            // (a host's JS store) is awaited, so no thread waits for it.
+            let lease = self.store.acquire(&at)?;
+            let snapshot = match std::sync::Arc::clone(&self.store).load_later(&at) {
+                Some(later) => later.await?,
+                None => self.store.load(&at)?,
+            };
+            if let Some(spec) = spec {
+                let _ = spec.ensure(self.store.as_ref());
+            }
+            (lease, snapshot)
+        };
         let (session, messages) = match snapshot {
             Some(s) => {
                 let state: SessionState = serde_json::from_value(s.state).map_err(|e| {
