@@ -80,8 +80,8 @@ impl Holders {
 }
 
 /// What a store keeps for as long as a lease lives (the filesystem store: its locked
-/// [`LOCK_FILE`] and the session's open transcript; a database store: a value whose drop deletes its
-/// lease row), dropped before the writer slot is released.
+/// [`LOCK_FILE`] and the session's open transcript; a database store: a value whose drop
+/// deletes its lease row), dropped before the writer slot is released.
 pub type Hold = Box<dyn Send + Sync>;
 
 /// The single-writer slot of a session, released (the store's hold, then the registry
@@ -128,8 +128,8 @@ impl Drop for WriterLease {
     }
 }
 
-/// A held session keeps two descriptors open (its lock and its transcript for writing), so a
-/// process serving many sessions at once has thousands. On Linux a thread that grows a
+/// A held session keeps two descriptors open (its lock and its transcript for writing), so
+/// a process serving many sessions at once has thousands. On Linux a thread that grows a
 /// shared descriptor table waits for an RCU grace period (milliseconds) with every other
 /// thread's `open` queued behind it, and the table doubles several times on the way to a
 /// thousand sessions. The first lock grows it once to this many slots (or the process's
@@ -157,8 +157,9 @@ fn reserve_fd_table(file: &File) {
     let _ = file;
 }
 
-/// Lock `<dir>/`[`LOCK_FILE`] (made empty, with `dir`, when absent; never truncated); `None`
-/// while another open lock, in this process or another, holds it.
+/// Lock `<dir>/`[`LOCK_FILE`] (made empty, with `dir`, when absent; on Unix, where it is the
+/// transcript, never written); `None` while another open lock, in this process or another,
+/// holds it.
 pub(crate) fn lock_file(id: &str, base: &Path, dir: &Path) -> Result<Option<File>, StoreError> {
     let path = dir.join(LOCK_FILE);
     let file = super::confine::open(
