@@ -335,6 +335,21 @@ impl JsStore {
         id: Option<&SessionId>,
         mut args: serde_json::Map<String, Value>,
     ) -> Result<Value, StoreError> {
+        args.insert("method".to_string(), Value::from(method));
+        if let Some(id) = id {
+            args.insert("id".to_string(), Value::from(id.as_str()));
+        }
+        self.call_with(method, id, Value::Object(args).to_string())
+    }
+
+    /// [`call`](Self::call) with the call already written (`input`, JSON text naming
+    /// `method` and the session `id`).
+    fn call_with(
+        &self,
+        method: &'static str,
+        id: Option<&SessionId>,
+        input: String,
+    ) -> Result<Value, StoreError> {
         if std::thread::current().id() == self.gate.main {
             return Err(host_error(
                 method,
@@ -343,12 +358,7 @@ impl JsStore {
                     .to_string(),
             ));
         }
-        args.insert("method".to_string(), Value::from(method));
-        if let Some(id) = id {
-            args.insert("id".to_string(), Value::from(id.as_str()));
-        }
-        let answer = self.start(Value::Object(args).to_string());
-        wait(answer).map_err(|message| host_error(method, id, message))
+        wait(self.start(input)).map_err(|message| host_error(method, id, message))
     }
 
     /// Sends the call `input` (JSON text naming its method) to the host: its answer, or why
@@ -456,6 +466,18 @@ struct CommitCall<'a> {
     state: &'a Value,
 }
 
+impl CommitCall<'_> {
+    /// The call's JSON text for committing `step` to session `id`.
+    fn input(id: &SessionId, step: Step<'_>) -> serde_json::Result<String> {
+        serde_json::to_string(&CommitCall {
+            method: "commit",
+            id: id.as_str(),
+            messages: step.new_messages,
+            state: step.state,
+        })
+    }
+}
+
 fn args(pairs: impl IntoIterator<Item = (&'static str, Value)>) -> serde_json::Map<String, Value> {
     pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
 }
@@ -501,15 +523,9 @@ impl SessionStore for JsStore {
     }
 
     fn commit(&self, id: &SessionId, step: Step<'_>) -> Result<(), StoreError> {
-        self.call(
-            "commit",
-            Some(id),
-            args([
-                ("messages", Value::from(step.new_messages.to_vec())),
-                ("state", step.state.clone()),
-            ]),
-        )
-        .map(drop)?;
+        let input = CommitCall::input(id, step)
+            .map_err(|e| host_error("commit", Some(id), format!("the step is not JSON: {e}")))?;
+        self.call_with("commit", Some(id), input)?;
         self.committed(id)
     }
 
@@ -520,15 +536,9 @@ impl SessionStore for JsStore {
         id: &SessionId,
         step: OwnedStep,
     ) -> Result<CommitReceipt, OwnedStep> {
-        let input = match serde_json::to_string(&CommitCall {
-            method: "commit",
-            id: id.as_str(),
-            messages: &step.new_messages,
-            state: &step.state,
-        }) {
-            Ok(input) => input,
+        let Ok(input) = CommitCall::input(id, step.as_step()) else {
             // Not JSON (it always is): the caller commits in place and reports it.
-            Err(_) => return Err(step),
+            return Err(step);
         };
         let answer = self.start(input);
         let id = id.clone();

@@ -41,8 +41,12 @@ type Answer = (Result<(), StoreError>, OwnedStep);
 /// the filesystem store's commit thread, or by any store whose commit answers later
 /// without a thread waiting for it ([`CommitReceipt::new`]: a host's JS store).
 pub struct CommitReceipt {
-    answer: Pin<Box<dyn Future<Output = (Result<(), StoreError>, Option<OwnedStep>)> + Send>>,
+    answer: Pin<Box<dyn Future<Output = Settled> + Send>>,
 }
+
+/// How a commit settled: its result, and the step back (`None` only when the store lost it,
+/// which fails the commit).
+pub type Settled = (Result<(), StoreError>, Option<OwnedStep>);
 
 impl std::fmt::Debug for CommitReceipt {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -54,9 +58,7 @@ impl CommitReceipt {
     /// The receipt of a commit that `answer` settles: its result, and the step back as
     /// [`SessionStore::commit_owned`](super::SessionStore::commit_owned) gives it (`None`
     /// only when the store lost it, which must fail the commit).
-    pub fn new(
-        answer: impl Future<Output = (Result<(), StoreError>, Option<OwnedStep>)> + Send + 'static,
-    ) -> Self {
+    pub fn new(answer: impl Future<Output = Settled> + Send + 'static) -> Self {
         Self {
             answer: Box::pin(answer),
         }
@@ -64,7 +66,7 @@ impl CommitReceipt {
 
     /// Waits for the commit: its result, and the step back (`None` only when the store's
     /// writer is gone, which fails the commit).
-    pub async fn wait(self) -> (Result<(), StoreError>, Option<OwnedStep>) {
+    pub async fn wait(self) -> Settled {
         self.answer.await
     }
 }

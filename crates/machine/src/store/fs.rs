@@ -402,8 +402,7 @@ impl FsStore {
         if !self.holders.holds(sid) {
             return;
         }
-        let known = |tips: &HashMap<String, Tip>| tips.contains_key(sid);
-        if self.tips.lock().map_or(true, |t| known(&t)) {
+        if self.tips.lock().map_or(true, |t| t.contains_key(sid)) {
             return;
         }
         // The files are made outside the lock, which every session's commits take.
