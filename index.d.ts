@@ -32,6 +32,7 @@ export type SpecLike = Workflow | Record<string, unknown>
 export type GovernanceRuleId =
   | 'allow'
   | 'tool.path-argument'
+  | 'path.outside-workspace'
   | 'zone.governance-plane'
   | 'script.skill-only'
   | 'tool.reply-only'
@@ -65,6 +66,25 @@ export type GovernanceDecision = {
   terminal: boolean
   /** The denial is reported as a warning event. */
   warn: boolean
+  /**
+   * The call's path arguments that were not already plain workspace-relative paths (a leading
+   * `/`, `.` or `..` segments), as the kernel decided them. A host running its own tools
+   * resolves `path` under its workspace root, never `given` as an operating-system path.
+   * Absent when every path argument was plain.
+   */
+  paths?: GovernancePath[]
+}
+
+/** One path argument as the kernel understood it. */
+export type GovernancePath = {
+  /** The argument it came from (`file_path`, `source`, …). */
+  argument: string
+  /** The value as the model wrote it. */
+  given: string
+  /** The workspace-relative path decided on (no leading `/`). */
+  path: string
+  /** Where it lands: above the root, the root, a read-only mount, a runtime area or the session store, an offload area, `scratchpad/`, or elsewhere in the run. */
+  zone: 'outside' | 'root' | 'authored' | 'internal' | 'offload' | 'scratchpad' | 'run'
 }
 
 /** What a `NativeAgent` call answers: a value, or a harness error as data (`agent.js` raises it). */
@@ -315,6 +335,11 @@ export interface DecisionObject {
   terminal: boolean
   /** The denial is reported as a warning event. */
   warn: boolean
+  /**
+   * The call's path arguments that were not already plain workspace-relative paths
+   * (a leading `/`, `.` or `..` segments), resolved; absent when there were none.
+   */
+  paths?: Array<PathObject>
 }
 
 /** The case files of `workflow` under `rootDir`, workspace-relative, sorted by path. */
@@ -576,6 +601,21 @@ export declare function parseMachineSpec(yamlText: string): ParseMachineSpecResu
 
 /** Whether `actual` partially matches `expected` (mocks' `whenInput`, `calledTool.input`). */
 export declare function partialMatch(expected: unknown, actual: unknown): boolean
+
+/**
+ * A path argument as the kernel understood it (`GovernancePath`): a host resolves `path`
+ * under its workspace root, never `given`.
+ */
+export interface PathObject {
+  /** The argument it came from (`file_path`, `source`, …). */
+  argument: string
+  /** The value as the model wrote it. */
+  given: string
+  /** The workspace-relative path decided on (no leading `/`). */
+  path: string
+  /** Where it lands. */
+  zone: 'outside' | 'root' | 'authored' | 'internal' | 'offload' | 'scratchpad' | 'run'
+}
 
 /**
  * The `names` that are set, as an agent rooted at `rootDir` reads its settings: the

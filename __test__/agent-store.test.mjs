@@ -489,7 +489,12 @@ test('a session whose lease or first commit fails asks no model and runs no hook
           assert.equal(existsSync(join(scratch, 'hook.md')), false, 'a before hook ran after a failed commit')
         }
         assert.equal(requests.length, 0, 'the model was asked after a failed commit')
-        assert.deepEqual(await agent.sessions.messages(id), [], 'nothing of the failed turn was kept')
+        if (what === 'transcript') {
+          // The planted link is never read through: the session's messages are refused, naming it.
+          await assert.rejects(agent.sessions.messages(id), /transcript\.jsonl' is a symbolic link/)
+        } else {
+          assert.deepEqual(await agent.sessions.messages(id), [], 'nothing of the failed turn was kept')
+        }
         // Nothing half-written: once the path is repaired the same session runs from scratch.
         repair()
         requests.length = 0

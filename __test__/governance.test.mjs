@@ -200,3 +200,29 @@ test('task is governed like any tool, and validateSpec agrees with the kernel', 
   assert.ok(no.message.startsWith("[workflow] BLOCKED: 'task' is not allowed in state 'b'."), no.message)
   assert.ok(!g.surface('b').includes('task'))
 })
+
+test('decide refuses paths above the workspace or in the session store, and says what every other path means', () => {
+  const g = Governance.fromSpec(SPEC)
+  const call = (file_path) => g.decide({ state: 'collect', tool: 'read_file', args: { file_path } })
+  for (const escape of ['../../etc/passwd', 'scratchpad/../../x', '/../etc/shadow']) {
+    const d = call(escape)
+    assert.equal(d.allowed, false, escape)
+    assert.equal(d.rule, 'path.outside-workspace')
+    assert.equal(d.message, `Path ${JSON.stringify(escape)} resolves outside the workspace root; workspace paths may not traverse above it.`)
+    assert.equal(d.paths[0].zone, 'outside')
+  }
+  const store = call('/sessions/a/checkpoints/state.json')
+  assert.equal(store.allowed, false)
+  assert.equal(store.rule, 'zone.runtime-internal')
+  assert.match(store.message, /targets the session store \('sessions\/'\)/)
+  // An absolute path is workspace-relative: the decision says which path it decided on.
+  assert.deepEqual(call('/etc/passwd'), {
+    allowed: true,
+    rule: 'tool.allowed',
+    terminal: false,
+    warn: false,
+    paths: [{ argument: 'file_path', given: '/etc/passwd', path: 'etc/passwd', zone: 'run' }],
+  })
+  // A plain path is answered as before, with no `paths`.
+  assert.deepEqual(call('notes/a.md'), { allowed: true, rule: 'tool.allowed', terminal: false, warn: false })
+})

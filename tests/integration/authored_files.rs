@@ -58,9 +58,13 @@ fn a_workflow_yaml_that_is_a_fifo_or_a_device_is_named_not_read() {
         found.0,
         vec!["workflows/piped/workflow.yaml is a named pipe (FIFO), not a regular file"]
     );
+    // A link to a device leads out of the workspace: refused before its kind matters.
     assert_eq!(
         found.1,
-        vec!["workflows/zero/workflow.yaml is a device, not a regular file"]
+        vec![format!(
+            "workflows/zero/workflow.yaml is a link that leads out of {}; links are followed only within it",
+            ws.root().display()
+        )]
     );
 }
 
@@ -139,5 +143,50 @@ fn assembly_names_an_unreadable_spec_or_agents_md() {
     assert_eq!(
         errors[1],
         "AGENTS.md is a named pipe (FIFO), not a regular file"
+    );
+}
+
+#[test]
+fn validate_and_a_run_refuse_the_same_oversized_persona_with_the_same_words() {
+    let ws = TempWorkspace::new(&[("workflows/orders/workflow.yaml", SPEC)]);
+    // 9 MiB without writing them: a sparse file.
+    let persona = std::fs::File::create(ws.root().join("AGENTS.md")).expect("create");
+    persona.set_len(9 * 1024 * 1024).expect("grow");
+    let found = messages(ws.root(), "orders");
+    let words = "AGENTS.md is larger than 8 MiB, the most this kind of file may hold";
+    assert!(found.iter().any(|m| m == words), "{found:?}");
+    let server = ScriptedServer::start(vec![]).expect("server");
+    let assembled = archmax_machine::Harness::assemble(archmax_machine::HarnessOptions {
+        root: ws.root().to_path_buf(),
+        workflow: "orders".into(),
+        model: std::sync::Arc::new(archmax_tests::client(&server.url(), "m")),
+        default_model: "m".into(),
+        store: std::sync::Arc::new(archmax_machine::store::MemStore::new()),
+        events: std::sync::Arc::new(archmax_machine::NoEvents),
+        tools: Vec::new(),
+        essential_tools: Vec::new(),
+        mounts: None,
+        skills: vec!["skills/".into()],
+    });
+    let Err(err) = assembled else {
+        panic!("an oversized AGENTS.md was assembled")
+    };
+    assert_eq!(err.to_string(), words);
+    // A persona linked out of the workspace is refused by both alike.
+    std::fs::remove_file(ws.root().join("AGENTS.md")).expect("rm");
+    let outside = ws
+        .root()
+        .parent()
+        .expect("tmp")
+        .join(format!("persona-outside-{}.md", std::process::id()));
+    std::fs::write(&outside, "You are someone else.").expect("outside");
+    std::os::unix::fs::symlink(&outside, ws.root().join("AGENTS.md")).expect("link");
+    let found = messages(ws.root(), "orders");
+    let _ = std::fs::remove_file(&outside);
+    assert!(
+        found
+            .iter()
+            .any(|m| m.starts_with("AGENTS.md is a link that leads out of")),
+        "{found:?}"
     );
 }

@@ -8,6 +8,7 @@ mod delegation;
 mod example;
 mod fuzz;
 mod governed_origins;
+mod hostile_ids;
 mod hostile_paths;
 mod memory_files;
 mod model_answers;

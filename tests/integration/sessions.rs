@@ -37,7 +37,21 @@ fn jobs(ws: &TempWorkspace, server: &ScriptedServer) -> Harness {
 }
 
 fn session_dir(ws: &TempWorkspace, id: &str) -> std::path::PathBuf {
-    ws.root().join("sessions").join(id)
+    ws.root()
+        .join("sessions")
+        .join(&*archmax_machine::store::storage_key(id))
+}
+
+/// Runs a turn as session `id` even when it is a child id no caller started (a host may not
+/// start one): the turn runs under another id, whose folder then takes the child's name.
+fn send_as(h: &Harness, ws: &TempWorkspace, id: &str, message: &str) {
+    if archmax_machine::store::parent_of(id).is_none() {
+        send(h, id, message);
+        return;
+    }
+    let stand_in = format!("stand-in-{}", id.len());
+    send(h, &stand_in, message);
+    std::fs::rename(session_dir(ws, &stand_in), session_dir(ws, id)).expect("rename");
 }
 
 fn files(entries: Value) -> Map<String, Value> {
@@ -82,7 +96,7 @@ fn summaries_describe_completed_parked_and_failed_sessions() {
         "fail-1",
         "fail-1~work:jobs:1",
     ] {
-        send(&h, id, "go");
+        send_as(&h, &ws, id, "go");
     }
 
     let done = h.session_summary("done-1").expect("ok").expect("present");
@@ -195,7 +209,7 @@ fn delete_removes_a_session_and_its_children_only() {
     .expect("server");
     let h = jobs(&ws, &server);
     for id in ["d-1", "d-1~work:jobs:1", "d-10", "d-1~x"] {
-        send(&h, id, "go");
+        send_as(&h, &ws, id, "go");
     }
     assert!(h.delete_session("d-1").expect("delete"));
     assert!(!session_dir(&ws, "d-1").exists());

@@ -299,13 +299,30 @@ async fn run_one(
             ),
         );
     }
-    let text = match std::fs::read_to_string(suite.root.join(&file.path)) {
-        Ok(t) => t,
-        Err(e) => {
+    let tests_dir = suite
+        .root
+        .join(format!("workflows/{}/tests", suite.workflow));
+    let text = match archmax_spec::disk::read_text_within(
+        &tests_dir,
+        &suite.root.join(&file.path),
+        archmax_spec::disk::MAX_AUTHORED_FILE_BYTES,
+    ) {
+        Ok(Some(t)) => t,
+        Ok(None) => {
             observer.case_start(file, None);
             return unreadable(
                 file,
-                format!("{}: cannot read the case file: {e}", file.path),
+                format!(
+                    "{}: cannot read the case file: it does not exist",
+                    file.path
+                ),
+            );
+        }
+        Err(why) => {
+            observer.case_start(file, None);
+            return unreadable(
+                file,
+                format!("{}: cannot read the case file: it {why}", file.path),
             );
         }
     };
@@ -450,11 +467,20 @@ impl Driver<'_> {
                 Seed::From(from) => {
                     let rel = normalize_from(from).map_err(|e| format!("{file}: {e}"))?;
                     let at = format!("{tests_dir}/{rel}");
-                    match std::fs::read_to_string(suite.root.join(&at)) {
-                        Ok(text) => Value::String(text),
-                        Err(_) => {
+                    match archmax_spec::disk::read_text_within(
+                        &suite.root.join(&tests_dir),
+                        std::path::Path::new(&rel),
+                        archmax_spec::disk::MAX_AUTHORED_FILE_BYTES,
+                    ) {
+                        Ok(Some(text)) => Value::String(text),
+                        Ok(None) => {
                             return Err(format!(
                                 "workspace entry '{path}' references 'from: {from}', but '{at}' does not exist"
+                            ));
+                        }
+                        Err(why) => {
+                            return Err(format!(
+                                "workspace entry '{path}' references 'from: {from}', but '{at}' cannot be read: it {why}"
                             ));
                         }
                     }

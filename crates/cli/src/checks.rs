@@ -2,16 +2,6 @@
 
 use serde_json::{Map, Value};
 
-/// First segments a session id may not start with at the CLI stage.
-pub const RESERVED_SESSION_SEGMENTS: [&str; 6] = [
-    "checkpoints",
-    "artifacts",
-    "_specs",
-    "large_tool_results",
-    "conversation_history",
-    "scratchpad",
-];
-
 /// Parses `--variables`: a JSON object, or a usage message.
 pub fn parse_variables(raw: &str) -> Result<Map<String, Value>, String> {
     match serde_json::from_str::<Value>(raw) {
@@ -24,36 +14,12 @@ pub fn parse_variables(raw: &str) -> Result<Map<String, Value>, String> {
     }
 }
 
-/// Why a session id is unusable, if it is.
-pub fn session_id_problem(id: &str) -> Option<String> {
-    let trimmed = id.trim_start_matches('/');
-    if trimmed.is_empty() {
-        return Some("it must not be empty".to_string());
-    }
-    let segments: Vec<&str> = trimmed.split(['/', '\\']).collect();
-    let drive = trimmed.len() >= 2
-        && trimmed.as_bytes()[1] == b':'
-        && trimmed.as_bytes()[0].is_ascii_alphabetic();
-    if drive || trimmed.starts_with('\\') || segments.contains(&"..") {
-        return Some(
-            "it must stay within the session zone (no absolute paths or '..' traversal)"
-                .to_string(),
-        );
-    }
-    let first = segments.first().copied().unwrap_or_default();
-    RESERVED_SESSION_SEGMENTS.contains(&first).then(|| {
-        format!("'{first}' is reserved at the workspace root (a session area or an authored mount)")
-    })
-}
-
-/// The usage message for a bad session id, if it is one.
+/// The usage message for a bad session id, if it is one: the session-id rule of the
+/// session store (`archmax_machine::store::IdRules`), in the CLI's words.
 pub fn check_session_id(id: &str) -> Result<(), String> {
-    match session_id_problem(id) {
-        Some(reason) => Err(format!(
-            "invalid session id '{id}' - {reason}. Use one from 'archmax sessions'."
-        )),
-        None => Ok(()),
-    }
+    archmax_machine::store::SessionId::parse(id)
+        .map(drop)
+        .map_err(|e| e.cli_message())
 }
 
 #[cfg(test)]

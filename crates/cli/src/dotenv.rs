@@ -121,9 +121,15 @@ impl Env {
         if self.last_file.as_deref() == Some(canonical.as_path()) {
             return;
         }
-        // A FIFO or a device (or a link to one) is unreadable too: it would block or stream.
-        let read =
-            archmax_spec::disk::read_regular(path, archmax_spec::disk::MAX_AUTHORED_FILE_BYTES);
+        // A FIFO or a device, or a link out of its folder, is unreadable too.
+        let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
+            return;
+        };
+        let read = archmax_spec::disk::read_within(
+            dir,
+            Path::new(name),
+            archmax_spec::disk::MAX_AUTHORED_FILE_BYTES,
+        );
         let Ok(Some(bytes)) = read else {
             return;
         };

@@ -27,7 +27,7 @@ pub(crate) fn no_session(id: &str) -> String {
 
 /// The committed state of session `id` in `store`.
 pub(crate) fn load(store: &dyn SessionStore, id: &str) -> Result<SessionState, Failure> {
-    let sid = SessionId::parse(id).map_err(|e| Failure::Usage(e.to_string()))?;
+    let sid = SessionId::parse(id).map_err(|e| Failure::Usage(e.cli_message()))?;
     let value = store
         .load_state(&sid)
         .map_err(|e| Failure::Command(e.to_string()))?

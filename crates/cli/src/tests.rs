@@ -191,6 +191,26 @@ fn runtime_commands_check_their_arguments_first() {
             2,
             "Error: invalid session id '_specs' - '_specs' is reserved at the workspace root (a session area or an authored mount). Use one from 'archmax sessions'. (try: archmax sessions --help)\n",
         ),
+        (
+            &["run", "wf", "hi", "--session", "."],
+            2,
+            "Error: invalid session id '.' - it must not be made of dots alone. Use one from 'archmax sessions'. (try: archmax run --help)\n",
+        ),
+        (
+            &["decide", "a\r\nb", "--to", "done"],
+            2,
+            "Error: invalid session id 'a\\u{d}\\u{a}b' - it must not contain control or bidirectional-formatting characters (U+000D at character 2). Use one from 'archmax sessions'. (try: archmax decide --help)\n",
+        ),
+        (
+            &["reply", "x\u{202e}y", "hi"],
+            2,
+            "Error: invalid session id 'x\\u{202e}y' - it must not contain control or bidirectional-formatting characters (U+202E at character 2). Use one from 'archmax sessions'. (try: archmax reply --help)\n",
+        ),
+        (
+            &["deliver", " ", "--trigger", "mail"],
+            2,
+            "Error: invalid session id ' ' - it must not be empty. Use one from 'archmax sessions'. (try: archmax deliver --help)\n",
+        ),
     ];
     for (args, code, err) in cases {
         let (c, out, e) = run_in(&dir, args);

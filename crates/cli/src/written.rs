@@ -11,22 +11,30 @@ use crate::style::Style;
 /// At most this many paths are named; the rest are counted.
 const SHOWN: usize = 5;
 
+/// The folder of session `id` in the workspace's filesystem store (named by its storage key).
+fn folder(root: &Path, id: &str) -> PathBuf {
+    root.join(archmax_machine::store::SESSIONS_DIR)
+        .join(&*archmax_machine::store::storage_key(
+            id.trim_start_matches('/'),
+        ))
+}
+
 /// The session's files before a turn: path → (modified, length).
 #[derive(Debug, Default)]
 pub(crate) struct Before(BTreeMap<PathBuf, (Option<SystemTime>, u64)>);
 
 impl Before {
-    /// The files under `<root>/sessions/<id>/` now.
+    /// The files under `<root>/sessions/<key>/` now (the folder of session `id`).
     pub(crate) fn take(root: &Path, id: &str) -> Self {
         let mut files = BTreeMap::new();
-        walk(&root.join("sessions").join(id), &mut files);
+        walk(&folder(root, id), &mut files);
         Before(files)
     }
 
     /// The files created or changed since, relative to `root`, sorted.
     pub(crate) fn changed(&self, root: &Path, id: &str) -> Vec<String> {
         let mut now = BTreeMap::new();
-        walk(&root.join("sessions").join(id), &mut now);
+        walk(&folder(root, id), &mut now);
         now.into_iter()
             .filter(|(path, seen)| self.0.get(path) != Some(seen))
             .filter_map(|(path, _)| {

@@ -26,6 +26,7 @@ mod decide;
 mod describe;
 pub mod glob;
 pub mod guard;
+pub mod host;
 mod inherit;
 pub mod matching;
 mod messages;
@@ -38,6 +39,7 @@ pub mod zones;
 
 pub(crate) use archmax_spec::{grammar, jsfmt};
 
+pub use host::{HostDecision, PathZone, ResolvedPath};
 pub use inherit::Inherited;
 pub use paths::{Access, ToolPaths, ToolPathsError};
 pub use policy::{CustomRule, Policy, PolicyError, PolicyOptions};

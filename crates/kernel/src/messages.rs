@@ -50,6 +50,12 @@ pub(crate) fn runtime_internal(subject: &str) -> String {
     )
 }
 
+pub(crate) fn session_store(subject: &str) -> String {
+    format!(
+        "[workflow] BLOCKED: {subject} targets the session store ('sessions/'), which holds every session's records and is not part of your workspace — use 'scratchpad/…' for your own files."
+    )
+}
+
 pub(crate) fn runtime_managed(subject: &str) -> String {
     format!(
         "[workflow] BLOCKED: {subject} targets a runtime-owned area ('large_tool_results/', 'conversation_history/'), where the runtime offloads oversized context. You may read those files; write your own under 'scratchpad/…'."

@@ -10,6 +10,9 @@ pub enum RuleId {
     Allow,
     /// A declared path argument holds something other than paths.
     PathArgument,
+    /// A path climbs above the workspace root (a host's own loop; the runtime's router
+    /// refuses it before the kernel is asked).
+    OutsideWorkspace,
     /// A script or hook addressed `workflows/`.
     GovernancePlane,
     /// `archmax_run` outside every skill bundle.
@@ -62,6 +65,7 @@ impl RuleId {
         match self {
             RuleId::Allow => "allow",
             RuleId::PathArgument => "tool.path-argument",
+            RuleId::OutsideWorkspace => "path.outside-workspace",
             RuleId::GovernancePlane => "zone.governance-plane",
             RuleId::SkillOnly => "script.skill-only",
             RuleId::ReplyOnly => "tool.reply-only",

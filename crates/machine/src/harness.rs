@@ -302,13 +302,12 @@ impl Harness {
         .map_err(|e| RunError::Store(e.to_string()))?;
         let spec_json = serde_json::to_value(&loaded.spec).unwrap_or(Value::Null);
         let spec_hash = archmax_spec::hash::spec_hash(&spec_json);
-        let persona =
-            files
-                .read_checked("AGENTS.md")
-                .map_err(|problem| RunError::AuthoredFile {
-                    path: "AGENTS.md".to_string(),
-                    problem,
-                })?;
+        let persona = files
+            .read_checked(archmax_spec::workspace::PERSONA_FILE)
+            .map_err(|problem| RunError::AuthoredFile {
+                path: archmax_spec::workspace::PERSONA_FILE.to_string(),
+                problem,
+            })?;
         let zones = crate::prompt::zones_section(&mounts);
         let extra = extras.system_prompt.as_deref();
         let static_prompt = if plain {
@@ -647,7 +646,10 @@ impl Harness {
         if explicit.is_none() && session_path.is_none() {
             self.start_state(trigger)?;
         }
-        self.derive_session_id(explicit, trigger, variables, session_path)
+        let (id, source) = self.derive_session_id(explicit, trigger, variables, session_path)?;
+        // An id read from a firing's variables is checked here, before any turn starts.
+        self.parse_session_id(&id)?;
+        Ok((id, source))
     }
 
     /// [`Harness::resolve_session`] without refusing an undeclared trigger (its firing

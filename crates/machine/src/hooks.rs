@@ -265,9 +265,11 @@ impl ModelGrader {
     /// Runs a script hook in a sandbox of its own (no state shared between hooks or
     /// sessions); its `tools.*` go through the kernel with lifecycle authority.
     async fn run_script(&self, script: &str, input: &HookInput) -> Verdict {
-        let path = self.workflow_dir.join(script);
-        let read =
-            archmax_spec::disk::read_regular(&path, archmax_spec::disk::MAX_AUTHORED_FILE_BYTES);
+        let read = archmax_spec::disk::read_within(
+            &self.workflow_dir,
+            std::path::Path::new(script),
+            archmax_spec::disk::MAX_AUTHORED_FILE_BYTES,
+        );
         let source = match read {
             Ok(Some(bytes)) => String::from_utf8_lossy(&bytes).into_owned(),
             Ok(None) => {

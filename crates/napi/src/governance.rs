@@ -61,6 +61,23 @@ pub struct GovernanceSpecOptions {
     pub tool_paths: Option<Value>,
 }
 
+/// A path argument as the kernel understood it (`GovernancePath`): a host resolves `path`
+/// under its workspace root, never `given`.
+#[napi(object)]
+pub struct PathObject {
+    /// The argument it came from (`file_path`, `source`, …).
+    pub argument: String,
+    /// The value as the model wrote it.
+    pub given: String,
+    /// The workspace-relative path decided on (no leading `/`).
+    pub path: String,
+    /// Where it lands.
+    #[napi(
+        ts_type = "'outside' | 'root' | 'authored' | 'internal' | 'offload' | 'scratchpad' | 'run'"
+    )]
+    pub zone: String,
+}
+
 /// A decision as JS receives it (`GovernanceDecision`): built field by field, which
 /// saves about 1 µs per call over converting a JSON value.
 #[napi(object)]
@@ -75,16 +92,44 @@ pub struct DecisionObject {
     pub terminal: bool,
     /// The denial is reported as a warning event.
     pub warn: bool,
+    /// The call's path arguments that were not already plain workspace-relative paths
+    /// (a leading `/`, `.` or `..` segments), resolved; absent when there were none.
+    pub paths: Option<Vec<PathObject>>,
 }
 
 impl From<archmax_kernel::Decision> for DecisionObject {
-    fn from(d: archmax_kernel::Decision) -> Self {
+    fn from(decision: archmax_kernel::Decision) -> Self {
+        archmax_kernel::HostDecision {
+            decision,
+            paths: Vec::new(),
+        }
+        .into()
+    }
+}
+
+impl From<archmax_kernel::HostDecision> for DecisionObject {
+    fn from(h: archmax_kernel::HostDecision) -> Self {
+        let d = h.decision;
         DecisionObject {
             allowed: d.allowed,
             rule: d.rule.as_str().to_string(),
             message: d.message,
             terminal: d.terminal,
             warn: d.warn,
+            paths: (!h.paths.is_empty()).then(|| {
+                h.paths
+                    .into_iter()
+                    .map(|p| PathObject {
+                        zone: serde_json::to_value(p.zone)
+                            .ok()
+                            .and_then(|z| z.as_str().map(str::to_string))
+                            .unwrap_or_default(),
+                        argument: p.argument,
+                        given: p.given,
+                        path: p.path,
+                    })
+                    .collect()
+            }),
         }
     }
 }
@@ -295,17 +340,10 @@ impl Governance {
         let args = parse("args", args_json)?.unwrap_or_else(|| Value::Object(Map::new()));
         let variables = parse("variables", variables_json)?;
         let d = self.decide_parts(&state, &tool, &args, variables, authority.as_deref())?;
-        if d.allowed {
-            return Ok(d.rule.as_str().to_string());
+        if d.decision.allowed && d.paths.is_empty() {
+            return Ok(d.decision.rule.as_str().to_string());
         }
-        Ok(serde_json::json!({
-            "allowed": false,
-            "rule": d.rule.as_str(),
-            "message": d.message,
-            "terminal": d.terminal,
-            "warn": d.warn,
-        })
-        .to_string())
+        serde_json::to_string(&d).map_err(|e| Error::from_reason(e.to_string()))
     }
 
     /// One decision from the call's parts.
@@ -316,7 +354,7 @@ impl Governance {
         args: &Value,
         variables: Option<Value>,
         authority: Option<&str>,
-    ) -> Result<archmax_kernel::Decision> {
+    ) -> Result<archmax_kernel::HostDecision> {
         let (origin, reply_only) = match authority {
             None | Some("agent") => (Origin::Agent, false),
             Some("script") => (Origin::Script, false),
@@ -350,7 +388,7 @@ impl Governance {
         };
         Ok(self
             .policy
-            .decide_with_move(&ToolCall::new(tool, args), &ctx))
+            .decide_for_host(&ToolCall::new(tool, args), &ctx))
     }
 
     /// The tool names the model is shown in `state`; `{ controls: false }` leaves out the

@@ -33,14 +33,17 @@ fn same(a: &[u8], b: &[u8]) -> bool {
 }
 
 impl Tokens {
-    /// Parses `identity=token` pairs separated by commas (blank entries skipped; the token
-    /// is everything after the first `=`).
+    /// Parses `identity=token` pairs separated by commas (the token is everything after the
+    /// first `=`). A blank text is no token; a blank entry in a text is refused.
     pub fn parse(text: &str) -> Result<Tokens, ServeError> {
         let mut out: Vec<(String, String)> = Vec::new();
+        if text.trim().is_empty() {
+            return Ok(Tokens(out));
+        }
         for (i, entry) in text.split(',').enumerate() {
             let entry = entry.trim();
             if entry.is_empty() {
-                continue;
+                return Err(ServeError::EmptyToken { index: i + 1 });
             }
             let Some((who, token)) = entry
                 .split_once('=')

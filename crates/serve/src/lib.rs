@@ -57,6 +57,15 @@ pub enum ServeError {
         /// The entry, cut short.
         shown: String,
     },
+    /// An entry is blank (two commas in a row, or one at an end): a token left out by
+    /// mistake, refused rather than skipped.
+    #[error(
+        "{TOKENS_VAR} entry {index} is empty (two commas in a row, or one at an end); write identity=token there or remove the comma"
+    )]
+    EmptyToken {
+        /// 1-based position of the entry.
+        index: usize,
+    },
     /// Two entries give the same token.
     #[error(
         "{TOKENS_VAR} gives the same token to '{first}' and '{second}'; each token names one identity"
@@ -225,7 +234,7 @@ mod tests {
 
     #[test]
     fn tokens_take_everything_after_the_first_equals_and_refuse_a_shared_token() {
-        let t = Tokens::parse(" alice = ab==, ,bob=cd").expect("parses");
+        let t = Tokens::parse(" alice = ab==, bob=cd").expect("parses");
         assert_eq!(t.len(), 2);
         assert_eq!(t.identity("ab=="), Some("alice"));
         assert_eq!(t.identity("cd"), Some("bob"));
@@ -238,5 +247,19 @@ mod tests {
             Tokens::parse("=x"),
             Err(ServeError::BadToken { index: 1, .. })
         ));
+        for (text, index) in [("a=1,,b=2", 2), ("a=1, ,b=2", 2), (",a=1", 1), ("a=1,", 2)] {
+            let err = Tokens::parse(text).expect_err(text);
+            assert!(
+                matches!(err, ServeError::EmptyToken { index: i } if i == index),
+                "{text}: {err}"
+            );
+            assert_eq!(
+                err.to_string(),
+                format!(
+                    "ARCHMAX_SERVE_TOKENS entry {index} is empty (two commas in a row, or one at an end); write identity=token there or remove the comma"
+                )
+            );
+        }
+        assert!(Tokens::parse("  ").expect("no tokens").is_empty());
     }
 }

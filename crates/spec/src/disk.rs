@@ -1,4 +1,9 @@
-//! The one place this crate touches the file system: [`DiskFiles`].
+//! The one place this crate touches the file system: [`DiskFiles`], and the one reader every
+//! file the harness reads goes through ([`read_within`]): workflows, `AGENTS.md`, hooks,
+//! skills, case files and their fixtures, cassettes, `.env`, and a session store's records.
+//! It reads a regular file only (never a FIFO, a device or a socket, which could block or
+//! stream forever), at most a named number of bytes, and follows a link only when it stays
+//! inside the folder the file is read from.
 
 use std::fs::{File, OpenOptions};
 use std::io::{ErrorKind, Read};
@@ -45,7 +50,7 @@ impl Files for DiskFiles {
         let Some(p) = self.resolve(path) else {
             return Ok(None);
         };
-        match read_regular(&p, MAX_AUTHORED_FILE_BYTES) {
+        match read_within(&self.root, &p, MAX_AUTHORED_FILE_BYTES) {
             Ok(bytes) => Ok(bytes.map(|b| String::from_utf8_lossy(&b).into_owned())),
             Err(ReadError::NotFound) => Ok(None),
             Err(e) => Err(e.to_string()),
@@ -76,8 +81,11 @@ impl Files for DiskFiles {
 }
 
 /// The largest authored file the workspace reads (`workflow.yaml`, `WORKFLOW.md`, hook
-/// scripts, `SKILL.md`, skill scripts, `AGENTS.md`, case files): 8 MiB.
+/// scripts, `SKILL.md`, skill scripts, `AGENTS.md`, case files and fixtures, `.env`): 8 MiB.
 pub const MAX_AUTHORED_FILE_BYTES: u64 = 8 * 1024 * 1024;
+
+/// The largest cassette read (`*.cassette.json`, recorded model exchanges): 64 MiB.
+pub const MAX_CASSETTE_BYTES: u64 = 64 * 1024 * 1024;
 
 /// Why a file could not be read by [`read_regular`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -89,12 +97,25 @@ pub enum ReadError {
     /// It is there, but not a regular file (after following links).
     #[error("is {0}, not a regular file")]
     NotRegular(&'static str),
-    /// It holds more than the bound.
-    #[error("is larger than {} MiB, the most an authored file may hold", .0 / (1024 * 1024))]
+    /// It holds more than the bound (in bytes).
+    #[error("is larger than {}, the most this kind of file may hold", size(*.0))]
     TooLarge(u64),
+    /// It is a link (or lies under one) that leads out of the folder it is read from.
+    #[error("is a link that leads out of {}; links are followed only within it", .0.display())]
+    Outside(PathBuf),
     /// Any other failure, as the system words it.
     #[error("cannot be read: {0}")]
     Io(String),
+}
+
+/// A byte count in words: `8 MiB`, `64 KiB`, `100 bytes`.
+fn size(bytes: u64) -> String {
+    const MIB: u64 = 1024 * 1024;
+    match bytes {
+        b if b >= MIB && b % MIB == 0 => format!("{} MiB", b / MIB),
+        b if b >= 1024 && b % 1024 == 0 => format!("{} KiB", b / 1024),
+        b => format!("{b} bytes"),
+    }
 }
 
 /// What a non-regular file is, in words.
@@ -169,6 +190,34 @@ pub fn read_regular(path: &Path, limit: u64) -> Result<Option<Vec<u8>>, ReadErro
     Ok(Some(bytes))
 }
 
+/// The bytes of the regular file at `path` (absolute, or relative to `dir`), read as
+/// [`read_regular`] reads, when it lies inside `dir` once every link is resolved: a link that
+/// leads out of `dir` is [`ReadError::Outside`], a dangling one is absent. `dir` itself may
+/// be reached through links (a workspace in a linked folder).
+pub fn read_within(dir: &Path, path: &Path, limit: u64) -> Result<Option<Vec<u8>>, ReadError> {
+    let full = dir.join(path);
+    let real = match std::fs::canonicalize(&full) {
+        Ok(real) => real,
+        Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(io_error(&e)),
+    };
+    let base = std::fs::canonicalize(dir).map_err(|e| io_error(&e))?;
+    if !real.starts_with(&base) {
+        return Err(ReadError::Outside(dir.to_path_buf()));
+    }
+    read_regular(&real, limit)
+}
+
+/// [`read_within`] as text (invalid UTF-8 replaced).
+pub fn read_text_within(dir: &Path, path: &Path, limit: u64) -> Result<Option<String>, ReadError> {
+    Ok(
+        read_within(dir, path, limit)?.map(|b| match String::from_utf8(b) {
+            Ok(text) => text,
+            Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+        }),
+    )
+}
+
 #[cfg(all(test, unix))]
 #[allow(clippy::unwrap_used)]
 mod tests {
@@ -212,6 +261,57 @@ mod tests {
             read_regular(&dir, 4).unwrap_err().to_string(),
             "is a folder, not a regular file"
         );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn links_are_followed_only_within_the_folder_read_from() {
+        let dir = std::env::temp_dir().join(format!("disk-within-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let inside = dir.join("ws");
+        std::fs::create_dir_all(inside.join("sub")).unwrap();
+        std::fs::write(dir.join("secret.txt"), "outside").unwrap();
+        std::fs::write(inside.join("sub/a.txt"), "inside").unwrap();
+        std::os::unix::fs::symlink("sub/a.txt", inside.join("near")).unwrap();
+        std::os::unix::fs::symlink("../secret.txt", inside.join("far")).unwrap();
+        std::os::unix::fs::symlink(&dir, inside.join("up")).unwrap();
+        std::os::unix::fs::symlink("/dev/zero", inside.join("zero")).unwrap();
+        std::os::unix::fs::symlink("missing", inside.join("dangling")).unwrap();
+        let read = |p: &str| read_text_within(&inside, Path::new(p), 1024);
+        assert_eq!(read("near").unwrap().as_deref(), Some("inside"));
+        assert_eq!(read("sub/a.txt").unwrap().as_deref(), Some("inside"));
+        assert_eq!(read("dangling").unwrap(), None);
+        assert_eq!(read("none").unwrap(), None);
+        for out in ["far", "up/secret.txt", "zero", "../secret.txt"] {
+            assert_eq!(
+                read(out).unwrap_err(),
+                ReadError::Outside(inside.clone()),
+                "{out}"
+            );
+        }
+        assert_eq!(
+            read("far").unwrap_err().to_string(),
+            format!(
+                "is a link that leads out of {}; links are followed only within it",
+                inside.display()
+            )
+        );
+        // The folder itself may sit behind a link.
+        let linked = dir.join("linked-ws");
+        std::os::unix::fs::symlink(&inside, &linked).unwrap();
+        assert_eq!(
+            read_text_within(&linked, Path::new("near"), 1024)
+                .unwrap()
+                .as_deref(),
+            Some("inside")
+        );
+        assert_eq!(
+            read_within(&inside, Path::new("sub/a.txt"), 3)
+                .unwrap_err()
+                .to_string(),
+            "is larger than 3 bytes, the most this kind of file may hold"
+        );
+        assert_eq!(size(MAX_AUTHORED_FILE_BYTES), "8 MiB");
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -59,7 +59,7 @@ enum Change {
 impl PgArea {
     /// The session's area as its rows hold it.
     pub(crate) fn load(pool: Pool, id: &str) -> PgArea {
-        let base = Path::new(PG_FILES_ROOT).join(id);
+        let base = Path::new(PG_FILES_ROOT).join(&*archmax_machine::store::storage_key(id));
         let area = PgArea {
             mem: RwLock::new(Arc::new(MemArea::new(&base))),
             base,

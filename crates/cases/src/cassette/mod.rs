@@ -168,13 +168,28 @@ impl Cassette {
         self.exchanges.push(exchange);
     }
 
-    /// Reads the cassette file at `path`.
+    /// Reads the cassette file at `path`: a regular file of at most
+    /// [`MAX_CASSETTE_BYTES`](archmax_spec::disk::MAX_CASSETTE_BYTES), a link followed only
+    /// within its folder.
     pub fn load(path: &Path) -> Result<Cassette, CassetteError> {
         let label = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|e| CassetteError::Io {
+        let io = |message: String| CassetteError::Io {
             path: label.clone(),
-            message: format!("cannot be read: {e}"),
-        })?;
+            message,
+        };
+        let (dir, name) = match (path.parent(), path.file_name()) {
+            (Some(dir), Some(name)) => (dir, Path::new(name)),
+            _ => (Path::new("."), path),
+        };
+        let text = match archmax_spec::disk::read_text_within(
+            dir,
+            name,
+            archmax_spec::disk::MAX_CASSETTE_BYTES,
+        ) {
+            Ok(Some(text)) => text,
+            Ok(None) => return Err(io("cannot be read: it does not exist".to_string())),
+            Err(why) => return Err(io(format!("cannot be read: it {why}"))),
+        };
         Cassette::from_json(&text, &label)
     }
 

@@ -86,7 +86,9 @@ impl CaseTapes {
                     Recorder::to_file(Arc::clone(live), &path).with_default_model(model.clone()),
                 )
             }
-            Mode::Replay if !path.is_file() => {
+            // Nothing there; anything else (a folder, a FIFO, a link) is loaded and refused
+            // with its reason.
+            Mode::Replay if std::fs::symlink_metadata(&path).is_err() => {
                 return Err(format!(
                     "no cassette {rel} for case {}: record it with 'archmax test --record'",
                     case.path

@@ -6,6 +6,8 @@ mod delegation;
 mod env_files;
 mod first_hour;
 mod graph;
+#[cfg(unix)]
+mod hostile_files;
 #[allow(dead_code)]
 // The OTLP/HTTP receiver, shared with the workspace's integration tests and benchmarks.
 #[path = "../../../../tests/src/otlp.rs"]

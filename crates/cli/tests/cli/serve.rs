@@ -196,6 +196,18 @@ fn without_tokens_it_binds_loopback_only_and_bad_tokens_are_named() {
         r.err,
         "Error: ARCHMAX_SERVE_TOKENS entry 2 is not 'identity=token' (got 'justatoken'); write identity=token pairs separated by commas\n"
     );
+    let r = cli_with(
+        &ws,
+        Some(&server),
+        &[("ARCHMAX_SERVE_TOKENS", "a=1,,b=2")],
+        false,
+        &["serve"],
+    );
+    assert_eq!(r.code, 1);
+    assert_eq!(
+        r.err,
+        "Error: ARCHMAX_SERVE_TOKENS entry 2 is empty (two commas in a row, or one at an end); write identity=token there or remove the comma\n"
+    );
     let r = cli_with(&ws, Some(&server), &[], false, &["serve", "--port", "x"]);
     assert_eq!(r.code, 2);
     assert!(r.err.contains("--port must be a port number"), "{}", r.err);
@@ -551,4 +563,74 @@ fn sessions_live_in_the_postgres_store_that_store_names() {
     let (status, decided) = json_of(s.post("/sessions/p-1/decision", json!({ "target": "paid" })));
     assert_eq!(status, StatusCode::OK, "{decided}");
     assert_eq!(decided["status"], "completed");
+}
+
+/// `POST <path>` with `body` over a raw connection, the path sent exactly as written (an HTTP
+/// client would resolve `.` and `%2e` segments before sending): the status and the body.
+fn raw_post(base: &str, path: &str, body: &str) -> (u16, String) {
+    use std::io::{Read, Write};
+    let addr = base.trim_start_matches("http://");
+    let mut conn = std::net::TcpStream::connect(addr).expect("connect");
+    write!(
+        conn,
+        "POST {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .expect("write");
+    let mut answer = String::new();
+    conn.read_to_string(&mut answer).expect("read");
+    let status = answer
+        .split(' ')
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    let body = answer
+        .split_once("\r\n\r\n")
+        .map(|(_, b)| b.to_string())
+        .unwrap_or_default();
+    (status, body)
+}
+
+#[test]
+fn a_session_id_never_names_another_sessions_folder_over_http() {
+    let s = serve(vec![Reply::text("Own session.")], &[], &[]);
+    let body = json!({ "message": "hello" }).to_string();
+    let root = s._ws.root().to_path_buf();
+    let before: Vec<_> = std::fs::read_dir(root.join("sessions"))
+        .expect("sessions")
+        .map(|e| e.expect("entry").file_name())
+        .collect();
+    for path in [
+        "/sessions/%2e/messages",
+        "/sessions/%2E/messages",
+        "/sessions/./messages",
+        "/sessions/%2e%2e%2e/messages",
+        "/sessions/a%0d%0ab/messages",
+        "/sessions/x%E2%80%AEy/messages",
+        "/sessions/p-1~review:refunds:1/messages",
+        "/sessions/checkpoints/messages",
+    ] {
+        let (status, answer) = raw_post(&s.base, path, &body);
+        assert!(
+            status == 400 && answer.contains("SessionStoreIdError") || status == 404,
+            "{path}: {status} {answer}"
+        );
+    }
+    let after: Vec<_> = std::fs::read_dir(root.join("sessions"))
+        .expect("sessions")
+        .map(|e| e.expect("entry").file_name())
+        .collect();
+    assert_eq!(before, after, "a refused id makes nothing");
+    assert_eq!(s.server.requests().len(), 0, "a refused id asks no model");
+    // An id holding `/` is a session of its own, in a folder of its own.
+    let (status, answer) = raw_post(&s.base, "/sessions/p-1%2Fscratchpad/messages", &body);
+    assert_eq!(status, 200, "{answer}");
+    let outcome: Value = serde_json::from_str(&answer).expect("outcome");
+    assert_eq!(outcome["sessionId"], "p-1/scratchpad");
+    assert!(root.join("sessions/p-1%2Fscratchpad/checkpoints").is_dir());
+    assert!(!root.join("sessions/p-1/scratchpad/checkpoints").exists());
+    assert_eq!(
+        std::fs::read_to_string(root.join("sessions/p-1/scratchpad/calc.md")).expect("calc"),
+        "12.00"
+    );
 }

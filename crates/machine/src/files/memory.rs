@@ -379,13 +379,14 @@ impl MemAreas {
         self.areas.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// The area of session `id` (served at `MEMORY_ROOT/<id>`), made empty if it has none.
+    /// The area of session `id` (served at `MEMORY_ROOT/<key>`, the id's storage key), made
+    /// empty if it has none.
     pub fn area(&self, id: &str) -> Arc<MemArea> {
-        Arc::clone(
-            self.areas()
-                .entry(id.to_string())
-                .or_insert_with(|| Arc::new(MemArea::new(Path::new(MEMORY_ROOT).join(id)))),
-        )
+        Arc::clone(self.areas().entry(id.to_string()).or_insert_with(|| {
+            Arc::new(MemArea::new(
+                Path::new(MEMORY_ROOT).join(&*crate::store::storage_key(id)),
+            ))
+        }))
     }
 
     /// The area of session `id` if it has one (nothing is made).

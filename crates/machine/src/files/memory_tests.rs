@@ -65,7 +65,7 @@ impl Side {
             };
             Workspace::with_files(&root, files, mounts)
         } else {
-            let ws = Workspace::new(&root, "S", mounts);
+            let ws = Workspace::new(&root, "s", mounts);
             fs::create_dir_all(ws.session.join("scratchpad")).unwrap();
             fs::create_dir_all(ws.session.join("checkpoints")).unwrap();
             fs::write(ws.session.join("checkpoints/transcript.jsonl"), b"{}\n").unwrap();

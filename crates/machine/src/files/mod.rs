@@ -86,11 +86,13 @@ pub struct Workspace {
 }
 
 impl Workspace {
-    /// A workspace at `root` bound to session `session_id`
-    /// (session folder `<root>/sessions/<session_id>`).
+    /// A workspace at `root` bound to session `session_id` (session folder
+    /// `<root>/sessions/<key>`, the id's storage key).
     pub fn new(root: impl Into<PathBuf>, session_id: &str, mounts: Vec<MountRoute>) -> Self {
         let root = root.into();
-        let session = root.join("sessions").join(session_id);
+        let session = root
+            .join(crate::store::SESSIONS_DIR)
+            .join(&*crate::store::storage_key(session_id));
         Workspace {
             root,
             session,
@@ -121,11 +123,6 @@ impl Workspace {
             MountRoute::dir(".platform"),
             MountRoute::file("AGENTS.md"),
         ]
-    }
-
-    /// The bound session id (last component of `session`).
-    pub fn session_id(&self) -> Option<&str> {
-        self.session.file_name().and_then(|n| n.to_str())
     }
 }
 

@@ -58,12 +58,10 @@ impl Route {
     }
 }
 
-/// The router's escape error (`WorkspacePathEscapeError`).
+/// The router's escape error (`WorkspacePathEscapeError`), as the kernel words it for a
+/// host's own loop.
 pub fn escape_error(path: &str) -> String {
-    let quoted = serde_json::to_string(path).unwrap_or_else(|_| format!("\"{path}\""));
-    format!(
-        "Path {quoted} resolves outside the workspace root; workspace paths may not traverse above it."
-    )
+    archmax_kernel::host::outside_workspace(path)
 }
 
 /// The mount owning an already canonical path: longest directory mount equal

@@ -17,7 +17,7 @@ static COUNTER: AtomicUsize = AtomicUsize::new(0);
 
 /// A temp workspace: `skills/order-data/SKILL.md`, `.platform/prompt.md`,
 /// `AGENTS.md`, `workflows/x/workflow.yaml`, a writable `data/` mount and
-/// session `S`. Removed on drop.
+/// session `s`. Removed on drop.
 struct Fx {
     ws: Workspace,
 }
@@ -36,7 +36,7 @@ impl Fx {
         let mut mounts = Workspace::default_mounts();
         mounts.push(MountRoute::dir("data").writable());
         let fx = Fx {
-            ws: Workspace::new(&root, "S", mounts),
+            ws: Workspace::new(&root, "s", mounts),
         };
         fx.put_root("skills/order-data/SKILL.md", b"# Order data\nUse it.\n");
         fx.put_root(".platform/prompt.md", b"prompt\n");
@@ -92,7 +92,7 @@ fn write_lands_in_the_session_folder() {
         json!({"file_path": "scratchpad/a.txt", "content": "hi"}),
     );
     assert_eq!(text, "Successfully wrote to 'scratchpad/a.txt'");
-    let on_disk = fx.ws.root.join("sessions/S/scratchpad/a.txt");
+    let on_disk = fx.ws.root.join("sessions/s/scratchpad/a.txt");
     assert_eq!(fs::read_to_string(on_disk).unwrap(), "hi");
     assert!(!fx.ws.root.join("scratchpad").exists());
 }
@@ -140,14 +140,14 @@ fn session_qualified_and_store_paths() {
     fx.put("scratchpad/n.txt", b"x");
     // A session-qualified path is scoped once, before the kernel decides
     // (`crate::governed`); the router routes what was decided, literally.
-    let scoped = crate::governed::scope_path("S/scratchpad/n.txt", Some("S")).unwrap();
+    let scoped = crate::governed::scope_path("s/scratchpad/n.txt", Some("s")).unwrap();
     assert_eq!(
         fx.ok("read_file", json!({"file_path": scoped})),
         "     1\tx"
     );
-    fx.put("S/scratchpad/n.txt", b"nested");
+    fx.put("s/scratchpad/n.txt", b"nested");
     assert_eq!(
-        fx.ok("read_file", json!({"file_path": "S/scratchpad/n.txt"})),
+        fx.ok("read_file", json!({"file_path": "s/scratchpad/n.txt"})),
         "     1\tnested"
     );
     fx.put_root("sessions/_specs/h.json", b"{}");
@@ -929,7 +929,7 @@ fn offload_large_results() {
     );
     assert_eq!(pointer, expected);
     assert_eq!(
-        fs::read_to_string(fx.ws.root.join("sessions/S/large_tool_results/call_1_x")).unwrap(),
+        fs::read_to_string(fx.ws.root.join("sessions/s/large_tool_results/call_1_x")).unwrap(),
         big
     );
     // The pointer's path reads back through read_file.

@@ -101,14 +101,67 @@ pub fn open(base: &Path, path: &Path, opts: &mut OpenOptions) -> io::Result<File
     if fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
         return Err(link_error(path));
     }
-    no_follow(opts).open(path).map_err(|e| {
-        // O_NOFOLLOW on a link fails with ELOOP: say what it is.
-        if fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
-            link_error(path)
-        } else {
-            e
-        }
-    })
+    no_follow(opts).open(path).map_err(|e| named_link(path, e))
+}
+
+/// An open's failure, or the link error when `path` is a link (O_NOFOLLOW on a link fails
+/// with ELOOP: say what it is).
+fn named_link(path: &Path, e: io::Error) -> io::Error {
+    if fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+        link_error(path)
+    } else {
+        e
+    }
+}
+
+/// Opens the store's own record `path` for reading: never through a link at the file, and
+/// only a regular file (a FIFO or a device is refused, not waited on). `NotFound` when
+/// nothing is there.
+pub fn open_record(path: &Path) -> io::Result<File> {
+    let mut opts = OpenOptions::new();
+    opts.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        opts.custom_flags(libc::O_NONBLOCK);
+    }
+    #[cfg(not(unix))]
+    if fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+        return Err(link_error(path));
+    }
+    let file = no_follow(&mut opts)
+        .open(path)
+        .map_err(|e| named_link(path, e))?;
+    if !file.metadata()?.is_file() {
+        return Err(io::Error::other(format!(
+            "'{}' is not a regular file; the store reads only its own records",
+            path.display()
+        )));
+    }
+    Ok(file)
+}
+
+/// The bytes of the record `path` ([`open_record`]), at most `limit` of them.
+pub fn read_record(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
+    use std::io::Read;
+    let file = open_record(path)?;
+    let len = file.metadata()?.len();
+    let too_large = || {
+        io::Error::other(format!(
+            "'{}' is larger than {} MiB, the most a session record may hold",
+            path.display(),
+            limit / (1024 * 1024)
+        ))
+    };
+    if len > limit {
+        return Err(too_large());
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
+    file.take(limit.saturating_add(1)).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > limit {
+        return Err(too_large());
+    }
+    Ok(bytes)
 }
 
 /// Creates or truncates `path` (under `base`) and writes `bytes`, never through a link.

@@ -228,6 +228,57 @@ pub fn nested_ids(store: &dyn SessionStore) {
     assert!(store.load(&child).expect("load").is_none());
 }
 
+/// Ids that once named one folder, or one inside another's, are sessions of their own: their
+/// records, files and listing entries never mix, and deleting one leaves the others.
+pub fn ids_never_share_storage(store: &dyn SessionStore) {
+    let ids = [
+        "p1",
+        "p1/",
+        "./p1",
+        "p1/.",
+        "p1/checkpoints",
+        "p1/scratchpad",
+        "P1",
+        "p1~s:w:1/x",
+        "a b",
+        "con",
+        "kundé",
+    ];
+    let ids: Vec<SessionId> = ids.iter().map(|raw| sid(raw)).collect();
+    for (n, id) in ids.iter().enumerate() {
+        let n = n as u64 + 1;
+        commit(store, id, &[msg(n)], &state(n, "running"));
+        let files = store.session_files(id).expect("the store keeps files");
+        files
+            .backend
+            .write(&files.dir.join("scratchpad/own.md"), id.as_str().as_bytes())
+            .expect("write");
+    }
+    let listed = store.list().expect("list");
+    for (n, id) in ids.iter().enumerate() {
+        let snap = store.load(id).expect("load").expect("present");
+        assert_eq!(snap.messages, vec![msg(n as u64 + 1)], "{id}");
+        let files = store.session_files(id).expect("files");
+        assert_eq!(
+            files
+                .backend
+                .read(&files.dir.join("scratchpad/own.md"))
+                .expect("read"),
+            id.as_str().as_bytes(),
+            "{id}"
+        );
+        assert!(
+            listed.iter().any(|l| l == id.as_str()),
+            "{id} in {listed:?}"
+        );
+    }
+    store.delete(&ids[0]).expect("delete");
+    assert!(store.load(&ids[0]).expect("load").is_none());
+    for id in &ids[1..] {
+        assert!(store.load(id).expect("load").is_some(), "{id} kept");
+    }
+}
+
 /// A session's files: `scratchpad/` from the first commit on, kept across commits, gone
 /// with the session and with its parent, never shared between sessions.
 pub fn session_files_live_and_die_with_their_session(store: &dyn SessionStore) {
@@ -348,6 +399,14 @@ macro_rules! store_contract_suite {
                     return;
                 };
                 $crate::store::contract::nested_ids(&store);
+            }
+            #[test]
+            fn ids_never_share_storage() {
+                let Some((store, _guard)) = $crate::store::contract::Fixture::into_fixture($make)
+                else {
+                    return;
+                };
+                $crate::store::contract::ids_never_share_storage(&store);
             }
             #[test]
             fn session_files_live_and_die_with_their_session() {

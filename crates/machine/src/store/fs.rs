@@ -12,11 +12,11 @@ use super::confine;
 use super::lease::{self, Holders, unique_suffix};
 use super::{
     CommitReceipt, OwnedStep, SessionId, SessionStore, Snapshot, Step, StoreError, WriterLease,
-    busy, check_spec_hash, is_descendant,
+    busy, check_spec_hash,
 };
 
 /// Folder of the session store under the workspace root.
-pub const SESSIONS_DIR: &str = "sessions";
+pub const SESSIONS_DIR: &str = archmax_kernel::host::SESSION_STORE;
 /// Spec snapshot folder at the store root.
 pub const SPECS_DIR: &str = "_specs";
 /// The state file of a session.
@@ -31,6 +31,8 @@ pub const TRANSCRIPT_FILE: &str = "transcript.jsonl";
 pub const CHECKPOINTS_DIR: &str = "checkpoints";
 /// The agent working area, created on first commit.
 pub const SCRATCHPAD_DIR: &str = "scratchpad";
+/// The largest `state.json` read (the state of one step: position, variables, park): 64 MiB.
+const MAX_STATE_BYTES: u64 = 64 * 1024 * 1024;
 /// Format tag of `state.json`.
 const STATE_FORMAT: &str = "archmax-session-state/1";
 /// The key of a checkpoint line in the transcript: `{"archmax_checkpoint": {…}}`.
@@ -127,9 +129,13 @@ impl FsStore {
     }
 
     /// A store rooted directly at `sessions_dir` (holds `_specs/` and the session folders).
+    /// Folders of an earlier layout (named by their ids, not their keys) are renamed once
+    /// (`store/layout.rs`).
     pub fn with_sessions_dir(sessions_dir: impl Into<PathBuf>) -> Self {
+        let sessions = sessions_dir.into();
+        super::layout::upgrade(&sessions);
         Self {
-            sessions: sessions_dir.into(),
+            sessions,
             holders: Holders::default(),
             tips: Tips::default(),
             group: super::group_sync::GroupSync::default(),
@@ -152,8 +158,9 @@ impl FsStore {
         self.sessions.join(SPECS_DIR)
     }
 
+    /// The session's folder, named by its storage key (never by the id itself).
     fn dir(&self, id: &SessionId) -> PathBuf {
-        self.sessions.join(id.as_str())
+        self.sessions.join(&*id.key())
     }
 
     /// Where the session's state, transcript and lease live.
@@ -164,7 +171,7 @@ impl FsStore {
     /// Read `state.json`; `None` when absent.
     fn read_envelope(id: &str, dir: &Path) -> Result<Option<Envelope>, StoreError> {
         let path = dir.join(STATE_FILE);
-        let bytes = match fs::read(&path) {
+        let bytes = match confine::read_record(&path, MAX_STATE_BYTES) {
             Ok(bytes) => bytes,
             Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(StoreError::io(id, "read", path)(e)),
@@ -226,7 +233,7 @@ impl FsStore {
         let (start, base_len) = cache
             .as_ref()
             .map_or((0, 0), |e| (e.transcript_bytes, e.transcript_len));
-        let mut file = match File::open(&path) {
+        let mut file = match confine::open_record(&path) {
             Ok(f) => f,
             Err(e) if e.kind() == ErrorKind::NotFound => {
                 if start > 0 {
@@ -347,7 +354,7 @@ impl FsStore {
                 Err(corrupt(format!("state covers {len} lines in 0 bytes")))
             };
         }
-        let file = match File::open(&path) {
+        let file = match confine::open_record(&path) {
             Ok(file) => file,
             Err(e) if e.kind() == ErrorKind::NotFound => {
                 return Err(corrupt(format!(
@@ -592,16 +599,17 @@ impl SessionStore for FsStore {
             let Ok(name) = entry.file_name().into_string() else {
                 continue;
             };
-            // Reserved names (`_specs`, session areas) and otherwise invalid names are skipped.
-            let Ok(id) = SessionId::parse(&name) else {
+            // Reserved names (`_specs`, session areas) and names no key spells are skipped.
+            let Some(id) = SessionId::from_key(&name) else {
                 continue;
             };
-            if id.as_str() != name || !entry.path().is_dir() {
+            if !entry.path().is_dir() {
                 continue;
             }
-            if let Ok(Some(_)) = Self::durable_envelope(&name, &entry.path().join(CHECKPOINTS_DIR))
+            if let Ok(Some(_)) =
+                Self::durable_envelope(id.as_str(), &entry.path().join(CHECKPOINTS_DIR))
             {
-                ids.push(name);
+                ids.push(id.as_str().to_owned());
             }
         }
         Ok(ids)
@@ -611,8 +619,7 @@ impl SessionStore for FsStore {
         let sid = id.as_str();
         let dir = self.dir(id);
         remove_tree(sid, &dir)?;
-        let (Some(parent), Some(base)) = (dir.parent(), dir.file_name().and_then(|b| b.to_str()))
-        else {
+        let Some(parent) = dir.parent() else {
             return Ok(());
         };
         let entries = match fs::read_dir(parent) {
@@ -623,7 +630,7 @@ impl SessionStore for FsStore {
         for entry in entries {
             let entry = entry.map_err(StoreError::io(sid, "list", parent))?;
             if let Ok(name) = entry.file_name().into_string()
-                && is_descendant(base, &name)
+                && SessionId::from_key(&name).is_some_and(|other| id.is_ancestor_of(other.as_str()))
             {
                 remove_tree(sid, &entry.path())?;
             }
@@ -690,7 +697,7 @@ impl SessionStore for FsStore {
     fn read_spec_snapshot(&self, hash: &str) -> Result<Option<Value>, StoreError> {
         check_spec_hash(hash)?;
         let path = self.specs_dir().join(format!("{hash}.json"));
-        match fs::read(&path) {
+        match confine::read_record(&path, MAX_STATE_BYTES) {
             Ok(bytes) => {
                 serde_json::from_slice(&bytes)
                     .map(Some)

@@ -8,6 +8,7 @@
 //! Filesystem layout ([`FsStore`], the default; runtime §6.1, kernel §7.4):
 //! ```text
 //! <root>/sessions/_specs/<hash>.json                  spec snapshots, written only if absent
+//! <root>/sessions/.layout                             marks a store whose folders are storage keys
 //! <root>/sessions/<id>/checkpoints/transcript.jsonl   one message per line, and after each step's
 //!                                                     messages a checkpoint line {"archmax_checkpoint": {transcript_len, state}};
 //!                                                     on Unix, OS-locked while a turn holds the session
@@ -15,6 +16,8 @@
 //! <root>/sessions/<id>/checkpoints/turn.lock          Windows only: OS-locked while a turn holds the session (made once, kept)
 //! <root>/sessions/<id>/scratchpad/                    agent working area (made when a turn first loads the session)
 //! ```
+//! `<id>` is the id's storage key ([`SessionId::key`]): the id itself for ids of lowercase
+//! letters, digits and `-_.~@+=,`; escaped otherwise, so one id never names another's folder.
 //! The memory store ([`MemStore`]) keeps the same per session in memory, its files
 //! (`scratchpad/`, offloads, written files) in a [`MemArea`](crate::files::MemArea) each,
 //! bounded per session (`crate::files::MAX_BYTES`, `MAX_ENTRIES`).
@@ -33,6 +36,7 @@ mod error;
 mod fs;
 mod group_sync;
 mod id;
+mod layout;
 mod lease;
 mod mem;
 
@@ -51,9 +55,11 @@ pub use fs::{
     FsStore, SCRATCHPAD_DIR, SESSIONS_DIR, SPECS_DIR, STATE_FILE, STATE_TMP_FILE, TRANSCRIPT_FILE,
 };
 pub use id::{
-    CHILD_SEPARATOR, DEFAULT_SESSION_ID, IdRules, RESERVED_AREAS, SessionId, SessionIdError,
-    SessionIdReason, is_child_identity, is_descendant, parent_of,
+    CHILD_SEPARATOR, DEFAULT_SESSION_ID, IdRules, MAX_KEY_BYTES, RESERVED_AREAS, SessionId,
+    SessionIdError, SessionIdReason, id_of_key, is_child_identity, is_descendant, parent_of,
+    storage_key,
 };
+pub use layout::LAYOUT_FILE;
 pub use lease::{Hold, Holders, LOCK_FILE, WriterLease};
 pub use mem::MemStore;
 

@@ -790,3 +790,136 @@ async fn fs_back_to_back_queued_commits_of_one_session_land_in_order() {
         assert_eq!(snap.state, state(2, "done"));
     }
 }
+
+#[test]
+fn ids_that_no_storage_keeps_apart_are_refused() {
+    let cases: [(&str, &str); 7] = [
+        (".", "it must not be made of dots alone"),
+        ("/...", "it must not be made of dots alone"),
+        (" ", "it must not be empty"),
+        (
+            "a\r\nb",
+            "it must not contain control or bidirectional-formatting characters (U+000D at character 2)",
+        ),
+        (
+            "invoice\u{202E}fdp.exe",
+            "it must not contain control or bidirectional-formatting characters (U+202E at character 8)",
+        ),
+        (
+            "x\u{0}",
+            "it must not contain control or bidirectional-formatting characters (U+0000 at character 2)",
+        ),
+        (
+            &"/".repeat(3)
+                .chars()
+                .chain("a/".repeat(90).chars())
+                .collect::<String>(),
+            "it is too long: stored, it takes 360 bytes, at most 255 (a character other than a-z, 0-9 and - _ . ~ @ + = , takes 2 to 12)",
+        ),
+    ];
+    for (raw, reason) in cases {
+        let err = SessionId::parse(raw).expect_err(raw);
+        assert_eq!(err.reason().to_string(), reason, "{raw:?}");
+    }
+    // The message never carries the raw control characters it refuses.
+    let err = SessionId::parse("a\u{1b}[2Kb").expect_err("escape");
+    assert_eq!(
+        err.cli_message(),
+        "invalid session id 'a\\u{1b}[2Kb' - it must not contain control or bidirectional-formatting characters (U+001B at character 2). Use one from 'archmax sessions'."
+    );
+    assert!(!err.to_string().contains('\u{1b}'));
+    // The longest key is accepted; one byte more is not.
+    assert!(SessionId::parse(&"k".repeat(MAX_KEY_BYTES)).is_ok());
+    assert!(SessionId::parse(&"k".repeat(MAX_KEY_BYTES + 1)).is_err());
+}
+
+#[test]
+fn storage_keys_are_one_segment_distinct_and_reversible() {
+    let plain = [
+        "session-0b6c",
+        "__default__",
+        "t-1.2",
+        "a~b",
+        "x@y.example",
+        "q+r=s,t",
+    ];
+    for id in plain {
+        assert_eq!(storage_key(id), id, "{id} is its own key");
+    }
+    let escaped = [
+        ("customer/123", "customer%2F123"),
+        ("p1/", "p1%2F"),
+        ("./p1", "%2E%2Fp1"),
+        ("p1/.", "p1%2F%2E"),
+        ("Acme", "!acme"),
+        ("p~s:w:1", "p~s%3Aw%3A1"),
+        ("a b", "a%20b"),
+        ("100%", "100%25"),
+        ("hi!", "hi%21"),
+        ("a\\b", "a%5Cb"),
+        ("con", "%63on"),
+        ("NUL.txt", "%4E!u!l.txt"),
+        ("com1", "%63om1"),
+        ("kundé", "kund%C3%A9"),
+        (".hidden", "%2Ehidden"),
+        ("trailing.", "trailing%2E"),
+        ("~", "~"),
+    ];
+    let mut keys = std::collections::BTreeSet::new();
+    for (id, key) in escaped {
+        assert_eq!(storage_key(id), key, "{id}");
+        assert_eq!(id_of_key(key).as_deref(), Some(id), "{key}");
+        assert!(!key.contains(['/', '\\', ':']) && !key.starts_with('.'));
+        // No two keys differ only in case, so no two share a folder on any file system.
+        assert!(keys.insert(key.to_ascii_lowercase()), "{key}");
+    }
+    // Only a key's own spelling names a session.
+    for not_a_key in ["%41", "A", "a/b", "!A", "%2", "%zz", "!", "p~s:w:1", ".x"] {
+        assert_eq!(id_of_key(not_a_key), None, "{not_a_key}");
+    }
+    assert_eq!(
+        SessionId::from_key("!acme").map(|s| s.as_str().to_owned()),
+        Some("Acme".into())
+    );
+    assert_eq!(SessionId::from_key("_specs"), None, "reserved");
+    // A child id's key extends its parent's.
+    let child = sid("Acme").child("s", "w", 1).expect("child");
+    assert_eq!(child.key(), "!acme~s%3Aw%3A1");
+    assert!(sid(&"k".repeat(250)).child("state", "wf", 1).is_none());
+}
+
+#[test]
+fn fs_an_earlier_layouts_folders_are_renamed_to_their_keys() {
+    let dir = TempDir::new("layout-upgrade");
+    let sessions = dir.path().join("sessions");
+    // An earlier layout: folders named by ids as given.
+    for (name, n) in [("Acme", 1u64), ("p~s:w:1", 2), ("plain", 3)] {
+        let cp = sessions.join(name).join("checkpoints");
+        fs::create_dir_all(&cp).expect("mkdir");
+        let envelope = json!({"format": "archmax-session-state/1", "transcript_len": 0,
+            "transcript_bytes": 0, "state": state(n, "completed")});
+        fs::write(cp.join("state.json"), envelope.to_string()).expect("state");
+        fs::write(cp.join("transcript.jsonl"), "").expect("transcript");
+    }
+    // A folder that is not a session, and a name already taken by its key, stay.
+    fs::create_dir_all(sessions.join("Notes")).expect("mkdir");
+    fs::create_dir_all(sessions.join("_specs")).expect("mkdir");
+    let store = FsStore::new(dir.path());
+    assert!(sessions.join("!acme/checkpoints").is_dir());
+    assert!(sessions.join("p~s%3Aw%3A1/checkpoints").is_dir());
+    assert!(sessions.join("plain/checkpoints").is_dir());
+    assert!(!sessions.join("Acme").exists());
+    assert!(sessions.join("Notes").is_dir());
+    assert!(sessions.join(LAYOUT_FILE).is_file());
+    for (id, n) in [("Acme", 1), ("p~s:w:1", 2), ("plain", 3)] {
+        let st = store.load_state(&sid(id)).expect("load").expect("present");
+        assert_eq!(st["step"], n, "{id}");
+    }
+    let mut listed = store.list().expect("list");
+    listed.sort();
+    assert_eq!(listed, ["Acme", "plain", "p~s:w:1"]);
+    // Opening again renames nothing (a key is never taken for an earlier name).
+    fs::remove_file(sessions.join(LAYOUT_FILE)).expect("rm marker");
+    let _again = FsStore::new(dir.path());
+    assert!(sessions.join("!acme/checkpoints").is_dir());
+}

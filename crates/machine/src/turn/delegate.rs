@@ -610,7 +610,7 @@ impl Caller {
                 mocked_answer(&d.workflow, &d.child, mocked.as_ref()).map(Ran::Answer)
             }
             None => Err(format!(
-                "Sub-workflow '{}' failed: no child session id can be formed from state '{}'",
+                "Sub-workflow '{}' failed: no child session id can be formed from state '{}' (the child's id would be too long to store)",
                 d.workflow, self.state
             )),
             Some(child_id) => {

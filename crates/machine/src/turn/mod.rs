@@ -174,7 +174,8 @@ impl Harness {
         session_id: &str,
         lineage: Option<delegate::Lineage>,
     ) -> Result<(crate::store::WriterLease, Turn<'_>), RunError> {
-        let (lease, mut turn) = self.begin(session_id).await?;
+        let from_caller = lineage.is_some();
+        let (lease, mut turn) = self.begin_from(session_id, from_caller).await?;
         if let Some(lineage) = lineage {
             turn.adopt(lineage);
         }
@@ -188,8 +189,27 @@ impl Harness {
         &self,
         session_id: &str,
     ) -> Result<(crate::store::WriterLease, Turn<'_>), RunError> {
-        let rules = crate::store::IdRules::with_mounts(self.mounts.iter().map(|m| m.name.clone()));
-        let id = SessionId::parse_with(session_id, &rules)?;
+        self.begin_from(session_id, false).await
+    }
+
+    /// [`begin`](Self::begin); `from_caller` when a caller's delegation starts or resumes
+    /// the session. A host's arrival may continue a child session, never make one: a child
+    /// id no caller started is refused before anything is made.
+    async fn begin_from(
+        &self,
+        session_id: &str,
+        from_caller: bool,
+    ) -> Result<(crate::store::WriterLease, Turn<'_>), RunError> {
+        let id = self.parse_session_id(session_id)?;
+        if !from_caller && id.parent().is_some() {
+            let at = id.clone();
+            let exists = self
+                .store_io(move |store| store.load_state(&at).map(|s| s.is_some()))
+                .await??;
+            if !exists {
+                return Err(crate::store::SessionIdError::child_not_started(&id).into());
+            }
+        }
         let at = id.clone();
         let spec =
             (!self.spec_snapshot.written()).then(|| std::sync::Arc::clone(&self.spec_snapshot));

@@ -144,6 +144,9 @@ pub(crate) struct Loaded {
     pub usable: bool,
 }
 
+/// The workspace's persona file, read into every prompt.
+pub const PERSONA_FILE: &str = "AGENTS.md";
+
 /// Loads `workflows/<w>/workflow.yaml` and `WORKFLOW.md` as the runtime would.
 pub(crate) fn load(files: &dyn Files, workflow: &str) -> Option<Loaded> {
     let file = spec_file(workflow);
@@ -311,6 +314,10 @@ pub fn validate_workflow(files: &dyn Files, opts: &ValidateOptions) -> Validatio
         return result(w, out);
     };
     out.extend(loaded.diagnostics.iter().cloned());
+    // Read as a run reads it (the persona of every prompt), so the two agree on it.
+    if let Err(why) = files.read_checked(PERSONA_FILE) {
+        out.push(Diagnostic::error("", format!("{PERSONA_FILE} {why}")).in_file(PERSONA_FILE));
+    }
     let Some(tree) = &loaded.tree else {
         return result(w, out);
     };
