@@ -3,7 +3,7 @@
 // text with its callbacks; this module adapts plain JS functions to it, never
 // lets a callback's throw cross into Rust, and raises the harness's refusals
 // as the original's error classes.
-import { NativeAgent, modelChunk, modelText, readEnv } from './native.js'
+import { NativeAgent, defaultModelId, modelChunk, modelSettings, modelText } from './native.js'
 import { inSlice, nextSlice, sliced } from './slices.js'
 import { sessionStoreBinding } from './store.js'
 import {
@@ -269,8 +269,9 @@ function resolveModel(model, modelFactory, defaultModel, rootDir) {
     }
     return built.get(key)
   }
-  // The default model is asked for with no id, once, at assembly (so a factory that throws fails createAgent).
-  const defaultId = defaultModel ?? process.env.ARCHMAX_MODEL ?? 'default'
+  // The default model is asked for with no id, once, at assembly (so a factory that throws
+  // fails createAgent); its id is the one the harness decides (the environment and `.env`).
+  const defaultId = defaultModelId(rootDir, defaultModel ?? undefined)
   const idOf = (request) => (!request.model || request.model === defaultId ? undefined : request.model)
   return {
     ready: direct ? Promise.resolve(direct) : build('agent', undefined),
@@ -291,40 +292,14 @@ function resolveModel(model, modelFactory, defaultModel, rootDir) {
   }
 }
 
-const ENV_NAMES = ['ARCHMAX_API_BASE_URL', 'ARCHMAX_API_KEY', 'ARCHMAX_MODEL', 'ARCHMAX_TEMPERATURE', 'ARCHMAX_MAX_TOKENS']
-
 /**
- * The lazy `AgentEnv` of `modelFactory`, read when called: the environment, then `.env` in
- * the cwd and in `rootDir` (as the agent itself reads them). Throws on a missing variable.
+ * The lazy `AgentEnv` of `modelFactory`, read when called: the endpoint settings as the
+ * harness reads them (the environment, then `.env` in the cwd and in `rootDir`; a key may be
+ * left out for an endpoint on this machine). Throws the harness's message on a missing one.
  */
 function agentEnv(rootDir) {
-  const values = readEnv(rootDir, ENV_NAMES)
-  const need = (name) => {
-    const value = values[name]
-    if (!value) throw new Error(`${name} is not set`)
-    return value
-  }
-  const num = (name) => (values[name] === undefined || values[name] === '' ? undefined : Number(values[name]))
-  const apiBaseUrl = need('ARCHMAX_API_BASE_URL')
-  return {
-    apiBaseUrl,
-    // A server on this machine needs no key, as for the CLI and the ARCHMAX_* endpoint.
-    apiKey: isLoopback(apiBaseUrl) ? (values.ARCHMAX_API_KEY ?? '') : need('ARCHMAX_API_KEY'),
-    model: need('ARCHMAX_MODEL'),
-    temperature: num('ARCHMAX_TEMPERATURE'),
-    maxTokens: num('ARCHMAX_MAX_TOKENS'),
-  }
-}
-
-/** Whether `url`'s host is a loopback address (localhost, 127.0.0.0/8, [::1]), as the native side decides. */
-function isLoopback(url) {
-  let host
-  try {
-    host = new URL(url).hostname.toLowerCase()
-  } catch {
-    return false
-  }
-  return host === 'localhost' || host.endsWith('.localhost') || host === '[::1]' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host)
+  const { apiBaseUrl, apiKey, model, temperature, maxTokens } = modelSettings(rootDir)
+  return { apiBaseUrl, apiKey, model, temperature: temperature ?? undefined, maxTokens: maxTokens ?? undefined }
 }
 
 /** Tool entries as host tool definitions: LangChain tools get a JSON schema and a handler over `invoke`. */

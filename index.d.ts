@@ -342,6 +342,13 @@ export interface DecisionObject {
   paths?: Array<PathObject>
 }
 
+/**
+ * The default model id of an agent rooted at `rootDir`: `defaultModel`, else
+ * `ARCHMAX_MODEL` (the environment, then `.env` in the cwd and in `rootDir`), else
+ * `default` (what a `modelFactory` is asked for without an id).
+ */
+export declare function defaultModelId(rootDir: string, defaultModel?: string | undefined | null): string
+
 /** The case files of `workflow` under `rootDir`, workspace-relative, sorted by path. */
 export declare function discoverCaseFiles(rootDir: string, workflow: string): Array<string>
 
@@ -423,6 +430,14 @@ export declare function messagePathForTrigger(spec: SpecLike, id: string): strin
  * with `usage`; false when the call no longer listens.
  */
 export declare function modelChunk(stream: number, chunk: string): boolean
+
+/**
+ * The endpoint settings a `modelFactory` is given (`AgentEnv`), as the harness reads them
+ * for a workspace at `rootDir`: `{ apiBaseUrl, apiKey, model, temperature, maxTokens }`.
+ * The key may be left out for an endpoint on this machine (it is then `""`). Throws the
+ * harness's message naming the first missing or malformed setting.
+ */
+export declare function modelSettings(rootDir: string): { apiBaseUrl: string; apiKey: string; model: string; temperature: number | null; maxTokens: number | null }
 
 /** A piece of a streaming JS model's text; false when the call no longer listens. */
 export declare function modelText(stream: number, text: string): boolean

@@ -773,18 +773,20 @@ if (
   }
 }
 
-const { Governance, NativeAgent, NativeSessionStore, NativeTurn, answerCall, connectionForTrigger, discoverCaseFiles, interruptCli, isSlug, messagePathForTrigger, modelChunk, modelText, parseCaseDocument, parseCodeDescription, parseMachineSpec, partialMatch, readEnv, runCli, serializeCaseDocument, sessionIdForTrigger, SIGNATURE_TYPES, signatureForTrigger, signatureJsonSchema, signatureValueIssues, specHash, validateSpec, validateWorkflow } = nativeBinding
+const { Governance, NativeAgent, NativeSessionStore, NativeTurn, answerCall, connectionForTrigger, defaultModelId, discoverCaseFiles, interruptCli, isSlug, messagePathForTrigger, modelChunk, modelSettings, modelText, parseCaseDocument, parseCodeDescription, parseMachineSpec, partialMatch, readEnv, runCli, serializeCaseDocument, sessionIdForTrigger, SIGNATURE_TYPES, signatureForTrigger, signatureJsonSchema, signatureValueIssues, specHash, validateSpec, validateWorkflow } = nativeBinding
 export { Governance }
 export { NativeAgent }
 export { NativeSessionStore }
 export { NativeTurn }
 export { answerCall }
 export { connectionForTrigger }
+export { defaultModelId }
 export { discoverCaseFiles }
 export { interruptCli }
 export { isSlug }
 export { messagePathForTrigger }
 export { modelChunk }
+export { modelSettings }
 export { modelText }
 export { parseCaseDocument }
 export { parseCodeDescription }

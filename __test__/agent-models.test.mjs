@@ -97,7 +97,17 @@ test("modelFactory's env() reads the environment, then .env in rootDir; a missin
     agent.dispose()
     assert.deepEqual(seen, { apiBaseUrl: 'http://127.0.0.1:9/v1', apiKey: 'key-from-dotenv', model: 'from-the-environment', temperature: 0.25, maxTokens: undefined })
     // No key is needed for a server on this machine; elsewhere a missing key throws.
-    for (const [url, expected] of [['http://localhost:8080/v1', ''], ['http://127.0.0.2/v1', ''], ['http://[::1]:1/v1', ''], ['https://api.example/v1', /ARCHMAX_API_KEY is not set/]]) {
+    // The harness's one loopback rule: `archmax run` needs no key for the same URLs.
+    const keyless = [
+      ['http://localhost:8080/v1', ''],
+      ['http://127.0.0.2/v1', ''],
+      ['http://[::1]:1/v1', ''],
+      ['http://127.1:9/v1', ''],
+      ['http://[0:0:0:0:0:0:0:1]:9/v1', ''],
+      ['https://api.example/v1', /Missing required environment variable: ARCHMAX_API_KEY\./],
+      ['http://127.0.0.1.example/v1', /Missing required environment variable: ARCHMAX_API_KEY\./],
+    ]
+    for (const [url, expected] of keyless) {
       const keyless = workspace({ 'workflows/graded/workflow.yaml': spec(), '.env': `ARCHMAX_API_BASE_URL=${url}\nARCHMAX_MODEL=m\n` })
       const read = createAgent({ workflow: 'graded', workspace: { rootDir: keyless }, modelFactory: (role, env) => (seen = env(), async () => OK) })
       if (typeof expected === 'string') {
@@ -108,12 +118,40 @@ test("modelFactory's env() reads the environment, then .env in rootDir; a missin
     const bare = workspace({ 'workflows/graded/workflow.yaml': spec() })
     await assert.rejects(
       createAgent({ workflow: 'graded', workspace: { rootDir: bare }, modelFactory: (role, env) => env() }),
-      /ARCHMAX_API_BASE_URL is not set/,
+      /Missing required environment variable: ARCHMAX_API_BASE_URL\./,
     )
   } finally {
     for (const n of NAMES) {
       if (saved[n] === undefined) delete process.env[n]
       else process.env[n] = saved[n]
     }
+  }
+})
+
+test('the default model id is the harness\'s: ARCHMAX_MODEL only in .env builds the default model once', async () => {
+  const saved = process.env.ARCHMAX_MODEL
+  delete process.env.ARCHMAX_MODEL
+  try {
+    const root = workspace({ 'workflows/graded/workflow.yaml': spec(), '.env': 'ARCHMAX_MODEL=from-dotenv\n' })
+    const built = []
+    const requested = []
+    const agent = await createAgent({
+      workflow: 'graded',
+      workspace: { rootDir: root },
+      modelFactory: (role, env, id) => {
+        built.push([role, id ?? null])
+        return async (request) => (requested.push(request.model), role === 'rubric' ? OK : say('It ships on 3 March.'))
+      },
+    })
+    try {
+      await agent.workflow.send('s1', { message: 'When does it ship?' })
+    } finally {
+      agent.dispose()
+    }
+    assert.deepEqual(built, [['agent', null], ['rubric', null]])
+    assert.equal(requested[0], 'from-dotenv')
+  } finally {
+    if (saved === undefined) delete process.env.ARCHMAX_MODEL
+    else process.env.ARCHMAX_MODEL = saved
   }
 })

@@ -13,11 +13,17 @@
 pub mod assertions;
 pub mod capability;
 pub mod case;
-pub mod cassette;
+/// Cassettes: the model exchanges of a run (`archmax_machine::model::cassette`), and the
+/// per-case tapes `archmax test --record`/`--replay` keep.
+pub mod cassette {
+    pub use crate::tapes::{CaseTapes, TapedTarget, cassette_path};
+    pub use archmax_machine::model::cassette::*;
+}
 pub mod engine;
 pub mod judge;
 pub mod report;
 pub mod serialize;
+mod tapes;
 pub mod view;
 
 pub use case::{Case, CaseFile, Step, parse_case};

@@ -1,14 +1,10 @@
-//! The CLI's side of the runtime: assembling a [`Harness`] over the workspace's
-//! filesystem store, the event channel the live renderer reads, the model that
-//! refuses every call, and the mapping of runtime errors to CLI failures.
+//! The CLI's side of the runtime: the event channel the live renderer reads, the model
+//! that refuses every call, and the mapping of runtime errors to CLI failures.
 
-use std::path::Path;
-use std::sync::Arc;
 use std::sync::mpsc::Sender;
 
 use archmax_machine::model::{ChatRequest, Model, ModelError, ModelFuture};
-use archmax_machine::store::SessionStore;
-use archmax_machine::{Envelope, EventSink, Harness, HarnessOptions, Outcome, RunError};
+use archmax_machine::{Envelope, EventSink, Outcome, RunError};
 
 use crate::Failure;
 
@@ -54,31 +50,6 @@ impl Model for NoModel {
     }
 }
 
-/// Assembles `workflow` of the workspace at `root`, sessions in `store`
-/// ([`crate::store::open`]).
-pub(crate) fn assemble(
-    root: &Path,
-    store: Arc<dyn SessionStore>,
-    workflow: &str,
-    model: Arc<dyn Model>,
-    default_model: String,
-    events: Arc<dyn EventSink>,
-) -> Result<Harness, Failure> {
-    Harness::assemble(HarnessOptions {
-        root: root.to_path_buf(),
-        workflow: workflow.to_string(),
-        model,
-        default_model,
-        store,
-        events,
-        tools: Vec::new(),
-        essential_tools: Vec::new(),
-        mounts: None,
-        skills: vec!["skills/".to_string()],
-    })
-    .map_err(|e| failure(&e))
-}
-
 /// A runtime error as the CLI reports it: the known refusals (cli digest §10)
 /// are one `Error: <message>` line; anything else is `archmax failed:`.
 pub(crate) fn failure(e: &RunError) -> Failure {
@@ -95,7 +66,8 @@ pub(crate) fn failure(e: &RunError) -> Failure {
         | RunError::EmptyMessage(_)
         | RunError::SessionNotAwaitingInput(_)
         | RunError::MissingDeliveryTrigger(_)
-        | RunError::UnsupportedRuntimeContract(_) => Failure::Command(e.to_string()),
+        | RunError::UnsupportedRuntimeContract(_)
+        | RunError::Settings(_) => Failure::Command(e.to_string()),
         _ => Failure::Crash(e.to_string()),
     }
 }

@@ -5,9 +5,8 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use archmax_cases::cassette::{Recorder, Replayer};
-use archmax_machine::model::Model;
-use archmax_machine::model::config::{ENV_API_BASE_URL, ENV_MODEL};
+use archmax_machine::model::cassette::Replayer;
+use archmax_machine::model::config::ENV_MODEL;
 
 use crate::args::Parsed;
 use crate::{Cli, Failure};
@@ -59,40 +58,9 @@ pub(crate) fn shown(cli: &Cli<'_>, file: &Path) -> String {
         .to_string()
 }
 
-/// What a replay reads `ARCHMAX_API_BASE_URL` as when it is unset: nothing is sent to it.
-const REPLAY_URL: &str = "http://127.0.0.1/replay";
-
 /// The replayer of `file`.
 pub(crate) fn replayer(file: &Path) -> Result<Arc<Replayer>, Failure> {
     Replayer::load(file)
         .map(Arc::new)
         .map_err(|e| Failure::Command(e.to_string()))
-}
-
-/// The variable `name` as a replay reads it: the recorded run's default model (`recorded`)
-/// for `ARCHMAX_MODEL` (so the requests ask for the model they asked for when recorded),
-/// a loopback placeholder for an unset `ARCHMAX_API_BASE_URL`, else `value`.
-pub(crate) fn replay_var(
-    recorded: Option<&str>,
-    name: &str,
-    value: Option<String>,
-) -> Option<String> {
-    let value = value.filter(|v| !v.trim().is_empty());
-    match name {
-        ENV_MODEL => recorded
-            .map(str::to_string)
-            .or(value)
-            .or_else(|| Some(archmax_machine::UNNAMED_MODEL.to_string())),
-        ENV_API_BASE_URL => value.or_else(|| Some(REPLAY_URL.to_string())),
-        _ => value,
-    }
-}
-
-/// `model` recording into `file` (saved after every exchange).
-pub(crate) fn recorder(
-    model: impl Model + 'static,
-    file: &Path,
-    default_model: &str,
-) -> Arc<dyn Model> {
-    Arc::new(Recorder::to_file(model, file).with_default_model(default_model))
 }

@@ -14,6 +14,8 @@ pub trait Io {
     fn stderr(&mut self) -> &mut dyn Write;
     /// A variable of the real process environment (`None` when unset).
     fn env_var(&self, name: &str) -> Option<String>;
+    /// The real environment as an owned lookup, for a harness that outlives this borrow.
+    fn env_lookup(&self) -> archmax_machine::env::Lookup;
     /// The current working directory.
     fn cwd(&self) -> std::io::Result<PathBuf>;
     /// Whether stderr is a terminal; decides color and the banner.
@@ -52,6 +54,11 @@ impl Io for StdIo {
     }
     fn env_var(&self, name: &str) -> Option<String> {
         std::env::var_os(name).map(|v| v.to_string_lossy().into_owned())
+    }
+    fn env_lookup(&self) -> archmax_machine::env::Lookup {
+        std::sync::Arc::new(|name: &str| {
+            std::env::var_os(name).map(|v| v.to_string_lossy().into_owned())
+        })
     }
     fn cwd(&self) -> std::io::Result<PathBuf> {
         std::env::current_dir()
@@ -109,6 +116,10 @@ impl Io for BufferIo {
     }
     fn env_var(&self, name: &str) -> Option<String> {
         self.env.get(name).cloned()
+    }
+    fn env_lookup(&self) -> archmax_machine::env::Lookup {
+        let env = self.env.clone();
+        std::sync::Arc::new(move |name: &str| env.get(name).cloned())
     }
     fn cwd(&self) -> std::io::Result<PathBuf> {
         Ok(self.cwd.clone())

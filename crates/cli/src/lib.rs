@@ -18,7 +18,6 @@ mod assembly;
 mod cassette;
 pub mod checks;
 pub mod commands;
-pub mod dotenv;
 mod endpoint;
 pub mod flow;
 mod graph;
@@ -47,7 +46,7 @@ mod written;
 
 use std::path::PathBuf;
 
-pub use dotenv::Env;
+pub use archmax_machine::env::Env;
 pub use io::{BufferIo, Io, StdIo};
 pub use style::Style;
 
@@ -88,11 +87,19 @@ impl Cli<'_> {
     }
     /// A variable: the real environment, then `.env` values.
     pub fn var(&self, name: &str) -> Option<String> {
-        self.env.get(&*self.io, name)
+        self.env.get(&|n| self.io.env_var(n), name)
+    }
+    /// The settings as a harness reads them: the real environment, then the `.env` values
+    /// loaded so far (an owned snapshot of the loaded ones).
+    pub fn lookup(&self) -> archmax_machine::env::Lookup {
+        let real = self.io.env_lookup();
+        let loaded = self.env.loaded().clone();
+        std::sync::Arc::new(move |name: &str| real(name).or_else(|| loaded.get(name).cloned()))
     }
     /// Loads `<root>/.env` once the root is known.
     pub fn load_root_env(&mut self, root: &std::path::Path) {
-        self.env.load_file(&*self.io, &root.join(".env"));
+        let io = &*self.io;
+        self.env.load_file(&|n| io.env_var(n), &root.join(".env"));
     }
     /// The session header: `◆ <workflow>`, the directory, an optional model line, a blank line.
     pub fn header(&mut self, workflow: &str, root: &std::path::Path, model: Option<&str>) {
@@ -120,9 +127,9 @@ pub fn run(args: &[String], io: &mut dyn Io) -> i32 {
         }
     };
     let mut env = Env::new();
-    env.load_file(&*io, &cwd.join(".env"));
+    env.load_file(&|n| io.env_var(n), &cwd.join(".env"));
     let tty = io.stderr_is_tty();
-    let style = Style::decide(env.get(&*io, "NO_COLOR").as_deref(), tty);
+    let style = Style::decide(env.get(&|n| io.env_var(n), "NO_COLOR").as_deref(), tty);
     let mut cli = Cli {
         io,
         env,

@@ -15,9 +15,11 @@ use tracing::instrument::WithSubscriber;
 
 use archmax_machine::model::{Model, ModelConfig, OpenAiClient};
 use archmax_machine::store::SessionStore;
-use archmax_machine::{Envelope, Event, Harness, Outcome, RunError};
+use archmax_machine::{
+    Envelope, Event, Harness, HarnessBuilder, ModelSource, Outcome, Recording, RunError,
+};
 
-use crate::assembly::{ChannelSink, Message, assemble};
+use crate::assembly::{ChannelSink, Message, failure};
 use crate::cassette::Tape;
 use crate::flow::FlowRenderer;
 use crate::raw::raw_line;
@@ -245,10 +247,10 @@ impl Live {
     }
 }
 
-/// Builds the model from the `ARCHMAX_*` variables and assembles `workflow`
-/// with its events going to a [`Live`] renderer. Missing or malformed model
-/// variables are a configuration error (`Error: …`, every missing one named),
-/// not a crash as in the original (docs/decisions.md).
+/// Assembles `workflow` of the workspace at `root` over the store the settings choose
+/// ([`crate::store::open`]), its model as `tape` says, its events going to a new [`Live`]
+/// renderer. Missing or malformed endpoint variables are a configuration error
+/// (`Error: …`, every missing one named), not a crash as in the original.
 pub(crate) fn connect(
     cli: &mut Cli<'_>,
     root: &Path,
@@ -271,44 +273,47 @@ pub(crate) fn connect_to(
     verbose: bool,
     tape: &Tape,
 ) -> Result<(Harness, Live), Failure> {
-    let replayer = match tape {
-        Tape::Replay(file) => Some(crate::cassette::replayer(file)?),
-        _ => None,
-    };
-    let config = config_with(cli, root, replayer.as_deref())?;
-    let replay = match (tape, &replayer) {
-        (Tape::Replay(file), Some(r)) => Some((Arc::clone(r), crate::cassette::shown(cli, file))),
-        _ => None,
-    };
-    let model: Arc<dyn Model> = match (tape, replayer) {
-        (_, Some(replayer)) => replayer,
-        (Tape::Record(file), None) => {
-            let client =
-                OpenAiClient::new(config.clone()).map_err(|e| Failure::Command(e.to_string()))?;
-            crate::cassette::recorder(client, file, &config.model)
+    let builder = builder(cli, root, workflow).store(store);
+    let (builder, replay) = match tape {
+        Tape::Replay(file) => {
+            let replayer = crate::cassette::replayer(file)?;
+            let recorded_model = replayer.default_model().map(str::to_string);
+            let builder = builder.model(ModelSource::Recorded {
+                model: Arc::clone(&replayer) as Arc<dyn Model>,
+                recorded_model,
+            });
+            (builder, Some((replayer, crate::cassette::shown(cli, file))))
         }
-        _ => endpoint(&config)?,
+        Tape::Record(file) => {
+            require_endpoint(cli, root)?;
+            (builder.record(Recording::File(file.clone())), None)
+        }
+        Tape::Live => {
+            require_endpoint(cli, root)?;
+            (builder, None)
+        }
     };
-    connect_model(cli, root, store, workflow, verbose, &config, model, replay)
+    connect_with(cli, builder, verbose, replay)
 }
 
-/// Assembles `workflow` over `store` with `model`, its events going to a new [`Live`]
-/// renderer (`replay`: the cassette a leftover warning names at the end).
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn connect_model(
+/// The builder of `workflow` in the workspace at `root`, reading the CLI's settings (the
+/// environment and the `.env` files loaded so far).
+pub(crate) fn builder(cli: &Cli<'_>, root: &Path, workflow: &str) -> HarnessBuilder {
+    HarnessBuilder::new(root, workflow).env(cli.lookup())
+}
+
+/// Assembles `builder`, its events going to a new [`Live`] renderer (`replay`: the cassette
+/// a leftover warning names at the end).
+pub(crate) fn connect_with(
     cli: &mut Cli<'_>,
-    root: &Path,
-    store: Arc<dyn SessionStore>,
-    workflow: &str,
+    builder: HarnessBuilder,
     verbose: bool,
-    config: &ModelConfig,
-    model: Arc<dyn Model>,
-    replay: Option<(Arc<archmax_cases::cassette::Replayer>, String)>,
+    replay: Option<(Arc<Replayer>, String)>,
 ) -> Result<(Harness, Live), Failure> {
     let (tx, rx) = mpsc::channel::<Message>();
     let mut live = Live {
         flow: FlowRenderer::new(cli.style),
-        tally: UsageTally::new(config.pricing_table()),
+        tally: UsageTally::new(Default::default()),
         verbose,
         tx: tx.clone(),
         rx,
@@ -317,45 +322,31 @@ pub(crate) fn connect_model(
         spinning: false,
         replay,
     };
-    let sink = Arc::new(ChannelSink(tx));
-    let assembled = harness_with(root, store, workflow, config, model, sink);
+    let assembled = builder.events(Arc::new(ChannelSink(tx))).build();
     // Assembly may have emitted warnings before failing: show them first.
     live.drain(cli);
-    Ok((assembled?, live))
+    let harness = assembled.map_err(|e| failure(&e))?;
+    live.tally = UsageTally::new(harness.pricing().cloned().unwrap_or_default());
+    Ok((harness, live))
 }
 
-/// The model endpoint from the `ARCHMAX_*` variables. Missing or malformed ones are a
-/// configuration error (`Error: …`, every missing one named), not a crash as in the
-/// original (docs/decisions.md).
-pub(crate) fn model_config(cli: &Cli<'_>, root: &Path) -> Result<ModelConfig, Failure> {
-    config_with(cli, root, None)
-}
-
-/// [`model_config`]; with a cassette to replay, its recorded values fill in what is unset
-/// and nothing is required.
-fn config_with(
-    cli: &Cli<'_>,
-    root: &Path,
-    replayer: Option<&archmax_cases::cassette::Replayer>,
-) -> Result<ModelConfig, Failure> {
-    match replayer {
-        Some(r) => replay_config(cli, r.default_model()),
-        None => {
-            let missing = crate::endpoint::missing(cli);
-            if !missing.is_empty() {
-                return Err(Failure::Command(crate::endpoint::missing_message(
-                    root, &missing,
-                )));
-            }
-            ModelConfig::from_env(|name| cli.var(name)).map_err(|e| Failure::Command(e.to_string()))
-        }
+/// Refuses to go on when an endpoint variable is missing, naming every missing one (the
+/// builder would name only the first).
+pub(crate) fn require_endpoint(cli: &Cli<'_>, root: &Path) -> Result<(), Failure> {
+    let missing = crate::endpoint::missing(cli);
+    if missing.is_empty() {
+        Ok(())
+    } else {
+        Err(Failure::Command(crate::endpoint::missing_message(
+            root, &missing,
+        )))
     }
 }
 
-/// The model configuration of a replay, which needs no endpoint variable: the recorded
-/// run's default model (`recorded`) fills in `ARCHMAX_MODEL`, a placeholder an unset URL.
-pub(crate) fn replay_config(cli: &Cli<'_>, recorded: Option<&str>) -> Result<ModelConfig, Failure> {
-    ModelConfig::from_env(|name| crate::cassette::replay_var(recorded, name, cli.var(name)))
+/// The model endpoint from the `ARCHMAX_*` variables, checked as [`require_endpoint`] says.
+pub(crate) fn model_config(cli: &Cli<'_>, root: &Path) -> Result<ModelConfig, Failure> {
+    require_endpoint(cli, root)?;
+    archmax_machine::builder::endpoint_config(&*cli.lookup(), &Default::default())
         .map_err(|e| Failure::Command(e.to_string()))
 }
 
@@ -363,24 +354,4 @@ pub(crate) fn replay_config(cli: &Cli<'_>, recorded: Option<&str>) -> Result<Mod
 pub(crate) fn endpoint(config: &ModelConfig) -> Result<Arc<dyn Model>, Failure> {
     let client = OpenAiClient::new(config.clone()).map_err(|e| Failure::Command(e.to_string()))?;
     Ok(Arc::new(client))
-}
-
-/// Assembles `workflow` over `store` with `model` (and `config`'s prompt-cache and pricing
-/// switches), its events to `sink`.
-pub(crate) fn harness_with(
-    root: &Path,
-    store: Arc<dyn SessionStore>,
-    workflow: &str,
-    config: &ModelConfig,
-    model: Arc<dyn Model>,
-    sink: Arc<dyn archmax_machine::EventSink>,
-) -> Result<Harness, Failure> {
-    let default_model = config.model.clone();
-    let cache = (config.prompt_cache, config.prompt_cache_ttl.as_str());
-    // The harness prices each call itself (so a session's usage carries `costUsd`).
-    let pricing = config.pricing.as_ref().map(|_| config.pricing_table());
-    let mut harness = assemble(root, store, workflow, model, default_model, sink)?;
-    harness.set_env_prompt_cache(cache.0, cache.1);
-    harness.set_pricing(pricing);
-    Ok(harness)
 }

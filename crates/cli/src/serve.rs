@@ -7,7 +7,7 @@ use std::sync::Arc;
 use archmax_serve::{Assemble, DEFAULT_BODY_LIMIT, ServeConfig, TOKENS_VAR, Tokens};
 
 use crate::args::Parsed;
-use crate::live::{endpoint, harness_with, model_config};
+use crate::live::{endpoint, model_config};
 use crate::workspace::{resolve_root, workflow_candidates};
 use crate::{Cli, Failure};
 
@@ -66,17 +66,16 @@ pub(crate) fn run(
     let model: Arc<dyn archmax_machine::model::Model> = Arc::new(
         archmax_serve::metrics::TimedModel::new(endpoint(&config)?, Arc::clone(&metrics)),
     );
-    let (at, shared) = (root.clone(), Arc::clone(&store));
+    let (lookup, shared) = (cli.lookup(), Arc::clone(&store));
+    let at = root.clone();
     let assemble: Assemble = Arc::new(move |workflow, sink| {
-        harness_with(
-            &at,
-            Arc::clone(&shared),
-            workflow,
-            &config,
-            Arc::clone(&model),
-            sink,
-        )
-        .map_err(message)
+        archmax_machine::HarnessBuilder::new(&at, workflow)
+            .env(Arc::clone(&lookup))
+            .store(Arc::clone(&shared))
+            .model(archmax_machine::ModelSource::Given(Arc::clone(&model)))
+            .events(sink)
+            .build()
+            .map_err(|e| message(crate::assembly::failure(&e)))
     });
     let identities = tokens.len();
     let app = archmax_serve::app(ServeConfig {

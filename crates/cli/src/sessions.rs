@@ -9,11 +9,11 @@ use std::sync::Arc;
 
 use archmax_machine::state::Park;
 use archmax_machine::store::parent_of;
-use archmax_machine::{Harness, NoEvents, SessionState, Status};
+use archmax_machine::{Harness, SessionState, Status};
 use serde_json::{Map, Value, json};
 
 use crate::args::Parsed;
-use crate::assembly::{NoModel, assemble, failure};
+use crate::assembly::{NoModel, failure};
 use crate::outcome::{decision_context, declared_choices};
 use crate::preflight::check_sessions;
 use crate::style::{CHECK, Style};
@@ -31,14 +31,11 @@ pub(crate) fn run(
     cli.load_root_env(&root);
     cli.header(&workflow, &root, None);
     let store = crate::store::open(cli, &root)?;
-    let harness = assemble(
-        &root,
-        store,
-        &workflow,
-        Arc::new(NoModel),
-        String::new(),
-        Arc::new(NoEvents),
-    )?;
+    let harness = crate::live::builder(cli, &root, &workflow)
+        .store(store)
+        .model(archmax_machine::ModelSource::Given(Arc::new(NoModel)))
+        .build()
+        .map_err(|e| failure(&e))?;
     let json = parsed.flag("json");
     match positionals.first().and_then(Option::as_deref) {
         Some(id) => detail(cli, &harness, id, json),

@@ -19,8 +19,9 @@ pub(crate) fn choice(cli: &Cli<'_>, root: &Path) -> Option<String> {
         // The workspace's `.env` may not be loaded yet (a session command reads the
         // session's record before it knows everything else).
         let mut env = cli.env.clone();
-        env.load_file(&*cli.io, &root.join(".env"));
-        env.get(&*cli.io, STORE_VAR)
+        let real = |n: &str| cli.io.env_var(n);
+        env.load_file(&real, &root.join(".env"));
+        env.get(&real, STORE_VAR)
     })?;
     let value = value.trim().to_string();
     (!value.is_empty()).then_some(value)

@@ -18,7 +18,7 @@ use serde_json::json;
 use crate::args::Parsed;
 use crate::assembly::Message;
 use crate::flow::FlowRenderer;
-use crate::live::{connect, connect_model, endpoint, model_config, replay_config};
+use crate::live::{builder, connect, connect_with, endpoint, model_config};
 use crate::style::{CHECK, CIRCLE, CROSS, DIAMOND, Style, WARN};
 use crate::usage::Tokens;
 use crate::workspace::{resolve_root, workflow_slot};
@@ -353,22 +353,29 @@ fn drive(
             (h, l, None)
         }
         Cassettes::Record | Cassettes::Replay => {
-            let (config, tapes) = if let Cassettes::Record = tape {
+            let store = crate::store::open(cli, root)?;
+            let builder = builder(cli, root, workflow).store(store);
+            let (builder, tapes) = if let Cassettes::Record = tape {
                 let config = model_config(cli, root)?;
-                let tapes = CaseTapes::record(root, endpoint(&config)?, &config.model);
-                (config, tapes)
+                let live_model = endpoint(&config)?;
+                let tapes = Arc::new(CaseTapes::record(root, live_model, &config.model));
+                let model: Arc<dyn archmax_machine::model::Model> = tapes.clone();
+                (
+                    builder.model(archmax_machine::ModelSource::Given(model)),
+                    tapes,
+                )
             } else {
                 let cases = suite.selected(opts.filter.as_deref());
-                let recorded = CaseTapes::recorded_model(root, &cases);
-                (
-                    replay_config(cli, recorded.as_deref())?,
-                    CaseTapes::replay(root),
-                )
+                let recorded_model = CaseTapes::recorded_model(root, &cases);
+                let tapes = Arc::new(CaseTapes::replay(root));
+                let model: Arc<dyn archmax_machine::model::Model> = tapes.clone();
+                let source = archmax_machine::ModelSource::Recorded {
+                    model,
+                    recorded_model,
+                };
+                (builder.model(source), tapes)
             };
-            let tapes = Arc::new(tapes);
-            let store = crate::store::open(cli, root)?;
-            let model: Arc<dyn archmax_machine::model::Model> = tapes.clone();
-            let (h, l) = connect_model(cli, root, store, workflow, verbose, &config, model, None)?;
+            let (h, l) = connect_with(cli, builder, verbose, None)?;
             (h, l, Some(tapes))
         }
     };

@@ -155,6 +155,12 @@ pub enum RunError {
     /// The spec declares a runtime contract this harness does not implement.
     #[error("{}", archmax_spec::runtime_contract::unsupported_message(.0))]
     UnsupportedRuntimeContract(RuntimeContract),
+    /// A setting the harness reads (an `ARCHMAX_*` variable, a cassette) cannot be used.
+    #[error("{0}")]
+    Settings(String),
+    /// A host's option is out of its range (`requestTimeoutMs`, `maxRetries`, …).
+    #[error("{0}")]
+    Options(String),
 }
 
 impl RunError {
@@ -182,7 +188,10 @@ impl RunError {
             RunError::MountCollision { .. } => "MountCollisionError",
             RunError::InvalidVariableName { .. } => "InvalidVariableNameError",
             RunError::UnknownSessionTrigger(_) => "UnknownSessionTriggerError",
-            RunError::BuiltinHookKind(_) | RunError::AuthoredFile { .. } => "Error",
+            RunError::BuiltinHookKind(_)
+            | RunError::AuthoredFile { .. }
+            | RunError::Settings(_) => "Error",
+            RunError::Options(_) => "TypeError",
             RunError::UnsupportedRuntimeContract(_) => "UnsupportedRuntimeContractError",
         }
     }

@@ -41,9 +41,11 @@ pub use blocking::background_thread;
 pub use error::{Reservation, RunError};
 pub use events::{Emitter, Envelope, Event, EventSink, NoEvents};
 pub use harness::{
-    AssemblyExtras, DEFAULT_WORKFLOW, Governance, Harness, HarnessOptions, HostRules,
-    SessionSource, ToolPathDecls, UNNAMED_MODEL, mint_session_id,
+    AssemblyExtras, DEFAULT_WORKFLOW, Governance, Harness, HarnessBuilder, HarnessOptions,
+    HostRules, ModelSource, Recording, RequestOptions, SessionSource, ToolPathDecls, TurnSettings,
+    UNNAMED_MODEL, default_model_id, mint_session_id,
 };
+pub use harness::{builder, env};
 pub use invoke::{DEFAULT_SESSION_ID, InvokeInput};
 pub use outcome::{Outcome, OutcomeKind, SessionExit, VariableEntry};
 pub use resolve::{Disposition, Firing, ResolvedSession};

@@ -37,11 +37,7 @@ impl Harness {
         extras.governance = Governance::Required;
         let mut child = Harness::assemble_with(opts, extras)?;
         child.emitter = self.emitter.clone();
-        child.pricing = self.pricing.clone();
         child.mocks = Arc::clone(&self.mocks);
-        child.images = self.images;
-        child.prompt_cache_option = self.prompt_cache_option.clone();
-        child.env_prompt_cache = self.env_prompt_cache.clone();
         let child = Arc::new(child);
         if let Ok(mut m) = self.children.lock() {
             m.insert(slug.to_string(), Arc::clone(&child));

@@ -21,13 +21,13 @@ use std::time::{Duration, Instant};
 
 use archmax_machine::model::delta::{Channels, StreamTag};
 use archmax_machine::model::{
-    ChatRequest, ChatResponse, Model, ModelConfig, ModelError, ModelFuture, NoText, OpenAiClient,
-    TextSink, show_whole,
+    ChatRequest, ChatResponse, Model, ModelError, ModelFuture, NoText, TextSink, show_whole,
 };
 use archmax_machine::tools::BoxFuture;
 use archmax_machine::{
     AssemblyExtras, DEFAULT_WORKFLOW, Envelope, EventSink, Firing, Governance, Harness,
-    HarnessOptions, HostTool, InvokeInput, Outcome, RunError, SendInput, ToolContext,
+    HarnessBuilder, HostTool, InvokeInput, ModelSource, Outcome, Recording, RequestOptions,
+    RunError, SendInput, ToolContext,
 };
 use archmax_spec::runtime_contract::{SUPPORTED, contract_id};
 use napi::bindgen_prelude::{FnArgs, Status};
@@ -713,42 +713,6 @@ fn cassette_option(
     Ok(Some((path, replay)))
 }
 
-/// `requestTimeoutMs`, `maxRetries` and `maxResponseBytes` over the env's values (agent.js has
-/// checked the ranges; they are checked again for a direct caller).
-fn apply_request_options(
-    config: &mut ModelConfig,
-    options: &NativeAgentOptions,
-) -> std::result::Result<(), String> {
-    use archmax_machine::model::{
-        MAX_REQUEST_TIMEOUT_MS, MAX_RESPONSE_BYTES_LIMIT, MAX_RETRIES_LIMIT,
-    };
-    if let Some(ms) = options.request_timeout_ms {
-        if ms == 0 || u64::from(ms) > MAX_REQUEST_TIMEOUT_MS {
-            return Err(format!(
-                "'requestTimeoutMs' must be a whole number from 1 to {MAX_REQUEST_TIMEOUT_MS}, got {ms}"
-            ));
-        }
-        config.retry.timeout = std::time::Duration::from_millis(u64::from(ms));
-    }
-    if let Some(retries) = options.max_retries {
-        if retries > MAX_RETRIES_LIMIT {
-            return Err(format!(
-                "'maxRetries' must be a whole number from 0 to {MAX_RETRIES_LIMIT}, got {retries}"
-            ));
-        }
-        config.retry.attempts = retries + 1;
-    }
-    if let Some(bytes) = options.max_response_bytes {
-        if bytes < 1024 || u64::from(bytes) > MAX_RESPONSE_BYTES_LIMIT {
-            return Err(format!(
-                "'maxResponseBytes' must be a whole number from 1024 to {MAX_RESPONSE_BYTES_LIMIT}, got {bytes}"
-            ));
-        }
-        config.max_response_bytes = u64::from(bytes);
-    }
-    Ok(())
-}
-
 /// The `images` option: off when absent or false; `true` for the defaults; or
 /// `{ maxBytes?, keep? }` (positive whole numbers).
 fn images_option(
@@ -877,15 +841,16 @@ fn outcome_dto(result: std::result::Result<Outcome, RunError>) -> String {
     }
 }
 
-/// The environment with `.env` values from the cwd and the workspace root.
-fn env_lookup(root: &std::path::Path) -> impl Fn(&str) -> Option<String> + use<> {
-    let io = archmax_cli::StdIo::new();
-    let mut env = archmax_cli::Env::new();
-    if let Ok(cwd) = std::env::current_dir() {
-        env.load_file(&io, &cwd.join(".env"));
-    }
-    env.load_file(&io, &root.join(".env"));
-    move |name| env.get(&io, name)
+/// The settings of a workspace at `root`: the environment, then `.env` in the cwd and in
+/// `root` (as every harness reads them: `archmax_machine::env`).
+fn env_lookup(root: &std::path::Path) -> archmax_machine::env::Lookup {
+    let cwd = std::env::current_dir().ok();
+    archmax_machine::env::Env::of_workspace(
+        &archmax_machine::env::process_env,
+        cwd.as_deref(),
+        root,
+    )
+    .into_lookup()
 }
 
 /// The `names` that are set, as an agent rooted at `rootDir` reads its settings: the
@@ -893,14 +858,40 @@ fn env_lookup(root: &std::path::Path) -> impl Fn(&str) -> Option<String> + use<>
 /// `modelFactory`'s `env()` returns).
 #[napi(catch_unwind)]
 pub fn read_env(root_dir: String, names: Vec<String>) -> HashMap<String, String> {
-    let root = std::env::current_dir()
-        .map(|cwd| cwd.join(&root_dir))
-        .unwrap_or_else(|_| PathBuf::from(&root_dir));
-    let lookup = env_lookup(&root);
+    let lookup = env_lookup(&root_of(&root_dir));
     names
         .into_iter()
         .filter_map(|name| lookup(&name).map(|value| (name, value)))
         .collect()
+}
+
+/// The workspace root `rootDir` names, resolved against the working directory.
+fn root_of(root_dir: &str) -> PathBuf {
+    archmax_machine::builder::workspace_root(std::path::Path::new(root_dir))
+        .unwrap_or_else(|_| PathBuf::from(root_dir))
+}
+
+/// The endpoint settings a `modelFactory` is given (`AgentEnv`), as the harness reads them
+/// for a workspace at `rootDir`: `{ apiBaseUrl, apiKey, model, temperature, maxTokens }`.
+/// The key may be left out for an endpoint on this machine (it is then `""`). Throws the
+/// harness's message naming the first missing or malformed setting.
+#[napi(
+    catch_unwind,
+    ts_return_type = "{ apiBaseUrl: string; apiKey: string; model: string; temperature: number | null; maxTokens: number | null }"
+)]
+pub fn model_settings(root_dir: String) -> napi::Result<Value> {
+    let lookup = env_lookup(&root_of(&root_dir));
+    archmax_machine::builder::model_settings(&*lookup)
+        .map_err(|e| napi::Error::from_reason(e.to_string()))
+}
+
+/// The default model id of an agent rooted at `rootDir`: `defaultModel`, else
+/// `ARCHMAX_MODEL` (the environment, then `.env` in the cwd and in `rootDir`), else
+/// `default` (what a `modelFactory` is asked for without an id).
+#[napi(catch_unwind)]
+pub fn default_model_id(root_dir: String, default_model: Option<String>) -> String {
+    let lookup = env_lookup(&root_of(&root_dir));
+    archmax_machine::default_model_id(default_model.as_deref(), &*lookup)
 }
 
 /// A workflow assembled for JS. Use `createAgent` (agent.js), not this class.
@@ -928,7 +919,7 @@ pub struct NativeAgent {
     traceparent: Mutex<Option<String>>,
     /// A cassette per case (`runTests({ cassettes })`): the harness's model, which
     /// `runCases` switches to each case's cassette.
-    tapes: RwLock<Option<Arc<archmax_cases::cassette::CaseTapes>>>,
+    tapes: Arc<RwLock<Option<Arc<archmax_cases::cassette::CaseTapes>>>>,
 }
 
 /// Marks a session busy for the life of one call.
@@ -987,7 +978,7 @@ impl NativeAgent {
             tool_workspaces: Arc::default(),
             telemetry: RwLock::new(None),
             traceparent: Mutex::new(None),
-            tapes: RwLock::new(None),
+            tapes: Arc::default(),
         }
     }
 
@@ -1027,7 +1018,7 @@ impl NativeAgent {
             }
         };
         let lookup = env_lookup(&root);
-        match crate::telemetry::for_agent(options.telemetry.as_ref(), &lookup) {
+        match crate::telemetry::for_agent(options.telemetry.as_ref(), &*lookup) {
             Ok(t) => {
                 if let Ok(mut g) = self.telemetry.write() {
                     *g = t;
@@ -1043,42 +1034,34 @@ impl NativeAgent {
             Ok(c) => c,
             Err(message) => return plain_error("TypeError", message),
         };
+        let workflow = options
+            .workflow
+            .clone()
+            .unwrap_or_else(|| DEFAULT_WORKFLOW.to_string());
+        let mut builder = HarnessBuilder::new(&root, workflow.clone())
+            .env(Arc::clone(&lookup))
+            .default_model(options.default_model.clone())
+            .requests(RequestOptions {
+                timeout_ms: options.request_timeout_ms.map(u64::from),
+                max_retries: options.max_retries,
+                max_response_bytes: options.max_response_bytes.map(u64::from),
+                streaming: options.streaming,
+            });
+        // The model: each case's cassette, a cassette file, the JS function, else the endpoint.
         let mut tapes = None;
-        let (model, default_model): (Arc<dyn Model>, String) = if case_tapes == Some(true) {
-            // Each case answers from its cassette: no model, no endpoint variable; the default
-            // model is the one the recording's requests named, as `archmax test --replay`'s.
-            let workflow = options.workflow.as_deref().unwrap_or(DEFAULT_WORKFLOW);
-            let suite = archmax_cases::Suite::discover(&root, workflow);
-            let default = archmax_cases::cassette::CaseTapes::recorded_model(&root, &suite.files)
-                .or_else(|| options.default_model.clone())
-                .or_else(|| lookup("ARCHMAX_MODEL").map(|m| m.trim().to_string()))
-                .filter(|m| !m.is_empty())
-                .unwrap_or_else(|| archmax_machine::UNNAMED_MODEL.to_string());
+        if case_tapes == Some(true) {
+            let suite = archmax_cases::Suite::discover(&root, &workflow);
+            let recorded_model =
+                archmax_cases::cassette::CaseTapes::recorded_model(&root, &suite.files);
             let replay = Arc::new(archmax_cases::cassette::CaseTapes::replay(&root));
             tapes = Some(Arc::clone(&replay));
-            (replay, default)
+            builder = builder.model(ModelSource::Recorded {
+                model: replay,
+                recorded_model,
+            });
         } else if let Some((path, true)) = &cassette {
-            // A replay needs no model and no endpoint variable; the recorded run's default
-            // model is the one its requests named.
-            let replayer = match archmax_cases::cassette::Replayer::load(path) {
-                Ok(r) => r,
-                Err(e) => return plain_error("Error", e.to_string()),
-            };
-            let default = replayer
-                .default_model()
-                .map(str::to_string)
-                .or_else(|| options.default_model.clone())
-                .or_else(|| lookup("ARCHMAX_MODEL").map(|m| m.trim().to_string()))
-                .filter(|m| !m.is_empty())
-                .unwrap_or_else(|| archmax_machine::UNNAMED_MODEL.to_string());
-            (Arc::new(replayer), default)
+            builder = builder.model(ModelSource::Replay(path.clone()));
         } else if take(&self.model).is_some() {
-            let default = options
-                .default_model
-                .clone()
-                .or_else(|| lookup("ARCHMAX_MODEL").map(|m| m.trim().to_string()))
-                .filter(|m| !m.is_empty())
-                .unwrap_or_else(|| archmax_machine::UNNAMED_MODEL.to_string());
             let js = Arc::new(JsModel {
                 f: Arc::clone(&self.model),
                 channels: Mutex::new(Channels::new()),
@@ -1088,43 +1071,25 @@ impl NativeAgent {
             if let Ok(mut slot) = self.js_model.write() {
                 *slot = Some(Arc::clone(&js));
             }
-            (js, default)
-        } else {
-            let mut config = match ModelConfig::from_env(&lookup) {
-                Ok(c) => c,
-                Err(e) => return plain_error("Error", e.to_string()),
-            };
-            if let Err(e) = apply_request_options(&mut config, &options) {
-                return plain_error("TypeError", e);
-            }
-            if let Some(streaming) = options.streaming {
-                config.streaming = streaming;
-            }
-            let default = options
-                .default_model
-                .clone()
-                .unwrap_or_else(|| config.model.clone());
-            match OpenAiClient::new(config) {
-                Ok(client) => (Arc::new(client), default),
-                Err(e) => return plain_error("Error", e.to_string()),
-            }
-        };
-        let model: Arc<dyn Model> = match &cassette {
-            Some((path, false)) => Arc::new(
-                archmax_cases::cassette::Recorder::to_file(model, path)
-                    .with_default_model(default_model.clone()),
-            ),
+            builder = builder.model(ModelSource::Given(js));
+        }
+        match &cassette {
+            Some((path, false)) => builder = builder.record(Recording::File(path.clone())),
             _ if case_tapes == Some(false) => {
-                let record = Arc::new(archmax_cases::cassette::CaseTapes::record(
-                    &root,
-                    model,
-                    &default_model,
-                ));
-                tapes = Some(Arc::clone(&record));
-                record
+                let slot = Arc::clone(&self.tapes);
+                let at = root.clone();
+                builder = builder.record(Recording::Wrap(Box::new(move |model, default| {
+                    let record = Arc::new(archmax_cases::cassette::CaseTapes::record(
+                        &at, model, default,
+                    ));
+                    if let Ok(mut slot) = slot.write() {
+                        *slot = Some(Arc::clone(&record));
+                    }
+                    record
+                })));
             }
-            _ => model,
-        };
+            _ => {}
+        }
         if let Ok(mut slot) = self.tapes.write() {
             *slot = tapes;
         }
@@ -1170,40 +1135,16 @@ impl NativeAgent {
                 workspaces: Arc::clone(&self.tool_workspaces),
             }));
         }
-        let extras = match options.tool_paths.as_ref().map(tool_paths).transpose() {
-            Ok(paths) => AssemblyExtras {
-                tool_paths: paths.unwrap_or_default(),
-                governance: if options.ungoverned == Some(true) {
-                    Governance::Plain
-                } else if options.workflow.is_some() {
-                    Governance::Required
-                } else {
-                    Governance::IfPresent
-                },
-                system_prompt: options.system_prompt.clone(),
-                policy_rules: self
-                    .policy_rules
-                    .lock()
-                    .map(|r| r.clone())
-                    .unwrap_or_default(),
-                hook_kinds: self.hook_kinds.lock().ok().and_then(|k| k.clone()),
-            },
+        let tool_paths = match options.tool_paths.as_ref().map(tool_paths).transpose() {
+            Ok(paths) => paths.unwrap_or_default(),
             Err(message) => return plain_error("TypeError", message),
         };
-        // Pricing: the option, else `ARCHMAX_PRICE_*` (refused when not a number).
-        let pricing = match options.pricing.as_ref() {
-            Some(v) if !v.is_null() => match pricing_table(v) {
+        let pricing = match options.pricing.as_ref().filter(|v| !v.is_null()) {
+            Some(v) => match pricing_table(v) {
                 Ok(table) => Some(table),
                 Err(message) => return plain_error("TypeError", message),
             },
-            _ => match archmax_machine::model::Pricing::from_env(&lookup) {
-                Ok(p) => p.map(archmax_machine::model::PricingTable::default_only),
-                Err(e) => return plain_error("Error", e.to_string()),
-            },
-        };
-        let env_cache = match archmax_machine::model::prompt_cache_from_env(&lookup) {
-            Ok(c) => c,
-            Err(e) => return plain_error("Error", e.to_string()),
+            None => None,
         };
         let seeds = match variables_arg(options.variables) {
             Ok(seeds) => seeds,
@@ -1213,47 +1154,46 @@ impl NativeAgent {
             Ok(images) => images,
             Err(message) => return plain_error("TypeError", message),
         };
-        let (assembled, events) = collecting_events(|| {
-            Harness::assemble_with(
-                HarnessOptions {
-                    store: self.store.build(&root),
-                    root,
-                    workflow: options
-                        .workflow
-                        .clone()
-                        .unwrap_or_else(|| DEFAULT_WORKFLOW.to_string()),
-                    model,
-                    default_model,
-                    events: Arc::new(JsEvents {
-                        f: Arc::clone(&self.events),
-                    }),
-                    tools,
-                    essential_tools: options.essential_tools.unwrap_or_default(),
-                    mounts: options.mounts.map(mount_decls),
-                    skills: options
-                        .skills
-                        .unwrap_or_else(|| vec!["skills/".to_string()]),
-                },
-                extras,
+        let (enabled, ttl) = options
+            .prompt_cache
+            .as_ref()
+            .map_or((None, None), |p| (p.enabled, p.ttl.clone()));
+        let builder = builder
+            .store(self.store.build(&root))
+            .events(Arc::new(JsEvents {
+                f: Arc::clone(&self.events),
+            }))
+            .tools(tools, options.essential_tools.unwrap_or_default())
+            .mounts(options.mounts.map(mount_decls))
+            .skills(
+                options
+                    .skills
+                    .unwrap_or_else(|| vec!["skills/".to_string()]),
             )
-            .and_then(|mut harness| {
-                // Assembly's last refusals, in the original's order: the default trigger, the seeds
-                // (a plain agent has neither: it has no triggers and no variables).
-                if let Some(trigger) = options.trigger.as_ref().filter(|_| !harness.is_plain()) {
-                    harness.start_state(trigger)?;
-                }
-                if !harness.is_plain() {
-                    harness.check_seeds(&seeds)?;
-                }
-                harness.set_env_prompt_cache(env_cache.0, env_cache.1.as_str());
-                if let Some(p) = &options.prompt_cache {
-                    harness.set_prompt_cache_option(p.enabled, p.ttl.clone());
-                }
-                harness.set_pricing(pricing);
-                harness.set_images(images);
-                Ok(harness)
+            .governance(if options.ungoverned == Some(true) {
+                Governance::Plain
+            } else if options.workflow.is_some() {
+                Governance::Required
+            } else {
+                Governance::IfPresent
             })
-        });
+            .extras(AssemblyExtras {
+                tool_paths,
+                system_prompt: options.system_prompt.clone(),
+                policy_rules: self
+                    .policy_rules
+                    .lock()
+                    .map(|r| r.clone())
+                    .unwrap_or_default(),
+                hook_kinds: self.hook_kinds.lock().ok().and_then(|k| k.clone()),
+                ..AssemblyExtras::default()
+            })
+            .pricing(pricing)
+            .prompt_cache(enabled, ttl)
+            .images(images)
+            .trigger(options.trigger.clone())
+            .seeds(seeds);
+        let (assembled, events) = collecting_events(|| builder.build());
         match assembled {
             Ok(harness) => {
                 let plain = harness.is_plain();

@@ -590,6 +590,9 @@ impl archmax_cli::Io for Watching<'_> {
     fn env_var(&self, name: &str) -> Option<String> {
         self.inner.env.get(name).cloned()
     }
+    fn env_lookup(&self) -> archmax_machine::env::Lookup {
+        self.inner.env_lookup()
+    }
     fn cwd(&self) -> std::io::Result<std::path::PathBuf> {
         Ok(self.inner.cwd.clone())
     }

@@ -492,24 +492,32 @@ fn parse_bool(name: &str, raw: &str) -> Result<bool, ConfigError> {
     }
 }
 
-/// Whether `url`'s host is a loopback address (`localhost`, `127.0.0.0/8`, `[::1]`): an
-/// endpoint there may omit `ARCHMAX_API_KEY`.
+/// Whether `url`'s host is a loopback address (`localhost` and `*.localhost`, `127.0.0.0/8`,
+/// `::1`, an IPv4-mapped loopback): an endpoint there may omit `ARCHMAX_API_KEY`. The URL is
+/// read as a browser reads it, so `http://127.1/v1` and `http://[0:0:0:0:0:0:0:1]/v1` are
+/// loopback too. The one rule: `createAgent`'s model factory settings read it from here.
 pub fn is_loopback_url(url: &str) -> bool {
-    let rest = url.trim().split_once("://").map_or(url.trim(), |(_, r)| r);
-    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
-    let host_port = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
-    let host = if let Some(v6) = host_port.strip_prefix('[') {
-        v6.split(']').next().unwrap_or_default()
-    } else {
-        host_port.split(':').next().unwrap_or_default()
+    let Ok(parsed) = reqwest::Url::parse(url.trim()) else {
+        return false;
+    };
+    let Some(host) = parsed.host_str() else {
+        return false;
     };
     let host = host.to_ascii_lowercase();
-    host == "localhost"
-        || host.ends_with(".localhost")
-        || host == "::1"
-        || host
-            .parse::<std::net::Ipv4Addr>()
-            .is_ok_and(|ip| ip.is_loopback())
+    if host == "localhost" || host.ends_with(".localhost") {
+        return true;
+    }
+    match host
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .parse::<std::net::IpAddr>()
+    {
+        Ok(std::net::IpAddr::V4(ip)) => ip.is_loopback(),
+        Ok(std::net::IpAddr::V6(ip)) => {
+            ip.is_loopback() || ip.to_ipv4_mapped().is_some_and(|v4| v4.is_loopback())
+        }
+        Err(_) => false,
+    }
 }
 
 #[cfg(test)]
@@ -551,6 +559,13 @@ mod tests {
             "http://localhost:11434/v1",
             "http://[::1]:9/v1",
             "http://127.1.2.3/v1",
+            // Read as a browser reads them (and so as `createAgent`'s factory settings were).
+            "http://127.1:9/v1",
+            "http://[0:0:0:0:0:0:0:1]:9/v1",
+            "http://LOCALHOST:9/v1",
+            "http://api.localhost/v1",
+            "http://[::ffff:127.0.0.1]:9/v1",
+            "http://2130706433/v1",
         ] {
             let config = ModelConfig::from_env(env(&[
                 ("ARCHMAX_API_BASE_URL", url),
@@ -563,6 +578,8 @@ mod tests {
             "https://api.example.com/v1",
             "http://127.0.0.1.example.com/v1",
             "http://10.0.0.1/v1",
+            "http://localhost.example.com/v1",
+            "not a url",
         ] {
             assert_eq!(
                 ModelConfig::from_env(env(&[

@@ -1,5 +1,6 @@
 //! The model edge: OpenAI-compatible chat-completions types, client and configuration.
 
+pub mod cassette;
 pub mod client;
 pub mod config;
 pub mod delta;

@@ -170,7 +170,7 @@ impl Harness {
         let mut out = Vec::new();
         for name in surface {
             if EXECUTABLE.contains(&name.as_str()) {
-                let def = if self.images.is_some() {
+                let def = if self.settings.images.is_some() {
                     crate::tooldefs::built_in_with_images(&name)
                 } else {
                     crate::tooldefs::built_in(&name)

@@ -98,7 +98,7 @@ impl Turn<'_> {
         match self.workspace() {
             Some(ws) => {
                 if name == "read_file"
-                    && let Some(opts) = &self.h.images
+                    && let Some(opts) = &self.h.settings.images
                     && let Some((text, mark)) = crate::images::answer(&ws, args, opts)
                 {
                     let result = ControlResult {

@@ -94,6 +94,7 @@ impl Turn<'_> {
         let tools = self.tool_defs();
         let with_images = self
             .h
+            .settings
             .images
             .filter(|_| !self.transcript.images().is_empty());
         let mut messages = match &with_images {
@@ -128,6 +129,7 @@ impl Turn<'_> {
             .or_else(|| Some(self.model_for()).filter(|m| m != crate::UNNAMED_MODEL));
         let cost_usd = self
             .h
+            .settings
             .pricing
             .as_ref()
             .and_then(|table| table.cost_usd(model.as_deref().unwrap_or_default(), u));

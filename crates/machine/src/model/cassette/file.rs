@@ -6,7 +6,7 @@
 //! the tool definitions once per distinct set (`toolsets`), so a conversation's system prompt,
 //! tools and earlier messages are written once however many calls repeat them.
 
-use archmax_machine::model::{AssistantMessage, ChatResponse, ModelRole, ToolCall, Usage};
+use crate::model::{AssistantMessage, ChatResponse, ModelRole, ToolCall, Usage};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 

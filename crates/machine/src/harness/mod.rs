@@ -18,6 +18,11 @@ use crate::tools::HostTool;
 
 use crate::error::RunError;
 
+pub mod builder;
+pub mod env;
+
+pub use builder::{HarnessBuilder, ModelSource, Recording, RequestOptions, default_model_id};
+
 /// The model id requests carry when the host names none (no `defaultModel`, no
 /// `ARCHMAX_MODEL`, no `model:` in the spec): it is never reported as the call's model.
 pub const UNNAMED_MODEL: &str = "default";
@@ -66,6 +71,36 @@ pub struct AssemblyExtras {
     pub system_prompt: Option<String>,
     /// The host's custom hook kinds (`hookExecutors`), run beside `script` and `rubric`.
     pub hook_kinds: Option<crate::hooks::HostHookKinds>,
+    /// The settings every turn reads (prompt cache, prices, images); a delegation target
+    /// gets its caller's.
+    pub settings: TurnSettings,
+}
+
+/// Settings every turn of a harness reads, decided at assembly ([`HarnessBuilder`] reads
+/// them from the host's options and the environment).
+#[derive(Debug, Clone)]
+pub struct TurnSettings {
+    /// Prompt caching from the environment (`ARCHMAX_PROMPT_CACHE`, `…_TTL`); the spec's
+    /// `settings.prompt_cache` wins over it.
+    pub env_prompt_cache: (bool, String),
+    /// The host's `promptCache` option (`enabled`, `ttl`): each given field outranks the spec
+    /// and the environment.
+    pub prompt_cache_option: (Option<bool>, Option<String>),
+    /// Token prices; `None`: cost is never reported (never guessed).
+    pub pricing: Option<crate::model::PricingTable>,
+    /// Image reads (`createAgent({ images })`); `None`: images are binary files, not shown.
+    pub images: Option<crate::images::ImageReads>,
+}
+
+impl Default for TurnSettings {
+    fn default() -> Self {
+        TurnSettings {
+            env_prompt_cache: (true, crate::model::CacheTtl::default().as_str().to_string()),
+            prompt_cache_option: (None, None),
+            pricing: None,
+            images: None,
+        }
+    }
 }
 
 /// The workflow an agent assembled without a named one looks for.
@@ -117,19 +152,12 @@ pub struct Harness {
     pub(crate) mounts: Vec<MountDecl>,
     /// Lint findings and registry warnings reported at assembly.
     pub warnings: Vec<Diagnostic>,
-    /// Prompt caching from the environment (`ARCHMAX_PROMPT_CACHE`, `…_TTL`);
-    /// `settings.prompt_cache` in the spec wins.
-    pub(crate) env_prompt_cache: (bool, String),
     /// Runs lifecycle hooks (fail-closed until the sandbox lands).
     pub(crate) hooks: Arc<dyn crate::hooks::HookRunner>,
     /// The cancel switches of the turns in flight.
     pub(crate) cancels: crate::cancel::Registry,
-    /// The host's `promptCache` option (`enabled`, `ttl`); it outranks the spec and the env.
-    pub(crate) prompt_cache_option: (Option<bool>, Option<String>),
-    /// Token prices; `None` means cost is never reported.
-    pub(crate) pricing: Option<crate::model::PricingTable>,
-    /// Image reads (`createAgent({ images })`); `None`: images are binary files, not shown.
-    pub(crate) images: Option<crate::images::ImageReads>,
+    /// Prompt cache, prices and image reads ([`TurnSettings`]).
+    pub(crate) settings: TurnSettings,
     /// How this harness was assembled: a delegation assembles its target the same way.
     pub(crate) recipe: Arc<crate::registry::Recipe>,
     /// The delegation targets assembled so far, by slug (`crate::registry`).
@@ -265,6 +293,7 @@ impl Harness {
             None => crate::plain::loaded(&files, &opts.skills, &mounts, &opts.tools)?,
         };
         let mut extras = extras;
+        let settings = extras.settings.clone();
         if plain {
             // The original's plain agent has no kernel for host rules to join.
             extras.policy_rules = HostRules::default();
@@ -383,39 +412,15 @@ impl Harness {
             skills,
             mounts,
             warnings: loaded.warnings,
-            env_prompt_cache: (true, "5m".to_string()),
             hooks: grader,
             cancels: crate::cancel::Registry::default(),
-            prompt_cache_option: (None, None),
-            pricing: None,
+            settings,
             tool_defs: std::sync::RwLock::default(),
-            images: None,
             recipe,
             children: std::sync::Mutex::default(),
             mocks: Arc::default(),
             spec_snapshot,
         })
-    }
-
-    /// Shows the agent the images it reads (`createAgent({ images })`; `None`: off).
-    pub fn set_images(&mut self, images: Option<crate::images::ImageReads>) {
-        self.images = images;
-        // `read_file`'s description depends on it.
-        if let Ok(mut defs) = self.tool_defs.write() {
-            defs.clear();
-        }
-    }
-
-    /// Sets the host's `promptCache` option: each given field outranks the spec's
-    /// `settings.prompt_cache` and the environment.
-    pub fn set_prompt_cache_option(&mut self, enabled: Option<bool>, ttl: Option<String>) {
-        self.prompt_cache_option = (enabled, ttl);
-    }
-
-    /// Sets the token prices that make `costUsd` appear on `model-usage` events and in a
-    /// session's usage (`None`: cost is omitted, never guessed).
-    pub fn set_pricing(&mut self, pricing: Option<crate::model::PricingTable>) {
-        self.pricing = pricing;
     }
 
     /// Refuses host seeds whose names are not variable names (`InvalidVariableNameError`,
@@ -429,11 +434,6 @@ impl Harness {
         self.hooks = runner;
     }
 
-    /// Sets the environment's prompt-cache default (the spec's `settings.prompt_cache` wins).
-    pub fn set_env_prompt_cache(&mut self, enabled: bool, ttl: &str) {
-        self.env_prompt_cache = (enabled, ttl.to_string());
-    }
-
     /// Whether to mark the static prefix for caching, and the TTL. Each field comes from
     /// the host option, else the spec's `settings.prompt_cache`, else the environment; a
     /// TTL other than `5m`/`1h` falls back to `5m`.
@@ -443,15 +443,20 @@ impl Harness {
             .settings
             .as_ref()
             .and_then(|s| s.prompt_cache.as_ref());
-        let (option_enabled, option_ttl) = &self.prompt_cache_option;
+        let (option_enabled, option_ttl) = &self.settings.prompt_cache_option;
         let enabled = option_enabled
             .or_else(|| spec.and_then(|p| p.enabled))
-            .unwrap_or(self.env_prompt_cache.0);
+            .unwrap_or(self.settings.env_prompt_cache.0);
         let ttl = option_ttl
             .as_deref()
             .or_else(|| spec.and_then(|p| p.ttl.as_deref()))
-            .unwrap_or(&self.env_prompt_cache.1);
+            .unwrap_or(&self.settings.env_prompt_cache.1);
         (enabled, crate::model::CacheTtl::parse(ttl).as_str())
+    }
+
+    /// The token prices calls are charged at (`None`: cost is never reported).
+    pub fn pricing(&self) -> Option<&crate::model::PricingTable> {
+        self.settings.pricing.as_ref()
     }
 
     /// The tool mocks cases declare per session (consulted after governance).

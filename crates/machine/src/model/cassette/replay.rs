@@ -4,7 +4,7 @@ use std::path::Path;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use archmax_machine::model::{
+use crate::model::{
     ChatRequest, ChatResponse, Model, ModelError, ModelFuture, TextSink, show_whole,
 };
 

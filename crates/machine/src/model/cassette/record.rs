@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::sync::Mutex;
 
-use archmax_machine::model::{ChatRequest, ChatResponse, Model, ModelError, ModelFuture, TextSink};
+use crate::model::{ChatRequest, ChatResponse, Model, ModelError, ModelFuture, TextSink};
 
 use super::{Cassette, CassetteError, Exchange};
 

@@ -1,6 +1,6 @@
 //! Cassettes: the model exchanges of a run, recorded so the run replays offline.
 //!
-//! A [`Recorder`] wraps any [`Model`](archmax_machine::model::Model) and appends each
+//! A [`Recorder`] wraps any [`Model`](crate::model::Model) and appends each
 //! exchange (the request, the answer, its usage, how its text streamed) to a [`Cassette`],
 //! saved atomically after every exchange. A [`Replayer`] answers from a cassette instead of a
 //! model: each request is matched by its [digest](request_digest) to a recorded exchange not
@@ -9,7 +9,7 @@
 //! first field where it differs from the nearest recorded one.
 //!
 //! ```
-//! use archmax_cases::cassette::{Cassette, Recorder, Replayer};
+//! use archmax_machine::model::cassette::{Cassette, Recorder, Replayer};
 //! use archmax_machine::model::{AssistantMessage, ChatMessage, ChatRequest, ChatResponse, Model, ModelFuture};
 //!
 //! struct Hello;
@@ -37,18 +37,16 @@
 
 mod diff;
 mod file;
-mod per_case;
 mod record;
 mod replay;
 
 use std::path::{Path, PathBuf};
 
-use archmax_machine::clock::mask_clock;
-use archmax_machine::model::{ChatRequest, ChatResponse, ModelError, ModelRole};
+use crate::clock::mask_clock;
+use crate::model::{ChatRequest, ChatResponse, ModelError, ModelRole};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
-pub use per_case::{CaseTapes, TapedTarget, cassette_path};
 pub use record::Recorder;
 pub use replay::Replayer;
 
@@ -156,6 +154,14 @@ impl Cassette {
     /// An empty cassette.
     pub fn new() -> Cassette {
         Cassette::default()
+    }
+
+    /// An empty cassette of a run whose default model id is `model`.
+    pub fn of_model(model: &str) -> Cassette {
+        Cassette {
+            default_model: Some(model.to_string()),
+            exchanges: Vec::new(),
+        }
     }
 
     /// The exchanges, in the order they completed.

@@ -1,10 +1,18 @@
-//! `.env` files: dotenv syntax and the CLI's precedence rules. Values are kept
-//! in [`Env`]; the process environment is never modified.
+//! The settings a harness reads from its environment: the real environment first, then
+//! `.env` files (the working directory's, then the workspace's), parsed as dotenv does. One
+//! reading for every way in (the CLI, `serve`, the worker, `createAgent`); the process
+//! environment is never modified.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use crate::io::Io;
+/// A lookup of the real environment (`std::env::var`, or a test's).
+pub type RealEnv<'a> = &'a dyn Fn(&str) -> Option<String>;
+
+/// The process environment, as a [`RealEnv`] takes it.
+pub fn process_env(name: &str) -> Option<String> {
+    std::env::var(name).ok()
+}
 
 /// Parses dotenv text: `KEY=value`, optional `export `, `KEY: value`, single,
 /// double or backtick quotes (double quotes expand `\n` and `\r`; quoted values
@@ -98,8 +106,8 @@ fn closing_quote(chars: &[char], mut i: usize, q: char) -> Option<usize> {
     None
 }
 
-/// The environment as the CLI sees it: the real process environment first,
-/// then values loaded from `.env` files.
+/// The environment as a harness sees it: the real environment first, then values loaded
+/// from `.env` files.
 #[derive(Debug, Clone, Default)]
 pub struct Env {
     loaded: BTreeMap<String, String>,
@@ -116,7 +124,7 @@ impl Env {
     /// never overridden (even when empty); one an earlier `.env` set is. The
     /// file is skipped when it is the one loaded last. Unreadable files are
     /// ignored.
-    pub fn load_file(&mut self, io: &dyn Io, path: &Path) {
+    pub fn load_file(&mut self, real: RealEnv<'_>, path: &Path) {
         let canonical = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
         if self.last_file.as_deref() == Some(canonical.as_path()) {
             return;
@@ -134,21 +142,37 @@ impl Env {
             return;
         };
         self.last_file = Some(canonical);
-        self.load_text(io, &String::from_utf8_lossy(&bytes));
+        self.load_text(real, &String::from_utf8_lossy(&bytes));
     }
 
     /// Loads dotenv text with the precedence of [`Env::load_file`].
-    pub fn load_text(&mut self, io: &dyn Io, text: &str) {
+    pub fn load_text(&mut self, real: RealEnv<'_>, text: &str) {
         for (key, value) in parse(text) {
-            if io.env_var(&key).is_none() {
+            if real(&key).is_none() {
                 self.loaded.insert(key, value);
             }
         }
     }
 
     /// A variable: the real environment, else a loaded `.env` value.
-    pub fn get(&self, io: &dyn Io, name: &str) -> Option<String> {
-        io.env_var(name).or_else(|| self.loaded.get(name).cloned())
+    pub fn get(&self, real: RealEnv<'_>, name: &str) -> Option<String> {
+        real(name).or_else(|| self.loaded.get(name).cloned())
+    }
+
+    /// The environment of a workspace at `root`: `.env` in `cwd` (when given), then in
+    /// `root`, under the real environment `real`.
+    pub fn of_workspace(real: RealEnv<'_>, cwd: Option<&Path>, root: &Path) -> Self {
+        let mut env = Env::new();
+        if let Some(cwd) = cwd {
+            env.load_file(real, &cwd.join(".env"));
+        }
+        env.load_file(real, &root.join(".env"));
+        env
+    }
+
+    /// A lookup over the process environment and these loaded values, owning what it needs.
+    pub fn into_lookup(self) -> Lookup {
+        Arc::new(move |name: &str| process_env(name).or_else(|| self.loaded.get(name).cloned()))
     }
 
     /// The values loaded from `.env` files (real variables excluded).
@@ -157,10 +181,14 @@ impl Env {
     }
 }
 
+/// A shared lookup of settings by name (the environment with its `.env` values).
+pub type Lookup = std::sync::Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
+
+use std::sync::Arc;
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::io::BufferIo;
 
     fn pairs(text: &str) -> Vec<(String, String)> {
         parse(text)
@@ -201,17 +229,19 @@ mod tests {
 
     #[test]
     fn real_env_wins_and_later_files_override_earlier_ones() {
-        let io = BufferIo::new("/")
-            .with_env("REAL", "")
-            .with_env("BOTH", "real");
+        let real = |name: &str| match name {
+            "REAL" => Some(String::new()),
+            "BOTH" => Some("real".to_string()),
+            _ => None,
+        };
         let mut env = Env::new();
-        env.load_text(&io, "REAL=cwd\nBOTH=cwd\nONLY_CWD=cwd\nLATER=cwd\n");
-        env.load_text(&io, "LATER=root\nREAL=root\n");
-        assert_eq!(env.get(&io, "REAL").as_deref(), Some(""));
-        assert_eq!(env.get(&io, "BOTH").as_deref(), Some("real"));
-        assert_eq!(env.get(&io, "ONLY_CWD").as_deref(), Some("cwd"));
-        assert_eq!(env.get(&io, "LATER").as_deref(), Some("root"));
-        assert_eq!(env.get(&io, "MISSING"), None);
+        env.load_text(&real, "REAL=cwd\nBOTH=cwd\nONLY_CWD=cwd\nLATER=cwd\n");
+        env.load_text(&real, "LATER=root\nREAL=root\n");
+        assert_eq!(env.get(&real, "REAL").as_deref(), Some(""));
+        assert_eq!(env.get(&real, "BOTH").as_deref(), Some("real"));
+        assert_eq!(env.get(&real, "ONLY_CWD").as_deref(), Some("cwd"));
+        assert_eq!(env.get(&real, "LATER").as_deref(), Some("root"));
+        assert_eq!(env.get(&real, "MISSING"), None);
         assert!(!env.loaded().contains_key("REAL"));
     }
 }

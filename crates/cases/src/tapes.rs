@@ -13,10 +13,10 @@ use std::sync::{Arc, Mutex, PoisonError};
 use archmax_machine::Harness;
 use archmax_machine::model::{ChatRequest, Model, ModelError, ModelFuture, TextSink};
 
-use super::{Cassette, Recorder, Replayer};
 use crate::case::CaseFile;
 use crate::engine::Target;
 use crate::report::CaseResult;
+use archmax_machine::model::cassette::{Cassette, Recorder, Replayer};
 
 /// The workspace-relative path of the cassette of the case at workspace-relative `case`:
 /// its `.test.yaml` (or `.test.yml`) replaced by `.cassette.json`.
@@ -77,10 +77,7 @@ impl CaseTapes {
         let path = self.root.join(&rel);
         let current = match &self.mode {
             Mode::Record { live, model } => {
-                let empty = Cassette {
-                    default_model: Some(model.clone()),
-                    ..Cassette::new()
-                };
+                let empty = Cassette::of_model(model);
                 empty.save(&path).map_err(|e| e.to_string())?;
                 Current::Record(
                     Recorder::to_file(Arc::clone(live), &path).with_default_model(model.clone()),

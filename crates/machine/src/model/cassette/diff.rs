@@ -1,7 +1,7 @@
 //! Where an asked request parts from the recorded ones: the nearest recorded request, and
 //! the first field (a path into the request JSON) where the two differ.
 
-use archmax_machine::model::ChatRequest;
+use crate::model::ChatRequest;
 use serde_json::Value;
 
 use super::Exchange;

@@ -1,7 +1,7 @@
 use std::sync::Mutex;
 
-use archmax_machine::clock::clock_line;
-use archmax_machine::model::{
+use crate::clock::clock_line;
+use crate::model::{
     AssistantMessage, ChatMessage, ChatRequest, ChatResponse, Model, ModelError, ModelFuture,
     TextSink, ToolCall, ToolDef, Usage,
 };
