@@ -21,7 +21,7 @@ cd "$(dirname "$0")/.."
 # 75 s of the previous one's cleanup waits for them to pass first, saying so, rather than
 # measure the ~30 000 files the previous invocation deleted (on this repository's 2-vCPU
 # VM, the filesystem store read 1.52-1.90x right after one, 1.25-1.31x from 45-65 s on;
-# docs/js-boundary.md, eleventh round). Deletions of anything else are not waited for.
+# benches/HISTORY.md, round 11). Deletions of anything else are not waited for.
 base="${TMPDIR:-/tmp}"
 stamp="$base/archmax-bench-sessions.cleaned"
 if [[ -f "$stamp" ]]; then

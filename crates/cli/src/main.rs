@@ -1,7 +1,7 @@
 //! The `archmax` binary for cargo users; npm users get the same CLI through
 //! the addon's `runCli`.
 
-/// As the addon: mimalloc (docs/decisions.md).
+/// As the addon: mimalloc (design/decisions/0075-mimalloc-without-huge-pages.md).
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

@@ -28,6 +28,7 @@ pub use spec::*;
 pub use store::*;
 
 /// mimalloc, not the system allocator: on Node's main thread glibc's malloc shares its arena
-/// with V8 and roughly doubled the harness's time per step (docs/decisions.md).
+/// with V8 and roughly doubled the harness's time per step
+/// (design/decisions/0075-mimalloc-without-huge-pages.md).
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;

@@ -18,7 +18,7 @@
 //! the answer needs that thread, so waiting there would deadlock; such a call fails with a
 //! store error instead. `dispose` releases every waiting call. A host store's sessions keep
 //! their files on this side, in memory ([`MemAreas`]), as the memory store does; the host's
-//! methods never see them (`docs/decisions.md`, "Session files in memory").
+//! methods never see them (`design/decisions/0088-host-store-files-in-addon-memory.md`).
 
 use std::collections::HashMap;
 use std::future::Future;

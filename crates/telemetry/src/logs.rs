@@ -3,7 +3,8 @@
 //! log line finds its trace).
 //!
 //! Our own layer rather than `tracing-subscriber`'s JSON formatter: that one has no place
-//! for the OpenTelemetry ids, which live in the span's `OtelData` (docs/decisions.md).
+//! for the OpenTelemetry ids, which live in the span's `OtelData`
+//! (design/decisions/0163-own-json-lines-layer.md).
 
 use std::io::Write;
 use std::sync::{Arc, Mutex};
