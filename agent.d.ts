@@ -569,29 +569,9 @@ export declare function createAgent(params: CreateAgentParams & { workflow: stri
 export declare function createAgent(params: CreateAgentParams & { workflow: false }): Promise<PlainAgent>
 export declare function createAgent(params?: CreateAgentParams): Promise<Agent>
 
-/** The `code` (and `name`) of every error class the package raises. */
-export type HarnessErrorCode =
-  | 'WorkflowLoadError'
-  | 'WorkflowDisabledError'
-  | 'UnknownTriggerError'
-  | 'ReservedToolNameError'
-  | 'ToolPathsError'
-  | 'InvalidVariableNameError'
-  | 'MountCollisionError'
-  | 'SessionStoreIdError'
-  | 'SessionStoreError'
-  | 'SessionStoreCapabilityError'
-  | 'SessionNotParkedError'
-  | 'InvalidDecisionTargetError'
-  | 'EmptyMessageError'
-  | 'SessionNotAwaitingInputError'
-  | 'MissingDeliveryTriggerError'
-  | 'SessionNotResumableError'
-  | 'SessionParkedError'
-  | 'UnsupportedRuntimeContractError'
-  | 'AgentDisposedError'
-  | 'UnknownStateError'
-  | 'UnknownSessionTriggerError'
+/** The `code` (and `name`) of every error class the package raises (generated from Rust). */
+export type { HarnessErrorCode } from './types/HarnessErrorCode.js'
+import type { HarnessErrorCode } from './types/HarnessErrorCode.js'
 
 export declare class HarnessError extends Error {
   constructor(message: string, code?: HarnessErrorCode)

@@ -5,10 +5,13 @@
 // as the original's error classes.
 import { NativeAgent, defaultModelId, modelChunk, modelSettings, modelText } from './native.js'
 import { inSlice, nextSlice, sliced } from './slices.js'
+import { AgentDisposedError, errorClasses } from './generated/errors.js'
 import { sessionStoreBinding } from './store.js'
+import { checkPolicyRules, policyAsk } from './policy-ask.js'
 import {
   contentText,
   describe,
+  errorText,
   isLangChainModel,
   isLangChainTool,
   jsonSchemaOf,
@@ -24,91 +27,19 @@ export function hostTool(tool) {
   return tool
 }
 
-/** Base of every error `createAgent` and its agent raise: `name` and `code` are the class name. */
-export class HarnessError extends Error {
-  constructor(message, code) {
-    super(message)
-    this.name = code ?? new.target.name
-    this.code = code ?? new.target.name
-  }
-}
-
-const CLASS_NAMES = [
-  'WorkflowLoadError',
-  'WorkflowDisabledError',
-  'UnknownTriggerError',
-  'ReservedToolNameError',
-  'ToolPathsError',
-  'InvalidVariableNameError',
-  'MountCollisionError',
-  'SessionStoreIdError',
-  'SessionStoreError',
-  'SessionStoreCapabilityError',
-  'SessionNotParkedError',
-  'InvalidDecisionTargetError',
-  'EmptyMessageError',
-  'SessionNotAwaitingInputError',
-  'MissingDeliveryTriggerError',
-  'SessionNotResumableError',
-  'SessionParkedError',
-  'UnsupportedRuntimeContractError',
-  'AgentDisposedError',
-  'UnknownStateError',
-]
-
-/** The error classes by name; each `extends HarnessError` (so `Error`). */
-export const errors = Object.fromEntries(
-  CLASS_NAMES.map((name) => [
-    name,
-    { [name]: class extends HarnessError { constructor(message) { super(message, name) } } }[name],
-  ]),
-)
-export const {
-  WorkflowLoadError,
-  WorkflowDisabledError,
-  UnknownTriggerError,
-  ReservedToolNameError,
-  ToolPathsError,
-  InvalidVariableNameError,
-  MountCollisionError,
-  SessionStoreIdError,
-  SessionStoreError,
-  SessionStoreCapabilityError,
-  SessionNotParkedError,
-  InvalidDecisionTargetError,
-  EmptyMessageError,
-  SessionNotAwaitingInputError,
-  MissingDeliveryTriggerError,
-  SessionNotResumableError,
-  SessionParkedError,
-  UnsupportedRuntimeContractError,
-  AgentDisposedError,
-  UnknownStateError,
-} = errors
-
-// Raised but not exported, as in the original: a firing for a session that never ran,
-// naming a trigger no state declares.
-const internalErrors = {
-  UnknownSessionTriggerError: class UnknownSessionTriggerError extends HarnessError {
-    constructor(message) {
-      super(message, 'UnknownSessionTriggerError')
-    }
-  },
-}
+// The error classes, generated from the Rust list (the native side names them by `code`).
+export { HarnessError } from './harness-error.js'
+export * from './generated/errors.js'
 
 /** Unwraps a native `{ ok, value | code, message }` answer, raising its error class. */
 function unwrap(result) {
   if (result.ok) return result.value
-  const Cls = errors[result.code] ?? internalErrors[result.code]
+  const Cls = errorClasses[result.code]
   if (Cls) throw Object.assign(new Cls(result.message), result.fields ?? {})
   if (result.code === 'TypeError') throw new TypeError(result.message)
   throw new Error(result.message)
 }
 
-function errorText(e) {
-  if (e instanceof Error) return e.message || e.name
-  return `a non-Error value (${describe(e)})`
-}
 
 /** Runs `fn` and answers the `{ ok, value | error }` JSON the native side reads; never throws. */
 async function settle(fn, label, convert = (v) => v) {
@@ -480,45 +411,6 @@ function checkPromptCache(promptCache) {
   return { enabled, ttl }
 }
 
-/**
- * `policyRules` folded into the one function the native side calls for every tool call:
- * `(actionJson) => verdictJson | ""`. Rules run in order on `(action, api)`; the first that
- * does not abstain (null/undefined) ends the chain. A `block` refuses the call; an `allow`
- * only stops the chain, since a host rule can tighten what the workflow allows, never widen
- * it. A rule that throws or answers something else refuses the call (fail closed).
- */
-function policyAdapter(rules) {
-  const refuse = (tool, reason) => JSON.stringify({ ruleId: 'policy.error', reason: `[workflow] BLOCKED: '${tool}' was refused: ${reason}` })
-  return (actionJson) => {
-    const { variables, ...action } = JSON.parse(actionJson)
-    const api = { variables: variables ?? {} }
-    for (let i = 0; i < rules.length; i++) {
-      let verdict
-      try {
-        verdict = rules[i](action, api)
-      } catch (e) {
-        return refuse(action.tool, `policyRules[${i}] threw: ${errorText(e)}`)
-      }
-      if (verdict === null || verdict === undefined) continue
-      if (typeof verdict !== 'object' || (verdict.decision !== 'allow' && verdict.decision !== 'block')) {
-        return refuse(action.tool, `policyRules[${i}] returned ${describe(verdict)}; expected { decision: 'allow' | 'block', ruleId, reason? } or null`)
-      }
-      if (verdict.decision === 'allow') return ''
-      const ruleId = typeof verdict.ruleId === 'string' && verdict.ruleId.trim() ? verdict.ruleId : `policyRules[${i}]`
-      return JSON.stringify({ ruleId, reason: typeof verdict.reason === 'string' ? verdict.reason : undefined, warn: verdict.warn, terminal: verdict.terminal === true })
-    }
-    return ''
-  }
-}
-
-function checkPolicyRules(rules) {
-  if (rules === undefined || rules === null) return []
-  if (!Array.isArray(rules)) throw new TypeError(`'policyRules' must be an array of functions, got ${describe(rules)}`)
-  for (const [i, r] of rules.entries()) {
-    if (typeof r !== 'function') throw new TypeError(`policyRules[${i}] must be a function (action, api) => Verdict | null, got ${describe(r)}`)
-  }
-  return rules
-}
 
 /** `workflow`: a slug, `false` (a plain agent), or absent (`undefined`: the default is looked for). */
 function checkWorkflow(workflow) {
@@ -740,8 +632,8 @@ export async function createAgent(params = {}) {
   }
   const policyRules = checkPolicyRules(params.policyRules)
   if (policyRules.length) {
-    const policy = policyAdapter(policyRules)
-    unwrap(native.usePolicy(policy, policy))
+    const ask = policyAsk(policyRules)
+    unwrap(native.usePolicy(ask, ask, policyRules.length))
   }
   const defaultTrigger = triggerId(params.trigger) ?? 'manual'
   const telemetry = checkTelemetry(params.telemetry)

@@ -13,6 +13,7 @@
 // (its brand is a registered symbol); `@langchain/core/messages` and
 // `@langchain/langgraph`'s `interrupt` are imported from the host's install when used.
 import { createAgent } from './agent.js'
+import { builtinTools } from './native.js'
 import {
   contentText,
   describe,
@@ -28,22 +29,12 @@ import {
 const MIDDLEWARE_BRAND = Symbol.for('AgentMiddleware')
 
 /**
- * Tools the runtime runs itself, on the session's workspace: Deep Agents' file tools and
- * `write_todos`, the runtime's file operations, and every `archmax_*` control. A request's
- * other tools (`task`, `execute`, the host's) become the harness's host tools.
+ * Tools the runtime runs itself, on the session's workspace (the harness's own list): Deep
+ * Agents' file tools and `write_todos`, the runtime's file operations, and every `archmax_*`
+ * control. A request's other tools (`task`, `execute`, the host's) become the harness's host
+ * tools.
  */
-const RUNTIME_TOOLS = new Set([
-  'ls',
-  'read_file',
-  'write_file',
-  'edit_file',
-  'glob',
-  'grep',
-  'write_todos',
-  'copy_file',
-  'move_file',
-  'remove_file',
-])
+const RUNTIME_TOOLS = new Set(builtinTools().map((t) => t.name))
 
 /** The `createAgent` options the middleware passes through. */
 const PASSED = [

@@ -2,33 +2,20 @@
 // object napi converts field by field (which cost more than the decision), and a grant comes
 // back as its rule id. Same answers and errors as the native `decide`; `main.js` loads this.
 // The factories' refusals become the documented error classes (`WorkflowLoadError` with
-// `workflow`, `workflowPath`, `problem`), and a call in a state the workflow does not declare
-// throws `UnknownStateError` naming the states.
-import { Governance as NativeGovernance, validateSpec, validateWorkflow } from './native.js'
+// `workflow`, `workflowPath`, `problem` and `diagnostics`, as the native side gives them),
+// and a call in a state the workflow does not declare throws `UnknownStateError` naming the
+// states.
+import { Governance as NativeGovernance, validateSpec, workflowLoadFields } from './native.js'
 import { UnknownStateError, WorkflowLoadError } from './agent.js'
+import { checkPolicyRules, policyAsk } from './policy-ask.js'
 
 const packed = NativeGovernance.prototype.decidePacked
 const nativeStates = NativeGovernance.prototype.states
 
-/**
- * A native load refusal as a `WorkflowLoadError`: `workflow`, `workflowPath` and `problem`
- * parsed from its contract text, `diagnostics` the load errors `validate` reports.
- */
-function loadError(e, workflow, validate) {
+/** A native load refusal as a `WorkflowLoadError` with the fields `fields()` answers. */
+function loadError(e, fields) {
   if (!(e instanceof Error) || e.code !== 'WorkflowLoadError') return e
-  const m = /^Cannot load workflow '([^']*)' \((.*?)\): (.*)\. Run 'archmax validate /s.exec(e.message)
-  let diagnostics = []
-  try {
-    diagnostics = validate().diagnostics.filter((d) => d.severity === 'error')
-  } catch {
-    // The refusal stands without them.
-  }
-  return Object.assign(new WorkflowLoadError(e.message), {
-    workflow: m ? m[1] : workflow,
-    workflowPath: m ? m[2] : undefined,
-    problem: m ? m[3] : e.message,
-    diagnostics,
-  })
+  return Object.assign(new WorkflowLoadError(e.message), fields())
 }
 
 /**
@@ -39,20 +26,33 @@ function Governance() {
   throw new TypeError('Governance is created with Governance.fromWorkspace(…) or Governance.fromSpec(…)')
 }
 Governance.prototype = NativeGovernance.prototype
+/** The native governance with the host's `policyRules`, asked as `createAgent` asks them. */
+function withRules(gov, rules) {
+  if (rules.length) gov.usePolicy(policyAsk(rules), rules.length)
+  return gov
+}
 Governance.fromWorkspace = function fromWorkspace(options) {
+  const { policyRules, ...native } = options ?? {}
+  const rules = checkPolicyRules(policyRules)
   try {
-    return NativeGovernance.fromWorkspace(options)
+    return withRules(NativeGovernance.fromWorkspace(native), rules)
   } catch (e) {
-    throw loadError(e, options?.workflow, () =>
-      validateWorkflow({ rootDir: options?.rootDir, workflow: options?.workflow ?? 'order-lookup' }),
-    )
+    throw loadError(e, () => workflowLoadFields(native) ?? {})
   }
 }
 Governance.fromSpec = function fromSpec(yamlText, options) {
+  const { policyRules, ...native } = options ?? {}
+  const rules = checkPolicyRules(policyRules)
   try {
-    return NativeGovernance.fromSpec(yamlText, options)
+    return withRules(NativeGovernance.fromSpec(yamlText, native), rules)
   } catch (e) {
-    throw loadError(e, undefined, () => validateSpec(yamlText))
+    // A spec text has no workflow or path; the problem is the message itself.
+    throw loadError(e, () => ({
+      workflow: undefined,
+      workflowPath: undefined,
+      problem: e.message,
+      diagnostics: validateSpec(yamlText).diagnostics.filter((d) => d.severity === 'error'),
+    }))
   }
 }
 

@@ -92,6 +92,15 @@ export type NativeResult =
   | { ok: true; value: any }
   | { ok: false; code: string; message: string; fields?: Record<string, unknown> }
 
+/** `Governance.fromWorkspace`'s options: the host's `policyRules` too, asked as `createAgent` asks them. */
+export interface GovernanceWorkspaceOptions {
+  policyRules?: Array<import('./agent.js').GovernanceRule>
+}
+/** `Governance.fromSpec`'s options: the host's `policyRules` too, asked as `createAgent` asks them. */
+export interface GovernanceSpecOptions {
+  policyRules?: Array<import('./agent.js').GovernanceRule>
+}
+
 /**
  * Which binding artifact the generated loader actually loaded: `'native'` for
  * a native addon, otherwise the `platformArchABI` of the WASI flavor. Every
@@ -127,6 +136,12 @@ export declare class Governance {
    * (`{ allowed, rule, message, terminal, warn }`).
    */
   decidePacked(state: string, tool: string, argsJson?: string | undefined | null, variablesJson?: string | undefined | null, authority?: string | undefined | null): string
+  /**
+   * Sets the host's governance rules, asked after the workflow's denials as `createAgent`
+   * asks them: `count` rules, asked through `ask` (`governance.js` passes the same
+   * `policyAsk` `agent.js` does).
+   */
+  usePolicy(ask: (callJson: string) => string, count: number): void
   /**
    * The tool names the model is shown in `state`; `{ controls: false }` leaves out the
    * runtime's control tools (`archmax_advance` … `archmax_run`), `{ controls: [names] }`
@@ -240,11 +255,11 @@ export declare class NativeAgent {
    */
   useHookExecutors(kinds: Array<string>, handler: (id: number, callJson: string) => void): void
   /**
-   * Sets the host's governance rules (call it before `open`): `rules` is the one
-   * function `agent.js` folds them into, passed twice (called directly, and from
+   * Sets the host's governance rules (call it before `open`): `count` rules, asked
+   * through `ask` (`agent.js` `policyAsk`), passed twice (called directly, and from
    * worker threads).
    */
-  usePolicy(rules: (actionJson: string) => string, queued: (actionJson: string) => string): NativeResult
+  usePolicy(ask: (callJson: string) => string, queued: (callJson: string) => string, count: number): NativeResult
   /**
    * Chooses the session store `open` assembles with (call it before `open`). A host
    * store needs `handler`, which answers its method calls; `hostSpecs` says whether the
@@ -316,6 +331,13 @@ export declare class NativeTurn {
  * whose caller stopped waiting, or one answered before) is ignored. Internal to `agent.js`.
  */
 export declare function answerCall(id: number, envelope?: string | undefined | null, error?: string | undefined | null): void
+
+/**
+ * The tools the runtime runs itself (`archmax_kernel::tools::BUILTINS`): `{ name, kind,
+ * alwaysAllowed, default, fromScripts, readsOnly, listsPaths }` each, so no JS keeps its own
+ * list of them.
+ */
+export declare function builtinTools(): Array<{ name: string; kind: 'control' | 'file' | 'todos' | 'code'; alwaysAllowed: boolean; default: boolean; fromScripts: boolean; readsOnly: boolean; listsPaths: boolean }>
 
 /** The access connection trigger `id` names (`connection:`); `undefined` when none. */
 export declare function connectionForTrigger(spec: SpecLike, id: string): string | undefined
@@ -640,6 +662,12 @@ export interface PathObject {
 export declare function readEnv(rootDir: string, names: Array<string>): Record<string, string>
 
 /**
+ * A case's verdict from its assertion records and its death's `error` (`reduceVerdict`):
+ * the engine's own reduction, so no JS copies it.
+ */
+export declare function reduceVerdict(records: Array<import('./types/AssertionRecord.js').AssertionRecord>, error?: string | null): import('./types/CaseVerdict.js').CaseVerdict
+
+/**
  * Runs the `archmax` CLI with `args` (the arguments after the program name),
  * writing to the real stdout and stderr. Resolves to the exit code: 0
  * success, 1 failure, 2 usage error. Never exits the process.
@@ -709,3 +737,10 @@ export interface ValidateWorkflowOptions {
    */
   mounts?: Record<string, MountOptions>
 }
+
+/**
+ * The fields of the `WorkflowLoadError` `Governance.fromWorkspace(options)` raises (the
+ * workflow, its path, the problem, the load errors), or `null` when the workflow loads:
+ * what `governance.js` attaches to the error, so no JS reads them back out of its message.
+ */
+export declare function workflowLoadFields(options: GovernanceWorkspaceOptions): any | null

@@ -773,12 +773,13 @@ if (
   }
 }
 
-const { Governance, NativeAgent, NativeSessionStore, NativeTurn, answerCall, connectionForTrigger, defaultModelId, discoverCaseFiles, interruptCli, isSlug, messagePathForTrigger, modelChunk, modelSettings, modelText, parseCaseDocument, parseCodeDescription, parseMachineSpec, partialMatch, readEnv, runCli, serializeCaseDocument, sessionIdForTrigger, SIGNATURE_TYPES, signatureForTrigger, signatureJsonSchema, signatureValueIssues, specHash, validateSpec, validateWorkflow } = nativeBinding
+const { Governance, NativeAgent, NativeSessionStore, NativeTurn, answerCall, builtinTools, connectionForTrigger, defaultModelId, discoverCaseFiles, interruptCli, isSlug, messagePathForTrigger, modelChunk, modelSettings, modelText, parseCaseDocument, parseCodeDescription, parseMachineSpec, partialMatch, readEnv, reduceVerdict, runCli, serializeCaseDocument, sessionIdForTrigger, SIGNATURE_TYPES, signatureForTrigger, signatureJsonSchema, signatureValueIssues, specHash, validateSpec, validateWorkflow, workflowLoadFields } = nativeBinding
 export { Governance }
 export { NativeAgent }
 export { NativeSessionStore }
 export { NativeTurn }
 export { answerCall }
+export { builtinTools }
 export { connectionForTrigger }
 export { defaultModelId }
 export { discoverCaseFiles }
@@ -793,6 +794,7 @@ export { parseCodeDescription }
 export { parseMachineSpec }
 export { partialMatch }
 export { readEnv }
+export { reduceVerdict }
 export { runCli }
 export { serializeCaseDocument }
 export { sessionIdForTrigger }
@@ -803,4 +805,5 @@ export { signatureValueIssues }
 export { specHash }
 export { validateSpec }
 export { validateWorkflow }
+export { workflowLoadFields }
 export const __napiBindingTarget = __napiLoadedBindingTarget

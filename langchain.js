@@ -8,8 +8,15 @@ import { modelText } from './native.js'
 /** What a JS value is, for error texts. */
 export function describe(value) {
   if (value === null) return 'null'
+  if (value === undefined) return 'undefined'
   if (Array.isArray(value)) return 'an array'
   return typeof value === 'object' ? 'an object' : `${typeof value} ${String(value).slice(0, 40)}`
+}
+
+/** What a thrown value says: an Error's message (or name), else the value described. */
+export function errorText(e) {
+  if (e instanceof Error) return e.message || e.name
+  return `a non-Error value (${describe(e)})`
 }
 
 /** A LangChain chat model: has `bindTools` and `invoke`. */

@@ -1,11 +1,12 @@
 // Types of `@archmax-ai/harness/messages` (messages.js): duck-typed transcript readers.
 
 /**
- * The kind of a runtime note. `budget` is this runtime's addition (the model-call budget warning);
- * `sub-workflow` is written when a child that parked its caller finishes after the caller is
- * resumed; `opening` is not written by this runtime.
+ * The kind of a runtime note (generated from the harness's list). `budget` is this runtime's
+ * addition (the model-call budget warning); `sub-workflow` is written when a child that parked
+ * its caller finishes after the caller is resumed; `opening` is not written by this runtime.
  */
-export type RuntimeNoteKind = 'decision' | 'event' | 'error' | 'after' | 'sub-workflow' | 'opening' | 'budget'
+export type { RuntimeNoteKind } from './types/RuntimeNoteKind.js'
+import type { RuntimeNoteKind } from './types/RuntimeNoteKind.js'
 
 /**
  * One message of a session's transcript (`Outcome.messages`, `agent.sessions.messages`): an

@@ -1,4 +1,5 @@
-// `@archmax-ai/harness/messages`: readers over transcripts. Browser-safe: this file imports nothing.
+// `@archmax-ai/harness/messages`: readers over transcripts. Browser-safe: this file imports
+// only the generated list of note kinds, which imports nothing.
 //
 // Every reader is duck-typed and accepts, mixed in one array:
 // - LangChain message instances (`_getType()` / `getType()`, `content`, `additional_kwargs`);
@@ -10,10 +11,10 @@
 // - the checkpoint lines of `sessions/<id>/transcript.jsonl` (`{ archmax_checkpoint: … }`), which
 //   read as type "" and are never a message of any kind.
 
-/** @typedef {'decision' | 'event' | 'error' | 'after' | 'sub-workflow' | 'opening' | 'budget'} RuntimeNoteKind */
+import { NOTE_KINDS as KINDS } from './generated/note-kinds.js'
 
-/** The note kinds a runtime note can carry. */
-const NOTE_KINDS = new Set(['decision', 'event', 'error', 'after', 'sub-workflow', 'opening', 'budget'])
+/** The note kinds a runtime note can carry (the harness's list). */
+const NOTE_KINDS = new Set(KINDS)
 
 /** LangChain class names (last `id` segment of a serialized message) → message type. */
 const SERIALIZED_TYPES = {

@@ -5,6 +5,7 @@
 import { resolve } from 'node:path'
 import { NativeSessionStore } from './native.js'
 import { sliced } from './slices.js'
+import { describe, errorText } from './langchain.js'
 
 /** The Rust store behind a store made by the factories below. */
 const NATIVE = Symbol('archmax.sessionStore')
@@ -80,18 +81,6 @@ export function createPostgresSessionStore(options) {
       return native.delivery(seq)
     },
   })
-}
-
-function describe(value) {
-  if (value === null) return 'null'
-  if (value === undefined) return 'undefined'
-  if (Array.isArray(value)) return 'an array'
-  return typeof value === 'object' ? 'an object' : `${typeof value} ${String(value).slice(0, 40)}`
-}
-
-function errorText(e) {
-  if (e instanceof Error) return e.message || e.name
-  return `a non-Error value (${describe(e)})`
 }
 
 const REQUIRED = ['load', 'commit', 'list', 'delete']

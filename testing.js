@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { createAgent } from './agent.js'
-import { discoverCaseFiles, parseCaseDocument as parseNative, parseMachineSpec, partialMatch, serializeCaseDocument as serializeNative } from './native.js'
+import { discoverCaseFiles, parseCaseDocument as parseNative, parseMachineSpec, partialMatch, reduceVerdict as reduceNative, serializeCaseDocument as serializeNative } from './native.js'
 
 /** Longest case title, on whitespace-collapsed text. */
 export const CASE_TITLE_MAX_LENGTH = 60
@@ -163,16 +163,12 @@ export function discoverCases({ workflow, rootDir = process.cwd() } = {}) {
   return discoverCaseFiles(rootDir, workflow)
 }
 
-/** A case's verdict from its records (and a death's error): failed iff a record failed or it died. */
+/**
+ * A case's verdict from its records and its death's `error`: failed when a record failed
+ * or the case died (the engine's own reduction, from the native side).
+ */
 export function reduceVerdict(records, error) {
-  const failures = error ? [String(error)] : []
-  for (const r of records ?? []) {
-    if (r.status !== 'failed') continue
-    let line = r.detail ? `${r.kind}: ${r.detail}` : r.kind
-    if (typeof r.score === 'number' && typeof r.threshold === 'number') line += ` (score ${r.score} < ${r.threshold})`
-    failures.push(line)
-  }
-  return { status: failures.length ? 'failed' : 'passed', failures }
+  return reduceNative(records ?? [], error === undefined || error === null ? undefined : String(error))
 }
 
 /** The process exit code of a verdict: 1 when it failed, else 0. */

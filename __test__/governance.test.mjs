@@ -226,3 +226,38 @@ test('decide refuses paths above the workspace or in the session store, and says
   // A plain path is answered as before, with no `paths`.
   assert.deepEqual(call('notes/a.md'), { allowed: true, rule: 'tool.allowed', terminal: false, warn: false })
 })
+
+test('policyRules are asked by Governance as createAgent asks them: the same chain, texts and fail-closed refusal', () => {
+  const asked = []
+  const g = Governance.fromSpec(SPEC, {
+    policyRules: [
+      (action, api) => (asked.push([action.tool, action.state, action.origin, api.variables]), null),
+      (action) => (action.tool === 'send_mail' ? { decision: 'block', ruleId: 'no-mail', reason: 'No mail today.' } : null),
+      (action) => (action.tool === 'ls' ? { decision: 'allow' } : null),
+      (action) => {
+        if (action.tool === 'read_file') throw new Error('the policy service is down')
+        return null
+      },
+    ],
+  })
+  const vars = { case_id: 'K-9' }
+  assert.deepEqual(g.decide({ state: 'collect', tool: 'send_mail', variables: vars }), {
+    allowed: false,
+    rule: 'no-mail',
+    message: 'No mail today.',
+    terminal: false,
+    warn: true,
+  })
+  assert.deepEqual(asked[0], ['send_mail', 'collect', 'agent', vars])
+  // An allow only ends the chain: the workflow still decides (ls is forbidden in collect).
+  assert.equal(g.decide({ state: 'collect', tool: 'ls' }).rule, 'tool.forbidden-here')
+  assert.deepEqual(g.decide({ state: 'done', tool: 'read_file', args: { file_path: 'a.md' } }), {
+    allowed: false,
+    rule: 'policy.error',
+    message: "[workflow] BLOCKED: 'read_file' was refused: policyRules[3] threw: the policy service is down",
+    terminal: false,
+    warn: true,
+  })
+  assert.equal(g.decide({ state: 'done', tool: 'write_file', args: { file_path: 'a.md' } }).allowed, true)
+  assert.throws(() => Governance.fromSpec(SPEC, { policyRules: ['nope'] }), /policyRules\[0\] must be a function/)
+})

@@ -237,12 +237,14 @@ test('lastTurn starts at the first of the last run of openers', () => {
 
 // --- package shape ---------------------------------------------------------------------------
 
-test('messages.js imports nothing (browser-safe)', () => {
+test('messages.js imports only the generated note kinds, which import nothing (browser-safe)', () => {
   const text = readFileSync(join(ROOT, 'messages.js'), 'utf8')
-  assert.doesNotMatch(text, /\bimport\b/)
+  const imports = [...text.matchAll(/\bfrom\s*['"]([^'"]+)['"]/g)].map((m) => m[1])
+  assert.deepEqual(imports, ['./generated/note-kinds.js'])
   assert.doesNotMatch(text, /\brequire\b/)
-  assert.doesNotMatch(text, /\bfrom\s*['"]/)
   assert.match(text, /export function lastAgentText/)
+  const kinds = readFileSync(join(ROOT, 'generated/note-kinds.js'), 'utf8')
+  assert.doesNotMatch(kinds, /\bimport\b|\brequire\b/)
 })
 
 test('the root re-exports are the same bindings as the subpath', () => {

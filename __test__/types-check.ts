@@ -537,3 +537,13 @@ async function cassettes(model: ModelFunctionForStores): Promise<void> {
 }
 void cassettes
 type CassetteOptionsType = import('@archmax-ai/harness').CassetteOptions
+
+// Every exported error class the Rust list names is declared (the list is generated from
+// archmax_machine::ErrorClass; a class added there without a declaration fails here).
+type ExportedErrorCode = Exclude<import('@archmax-ai/harness').HarnessErrorCode, 'UnknownSessionTriggerError'>
+const everyClassDeclared: { [K in ExportedErrorCode]: unknown } = errors
+const everyDeclaredClassListed: { [K in keyof typeof errors]: K extends ExportedErrorCode ? true : never } = {} as {
+  [K in keyof typeof errors]: true
+}
+void everyClassDeclared
+void everyDeclaredClassListed

@@ -91,3 +91,12 @@ export type GovernancePath = {
 export type NativeResult =
   | { ok: true; value: any }
   | { ok: false; code: string; message: string; fields?: Record<string, unknown> }
+
+/** `Governance.fromWorkspace`'s options: the host's `policyRules` too, asked as `createAgent` asks them. */
+export interface GovernanceWorkspaceOptions {
+  policyRules?: Array<import('./agent.js').GovernanceRule>
+}
+/** `Governance.fromSpec`'s options: the host's `policyRules` too, asked as `createAgent` asks them. */
+export interface GovernanceSpecOptions {
+  policyRules?: Array<import('./agent.js').GovernanceRule>
+}

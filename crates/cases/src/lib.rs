@@ -28,5 +28,7 @@ pub mod view;
 
 pub use case::{Case, CaseFile, Step, parse_case};
 pub use engine::{Observer, RunOptions, SharedTarget, Suite, SuiteError, Target, run_suite};
-pub use report::{AssertionRecord, CaseResult, RecordStatus, RunTestsResult, Verdict};
+pub use report::{
+    AssertionRecord, CaseResult, RecordStatus, RunTestsResult, Verdict, reduce_verdict,
+};
 pub use serialize::serialize_case;

@@ -2,11 +2,11 @@
 //! the suite's result (`sandbox-hooks-cases.md` §6.6). These cross to JS as JSON.
 
 use archmax_machine::state::Usage;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 /// An assertion record's status.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "kebab-case")]
 #[ts(export, rename = "AssertionStatus")]
 pub enum RecordStatus {
@@ -19,7 +19,7 @@ pub enum RecordStatus {
 }
 
 /// What one assertion found.
-#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
 #[ts(export, optional_fields)]
 pub struct AssertionRecord {

@@ -18,7 +18,8 @@ impl Policy {
     /// The always-allowed controls disclosed in a state, in their fixed order.
     fn controls<'a>(&'a self, st: &'a StateRules) -> impl Iterator<Item = &'static str> + 'a {
         ALWAYS_ALLOWED
-            .into_iter()
+            .iter()
+            .copied()
             .filter(move |t| !(st.terminal && *t == ADVANCE))
             .filter(move |t| !self.bare_denied(st, t))
     }

@@ -27,6 +27,7 @@ mod describe;
 pub mod glob;
 pub mod guard;
 pub mod host;
+pub mod host_rules;
 mod inherit;
 pub mod matching;
 mod messages;

@@ -189,6 +189,12 @@ fn push_unique(v: &mut Vec<String>, s: &str) {
 }
 
 impl Policy {
+    /// Replaces the host rules asked after the workflow's denials (a host that compiled the
+    /// policy first and learns its rules after, as `Governance` does).
+    pub fn set_custom_rules(&mut self, rules: Vec<Box<dyn CustomRule>>) {
+        self.custom = rules;
+    }
+
     /// Compiles `spec` once; then [`Policy::decide`] answers every call.
     pub fn compile(spec: &Workflow, opts: PolicyOptions) -> Result<Policy, PolicyError> {
         let PolicyOptions {

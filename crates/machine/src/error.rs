@@ -3,6 +3,7 @@
 //! the plain agent, hooks, scripts) can fail with it without importing the harness.
 
 use archmax_spec::runtime_contract::RuntimeContract;
+use ts_rs::TS;
 
 /// Why a harness cannot be assembled or a turn cannot start. Each carries the
 /// original's error class name as `code()`.
@@ -163,37 +164,160 @@ pub enum RunError {
     Options(String),
 }
 
+/// Every error class the package raises, by the name a host matches on (an error's `code`
+/// and `name`). The JS classes are generated from this list (`generated/errors.js`), and
+/// its TypeScript union is `HarnessErrorCode`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, TS)]
+#[ts(export, rename = "HarnessErrorCode")]
+pub enum ErrorClass {
+    /// The workflow is missing or does not load.
+    WorkflowLoadError,
+    /// The workflow is disabled.
+    WorkflowDisabledError,
+    /// No state starts on the trigger.
+    UnknownTriggerError,
+    /// A host tool takes a name the runtime keeps.
+    ReservedToolNameError,
+    /// A path declaration of a host tool is wrong.
+    ToolPathsError,
+    /// A seeded or set variable name is not a variable name.
+    InvalidVariableNameError,
+    /// A mount collides with a run area or the authoring plane.
+    MountCollisionError,
+    /// A session id (or session path) is refused.
+    SessionStoreIdError,
+    /// The session store failed.
+    SessionStoreError,
+    /// The session store cannot do what was asked.
+    SessionStoreCapabilityError,
+    /// A decision or reply for a session not parked at a human state.
+    SessionNotParkedError,
+    /// A decision names no valid target.
+    InvalidDecisionTargetError,
+    /// A message is blank.
+    EmptyMessageError,
+    /// A delivery for a session not awaiting input.
+    SessionNotAwaitingInputError,
+    /// A delivery names no trigger.
+    MissingDeliveryTriggerError,
+    /// A turn holds the session.
+    SessionNotResumableError,
+    /// A send on a parked session that must be resumed otherwise.
+    SessionParkedError,
+    /// The workflow asks for a runtime contract this build does not run.
+    UnsupportedRuntimeContractError,
+    /// The agent was disposed.
+    AgentDisposedError,
+    /// A state the workflow does not declare (`Governance`).
+    UnknownStateError,
+    /// A firing for a session that never ran names a trigger no state declares (the
+    /// original does not export this class; neither do we).
+    UnknownSessionTriggerError,
+}
+
+impl ErrorClass {
+    /// Every class, in the order the package lists them.
+    pub const ALL: [ErrorClass; 21] = [
+        ErrorClass::WorkflowLoadError,
+        ErrorClass::WorkflowDisabledError,
+        ErrorClass::UnknownTriggerError,
+        ErrorClass::ReservedToolNameError,
+        ErrorClass::ToolPathsError,
+        ErrorClass::InvalidVariableNameError,
+        ErrorClass::MountCollisionError,
+        ErrorClass::SessionStoreIdError,
+        ErrorClass::SessionStoreError,
+        ErrorClass::SessionStoreCapabilityError,
+        ErrorClass::SessionNotParkedError,
+        ErrorClass::InvalidDecisionTargetError,
+        ErrorClass::EmptyMessageError,
+        ErrorClass::SessionNotAwaitingInputError,
+        ErrorClass::MissingDeliveryTriggerError,
+        ErrorClass::SessionNotResumableError,
+        ErrorClass::SessionParkedError,
+        ErrorClass::UnsupportedRuntimeContractError,
+        ErrorClass::AgentDisposedError,
+        ErrorClass::UnknownStateError,
+        ErrorClass::UnknownSessionTriggerError,
+    ];
+
+    /// The class name (`code`).
+    pub fn name(self) -> &'static str {
+        match self {
+            ErrorClass::WorkflowLoadError => "WorkflowLoadError",
+            ErrorClass::WorkflowDisabledError => "WorkflowDisabledError",
+            ErrorClass::UnknownTriggerError => "UnknownTriggerError",
+            ErrorClass::ReservedToolNameError => "ReservedToolNameError",
+            ErrorClass::ToolPathsError => "ToolPathsError",
+            ErrorClass::InvalidVariableNameError => "InvalidVariableNameError",
+            ErrorClass::MountCollisionError => "MountCollisionError",
+            ErrorClass::SessionStoreIdError => "SessionStoreIdError",
+            ErrorClass::SessionStoreError => "SessionStoreError",
+            ErrorClass::SessionStoreCapabilityError => "SessionStoreCapabilityError",
+            ErrorClass::SessionNotParkedError => "SessionNotParkedError",
+            ErrorClass::InvalidDecisionTargetError => "InvalidDecisionTargetError",
+            ErrorClass::EmptyMessageError => "EmptyMessageError",
+            ErrorClass::SessionNotAwaitingInputError => "SessionNotAwaitingInputError",
+            ErrorClass::MissingDeliveryTriggerError => "MissingDeliveryTriggerError",
+            ErrorClass::SessionNotResumableError => "SessionNotResumableError",
+            ErrorClass::SessionParkedError => "SessionParkedError",
+            ErrorClass::UnsupportedRuntimeContractError => "UnsupportedRuntimeContractError",
+            ErrorClass::AgentDisposedError => "AgentDisposedError",
+            ErrorClass::UnknownStateError => "UnknownStateError",
+            ErrorClass::UnknownSessionTriggerError => "UnknownSessionTriggerError",
+        }
+    }
+
+    /// Whether the package exports the class (all but the original's unexported one).
+    pub fn exported(self) -> bool {
+        self != ErrorClass::UnknownSessionTriggerError
+    }
+}
+
 impl RunError {
     /// The original's error class name.
     pub fn code(&self) -> &'static str {
-        match self {
-            RunError::WorkflowLoad(_) => "WorkflowLoadError",
-            RunError::WorkflowDisabled(_) => "WorkflowDisabledError",
-            RunError::UnknownTrigger { .. } => "UnknownTriggerError",
-            RunError::SessionId(_) | RunError::SessionPath { .. } => "SessionStoreIdError",
-            RunError::Busy { .. } => "SessionNotResumableError",
-            RunError::Parked(_) => "SessionParkedError",
-            RunError::SessionNotParked(_) => "SessionNotParkedError",
-            RunError::InvalidDecisionTarget { .. } | RunError::MissingDecisionTarget { .. } => {
-                "InvalidDecisionTargetError"
+        self.class().map_or_else(
+            || match self {
+                RunError::Options(_) => "TypeError",
+                _ => "Error",
+            },
+            ErrorClass::name,
+        )
+    }
+
+    /// The error class a host sees, `None` for a plain `Error` (or a `TypeError`).
+    pub fn class(&self) -> Option<ErrorClass> {
+        Some(match self {
+            RunError::WorkflowLoad(_) => ErrorClass::WorkflowLoadError,
+            RunError::WorkflowDisabled(_) => ErrorClass::WorkflowDisabledError,
+            RunError::UnknownTrigger { .. } => ErrorClass::UnknownTriggerError,
+            RunError::SessionId(_) | RunError::SessionPath { .. } => {
+                ErrorClass::SessionStoreIdError
             }
-            RunError::EmptyMessage(_) => "EmptyMessageError",
-            RunError::SessionNotAwaitingInput(_) => "SessionNotAwaitingInputError",
-            RunError::MissingDeliveryTrigger(_) => "MissingDeliveryTriggerError",
-            RunError::ReservedToolName { .. } => "ReservedToolNameError",
-            RunError::ToolPaths(_) => "ToolPathsError",
-            RunError::Store(_) => "SessionStoreError",
-            RunError::StoreCapability { .. } => "SessionStoreCapabilityError",
-            RunError::SeedPath(_) => "Error",
-            RunError::MountCollision { .. } => "MountCollisionError",
-            RunError::InvalidVariableName { .. } => "InvalidVariableNameError",
-            RunError::UnknownSessionTrigger(_) => "UnknownSessionTriggerError",
-            RunError::BuiltinHookKind(_)
+            RunError::Busy { .. } => ErrorClass::SessionNotResumableError,
+            RunError::Parked(_) => ErrorClass::SessionParkedError,
+            RunError::SessionNotParked(_) => ErrorClass::SessionNotParkedError,
+            RunError::InvalidDecisionTarget { .. } | RunError::MissingDecisionTarget { .. } => {
+                ErrorClass::InvalidDecisionTargetError
+            }
+            RunError::EmptyMessage(_) => ErrorClass::EmptyMessageError,
+            RunError::SessionNotAwaitingInput(_) => ErrorClass::SessionNotAwaitingInputError,
+            RunError::MissingDeliveryTrigger(_) => ErrorClass::MissingDeliveryTriggerError,
+            RunError::ReservedToolName { .. } => ErrorClass::ReservedToolNameError,
+            RunError::ToolPaths(_) => ErrorClass::ToolPathsError,
+            RunError::Store(_) => ErrorClass::SessionStoreError,
+            RunError::StoreCapability { .. } => ErrorClass::SessionStoreCapabilityError,
+            RunError::MountCollision { .. } => ErrorClass::MountCollisionError,
+            RunError::InvalidVariableName { .. } => ErrorClass::InvalidVariableNameError,
+            RunError::UnknownSessionTrigger(_) => ErrorClass::UnknownSessionTriggerError,
+            RunError::UnsupportedRuntimeContract(_) => ErrorClass::UnsupportedRuntimeContractError,
+            RunError::SeedPath(_)
+            | RunError::BuiltinHookKind(_)
             | RunError::AuthoredFile { .. }
-            | RunError::Settings(_) => "Error",
-            RunError::Options(_) => "TypeError",
-            RunError::UnsupportedRuntimeContract(_) => "UnsupportedRuntimeContractError",
-        }
+            | RunError::Settings(_)
+            | RunError::Options(_) => return None,
+        })
     }
 }
 

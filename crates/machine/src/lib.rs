@@ -20,6 +20,7 @@ pub mod images;
 mod invoke;
 pub mod mocks;
 pub mod model;
+pub mod notes;
 pub mod outcome;
 pub mod park;
 pub mod plain;
@@ -38,7 +39,7 @@ pub mod trace;
 mod turn;
 
 pub use blocking::background_thread;
-pub use error::{Reservation, RunError};
+pub use error::{ErrorClass, Reservation, RunError};
 pub use events::{Emitter, Envelope, Event, EventSink, NoEvents};
 pub use harness::{
     AssemblyExtras, DEFAULT_WORKFLOW, Governance, Harness, HarnessBuilder, HarnessOptions,

@@ -25,10 +25,22 @@ use crate::tools::HostTool;
 /// The one state a plain session stands in.
 pub const PLAIN_STATE: &str = "agent";
 
-/// The built-in tools of a plain agent: the file tools, the planning list and the
-/// runtime's file operations (the original's Deep Agents tools plus its file operations; its
-/// `task` subagent is not ported), which are exactly what the file layer runs.
-pub const PLAIN_TOOLS: [&str; 10] = crate::files::FILE_TOOLS;
+/// The built-in tools of a plain agent, in the order the original's Deep Agents offers them:
+/// the file tools, the planning list and the runtime's file operations (its `task` subagent
+/// is not ported) — the file and todo tools of `archmax_kernel::tools::BUILTINS`, which are
+/// exactly what the file layer runs.
+pub const PLAIN_TOOLS: [&str; 10] = [
+    "ls",
+    "read_file",
+    "write_file",
+    "edit_file",
+    "glob",
+    "grep",
+    "copy_file",
+    "move_file",
+    "remove_file",
+    "write_todos",
+];
 
 /// How many model calls one plain turn may make before it ends `failed` with
 /// `recursion-limit`. The original runs a plain agent's turn under LangGraph's
@@ -169,6 +181,20 @@ pub(crate) fn input_messages(messages: &[Value]) -> Vec<Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_plain_tools_are_the_file_and_todo_tools_of_the_runtime_table() {
+        use archmax_kernel::tools::{BUILTINS, BuiltinKind};
+        let mut table: Vec<&str> = BUILTINS
+            .iter()
+            .filter(|b| matches!(b.kind, BuiltinKind::File | BuiltinKind::Todos))
+            .map(|b| b.name)
+            .collect();
+        let mut plain = PLAIN_TOOLS.to_vec();
+        table.sort_unstable();
+        plain.sort_unstable();
+        assert_eq!(plain, table);
+    }
 
     #[test]
     fn the_synthesized_spec_parses_and_grants_the_plain_surface() {

@@ -20,18 +20,11 @@ use crate::events::Event;
 use crate::files::Workspace;
 use crate::tools::{HostTool, ToolContext};
 
-/// The file tools scripts may call (the control tools are never exposed).
-pub const SCRIPT_FILE_TOOLS: [&str; 9] = [
-    "ls",
-    "read_file",
-    "write_file",
-    "edit_file",
-    "glob",
-    "grep",
-    "copy_file",
-    "move_file",
-    "remove_file",
-];
+/// Whether a script's or a hook's `tools.*` may call runtime tool `name` (the file tools; the
+/// control tools never).
+pub fn script_may_call(name: &str) -> bool {
+    archmax_kernel::tools::builtin(name).is_some_and(|b| b.from_scripts)
+}
 
 /// The sandbox limits of a workflow's scripts and hooks (`settings`; the original's
 /// defaults: 15 s, 64 MiB, 256 `tools.*` calls per run, 4,000 result characters).
@@ -177,18 +170,19 @@ impl ScriptTools {
 
     /// Runs an allowed call.
     async fn run(&self, name: &str, args: Value) -> Result<String, String> {
-        if SCRIPT_FILE_TOOLS.contains(&name) {
+        if let Some(tool) = archmax_kernel::tools::builtin(name).filter(|b| b.from_scripts) {
             let Some(ws) = &self.workspace else {
                 return Err(format!("'{name}' needs a filesystem session store."));
             };
             let text = crate::files::run_tool_async(ws, name, &args).await.text;
-            return Ok(match name {
-                "ls" | "glob" | "grep" => self
-                    .policy
+            return Ok(if tool.lists_paths {
+                self.policy
                     .redact_listing(&self.state, self.origin, &text)
-                    .into_owned(),
-                "read_file" => strip_line_numbers(&text).unwrap_or(text),
-                _ => text,
+                    .into_owned()
+            } else if name == "read_file" {
+                strip_line_numbers(&text).unwrap_or(text)
+            } else {
+                text
             });
         }
         if let Some(result) = self.mocks.find(&self.session_id, name, &args) {

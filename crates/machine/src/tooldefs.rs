@@ -183,3 +183,24 @@ pub fn built_in(name: &str) -> Option<ToolSpec> {
         _ => return None,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn every_runtime_tool_has_a_definition_and_nothing_else_does() {
+        for b in &archmax_kernel::tools::BUILTINS {
+            let def =
+                super::built_in(b.name).unwrap_or_else(|| panic!("{} has no definition", b.name));
+            assert_eq!(def.name, b.name);
+        }
+        for other in [
+            "eval",
+            "task",
+            "archmax_note",
+            "archmax_workflow_x",
+            "crm_lookup",
+        ] {
+            assert!(super::built_in(other).is_none(), "{other}");
+        }
+    }
+}

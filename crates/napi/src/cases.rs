@@ -12,6 +12,27 @@ pub fn discover_case_files(root_dir: String, workflow: String) -> Vec<String> {
     archmax_spec::workspace::cases::discover_cases(&DiskFiles::new(&root_dir), &workflow)
 }
 
+/// A case's verdict from its assertion records and its death's `error` (`reduceVerdict`):
+/// the engine's own reduction, so no JS copies it.
+#[napi(
+    catch_unwind,
+    ts_args_type = "records: Array<import('./types/AssertionRecord.js').AssertionRecord>, error?: string | null",
+    ts_return_type = "import('./types/CaseVerdict.js').CaseVerdict"
+)]
+pub fn reduce_verdict(records: Value, error: Option<String>) -> napi::Result<Value> {
+    let records: Vec<archmax_cases::AssertionRecord> = match records {
+        Value::Null => Vec::new(),
+        other => serde_json::from_value(other).map_err(|e| {
+            napi::Error::new(
+                napi::Status::InvalidArg,
+                format!("reduceVerdict: a record is not an assertion record: {e}"),
+            )
+        })?,
+    };
+    serde_json::to_value(archmax_cases::reduce_verdict(&records, error.as_deref()))
+        .map_err(|e| napi::Error::from_reason(e.to_string()))
+}
+
 /// Reads a case document: `{ ok: true, value }` (the document, collapsed), or
 /// `{ ok: false, message }` with every problem (`<file>: <problem>; …`).
 #[napi(

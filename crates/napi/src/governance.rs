@@ -221,6 +221,51 @@ fn recode(e: Error) -> Error<String> {
 #[napi]
 pub struct Governance {
     policy: Policy,
+    /// The host's rules are asked (`usePolicy`): a decision then runs with the JS
+    /// environment at hand, so they are called directly.
+    has_rules: bool,
+}
+
+/// The tools the runtime runs itself (`archmax_kernel::tools::BUILTINS`): `{ name, kind,
+/// alwaysAllowed, default, fromScripts, readsOnly, listsPaths }` each, so no JS keeps its own
+/// list of them.
+#[napi(
+    catch_unwind,
+    ts_return_type = "Array<{ name: string; kind: 'control' | 'file' | 'todos' | 'code'; alwaysAllowed: boolean; default: boolean; fromScripts: boolean; readsOnly: boolean; listsPaths: boolean }>"
+)]
+pub fn builtin_tools() -> Value {
+    serde_json::to_value(archmax_kernel::tools::BUILTINS).unwrap_or(Value::Null)
+}
+
+/// The fields of the `WorkflowLoadError` `Governance.fromWorkspace(options)` raises (the
+/// workflow, its path, the problem, the load errors), or `null` when the workflow loads:
+/// what `governance.js` attaches to the error, so no JS reads them back out of its message.
+#[napi(catch_unwind)]
+pub fn workflow_load_fields(options: GovernanceWorkspaceOptions) -> Option<Value> {
+    let cwd = std::env::current_dir().ok()?;
+    let root = archmax_cli::workspace::resolve_root(&cwd, options.root_dir.as_deref());
+    let workflow = options
+        .workflow
+        .unwrap_or_else(|| archmax_machine::DEFAULT_WORKFLOW.to_string());
+    let sources = options
+        .skills
+        .unwrap_or_else(|| vec!["skills/".to_string()]);
+    let files = DiskFiles::new(&root);
+    let e = load_workflow(&files, &workflow, &sources).err()?;
+    // The load errors as `validate` reports them (a missing workflow is one too).
+    let mut opts = archmax_spec::ValidateOptions::new(&workflow);
+    opts.skills = sources;
+    let diagnostics: Vec<_> = archmax_spec::validate_workflow(&files, &opts)
+        .diagnostics
+        .into_iter()
+        .filter(archmax_spec::Diagnostic::is_error)
+        .collect();
+    Some(serde_json::json!({
+        "workflow": e.workflow,
+        "workflowPath": e.path,
+        "problem": e.problem,
+        "diagnostics": diagnostics,
+    }))
 }
 
 #[napi]
@@ -238,7 +283,7 @@ impl Governance {
         let root = archmax_cli::workspace::resolve_root(&cwd, options.root_dir.as_deref());
         let workflow = options
             .workflow
-            .unwrap_or_else(|| "order-lookup".to_string());
+            .unwrap_or_else(|| archmax_machine::DEFAULT_WORKFLOW.to_string());
         let sources = options
             .skills
             .unwrap_or_else(|| vec!["skills/".to_string()]);
@@ -253,7 +298,10 @@ impl Governance {
         };
         let policy = Policy::compile(&loaded.spec, opts)
             .map_err(|e| Error::new("InvalidArg".to_string(), e.to_string()))?;
-        Ok(Governance { policy })
+        Ok(Governance {
+            policy,
+            has_rules: false,
+        })
     }
 
     /// Compiles one `workflow.yaml` text. Throws when the spec does not load,
@@ -301,15 +349,19 @@ impl Governance {
         };
         let policy = Policy::compile(&spec, opts)
             .map_err(|e| Error::new("InvalidArg".to_string(), e.to_string()))?;
-        Ok(Governance { policy })
+        Ok(Governance {
+            policy,
+            has_rules: false,
+        })
     }
 
     /// Decides one tool call. (`@archmax-ai/harness` replaces this method with a faster one
     /// over [`Governance::decide_packed`], `governance.js`; both decide alike.)
     #[napi(catch_unwind, ts_return_type = "GovernanceDecision")]
-    pub fn decide(&self, call: GovernanceCall) -> Result<DecisionObject> {
+    pub fn decide(&self, env: napi::Env, call: GovernanceCall) -> Result<DecisionObject> {
         let args = call.args.unwrap_or_else(|| Value::Object(Map::new()));
         self.decide_parts(
+            &env,
             &call.state,
             &call.tool,
             &args,
@@ -326,6 +378,7 @@ impl Governance {
     #[napi(catch_unwind)]
     pub fn decide_packed(
         &self,
+        env: napi::Env,
         state: String,
         tool: String,
         args_json: Option<String>,
@@ -339,7 +392,7 @@ impl Governance {
         };
         let args = parse("args", args_json)?.unwrap_or_else(|| Value::Object(Map::new()));
         let variables = parse("variables", variables_json)?;
-        let d = self.decide_parts(&state, &tool, &args, variables, authority.as_deref())?;
+        let d = self.decide_parts(&env, &state, &tool, &args, variables, authority.as_deref())?;
         if d.decision.allowed && d.paths.is_empty() {
             return Ok(d.decision.rule.as_str().to_string());
         }
@@ -349,6 +402,7 @@ impl Governance {
     /// One decision from the call's parts.
     fn decide_parts(
         &self,
+        env: &napi::Env,
         state: &str,
         tool: &str,
         args: &Value,
@@ -386,9 +440,34 @@ impl Governance {
             variables: variables.as_ref(),
             inherited: &[],
         };
-        Ok(self
-            .policy
-            .decide_for_host(&ToolCall::new(tool, args), &ctx))
+        let decide = || {
+            self.policy
+                .decide_for_host(&ToolCall::new(tool, args), &ctx)
+        };
+        Ok(if self.has_rules {
+            crate::pump::with_env(env, decide)
+        } else {
+            decide()
+        })
+    }
+
+    /// Sets the host's governance rules, asked after the workflow's denials as `createAgent`
+    /// asks them: `count` rules, asked through `ask` (`governance.js` passes the same
+    /// `policyAsk` `agent.js` does).
+    #[napi(
+        catch_unwind,
+        ts_args_type = "ask: (callJson: string) => string, count: number"
+    )]
+    pub fn use_policy(
+        &mut self,
+        ask: napi::bindgen_prelude::Function<String, String>,
+        count: u32,
+    ) -> Result<()> {
+        let ask = crate::policy::JsAsk::new(ask.create_ref()?, None);
+        let rules = crate::policy::host_rules(&ask, count);
+        self.has_rules = !rules.is_empty();
+        self.policy.set_custom_rules(vec![Box::new(rules)]);
+        Ok(())
     }
 
     /// The tool names the model is shown in `state`; `{ controls: false }` leaves out the

@@ -9,6 +9,8 @@ mod agent;
 mod cases;
 mod cli;
 mod dto;
+#[cfg(test)]
+mod generated;
 mod governance;
 mod hook_kinds;
 mod model_stream;

@@ -1,15 +1,16 @@
-//! `policyRules`: host governance rules written in JS, as kernel custom rules.
+//! `policyRules`: a host's governance rules written in JS, each one a kernel
+//! [`HostRule`](archmax_kernel::host_rules::HostRule). The chain (order, abstain, pass,
+//! block, the refusal when a rule cannot answer, every text) is the kernel's
+//! (`archmax_kernel::host_rules`); JS only calls rule `index` with the action and answers
+//! `{ verdict }` or `{ threw }` (`agent.js` `policyAsk`).
 //!
 //! A rule is synchronous, like the kernel. While a turn is polled on the JS main thread
-//! (`crate::pump`) the rules are called directly; a turn run on a tokio worker (a host
-//! session store) waits for the main thread to answer. `agent.js` folds the host's rules
-//! into one function, `(actionJson) => verdictJson | ""`, that never throws; it only ever
-//! answers a block (a host rule can only tighten what the workflow allows).
+//! (`crate::pump`), or `Governance.decide` runs there, the rules are called directly; a turn
+//! run on a tokio worker (a host session store) waits for the main thread to answer.
 
 use std::sync::{Arc, PoisonError};
 
-use archmax_kernel::{CallContext, CustomRule, Decision, Origin, ToolCall};
-use archmax_machine::HostRules;
+use archmax_kernel::host_rules::{Asked, HostRule, HostRules};
 use napi::bindgen_prelude::{Function, FunctionRef, Status};
 use napi::threadsafe_function::ThreadsafeFunction;
 use napi_derive::napi;
@@ -17,122 +18,108 @@ use serde_json::{Value, json};
 
 use crate::agent::{NativeAgent, plain_error};
 
-/// The rules' function as the worker path calls it: `(actionJson) => verdictJson | ""`.
-type SyncJsFn = ThreadsafeFunction<String, String, String, Status, false, true>;
+/// The ask function as the worker path calls it: `(callJson) => answerJson`.
+pub(crate) type SyncJsFn = ThreadsafeFunction<String, String, String, Status, false, true>;
 
-/// The rule id of a rule that could not be asked (fail closed).
-const UNANSWERED: &str = "policy.error";
-
-/// The host's rules, folded into one JS function by `agent.js`.
-struct JsRules {
+/// The JS function that asks one of the host's rules (`agent.js` `policyAsk`).
+pub(crate) struct JsAsk {
     direct: FunctionRef<String, String>,
-    queued: Arc<SyncJsFn>,
+    queued: Option<Arc<SyncJsFn>>,
 }
 
-impl JsRules {
-    fn ask(&self, action: String) -> Result<String, String> {
-        match crate::pump::env() {
-            Some(env) => self
+impl JsAsk {
+    /// The ask function, called directly on the JS thread and (when `queued` is given) from
+    /// workers through it.
+    pub(crate) fn new(direct: FunctionRef<String, String>, queued: Option<SyncJsFn>) -> Arc<JsAsk> {
+        Arc::new(JsAsk {
+            direct,
+            queued: queued.map(Arc::new),
+        })
+    }
+
+    fn call(&self, input: String) -> Result<String, String> {
+        match (crate::pump::env(), &self.queued) {
+            (Some(env), _) => self
                 .direct
                 .borrow_back(&env)
-                .and_then(|f| f.call(action))
+                .and_then(|f| f.call(input))
                 .map_err(|e| e.reason.clone()),
-            None => {
-                let queued = Arc::clone(&self.queued);
+            (None, Some(queued)) => {
+                let queued = Arc::clone(queued);
                 crate::store::wait(async move {
-                    queued
-                        .call_async(action)
-                        .await
-                        .map_err(|e| e.reason.clone())
+                    queued.call_async(input).await.map_err(|e| e.reason.clone())
                 })
             }
+            (None, None) => Err("the JS thread is not there to answer".to_string()),
         }
     }
 }
 
-impl CustomRule for JsRules {
-    fn check(&self, call: &ToolCall<'_>, ctx: &CallContext<'_>) -> Option<Decision> {
-        let origin = match ctx.origin {
-            Origin::Agent => "agent",
-            Origin::Script => "script",
-            Origin::Lifecycle => "lifecycle",
-        };
-        let action = json!({
-            "kind": "tool-call",
-            "state": ctx.state,
-            "tool": call.tool,
-            "args": call.args,
-            "origin": origin,
-            "replyOnly": ctx.reply_only,
-            "variables": ctx.variables,
-        })
-        .to_string();
-        let answer = match self.ask(action) {
-            Ok(answer) => answer,
-            Err(e) => {
-                return Some(Decision::custom_block(
-                    UNANSWERED,
-                    format!(
-                        "[workflow] BLOCKED: '{}' was refused because the host's policy rules could not be asked: {e}",
-                        call.tool
-                    ),
-                ));
+/// Host rule `index`, asked through the shared ask function.
+struct JsRule {
+    index: usize,
+    ask: Arc<JsAsk>,
+}
+
+impl HostRule for JsRule {
+    fn ask(&self, action: &Value) -> Asked {
+        let input = json!({ "index": self.index, "action": action }).to_string();
+        match self.ask.call(input) {
+            Err(why) => Asked::Unreachable(why),
+            Ok(answer) => read_answer(&answer),
+        }
+    }
+}
+
+/// What `policyAsk` answered: `{ verdict }` or `{ threw }` (anything else could not be read).
+fn read_answer(answer: &str) -> Asked {
+    match serde_json::from_str::<Value>(answer) {
+        Ok(Value::Object(mut o)) => {
+            if let Some(Value::String(why)) = o.remove("threw") {
+                Asked::Threw(why)
+            } else {
+                Asked::Answer(o.remove("verdict").unwrap_or(Value::Null))
             }
-        };
-        if answer.is_empty() {
-            return None;
         }
-        Some(block_of(call.tool, &answer))
+        _ => Asked::Unreachable(format!("the rules answered something unreadable: {answer}")),
     }
 }
 
-/// The block an `agent.js` verdict answer describes (anything unreadable blocks too).
-fn block_of(tool: &str, answer: &str) -> Decision {
-    let verdict: Value = serde_json::from_str(answer).unwrap_or(Value::Null);
-    let rule = verdict
-        .get("ruleId")
-        .and_then(Value::as_str)
-        .filter(|r| !r.trim().is_empty())
-        .unwrap_or(UNANSWERED);
-    let reason = verdict
-        .get("reason")
-        .and_then(Value::as_str)
-        .filter(|r| !r.trim().is_empty())
-        .map(str::to_string)
-        .unwrap_or_else(|| {
-            format!("[workflow] BLOCKED: '{tool}' was refused by the host's policy rule '{rule}'.")
-        });
-    let mut decision = Decision::custom_block(rule, reason);
-    if let Some(warn) = verdict.get("warn").and_then(Value::as_bool) {
-        decision.warn = warn;
-    }
-    decision.terminal = verdict.get("terminal").and_then(Value::as_bool) == Some(true);
-    decision
+/// The chain of `count` rules asked through `ask`.
+pub(crate) fn host_rules(ask: &Arc<JsAsk>, count: u32) -> HostRules {
+    HostRules::new(
+        (0..count as usize)
+            .map(|index| {
+                Box::new(JsRule {
+                    index,
+                    ask: Arc::clone(ask),
+                }) as Box<dyn HostRule>
+            })
+            .collect(),
+    )
 }
 
 #[napi]
 impl NativeAgent {
-    /// Sets the host's governance rules (call it before `open`): `rules` is the one
-    /// function `agent.js` folds them into, passed twice (called directly, and from
+    /// Sets the host's governance rules (call it before `open`): `count` rules, asked
+    /// through `ask` (`agent.js` `policyAsk`), passed twice (called directly, and from
     /// worker threads).
     #[napi(
         catch_unwind,
-        ts_args_type = "rules: (actionJson: string) => string, queued: (actionJson: string) => string",
+        ts_args_type = "ask: (callJson: string) => string, queued: (callJson: string) => string, count: number",
         ts_return_type = "NativeResult"
     )]
-    pub fn use_policy(&self, rules: Function<String, String>, queued: SyncJsFn) -> Value {
-        let direct = match rules.create_ref() {
+    pub fn use_policy(&self, ask: Function<String, String>, queued: SyncJsFn, count: u32) -> Value {
+        let direct = match ask.create_ref() {
             Ok(r) => r,
             Err(e) => return plain_error("Error", e.reason.clone()),
         };
+        let ask = JsAsk::new(direct, Some(queued));
         let mut slot = self
             .policy_rules
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
-        *slot = HostRules(vec![Arc::new(JsRules {
-            direct,
-            queued: Arc::new(queued),
-        })]);
+        *slot = archmax_machine::HostRules(vec![Arc::new(host_rules(&ask, count))]);
         json!({ "ok": true, "value": null })
     }
 }
@@ -142,21 +129,19 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_verdict_answer_becomes_a_block_and_garbage_blocks_too() {
-        let d = block_of(
-            "crm",
-            r#"{"decision":"block","ruleId":"vip-only","reason":"no VIPs","warn":false,"terminal":true}"#,
-        );
-        assert!(!d.allowed);
-        assert_eq!(d.rule.as_str(), "vip-only");
-        assert_eq!(d.message.as_deref(), Some("no VIPs"));
-        assert!(!d.warn && d.terminal);
-        let d = block_of("crm", "not json");
-        assert!(!d.allowed);
-        assert_eq!(d.rule.as_str(), UNANSWERED);
+    fn an_ask_answer_is_a_verdict_a_throw_or_unreadable() {
         assert_eq!(
-            d.message.as_deref(),
-            Some("[workflow] BLOCKED: 'crm' was refused by the host's policy rule 'policy.error'.")
+            read_answer(r#"{"verdict":{"decision":"block"}}"#),
+            Asked::Answer(json!({ "decision": "block" }))
         );
+        assert_eq!(
+            read_answer(r#"{"verdict":null}"#),
+            Asked::Answer(Value::Null)
+        );
+        assert_eq!(
+            read_answer(r#"{"threw":"boom"}"#),
+            Asked::Threw("boom".into())
+        );
+        assert!(matches!(read_answer("garbage"), Asked::Unreachable(_)));
     }
 }

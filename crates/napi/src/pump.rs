@@ -72,6 +72,19 @@ pub(crate) fn env() -> Option<napi::Env> {
     ENV.with(Cell::get).map(napi::Env::from_raw)
 }
 
+/// Runs `f` with `env` as this thread's [`env`], so a host rule `f` asks is called directly
+/// (a synchronous call on the JS thread, as `Governance.decide`'s).
+pub(crate) fn with_env<T>(env: &napi::Env, f: impl FnOnce() -> T) -> T {
+    struct Restore(Option<napi::sys::napi_env>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            ENV.with(|e| e.set(self.0));
+        }
+    }
+    let _restore = Restore(ENV.with(|e| e.replace(Some(env.raw()))));
+    f()
+}
+
 /// The pump polling on this thread, if any.
 pub(crate) fn active() -> Option<Arc<Pump>> {
     ACTIVE.with(|a| a.borrow().clone())

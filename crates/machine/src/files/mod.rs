@@ -153,20 +153,6 @@ impl ToolOutput {
     }
 }
 
-/// The tool names [`run_tool`] implements.
-pub const FILE_TOOLS: [&str; 10] = [
-    "ls",
-    "read_file",
-    "write_file",
-    "edit_file",
-    "glob",
-    "grep",
-    "copy_file",
-    "move_file",
-    "remove_file",
-    "write_todos",
-];
-
 /// [`run_tool`] for an async caller: on a blocking thread when the session's files may
 /// wait on a disk (`crate::blocking`), so the caller's thread (Node's, for a JS-driven
 /// turn) is not held; in place when they are in memory.

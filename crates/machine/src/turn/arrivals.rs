@@ -170,7 +170,7 @@ impl Harness {
             session_id: id,
         });
         turn.transcript.note(
-            "decision",
+            crate::notes::NoteKind::Decision,
             &crate::park::decision_note(&state, target, kind.as_deref(), comment),
         );
         turn.emit(Event::StateLeave {
@@ -342,7 +342,7 @@ impl Harness {
             });
         }
         turn.transcript.note(
-            "event",
+            crate::notes::NoteKind::Event,
             &crate::park::event_note(trigger, &state, &variables, message.is_some()),
         );
         if let Some(m) = message {

@@ -78,7 +78,7 @@ impl Turn<'_> {
             let note = format!(
                 "[budget] {left} of this turn's {max} model calls are left (budget.maxModelCalls). Finish the current work, or advance, before they run out."
             );
-            self.transcript.note("budget", &note);
+            self.transcript.note(crate::notes::NoteKind::Budget, &note);
         }
         None
     }

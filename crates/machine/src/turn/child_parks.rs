@@ -147,11 +147,12 @@ impl Turn<'_> {
         caller.result(&w, &head.dispatch_id, &head.tool_call_id, settled);
         self.trail_delegation(&here, &w, result.is_ok());
         match result {
-            Ok(text) => self
-                .transcript
-                .note("sub-workflow", &format!("[sub-workflow: {w}] {text}")),
+            Ok(text) => self.transcript.note(
+                crate::notes::NoteKind::SubWorkflow,
+                &format!("[sub-workflow: {w}] {text}"),
+            ),
             Err(message) => self.transcript.note(
-                "error",
+                crate::notes::NoteKind::Error,
                 &format!("[error] sub-workflow '{w}' failed after the decision: {message}"),
             ),
         }

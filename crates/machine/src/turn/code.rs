@@ -120,9 +120,10 @@ impl Turn<'_> {
         workspace: Option<crate::files::Workspace>,
     ) -> std::sync::Arc<crate::ptc::ScriptTools> {
         let state = self.session.workflow_state.clone();
-        let callable = crate::ptc::SCRIPT_FILE_TOOLS
+        let callable = archmax_kernel::tools::BUILTINS
             .iter()
-            .map(|t| (*t).to_string())
+            .filter(|b| b.from_scripts)
+            .map(|b| b.name.to_string())
             .chain(self.h.tools.iter().map(|t| t.name().to_string()));
         let mut delegations = None;
         let listed = match origin {

@@ -21,33 +21,13 @@ use crate::model::types::ToolDef;
 
 use super::Turn;
 
-/// The tools the runtime can run itself, besides host tools.
-pub(super) const EXECUTABLE: [&str; 18] = [
-    "archmax_advance",
-    "archmax_wait",
-    "archmax_reset",
-    "archmax_raise",
-    "archmax_get_variables",
-    "archmax_set_variables",
-    "archmax_eval",
-    "archmax_run",
-    "ls",
-    "read_file",
-    "write_file",
-    "edit_file",
-    "glob",
-    "grep",
-    "copy_file",
-    "move_file",
-    "remove_file",
-    "write_todos",
-];
+/// Whether the runtime runs tool `name` itself (a control, a file tool, code), not a host.
+pub(super) fn executable(name: &str) -> bool {
+    archmax_kernel::tools::builtin(name).is_some()
+}
 
 /// Results longer than this are offloaded to `large_tool_results/`.
 const OFFLOAD_CHARS: usize = 40_000;
-
-/// The read-only file tools: they run beside a batch's other such calls.
-const READS: [&str; 4] = ["read_file", "ls", "glob", "grep"];
 
 /// Which calls of a batch may run at once: consecutive calls of one group do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -61,10 +41,10 @@ enum Group {
 
 /// The group of a call that may run beside others, `None` for one that runs alone.
 fn group_of(name: &str) -> Option<Group> {
-    if READS.contains(&name) {
+    if archmax_kernel::tools::builtin(name).is_some_and(|b| b.reads_only) {
         Some(Group::Reads)
     } else if name.starts_with(WORKFLOW_TOOL_PREFIX)
-        || !(EXECUTABLE.contains(&name) || name.starts_with("archmax_"))
+        || !(executable(name) || name.starts_with(archmax_kernel::tools::RESERVED_PREFIX))
     {
         Some(Group::Outside)
     } else {
@@ -169,7 +149,7 @@ impl Harness {
         }
         let mut out = Vec::new();
         for name in surface {
-            if EXECUTABLE.contains(&name.as_str()) {
+            if executable(&name) {
                 let def = if self.settings.images.is_some() {
                     crate::tooldefs::built_in_with_images(&name)
                 } else {
@@ -428,7 +408,7 @@ impl Turn<'_> {
             allowed.started,
         );
         let (text, is_error) = (result.text, result.is_error);
-        let text = if matches!(allowed.name.as_str(), "ls" | "glob" | "grep") {
+        let text = if archmax_kernel::tools::builtin(&allowed.name).is_some_and(|b| b.lists_paths) {
             self.h
                 .policy
                 .redact_listing(&allowed.state, Origin::Agent, &text)
@@ -491,7 +471,7 @@ impl Turn<'_> {
 
     pub(super) fn resolve_registered(&self, called: &str) -> Option<String> {
         let registered = |n: &str| {
-            EXECUTABLE.contains(&n)
+            executable(n)
                 || self.h.tools.iter().any(|t| t.name() == n)
                 || n == "eval"
                 || n.starts_with(WORKFLOW_TOOL_PREFIX)

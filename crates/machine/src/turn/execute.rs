@@ -15,7 +15,7 @@ use crate::governed::HostRun;
 use crate::tools::ToolContext;
 
 use super::Turn;
-use super::dispatch::EXECUTABLE;
+use super::dispatch::executable;
 
 /// What a call leaves for the turn besides its text, applied in call order.
 #[derive(Default)]
@@ -68,7 +68,7 @@ impl Turn<'_> {
         args: &Value,
         call_id: &str,
     ) -> (ControlResult, Effects) {
-        if EXECUTABLE.contains(&name) {
+        if executable(name) {
             let (result, shown) = self.file_tool(name, args).await;
             (
                 result,

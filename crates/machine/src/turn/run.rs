@@ -238,7 +238,7 @@ impl Turn<'_> {
                     Gate::Pass => {}
                     Gate::Block(r) => {
                         // The completion check did not pass: the agent revises in place.
-                        self.transcript.note("after", &format!("[after] The '{here}' completion check did not pass: {r}. Revise your work and produce a corrected final response."));
+                        self.transcript.note(crate::notes::NoteKind::After, &format!("[after] The '{here}' completion check did not pass: {r}. Revise your work and produce a corrected final response."));
                         self.commit().await?;
                         return Ok(Flow::Next);
                     }

@@ -113,7 +113,7 @@ impl Turn<'_> {
                     state: from.clone(),
                     next: to.clone(),
                 });
-                self.transcript.note("error", &format!("[error] The '{from}' state failed: {reason}. Routing to the '{to}' error handler."));
+                self.transcript.note(crate::notes::NoteKind::Error, &format!("[error] The '{from}' state failed: {reason}. Routing to the '{to}' error handler."));
                 self.session.workflow_state = to.clone();
                 self.session.state_turns = 0;
                 self.visit.segment_started = Instant::now();

@@ -104,7 +104,8 @@ impl Transcript {
     }
 
     /// A runtime note: a synthetic `archmax_note` call and its result.
-    pub(super) fn note(&mut self, kind: &str, text: &str) {
+    pub(super) fn note(&mut self, kind: crate::notes::NoteKind, text: &str) {
+        let kind = kind.as_str();
         let id = format!("note_{}_{}", self.messages.len(), crate::clock::now_ms());
         self.push(json!({ "role": "assistant", "content": "", "tool_calls": [{ "id": id, "type": "function", "function": { "name": "archmax_note", "arguments": json!({ "note": kind }).to_string() } }], "archmax": { "note": kind } }));
         self.push(json!({ "role": "tool", "tool_call_id": id, "content": text, "archmax": { "note": kind } }));
