@@ -28,5 +28,6 @@ pub trait McpHost: Send + Sync {
     /// `maxTokens`, `systemPrompt`, ...). The answer is a `CreateMessageResult`
     /// as JSON (`{"role": "assistant", "content": {...}, "model": "..."}`), or
     /// the reason to refuse.
-    fn sample<'a>(&'a self, server: &'a str, params: Value) -> BoxFuture<'a, Result<Value, String>>;
+    fn sample<'a>(&'a self, server: &'a str, params: Value)
+    -> BoxFuture<'a, Result<Value, String>>;
 }

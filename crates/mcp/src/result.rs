@@ -40,7 +40,11 @@ impl CallResult {
                     data: i.data,
                 }),
                 ContentBlock::Audio(a) => {
-                    parts.push(format!("[audio: {}, {} bytes of base64]", a.mime_type, a.data.len()));
+                    parts.push(format!(
+                        "[audio: {}, {} bytes of base64]",
+                        a.mime_type,
+                        a.data.len()
+                    ));
                 }
                 ContentBlock::ResourceLink(r) => {
                     parts.push(format!("[resource: {} {}]", r.name, r.uri));
@@ -49,7 +53,12 @@ impl CallResult {
                     ResourceContents::TextResourceContents { uri, text, .. } => {
                         format!("[resource: {uri}]\n{text}")
                     }
-                    ResourceContents::BlobResourceContents { uri, mime_type, blob, .. } => format!(
+                    ResourceContents::BlobResourceContents {
+                        uri,
+                        mime_type,
+                        blob,
+                        ..
+                    } => format!(
                         "[resource: {uri} ({}, {} bytes of base64)]",
                         mime_type.as_deref().unwrap_or("binary"),
                         blob.len()
@@ -61,7 +70,10 @@ impl CallResult {
         }
         let structured = result.structured_content;
         let text = if parts.is_empty() {
-            structured.as_ref().map(Value::to_string).unwrap_or_default()
+            structured
+                .as_ref()
+                .map(Value::to_string)
+                .unwrap_or_default()
         } else {
             parts.join("\n")
         };
@@ -118,7 +130,8 @@ mod tests {
         assert_eq!(r.text, r#"{"t":1}"#);
         assert_eq!(r.structured, Some(json!({"t": 1})));
         assert!(!r.is_error);
-        let r = map(json!({"content": [{"type": "text", "text": "x"}], "structuredContent": {"t": 1}}));
+        let r =
+            map(json!({"content": [{"type": "text", "text": "x"}], "structuredContent": {"t": 1}}));
         assert_eq!(r.text, "x");
         assert_eq!(map(json!({"content": []})).text, "");
     }

@@ -4,15 +4,7 @@
 /// The file's root.
 pub const ROOT: &[&str] = &["mcpServers"];
 /// A stdio server (`command`).
-pub const STDIO: &[&str] = &[
-    "type",
-    "command",
-    "args",
-    "env",
-    "cwd",
-    TIMEOUT_MS,
-    PATHS,
-];
+pub const STDIO: &[&str] = &["type", "command", "args", "env", "cwd", TIMEOUT_MS, PATHS];
 /// A remote server (`url`).
 pub const HTTP: &[&str] = &["type", "url", "headers", TIMEOUT_MS, PATHS];
 /// Per call, in milliseconds (harness key).

@@ -145,7 +145,10 @@ impl fmt::Debug for StdioTransport {
                 &self.args.iter().map(|a| r.redact(a)).collect::<Vec<_>>(),
             )
             .field("env", &self.env)
-            .field("cwd", &self.cwd.as_ref().map(|c| r.redact(&c.to_string_lossy())))
+            .field(
+                "cwd",
+                &self.cwd.as_ref().map(|c| r.redact(&c.to_string_lossy())),
+            )
             .finish()
     }
 }

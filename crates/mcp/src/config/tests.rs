@@ -114,10 +114,14 @@ fn secrets_never_reach_debug_output() {
         assert!(!debug.contains(secret), "{secret} in {debug}");
     }
     assert!(debug.contains("--token=<redacted>"), "{debug}");
-    assert!(debug.contains("https://x.example/mcp?k=<redacted>"), "{debug}");
+    assert!(
+        debug.contains("https://x.example/mcp?k=<redacted>"),
+        "{debug}"
+    );
     let a = &config.servers[0];
     assert_eq!(
-        a.redactor().redact("spawn run --token=tok-12345 (read-only)"),
+        a.redactor()
+            .redact("spawn run --token=tok-12345 (read-only)"),
         "spawn run --token=<redacted> (<redacted>)"
     );
 }
@@ -133,10 +137,15 @@ fn text_that_is_not_a_config() {
         "{\"mcpServers\": {\"a\": {\"command\": \"x\",}}}",
         &[".mcp.json:1:38 - | invalid JSON: trailing comma"],
     );
-    check("", &[".mcp.json:1:0 - | invalid JSON: EOF while parsing a value"]);
+    check(
+        "",
+        &[".mcp.json:1:0 - | invalid JSON: EOF while parsing a value"],
+    );
     check(
         "[1]",
-        &[r#".mcp.json:1:1 - | a .mcp.json file holds an object, {"mcpServers": {"<name>": {...}}}; found an array"#],
+        &[
+            r#".mcp.json:1:1 - | a .mcp.json file holds an object, {"mcpServers": {"<name>": {...}}}; found an array"#,
+        ],
     );
     check(
         "{\"servers\": {}}",
@@ -147,7 +156,9 @@ fn text_that_is_not_a_config() {
     );
     check(
         "{\"mcpServers\": []}",
-        &[".mcp.json:1:16 mcpServers | 'mcpServers' must be an object of servers by name; found an array"],
+        &[
+            ".mcp.json:1:16 mcpServers | 'mcpServers' must be an object of servers by name; found an array",
+        ],
     );
     check(
         "{\"mcpServers\": {\"a\": {\"command\": \"x\"},\n \"a\": {}}}",
@@ -176,11 +187,15 @@ fn server_names() {
 fn transports() {
     check(
         r#"{"mcpServers": {"a": {}}}"#,
-        &[".mcp.json:1:17 mcpServers.a | server 'a' needs 'command' (a stdio server) or 'url' (a remote server)"],
+        &[
+            ".mcp.json:1:17 mcpServers.a | server 'a' needs 'command' (a stdio server) or 'url' (a remote server)",
+        ],
     );
     check(
         r#"{"mcpServers": {"a": {"command": "x", "url": "http://h/mcp"}}}"#,
-        &[".mcp.json:1:17 mcpServers.a | server 'a' has both 'command' (a stdio server) and 'url' (a remote server); keep one"],
+        &[
+            ".mcp.json:1:17 mcpServers.a | server 'a' has both 'command' (a stdio server) and 'url' (a remote server); keep one",
+        ],
     );
     check(
         r#"{"mcpServers": {"a": {"type": "http", "headers": {}}}}"#,
@@ -192,7 +207,9 @@ fn transports() {
     );
     check(
         r#"{"mcpServers": {"a": {"type": "sse", "url": "http://h/sse"}}}"#,
-        &[r#".mcp.json:1:31 mcpServers.a.type | type "sse" (the older HTTP+SSE transport) is not supported: the MCP client library (rmcp 3) has no client for it; use "http" (streamable HTTP) if the server offers it"#],
+        &[
+            r#".mcp.json:1:31 mcpServers.a.type | type "sse" (the older HTTP+SSE transport) is not supported: the MCP client library (rmcp 3) has no client for it; use "http" (streamable HTTP) if the server offers it"#,
+        ],
     );
     check(
         r#"{"mcpServers": {"a": {"type": "ws", "url": "ws://h"}, "b": {"type": 3, "command": "x"}}}"#,
@@ -267,7 +284,9 @@ fn remote_fields() {
     );
     check(
         r#"{"mcpServers": {"r": {"url": "http://h/mcp", "headers": ["Authorization: x"]}}}"#,
-        &[".mcp.json:1:57 mcpServers.r.headers | 'headers' must be an object of strings; found an array"],
+        &[
+            ".mcp.json:1:57 mcpServers.r.headers | 'headers' must be an object of strings; found an array",
+        ],
     );
 }
 

@@ -39,11 +39,7 @@ pub(super) fn parse(
             None
         }
     };
-    let diags: Vec<Diagnostic> = walk
-        .diags
-        .into_iter()
-        .map(|d| d.in_file(file))
-        .collect();
+    let diags: Vec<Diagnostic> = walk.diags.into_iter().map(|d| d.in_file(file)).collect();
     let config = config.filter(|_| !diags.iter().any(Diagnostic::is_error));
     (config, diags)
 }
@@ -161,7 +157,10 @@ impl Walk<'_> {
             );
             return None;
         };
-        for e in entries.iter().filter(|e| !keys::ROOT.contains(&e.key.as_str())) {
+        for e in entries
+            .iter()
+            .filter(|e| !keys::ROOT.contains(&e.key.as_str()))
+        {
             self.unknown_key(&e.key, e, keys::ROOT);
         }
         let Some(servers) = root.entry("mcpServers") else {
@@ -221,7 +220,11 @@ impl Walk<'_> {
             self.error(
                 &at.path,
                 body.pos,
-                format!("server '{}' must be an object; found {}", at.name, kind(body)),
+                format!(
+                    "server '{}' must be an object; found {}",
+                    at.name,
+                    kind(body)
+                ),
             );
             return None;
         }
@@ -429,7 +432,9 @@ impl Walk<'_> {
         }
         let cwd = match body.get("cwd") {
             None => Some(None),
-            Some(n) => self.text(at, "cwd", n, collected).map(|c| Some(PathBuf::from(c))),
+            Some(n) => self
+                .text(at, "cwd", n, collected)
+                .map(|c| Some(PathBuf::from(c))),
         };
         Some(StdioTransport {
             command: command?.0,

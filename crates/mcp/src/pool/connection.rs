@@ -52,9 +52,7 @@ impl Connection {
     ) -> Result<Arc<Connection>, McpError> {
         let limit = entry.timeout.max(MIN_START_TIMEOUT);
         match &entry.transport {
-            Transport::Stdio(stdio) => {
-                Self::open_stdio(entry, stdio, shared, limit, spawned).await
-            }
+            Transport::Stdio(stdio) => Self::open_stdio(entry, stdio, shared, limit, spawned).await,
             Transport::Http(http) => Self::open_http(entry, http, shared, limit).await,
         }
     }
@@ -138,8 +136,8 @@ impl Connection {
                 .map_err(|_| start_error(format!("header '{name}' has an invalid value")))?;
             headers.insert(name, value);
         }
-        let config = StreamableHttpClientTransportConfig::with_uri(http.url.clone())
-            .custom_headers(headers);
+        let config =
+            StreamableHttpClientTransportConfig::with_uri(http.url.clone()).custom_headers(headers);
         let transport = StreamableHttpClientTransport::with_client(client, config);
         let handler = Handler::new(&entry.name, shared.clone());
         let state = handler.state.clone();

@@ -287,7 +287,10 @@ mod tests {
     fn relative_programs_come_from_the_server_directory() {
         let cwd = Path::new("/ws/tools");
         assert_eq!(program("node", cwd), PathBuf::from("node"));
-        assert_eq!(program("./run.sh", cwd), PathBuf::from("/ws/tools/./run.sh"));
+        assert_eq!(
+            program("./run.sh", cwd),
+            PathBuf::from("/ws/tools/./run.sh")
+        );
         assert_eq!(program("/usr/bin/env", cwd), PathBuf::from("/usr/bin/env"));
     }
 }

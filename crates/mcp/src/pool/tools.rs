@@ -142,7 +142,10 @@ impl ServerTools {
                 title: t.title.clone(),
                 description: t.description.as_ref().map(|d| d.to_string()),
                 input_schema: Value::Object((*t.input_schema).clone()),
-                output_schema: t.output_schema.as_ref().map(|s| Value::Object((**s).clone())),
+                output_schema: t
+                    .output_schema
+                    .as_ref()
+                    .map(|s| Value::Object((**s).clone())),
                 annotations: t
                     .annotations
                     .as_ref()
@@ -150,8 +153,16 @@ impl ServerTools {
                 check: OnceLock::new(),
             });
         }
-        let by_tool = tools.iter().enumerate().map(|(i, t)| (t.tool.clone(), i)).collect();
-        let by_name = tools.iter().enumerate().map(|(i, t)| (t.name.clone(), i)).collect();
+        let by_tool = tools
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (t.tool.clone(), i))
+            .collect();
+        let by_name = tools
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (t.name.clone(), i))
+            .collect();
         ServerTools {
             server: server.to_string(),
             tools,
@@ -186,8 +197,14 @@ mod tests {
         );
         let offered: Vec<&str> = built.tools.iter().map(|t| t.name.as_str()).collect();
         assert_eq!(offered, ["mcp__srv__a_b", "mcp__srv__get-sum"]);
-        assert_eq!(built.tool("a_b").map(|t| t.name.as_str()), Some("mcp__srv__a_b"));
-        assert_eq!(built.by_name("mcp__srv__get-sum").map(|t| t.tool.as_str()), Some("get-sum"));
+        assert_eq!(
+            built.tool("a_b").map(|t| t.name.as_str()),
+            Some("mcp__srv__a_b")
+        );
+        assert_eq!(
+            built.by_name("mcp__srv__get-sum").map(|t| t.tool.as_str()),
+            Some("get-sum")
+        );
         let skipped: Vec<(&str, &str)> = built
             .skipped
             .iter()
@@ -201,9 +218,18 @@ mod tests {
             [
                 (long.as_str(), too_long.as_str()),
                 ("get-sum", "the server lists it twice"),
-                ("a.b", "its name becomes mcp__srv__a_b, which another of the server's tools has too"),
-                ("x/y", "its name becomes mcp__srv__x_y, which another of the server's tools has too"),
-                ("x.y", "its name becomes mcp__srv__x_y, which another of the server's tools has too"),
+                (
+                    "a.b",
+                    "its name becomes mcp__srv__a_b, which another of the server's tools has too"
+                ),
+                (
+                    "x/y",
+                    "its name becomes mcp__srv__x_y, which another of the server's tools has too"
+                ),
+                (
+                    "x.y",
+                    "its name becomes mcp__srv__x_y, which another of the server's tools has too"
+                ),
             ]
         );
     }
