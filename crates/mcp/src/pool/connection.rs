@@ -8,7 +8,8 @@ use std::time::Duration;
 
 use reqwest::header::{HeaderName, HeaderValue};
 use rmcp::ServiceExt;
-use rmcp::service::{Peer, RoleClient, RunningService};
+use rmcp::service::{ClientInitializeError, Peer, RoleClient, RunningService};
+use rmcp::transport::DynamicTransportError;
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
@@ -88,7 +89,7 @@ impl Connection {
                         "it {} before completing the MCP handshake",
                         process::describe(exit)
                     ),
-                    None => format!("the MCP handshake failed: {e}"),
+                    None => handshake_failure(&e),
                 };
                 return Err(start_error(with_stderr(what, &process, redactor)));
             }
@@ -143,7 +144,7 @@ impl Connection {
         let state = handler.state.clone();
         let service = match tokio::time::timeout(limit, handler.serve(transport)).await {
             Ok(Ok(service)) => service,
-            Ok(Err(e)) => return Err(start_error(format!("the MCP handshake failed: {e}"))),
+            Ok(Err(e)) => return Err(start_error(handshake_failure(&e))),
             Err(_) => {
                 return Err(start_error(format!(
                     "it did not complete the MCP handshake within {} s",
@@ -235,6 +236,31 @@ impl Connection {
             let _ = p.exited(EXIT_GRACE).await;
         }
     }
+}
+
+/// Why a handshake failed, without rmcp's type names.
+fn handshake_failure(e: &ClientInitializeError) -> String {
+    match e {
+        ClientInitializeError::TransportError { error, .. } => {
+            format!("cannot reach it: {}", transport_text(error))
+        }
+        other => format!("the MCP handshake failed: {other}"),
+    }
+}
+
+/// A transport error and its causes, `a: b: c` (rmcp's own text names the
+/// transport's Rust type).
+pub(crate) fn transport_text(e: &DynamicTransportError) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut next: Option<&(dyn std::error::Error + 'static)> = Some(e.error.as_ref());
+    while let Some(err) = next {
+        let text = err.to_string();
+        if !parts.iter().any(|p| p.contains(&text)) {
+            parts.push(text);
+        }
+        next = err.source();
+    }
+    parts.join(": ")
 }
 
 /// `what`, followed by the end of the child's stderr when it wrote any.

@@ -222,7 +222,7 @@ impl Server {
             ServiceError::TransportSend(_) if !conn.is_alive() => self.ended(conn).await,
             ServiceError::TransportSend(e) => McpError::Transport {
                 server,
-                message: redact(&e.to_string()),
+                message: redact(&super::connection::transport_text(&e)),
             },
             other => McpError::Protocol {
                 server,

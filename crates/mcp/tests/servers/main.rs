@@ -5,6 +5,8 @@
 //! Without `node_modules` (run `npm install` at the repository root) every test
 //! here is skipped with a printed reason, except under `CI=true`, where that fails.
 
+// Linux only: the tests read /proc and run `sh` and `tee`.
+#![cfg(target_os = "linux")]
 #![allow(clippy::unwrap_used, clippy::panic)]
 
 mod support;
