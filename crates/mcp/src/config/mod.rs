@@ -34,7 +34,9 @@
 //! like a host tool's.
 //!
 //! `${VAR}` and `${VAR:-default}` are expanded in `command`, `args`, `env` values,
-//! `cwd`, `url` and `headers` values (see [`expand`](self::expand)).
+//! `cwd`, `url` and `headers` values, as Claude Code does: no escape, no `$VAR`,
+//! and `:-` also replaces an empty value. An unset variable without a default is
+//! an error naming it and the field (Claude Code would pass `${VAR}` through).
 
 mod expand;
 pub mod keys;
