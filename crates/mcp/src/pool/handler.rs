@@ -1,0 +1,237 @@
+//! The client side of one connection, as rmcp calls it: progress notifications
+//! routed to the call that asked for them, `tools/list_changed` turned into a new
+//! generation of the tool list, and the server's own requests (elicitation,
+//! sampling, roots) answered by the host or declined.
+
+// Sampling and roots are deprecated by SEP-2577 in rmcp; servers still use them.
+#![allow(deprecated)]
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use rmcp::ClientHandler;
+use rmcp::model::{
+    ClientCapabilities, ClientConfig, CreateMessageRequestParams, CreateMessageResult,
+    ElicitRequestParams, ElicitResult, ElicitationAction, ErrorCode, ErrorData, Implementation,
+    ListRootsResult, ProgressNotificationParam, ProgressToken, Root,
+};
+use rmcp::service::{NotificationContext, RequestContext, RoleClient};
+use serde_json::json;
+
+use super::{McpEvent, Progress, ProgressFn, Shared};
+use crate::host::ElicitAnswer;
+
+/// Progress notifications that arrive before their call registered (the token
+/// is only known once the request is queued) wait here, a bounded few.
+const MAX_EARLY_PROGRESS: usize = 64;
+
+#[derive(Default)]
+struct Routes {
+    calls: HashMap<ProgressToken, Route>,
+    early: VecDeque<ProgressNotificationParam>,
+}
+
+struct Route {
+    callback: ProgressFn,
+    /// Notifications are handled on separate tasks and may arrive out of order;
+    /// progress only ever grows, so an older one is dropped.
+    last: Option<f64>,
+}
+
+impl Route {
+    /// The callback to run for `p`, if it is news.
+    fn accept(&mut self, p: &ProgressNotificationParam) -> Option<ProgressFn> {
+        if self.last.is_some_and(|last| p.progress <= last) {
+            return None;
+        }
+        self.last = Some(p.progress);
+        Some(self.callback.clone())
+    }
+}
+
+fn progress_of(p: ProgressNotificationParam) -> Progress {
+    Progress {
+        progress: p.progress,
+        total: p.total,
+        message: p.message,
+    }
+}
+
+/// One connection's handler state.
+pub(crate) struct HandlerState {
+    server: String,
+    shared: Arc<Shared>,
+    routes: Mutex<Routes>,
+    /// Bumped by every `notifications/tools/list_changed`.
+    pub(crate) tools_generation: AtomicU64,
+}
+
+impl HandlerState {
+    /// Sends `token`'s progress to `callback` from now on (and any that came early).
+    pub(crate) fn route(&self, token: ProgressToken, callback: ProgressFn) {
+        let mut route = Route {
+            callback,
+            last: None,
+        };
+        let mut due = Vec::new();
+        {
+            let mut routes = self.routes.lock().unwrap_or_else(PoisonError::into_inner);
+            let early = std::mem::take(&mut routes.early);
+            for p in early {
+                if p.progress_token == token {
+                    if let Some(cb) = route.accept(&p) {
+                        due.push((cb, p));
+                    }
+                } else {
+                    routes.early.push_back(p);
+                }
+            }
+            routes.calls.insert(token, route);
+        }
+        for (cb, p) in due {
+            cb(progress_of(p));
+        }
+    }
+
+    /// Stops routing `token`.
+    pub(crate) fn unroute(&self, token: &ProgressToken) {
+        let mut routes = self.routes.lock().unwrap_or_else(PoisonError::into_inner);
+        routes.calls.remove(token);
+    }
+}
+
+/// What rmcp holds: cheap to clone, shared with the connection.
+#[derive(Clone)]
+pub(crate) struct Handler {
+    pub(crate) state: Arc<HandlerState>,
+    info: Arc<ClientConfig>,
+}
+
+impl Handler {
+    pub(crate) fn new(server: &str, shared: Arc<Shared>) -> Handler {
+        let mut caps = json!({});
+        if shared.host.is_some() {
+            caps["elicitation"] = json!({"form": {}});
+            caps["sampling"] = json!({});
+        }
+        if shared.roots.is_some() {
+            caps["roots"] = json!({"listChanged": false});
+        }
+        let capabilities: ClientCapabilities = serde_json::from_value(caps).unwrap_or_default();
+        let client = Implementation::new(shared.client_name.clone(), env!("CARGO_PKG_VERSION"));
+        let info = ClientConfig::new(capabilities, client);
+        Handler {
+            state: Arc::new(HandlerState {
+                server: server.to_string(),
+                shared,
+                routes: Mutex::new(Routes::default()),
+                tools_generation: AtomicU64::new(0),
+            }),
+            info: Arc::new(info),
+        }
+    }
+}
+
+impl ClientHandler for Handler {
+    fn get_info(&self) -> ClientConfig {
+        (*self.info).clone()
+    }
+
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        let due = {
+            let mut routes = self
+                .state
+                .routes
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            match routes.calls.get_mut(&params.progress_token) {
+                Some(route) => route.accept(&params),
+                None => {
+                    if routes.early.len() >= MAX_EARLY_PROGRESS {
+                        routes.early.pop_front();
+                    }
+                    routes.early.push_back(params);
+                    return;
+                }
+            }
+        };
+        // Outside the lock: the callback is the caller's code.
+        if let Some(cb) = due {
+            cb(progress_of(params));
+        }
+    }
+
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.state.tools_generation.fetch_add(1, Ordering::AcqRel);
+        self.state.shared.emit(McpEvent::ToolsChanged {
+            server: self.state.server.clone(),
+        });
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        let answer = match &self.state.shared.host {
+            Some(host) => {
+                let params = serde_json::to_value(&request).unwrap_or_default();
+                host.elicit(&self.state.server, params).await
+            }
+            None => ElicitAnswer::Decline,
+        };
+        Ok(match answer {
+            ElicitAnswer::Accept(content) => {
+                ElicitResult::new(ElicitationAction::Accept).with_content(content)
+            }
+            ElicitAnswer::Decline => ElicitResult::new(ElicitationAction::Decline),
+            ElicitAnswer::Cancel => ElicitResult::new(ElicitationAction::Cancel),
+        })
+    }
+
+    async fn create_message(
+        &self,
+        params: CreateMessageRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<CreateMessageResult, ErrorData> {
+        let Some(host) = &self.state.shared.host else {
+            return Err(refusal("the client declines sampling requests"));
+        };
+        let params = serde_json::to_value(&params).unwrap_or_default();
+        match host.sample(&self.state.server, params).await {
+            Ok(value) => serde_json::from_value(value).map_err(|e| {
+                ErrorData::new(
+                    ErrorCode::INTERNAL_ERROR,
+                    format!("the client's sampling answer is not a CreateMessageResult: {e}"),
+                    None,
+                )
+            }),
+            Err(reason) => Err(refusal(&reason)),
+        }
+    }
+
+    async fn list_roots(
+        &self,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ListRootsResult, ErrorData> {
+        let roots = self
+            .state
+            .shared
+            .roots
+            .iter()
+            .flatten()
+            .map(|uri| Root::new(uri.clone()))
+            .collect();
+        Ok(ListRootsResult::new(roots))
+    }
+}
+
+fn refusal(reason: &str) -> ErrorData {
+    // -1: the code the MCP specification's examples give a user-rejected sampling request.
+    ErrorData::new(ErrorCode(-1), reason.to_string(), None)
+}
