@@ -23,7 +23,19 @@ sessionId?: string, } & ({ "type": "warning", scope: string, message: string, } 
 /**
  * `script` (model code) or `lifecycle` (a hook); absent for the agent's own calls.
  */
-origin?: "script" | "lifecycle", } | { "type": "tool-result", state: string, tool: string, callId: string, status: "ok" | "error", durationMs: number, output: string, truncated: boolean, 
+origin?: "script" | "lifecycle", } | { "type": "tool-progress", state: string, tool: string, callId: string, 
+/**
+ * Grows with every notification.
+ */
+progress: number, 
+/**
+ * The total, when the tool knows it.
+ */
+total?: number, 
+/**
+ * The tool's words, when it gives some.
+ */
+message?: string, } | { "type": "tool-result", state: string, tool: string, callId: string, status: "ok" | "error", durationMs: number, output: string, truncated: boolean, 
 /**
  * `script` (model code) or `lifecycle` (a hook); absent for the agent's own calls.
  */

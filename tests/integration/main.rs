@@ -10,6 +10,7 @@ mod fuzz;
 mod governed_origins;
 mod hostile_ids;
 mod hostile_paths;
+mod mcp;
 mod memory_files;
 mod model_answers;
 mod model_client;

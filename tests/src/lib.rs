@@ -102,7 +102,17 @@ pub fn harness(
         skills: vec!["skills/".to_string()],
     };
     customize(&mut opts);
-    Harness::assemble(opts).expect("harness")
+    // The workspace's MCP servers, as the builder reads them.
+    let mcp = archmax_machine::mcp::McpTools::from_workspace(root, &|n| std::env::var(n).ok())
+        .expect("the .mcp.json reads");
+    Harness::assemble_with(
+        opts,
+        archmax_machine::AssemblyExtras {
+            mcp,
+            ..Default::default()
+        },
+    )
+    .expect("harness")
 }
 
 /// The HTTP client of the server at `model_url`: one attempt per call, no retries.

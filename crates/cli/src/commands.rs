@@ -137,6 +137,15 @@ stdout; the state flow is narrated on stderr. The workflow slug may be omitted w
 exactly one workflow. A session parked at a human state answers the prompt as a reply; a session parked \
 for input takes it as a delivery of the trigger.";
 
+const TOOLS_LONG: &str = "\
+Prints a governance matrix: a row for every tool the workspace can reach (the runtime's own, \
+the sub-workflows and host tools the workflow names, and the tools of the MCP servers in \
+.mcp.json, which are started and asked for their tools), a column for every state, and in \
+each cell how the state stands toward the tool: allowed, guarded (allowed for some calls: \
+the guards are listed below the table), denied (the state's forbid list), denied* \
+(forbid_always), always (a control every state has), or not granted. --json prints the same \
+with each guard.";
+
 const GRAPH_LONG: &str = "Prints the diagram of a workflow on stdout, from its spec alone (no model calls): \
 every state with its title and hooks, every transition with its description (and its type on a human \
 state), on_error routes dashed, human states as hexagons, terminal states rounded. Mermaid renders on \
@@ -263,6 +272,13 @@ pub const COMMANDS: &[Command] = &[
         options: &[value("format", "<format>", "mermaid (default), svg or dot")],
         summary: "Print a workflow's diagram: states, edges, human and terminal states, hooks",
         long: Some(GRAPH_LONG),
+    },
+    Command {
+        name: "tools",
+        positionals: &[WORKFLOW_POS],
+        options: &[flag("json", "Print the matrix as JSON on stdout")],
+        summary: "Show every tool the workspace can reach and how each state stands toward it",
+        long: Some(TOOLS_LONG),
     },
     Command {
         name: "sessions",

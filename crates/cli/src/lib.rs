@@ -38,6 +38,7 @@ pub mod skill;
 pub(crate) mod store;
 pub mod style;
 mod test;
+mod tools;
 pub mod usage;
 mod validate;
 mod worker;
@@ -211,6 +212,7 @@ fn dispatch(cli: &mut Cli<'_>, args: &[String]) -> i32 {
     let outcome = match cmd.name {
         "validate" => validate::run(cli, &parsed, &positionals),
         "graph" => graph::run(cli, &parsed, &positionals),
+        "tools" => tools::run(cli, &parsed, &positionals),
         "run" => run::run(cli, &parsed, &positionals),
         "test" => test::run(cli, &parsed, &positionals),
         "sessions" => sessions::run(cli, &parsed, &positionals),

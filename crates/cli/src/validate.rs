@@ -1,6 +1,6 @@
 //! `archmax validate [workflow] [--json]` (cli digest §4.3, validation digest §2.4).
 
-use archmax_spec::{Diagnostic, DiskFiles, Severity, ValidateOptions, validate_workflow};
+use archmax_spec::{Diagnostic, Severity, ValidateOptions};
 use serde_json::json;
 
 use crate::args::Parsed;
@@ -20,10 +20,8 @@ pub(crate) fn run(
     cli.load_root_env(&root);
     cli.header(&workflow, &root, None);
 
-    let result = validate_workflow(
-        &DiskFiles::new(&root),
-        &ValidateOptions::new(workflow.as_str()),
-    );
+    let result =
+        archmax_machine::mcp::validate_workspace(&root, &ValidateOptions::new(workflow.as_str()));
     let report = render_diagnostics(&cli.style, &result.diagnostics);
     cli.err(&report);
     if parsed.flag("json") {

@@ -328,7 +328,7 @@ impl Policy {
     /// True when a forbid entry matches: any guarded value matching denies, and an
     /// unresolvable reference fails closed (the entry matches).
     pub(crate) fn denies(&self, e: &Entry, c: &Call<'_>, ctx: &CallContext<'_>) -> bool {
-        if e.tool != "*" && e.tool != c.tool {
+        if !archmax_spec::grammar::entry_covers(&e.tool, c.tool) {
             return false;
         }
         match &e.guard {
@@ -420,7 +420,11 @@ impl Policy {
         }
         let mut failure: Option<GuardFailure> = None;
         if let Some(st) = st {
-            for e in st.effective.iter().filter(|e| e.tool == c.tool) {
+            for e in st
+                .effective
+                .iter()
+                .filter(|e| archmax_spec::grammar::entry_covers(&e.tool, c.tool))
+            {
                 if self.grants_entry(e, c, ctx, &mut failure) {
                     return Decision::allow(RuleId::Allowed);
                 }

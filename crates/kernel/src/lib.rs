@@ -23,7 +23,7 @@
 
 pub mod canonical;
 mod decide;
-mod describe;
+pub mod describe;
 pub mod glob;
 pub mod guard;
 pub mod host;
@@ -40,6 +40,7 @@ pub mod zones;
 
 pub(crate) use archmax_spec::{grammar, jsfmt};
 
+pub use describe::{DenyBy, Standing};
 pub use host::{HostDecision, PathZone, ResolvedPath};
 pub use inherit::Inherited;
 pub use paths::{Access, ToolPaths, ToolPathsError};

@@ -88,6 +88,21 @@ pub enum Event {
         #[ts(optional, type = r#""script" | "lifecycle""#)]
         origin: Option<String>,
     },
+    /// A tool call that is still running said how far it got (an MCP server's progress
+    /// notification).
+    ToolProgress {
+        state: String,
+        tool: String,
+        call_id: String,
+        /// Grows with every notification.
+        progress: f64,
+        /// The total, when the tool knows it.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        total: Option<f64>,
+        /// The tool's words, when it gives some.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        message: Option<String>,
+    },
     /// A tool call settled.
     ToolResult {
         state: String,

@@ -181,7 +181,7 @@ pub(crate) enum HostRun {
 
 /// The first declared path argument of host tool `name` in `args` that resolves outside
 /// the workspace root, as written.
-fn escaping_path(policy: &Policy, name: &str, args: &Value) -> Option<String> {
+pub(crate) fn escaping_path(policy: &Policy, name: &str, args: &Value) -> Option<String> {
     let decl = policy.tool_paths().of(name)?;
     let paths = archmax_kernel::paths::call_paths(decl, args).ok()?;
     paths

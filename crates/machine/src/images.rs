@@ -84,6 +84,66 @@ fn read(ws: &Workspace, path: &str) -> Option<(String, Vec<u8>)> {
     Some((route.rel, bytes))
 }
 
+/// An image a tool answered (an MCP tool's image content, base64), kept in the session's
+/// `large_tool_results/` as `<call>_<n>.<ext>` so the next request shows it as `read_file`'s
+/// are shown: the sentence for the model and the mark, or why it is not shown.
+pub fn keep_answered(
+    ws: &Workspace,
+    call_id: &str,
+    n: usize,
+    mime: &str,
+    data: &str,
+    opts: &ImageReads,
+) -> (String, Option<ImageMark>) {
+    let ext = match mime {
+        "image/png" => "png",
+        "image/jpeg" => "jpg",
+        "image/gif" => "gif",
+        "image/webp" => "webp",
+        other => {
+            return (
+                format!("[an image ({other}) was returned; it cannot be shown]"),
+                None,
+            );
+        }
+    };
+    let Ok(bytes) = base64::engine::general_purpose::STANDARD.decode(data.trim()) else {
+        return (
+            "[an image was returned, but its data is not base64]".to_string(),
+            None,
+        );
+    };
+    let size = format_size(bytes.len() as u64);
+    if bytes.len() as u64 > opts.max_bytes {
+        return (
+            format!(
+                "[an image ({mime}, {size}) was returned; images over {} are not sent to the model]",
+                format_size(opts.max_bytes)
+            ),
+            None,
+        );
+    }
+    let rel = format!(
+        "{}/{}_{n}.{ext}",
+        crate::files::LARGE_TOOL_RESULTS_DIR,
+        crate::files::sanitize_call_id(call_id)
+    );
+    let base = ws.session.parent().unwrap_or(&ws.session);
+    if let Err(e) = ws
+        .files
+        .write_confined(base, &ws.session.join(&rel), &bytes)
+    {
+        return (
+            format!("[an image ({mime}, {size}) was returned but could not be kept: {e}]"),
+            None,
+        );
+    }
+    (
+        format!("Image '{rel}' ({mime}, {size}) is shown below."),
+        shown_mime(&rel).map(|mime| ImageMark { path: rel, mime }),
+    )
+}
+
 /// The agent's `read_file` with image reads on: the answer and the mark for an image it may
 /// be shown, or `None` to let `read_file` answer (not an image, missing, a symlink, …).
 pub fn answer(

@@ -18,6 +18,7 @@ pub mod hooks;
 pub mod host_workspace;
 pub mod images;
 mod invoke;
+pub mod mcp;
 pub mod mocks;
 pub mod model;
 pub mod notes;

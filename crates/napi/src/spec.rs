@@ -1,7 +1,7 @@
 //! The spec functions: `workflow.yaml` validation, signatures, grammars, hashes.
 
+use archmax_spec::ValidateOptions;
 use archmax_spec::signature::{self, SIGNATURE_TYPES as CORE_SIGNATURE_TYPES};
-use archmax_spec::{DiskFiles, ValidateOptions};
 use napi::bindgen_prelude::{Either, Error, Null, Result, Status, Undefined};
 use napi_derive::napi;
 use serde_json::{Value, json};
@@ -67,7 +67,7 @@ pub fn validate_workflow(options: Option<Either<ValidateWorkflowOptions, Null>>)
         opts.skills = skills;
     }
     opts.mounts = options.mounts.map(mount_decls);
-    let mut result = archmax_spec::validate_workflow(&DiskFiles::new(&root), &opts);
+    let mut result = archmax_machine::mcp::validate_workspace(&root, &opts);
     result.root_dir = Some(root.to_string_lossy().into_owned());
     serde_json::to_value(&result).map_err(encode_error("the validation result"))
 }

@@ -335,9 +335,77 @@ pub fn session_id_from_value(v: &Value) -> Option<String> {
     }
 }
 
+/// What every MCP tool name starts with: `mcp__<server>__<tool>` (Claude Code's form).
+pub const MCP_PREFIX: &str = "mcp__";
+/// Between an MCP server's name and its tool's.
+pub const MCP_SEPARATOR: &str = "__";
+
+/// The MCP server a name is about: `mcp__payments__refund` (a tool), `mcp__payments` (every
+/// tool of the server, as a grant names them) and `mcp__payments__*` (a forbid pattern) are
+/// all about `payments`. `None` for any other name.
+pub fn mcp_server(name: &str) -> Option<&str> {
+    let rest = name.strip_prefix(MCP_PREFIX)?;
+    let server = rest.split(MCP_SEPARATOR).next().unwrap_or(rest);
+    (!server.is_empty()).then_some(server)
+}
+
+/// Whether a tool entry named `entry` (of an allow or a forbid list) is about `tool`: the
+/// same name; `*` (every tool: forbid lists only); an MCP server, `mcp__<server>`, for each
+/// of its tools; an MCP pattern ending in `*`, `mcp__<server>__<prefix>*`, for the tools of
+/// that server whose names start with the prefix (forbid lists only; `validate` refuses `*`
+/// in a grant, as the original does).
+pub fn entry_covers(entry: &str, tool: &str) -> bool {
+    if entry == tool || entry == "*" {
+        return true;
+    }
+    let Some(server) = mcp_server(entry) else {
+        return false;
+    };
+    let Some(tool_rest) = tool
+        .strip_prefix(MCP_PREFIX)
+        .and_then(|r| r.strip_prefix(server))
+        .and_then(|r| r.strip_prefix(MCP_SEPARATOR))
+    else {
+        return false;
+    };
+    let entry_rest = &entry[MCP_PREFIX.len() + server.len()..];
+    match entry_rest.strip_prefix(MCP_SEPARATOR) {
+        None => entry_rest.is_empty(),
+        Some(pattern) => pattern
+            .strip_suffix('*')
+            .is_some_and(|prefix| !prefix.contains('*') && tool_rest.starts_with(prefix)),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn mcp_entries_cover_their_servers_tools() {
+        assert_eq!(mcp_server("mcp__payments__refund"), Some("payments"));
+        assert_eq!(mcp_server("mcp__payments"), Some("payments"));
+        assert_eq!(mcp_server("mcp__payments__*"), Some("payments"));
+        assert_eq!(mcp_server("crm_lookup"), None);
+        assert_eq!(mcp_server("mcp__"), None);
+        for (entry, tool, covers) in [
+            ("mcp__payments__refund", "mcp__payments__refund", true),
+            ("mcp__payments", "mcp__payments__refund", true),
+            ("mcp__payments", "mcp__payments", true),
+            ("mcp__payments", "mcp__paymentsx__refund", false),
+            ("mcp__payments", "mcp__pay__refund", false),
+            ("mcp__payments__*", "mcp__payments__refund", true),
+            ("mcp__payments__re*", "mcp__payments__refund", true),
+            ("mcp__payments__re*", "mcp__payments__lookup", false),
+            ("mcp__payments__*", "mcp__orders__lookup", false),
+            ("mcp__payments__refund", "mcp__payments__refund_all", false),
+            ("*", "anything", true),
+            ("crm", "crm_lookup", false),
+            ("mcp__payments", "crm", false),
+        ] {
+            assert_eq!(entry_covers(entry, tool), covers, "{entry} / {tool}");
+        }
+    }
     use serde_json::json;
 
     #[test]

@@ -178,6 +178,19 @@ fn entries(list: &[ToolEntry], path: &str, who: &str, allow: bool, out: &mut Vec
                 "'*' is not a tool name a grant may use; it belongs in a 'forbid' or \
                  'forbid_always' list, where it denies every tool.",
             ));
+        } else if allow
+            && entry.tool().contains('*')
+            && let Some(server) = crate::grammar::mcp_server(entry.tool())
+        {
+            out.push(Diagnostic::error(
+                &at,
+                format!(
+                    "'{}' is not a tool name a grant may use: a grant names no '*'. Grant every \
+                     tool of the server with 'mcp__{server}', or name each tool \
+                     ('mcp__{server}__<tool>'); a pattern belongs in a 'forbid' list.",
+                    entry.tool()
+                ),
+            ));
         }
     }
 }

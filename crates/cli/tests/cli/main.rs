@@ -8,6 +8,7 @@ mod first_hour;
 mod graph;
 #[cfg(unix)]
 mod hostile_files;
+mod mcp;
 #[allow(dead_code)]
 // The OTLP/HTTP receiver, shared with the workspace's integration tests and benchmarks.
 #[path = "../../../../tests/src/otlp.rs"]

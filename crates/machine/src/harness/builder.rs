@@ -99,6 +99,15 @@ pub struct HarnessBuilder {
     prompt_cache: (Option<bool>, Option<String>),
     trigger: Option<String>,
     seeds: Map<String, Value>,
+    mcp: McpChoice,
+}
+
+/// Where a harness's MCP servers come from.
+enum McpChoice {
+    /// The workspace's `.mcp.json`, if it has one.
+    Workspace,
+    /// These (a host's `mcpServers`, or servers a process shares between its harnesses).
+    Given(Option<Arc<crate::mcp::McpTools>>),
 }
 
 impl HarnessBuilder {
@@ -128,6 +137,23 @@ impl HarnessBuilder {
             prompt_cache: (None, None),
             trigger: None,
             seeds: Map::new(),
+            mcp: McpChoice::Workspace,
+        }
+    }
+
+    /// The MCP servers (`None`: none), instead of the workspace's `.mcp.json`. A process that
+    /// assembles several harnesses (`archmax serve`, the worker) gives each the same servers.
+    pub fn mcp(mut self, servers: Option<Arc<crate::mcp::McpTools>>) -> Self {
+        self.mcp = McpChoice::Given(servers);
+        self
+    }
+
+    /// The servers this builder would give its harness: the given ones, else those of the
+    /// workspace's `.mcp.json` (read with this builder's settings).
+    pub fn mcp_servers(&self) -> Result<Option<Arc<crate::mcp::McpTools>>, RunError> {
+        match &self.mcp {
+            McpChoice::Given(given) => Ok(given.clone()),
+            McpChoice::Workspace => crate::mcp::McpTools::from_workspace(&self.root, &*self.env),
         }
     }
 
@@ -258,6 +284,7 @@ impl HarnessBuilder {
     /// Assembles the harness.
     pub fn build(self) -> Result<Harness, RunError> {
         let lookup = Arc::clone(&self.env);
+        let mcp = self.mcp_servers()?;
         let (model, recorded) = match self.model {
             ModelSource::Endpoint => {
                 let config = endpoint_config(&*lookup, &self.requests)?;
@@ -293,6 +320,7 @@ impl HarnessBuilder {
                 .map(PricingTable::default_only),
         };
         let mut extras = self.extras;
+        extras.mcp = mcp;
         extras.settings = TurnSettings {
             env_prompt_cache: (env_cache.0, env_cache.1.as_str().to_string()),
             prompt_cache_option: self.prompt_cache,

@@ -74,6 +74,8 @@ pub struct AssemblyExtras {
     /// The settings every turn reads (prompt cache, prices, images); a delegation target
     /// gets its caller's.
     pub settings: TurnSettings,
+    /// The workspace's MCP servers (shared by every harness of the process that has them).
+    pub mcp: Option<Arc<crate::mcp::McpTools>>,
 }
 
 /// Settings every turn of a harness reads, decided at assembly ([`HarnessBuilder`] reads
@@ -146,6 +148,8 @@ pub struct Harness {
     pub(crate) store: Arc<dyn SessionStore>,
     pub(crate) emitter: Emitter,
     pub(crate) tools: Vec<Arc<dyn HostTool>>,
+    /// The workspace's MCP tools, when it declares servers.
+    pub(crate) mcp: Option<Arc<crate::mcp::McpTools>>,
     pub(crate) static_prompt: String,
     /// (slug, description, `SKILL.md` path).
     pub(crate) skills: Vec<(String, String, String)>,
@@ -162,9 +166,10 @@ pub struct Harness {
     pub(crate) recipe: Arc<crate::registry::Recipe>,
     /// The delegation targets assembled so far, by slug (`crate::registry`).
     pub(crate) children: std::sync::Mutex<std::collections::HashMap<String, Arc<Harness>>>,
-    /// The tool definitions offered in each state, built once (`Harness::tool_defs`).
+    /// The tool definitions offered in each state, built once (`Harness::tool_defs`), with
+    /// the version of the MCP tools they were built from.
     pub(crate) tool_defs:
-        std::sync::RwLock<std::collections::HashMap<String, Arc<[crate::model::ToolDef]>>>,
+        std::sync::RwLock<std::collections::HashMap<String, (u64, Arc<[crate::model::ToolDef]>)>>,
     /// The cases' tool mocks by session (`archmax test`), shared with delegation targets.
     pub(crate) mocks: Arc<crate::mocks::ToolMocks>,
     /// This harness's spec snapshot, written to its store once per process.
@@ -271,6 +276,12 @@ impl Harness {
         }
         for (name, decl) in &extras.tool_paths {
             tool_paths.declare(name, decl)?;
+        }
+        // An MCP server's declared path arguments, unless the host declares the tool's own.
+        for (name, decl) in extras.mcp.iter().flat_map(|m| m.declared_paths()) {
+            if !extras.tool_paths.iter().any(|(n, _)| *n == name) {
+                tool_paths.declare(&name, &decl)?;
+            }
         }
         let files = DiskFiles::new(&opts.root);
         let loaded = match extras.governance {
@@ -408,6 +419,7 @@ impl Harness {
             store: opts.store,
             emitter,
             tools: opts.tools,
+            mcp: extras.mcp.clone(),
             static_prompt,
             skills,
             mounts,
@@ -452,6 +464,11 @@ impl Harness {
             .or_else(|| spec.and_then(|p| p.ttl.as_deref()))
             .unwrap_or(&self.settings.env_prompt_cache.1);
         (enabled, crate::model::CacheTtl::parse(ttl).as_str())
+    }
+
+    /// The workspace's MCP tools, when it declares servers.
+    pub fn mcp_tools(&self) -> Option<&Arc<crate::mcp::McpTools>> {
+        self.mcp.as_ref()
     }
 
     /// The token prices calls are charged at (`None`: cost is never reported).

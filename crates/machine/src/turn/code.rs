@@ -120,11 +120,25 @@ impl Turn<'_> {
         workspace: Option<crate::files::Workspace>,
     ) -> std::sync::Arc<crate::ptc::ScriptTools> {
         let state = self.session.workflow_state.clone();
+        // The host's tools, and the MCP tools listed so far, are tools a script may call.
+        let host: Vec<std::sync::Arc<dyn crate::tools::HostTool>> = self
+            .h
+            .tools
+            .iter()
+            .cloned()
+            .chain(
+                self.h
+                    .mcp
+                    .iter()
+                    .flat_map(|m| m.listed())
+                    .map(|t| t as std::sync::Arc<dyn crate::tools::HostTool>),
+            )
+            .collect();
         let callable = archmax_kernel::tools::BUILTINS
             .iter()
             .filter(|b| b.from_scripts)
             .map(|b| b.name.to_string())
-            .chain(self.h.tools.iter().map(|t| t.name().to_string()));
+            .chain(host.iter().map(|t| t.name().to_string()));
         let mut delegations = None;
         let listed = match origin {
             Origin::Lifecycle => callable.collect(),
@@ -150,7 +164,13 @@ impl Turn<'_> {
                         ran: std::sync::Mutex::new(Vec::new()),
                     }));
                 }
-                let mut listed: Vec<String> = callable.filter(|t| disclosed.contains(t)).collect();
+                let mut listed: Vec<String> = callable
+                    .filter(|t| {
+                        disclosed
+                            .iter()
+                            .any(|d| archmax_spec::grammar::entry_covers(d, t))
+                    })
+                    .collect();
                 listed.extend(targets.into_iter().cloned());
                 listed
             }
@@ -168,7 +188,7 @@ impl Turn<'_> {
             variables,
             inherited: std::sync::Arc::clone(&self.inherited),
             workspace,
-            host: self.h.tools.clone(),
+            host,
             listed,
             events: self.h.emitter.clone(),
             calls: Default::default(),

@@ -135,12 +135,12 @@ impl Harness {
     /// built once per state and shared by every request (which also lets a model that keeps
     /// conversations, `model::delta`, see they did not change without comparing them).
     pub(crate) fn tool_defs(&self, state: &str) -> std::sync::Arc<[ToolDef]> {
-        if let Some(defs) = self
-            .tool_defs
-            .read()
-            .ok()
-            .and_then(|m| m.get(state).cloned())
-        {
+        let version = self.mcp.as_ref().map_or(0, |m| m.version());
+        if let Some(defs) = self.tool_defs.read().ok().and_then(|m| {
+            m.get(state)
+                .filter(|(v, _)| *v == version)
+                .map(|(_, d)| d.clone())
+        }) {
             return defs;
         }
         let mut surface = self.policy.surface(state);
@@ -170,13 +170,31 @@ impl Harness {
                     description: t.description().to_string(),
                     parameters: t.schema(),
                 });
+            } else if let Some(mcp) = &self.mcp {
+                // The MCP tools the entry stands for, as listed (`Turn::list_mcp`).
+                for t in mcp.expand(&name) {
+                    if self.policy.discloses(state, &t.name)
+                        && !out.iter().any(|d: &ToolDef| d.name == t.name)
+                    {
+                        out.push(ToolDef {
+                            name: t.name.clone(),
+                            description: t.description.clone(),
+                            parameters: t.schema.clone(),
+                        });
+                    }
+                }
             }
         }
         let defs: std::sync::Arc<[ToolDef]> = out.into();
         if let Ok(mut m) = self.tool_defs.write() {
-            m.insert(state.to_string(), std::sync::Arc::clone(&defs));
+            m.insert(state.to_string(), (version, std::sync::Arc::clone(&defs)));
         }
         defs
+    }
+
+    /// The MCP tool `name`, when the workspace's servers listed it.
+    pub(crate) fn mcp_tool(&self, name: &str) -> Option<std::sync::Arc<crate::mcp::McpTool>> {
+        self.mcp.as_ref()?.get(name)
     }
 }
 
@@ -475,6 +493,7 @@ impl Turn<'_> {
                 || self.h.tools.iter().any(|t| t.name() == n)
                 || n == "eval"
                 || n.starts_with(WORKFLOW_TOOL_PREFIX)
+                || self.h.mcp_tool(n).is_some()
                 || self.h.mocks.declares(self.id.as_str(), n)
         };
         if registered(called) || archmax_kernel::tools::ALWAYS_ALLOWED.contains(&called) {

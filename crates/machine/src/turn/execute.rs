@@ -68,6 +68,15 @@ impl Turn<'_> {
         args: &Value,
         call_id: &str,
     ) -> (ControlResult, Effects) {
+        if let Some(tool) = self
+            .h
+            .mcp_tool(name)
+            .filter(|_| self.h.mocks.find(self.id.as_str(), name, args).is_none())
+        {
+            // Boxed: an MCP call's future (the server's start included) is large, and every
+            // turn's future (a child's, nested in its caller's) would carry it.
+            return Box::pin(self.mcp_tool(&tool, args, call_id)).await;
+        }
         if executable(name) {
             let (result, shown) = self.file_tool(name, args).await;
             (
@@ -87,6 +96,111 @@ impl Turn<'_> {
                 },
             )
         }
+    }
+
+    /// An MCP tool: its declared paths kept in the workspace, run under the turn's cancel
+    /// switch and the state's time left (a timeout is the step's failure, returned), its
+    /// progress told as `tool-progress` events, an image it returns shown as `read_file`'s
+    /// are when images are on.
+    async fn mcp_tool(
+        &self,
+        tool: &crate::mcp::McpTool,
+        args: &Value,
+        call_id: &str,
+    ) -> (ControlResult, Effects) {
+        let name = tool.name.as_str();
+        if let Some(escaping) = crate::governed::escaping_path(&self.h.policy, name, args) {
+            let text = format!("Error: {}", crate::files::route::escape_error(&escaping));
+            return (
+                ControlResult {
+                    text,
+                    is_error: true,
+                },
+                Effects::default(),
+            );
+        }
+        let (emitter, session) = (self.h.emitter.clone(), self.id.as_str().to_string());
+        let (state, tool_name, id) = (
+            self.session.workflow_state.clone(),
+            name.to_string(),
+            call_id.to_string(),
+        );
+        let progress: crate::mcp::ProgressFn =
+            std::sync::Arc::new(move |p: crate::mcp::Progress| {
+                emitter.emit(
+                    Some(&session),
+                    crate::events::Event::ToolProgress {
+                        state: state.clone(),
+                        tool: tool_name.clone(),
+                        call_id: id.clone(),
+                        progress: p.progress,
+                        total: p.total,
+                        message: p.message,
+                    },
+                );
+            });
+        let raced = crate::cancel::race(
+            &self.cancel,
+            self.segment_left(),
+            tool.run(args.clone(), Some(progress)),
+        )
+        .await;
+        let answered = match raced {
+            crate::cancel::Raced::Done(a) => a,
+            crate::cancel::Raced::TimedOut => {
+                let reason = self.timeout_reason().unwrap_or_default();
+                let text = format!("'{name}' was stopped: {reason}");
+                let effects = Effects {
+                    fails: Some(reason),
+                    ..Default::default()
+                };
+                return (
+                    ControlResult {
+                        text,
+                        is_error: true,
+                    },
+                    effects,
+                );
+            }
+            crate::cancel::Raced::Cancelled => {
+                let text = format!("'{name}' was stopped: {CANCELLED_REASON}");
+                return (
+                    ControlResult {
+                        text,
+                        is_error: true,
+                    },
+                    Effects::default(),
+                );
+            }
+        };
+        let mut text = answered.text;
+        let mut shown = None;
+        for (n, (mime, data)) in answered.images.iter().enumerate() {
+            let line = match (&self.h.settings.images, self.workspace()) {
+                (Some(opts), Some(ws)) if shown.is_none() => {
+                    let (line, mark) =
+                        crate::images::keep_answered(&ws, call_id, n, mime, data, opts);
+                    shown = mark;
+                    line
+                }
+                _ => format!("[an image ({mime}) was returned; images are not shown here]"),
+            };
+            if !text.is_empty() {
+                text.push('\n');
+            }
+            text.push_str(&line);
+        }
+        let result = ControlResult {
+            text,
+            is_error: answered.is_error,
+        };
+        (
+            result,
+            Effects {
+                shown,
+                ..Default::default()
+            },
+        )
     }
 
     /// A file tool over the session's workspace (`read_file` may answer with an image).

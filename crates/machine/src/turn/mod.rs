@@ -104,6 +104,9 @@ struct Turn<'h> {
     /// The state this turn's last commit made durable: a commit with no new message and
     /// this same state has nothing to write, and is skipped.
     committed: Option<Value>,
+    /// The states whose MCP tools this turn listed (each once: a server that cannot start
+    /// is warned about once a turn, not at every step).
+    mcp_listed: std::collections::HashSet<String>,
 }
 
 /// The current visit of a state: reset by every move of the position.
@@ -276,6 +279,7 @@ impl Harness {
             delegations: std::sync::Arc::new(tokio::sync::Semaphore::new(delegate::MAX_CONCURRENT)),
             spans: crate::trace::TurnSpans::none(),
             committed: None,
+            mcp_listed: std::collections::HashSet::new(),
         };
         Ok((lease, turn))
     }

@@ -18,6 +18,28 @@ impl Turn<'_> {
             .unwrap_or_else(|| self.h.default_model.clone())
     }
 
+    /// Lists the tools of the MCP servers the current state's surface names (once a turn per
+    /// state; a server starts on the way), so [`Turn::tool_defs`] can offer them. A server
+    /// that cannot be listed is a warning, and its tools are not offered.
+    pub(super) async fn list_mcp(&mut self) {
+        let Some(mcp) = self.h.mcp.clone() else {
+            return;
+        };
+        let state = self.session.workflow_state.clone();
+        if !self.mcp_listed.insert(state.clone()) {
+            return;
+        }
+        let surface = self.h.policy.surface(&state);
+        // Boxed: listing may start a server, a large future every turn's would carry.
+        let problems = Box::pin(mcp.list(&surface)).await;
+        for problem in problems {
+            self.emit(crate::events::Event::Warning {
+                scope: "mcp".to_string(),
+                message: problem,
+            });
+        }
+    }
+
     /// The tool definitions the model is shown in the current state.
     pub(super) fn tool_defs(&self) -> std::sync::Arc<[ToolDef]> {
         self.h.tool_defs(&self.session.workflow_state)

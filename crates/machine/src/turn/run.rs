@@ -115,6 +115,7 @@ impl Turn<'_> {
             .await?;
             return Ok(Flow::Stop);
         }
+        self.list_mcp().await;
         let request = self.request();
         let msg_id = format!("msg_{}_{}", self.transcript.len(), crate::clock::now_ms());
         let shown = crate::events::TextDeltas::new(

@@ -70,7 +70,9 @@ pub const OBJECT_DOCS: &[(&str, &str, &str)] = &[
     (
         "tool_entry",
         "an item of a tool list",
-        "A tool name, or a guarded entry `{ tool, … }` that narrows the calls it allows.",
+        "A tool name, or a guarded entry `{ tool, … }` that narrows the calls it allows. An MCP \
+         server's tool is `mcp__<server>__<tool>`; `mcp__<server>` stands for every tool of the \
+         server (a grant names no `*`; a forbid list may: `*`, `mcp__<server>__<prefix>*`).",
     ),
     (
         "mount_grant",
@@ -170,6 +172,10 @@ pub const SCHEMA_CANNOT_EXPRESS: &[(&str, &str)] = &[
     ),
     ("locks-builtin.yaml", "locking a built-in variable"),
     ("locks-two-owners.yaml", "a variable locked by two states"),
+    (
+        "mcp-wildcard-allow.yaml",
+        "`*` in an MCP tool name a grant lists (`mcp__payments__*`; grant `mcp__payments`)",
+    ),
     ("no-start-state.yaml", "no state declares `triggers`"),
     (
         "on-error-undefined.yaml",
