@@ -351,7 +351,37 @@ export type CreateAgentParams = {
    * keeps the most recent images attached, naming older ones. Off by default.
    */
   images?: boolean | { maxBytes?: number; keep?: number }
+  /**
+   * The MCP servers whose tools the workflow may grant (`mcp__<server>__<tool>`, or
+   * `mcp__<server>` for all of a server's), in the `mcpServers` shape of `.mcp.json`:
+   * `{ name: { command, args?, env?, cwd?, timeoutMs?, paths? } }` for a stdio server,
+   * `{ name: { type: 'http', url, headers?, timeoutMs?, paths? } }` for a remote one;
+   * `${VAR}` and `${VAR:-default}` read the environment and `.env`. Default: the workspace's
+   * `.mcp.json`, if it has one; `false`: none.
+   */
+  mcpServers?: Record<string, McpServer> | false
 }
+
+/** One MCP server of `mcpServers` (`.mcp.json`'s shape). */
+export type McpServer =
+  | {
+      type?: 'stdio'
+      command: string
+      args?: string[]
+      env?: Record<string, string>
+      cwd?: string
+      /** One call's limit, in milliseconds (default 60000). */
+      timeoutMs?: number
+      /** The path arguments of its tools, `{ tool: { argument: access } }`, governed by the zones and mounts. */
+      paths?: Record<string, Record<string, 'read' | 'list' | 'search' | 'write' | 'remove' | 'execute'>>
+    }
+  | {
+      type?: 'http'
+      url: string
+      headers?: Record<string, string>
+      timeoutMs?: number
+      paths?: Record<string, Record<string, 'read' | 'list' | 'search' | 'write' | 'remove' | 'execute'>>
+    }
 
 /** The session a custom hook runs for. */
 export type HookContext = {

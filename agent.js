@@ -664,6 +664,7 @@ export async function createAgent(params = {}) {
       cassette,
       caseCassettes,
       images: params.images ?? undefined,
+      mcpServers: params.mcpServers ?? undefined,
       rootDir: workspace?.rootDir ?? process.cwd(),
       // A slug must load; omitted, the default is looked for (absent: a plain agent); false: plain.
       workflow: typeof workflow === 'string' ? workflow : undefined,

@@ -477,6 +477,11 @@ export interface NativeAgentOptions {
   /** Workspace root. */
   rootDir: string
   /**
+   * `mcpServers`: the MCP servers (`.mcp.json`'s `mcpServers` shape) instead of the
+   * workspace's `.mcp.json`; `false`: none.
+   */
+  mcpServers?: Record<string, unknown> | false
+  /**
    * Workflow slug; absent: the default workflow (`order-lookup`) is looked for, and a
    * plain agent is assembled when it is missing.
    */

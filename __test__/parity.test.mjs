@@ -18,7 +18,7 @@ import { AIMessageChunk } from '@langchain/core/messages'
 import { ChatGenerationChunk } from '@langchain/core/outputs'
 
 import { createAgent, createMemorySessionStore } from '@archmax-ai/harness'
-import { APPROVAL_SPEC, CALLER_SPEC, CHILD_SPEC, ONE_STATE_SPEC, PARKING_CHILD_SPEC, approvedCaseAnswers, call, chunksOf, copyExample, EXAMPLE, mapStore, NO_PG, otlpReceiver, pgStore, refundAnswers, say, textPieces, toAIMessage, tools, workspace } from './helpers.mjs'
+import { ROOT, APPROVAL_SPEC, CALLER_SPEC, CHILD_SPEC, ONE_STATE_SPEC, PARKING_CHILD_SPEC, approvedCaseAnswers, call, chunksOf, copyExample, EXAMPLE, mapStore, NO_PG, otlpReceiver, pgStore, refundAnswers, say, textPieces, toAIMessage, tools, workspace } from './helpers.mjs'
 
 /** The text of a request's messages, for a check to search (`requestText` is their JSON). */
 function contents(requestText) {
@@ -220,6 +220,20 @@ function assertApprovedCasePassed(result) {
   assert.deepEqual(approved.verdict, { status: 'passed', failures: [] })
   assert.equal(approved.records.length, 7)
 }
+/** The installed MCP server the MCP scenario starts over stdio (the test setup installs it). */
+const EVERYTHING = join(ROOT, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js')
+const MCP_SPEC = `title: MCP lookups
+instructions: A test workflow.
+mounts:
+  allow_always: []
+states:
+  lookup:
+    triggers: { manual: }
+    instructions: Echo, then stop.
+    tools:
+      allow: [mcp__everything__echo]
+`
+
 const SCENARIOS = [
   {
     name: "the example's refund flow exports one span tree per turn, the decision's linked to the park's",
@@ -435,6 +449,22 @@ const SCENARIOS = [
     check: ([done], requests) => {
       assert.match(requests[1], /data:image\/png;base64,/)
       assert.ok(JSON.stringify(done).includes('One chart.'))
+    },
+  },
+  {
+    name: 'an MCP server tool a state grants is called; one it does not grant is refused',
+    workspace: () =>
+      workspace({
+        'workflows/mcp/workflow.yaml': MCP_SPEC,
+        '.mcp.json': JSON.stringify({ mcpServers: { everything: { command: 'node', args: [EVERYTHING, 'stdio'] } } }),
+      }),
+    options: { workflow: 'mcp' },
+    answers: [tools(call('mcp__everything__echo', { message: 'hi' }, 'c1'), call('mcp__everything__get-sum', { a: 1, b: 2 }, 'c2')), say('Echoed.')],
+    steps: [(w) => w.send('m1', { message: 'Echo hi.' })],
+    check: ([done], requests) => {
+      assert.equal(done.kind, 'completed')
+      assert.match(contents(requests[1]), /Echo: hi/)
+      assert.match(contents(requests[1]), /BLOCKED: 'mcp__everything__get-sum' is not allowed in state 'lookup'/)
     },
   },
   {

@@ -67,10 +67,16 @@ pub(crate) fn run(
         archmax_serve::metrics::TimedModel::new(endpoint(&config)?, Arc::clone(&metrics)),
     );
     let (lookup, shared) = (cli.lookup(), Arc::clone(&store));
+    // One set of MCP servers for every workflow the server assembles.
+    let mcp = archmax_machine::HarnessBuilder::new(&root, "")
+        .env(Arc::clone(&lookup))
+        .mcp_servers()
+        .map_err(|e| crate::assembly::failure(&e))?;
     let at = root.clone();
     let assemble: Assemble = Arc::new(move |workflow, sink| {
         archmax_machine::HarnessBuilder::new(&at, workflow)
             .env(Arc::clone(&lookup))
+            .mcp(mcp.clone())
             .store(Arc::clone(&shared))
             .model(archmax_machine::ModelSource::Given(Arc::clone(&model)))
             .events(sink)

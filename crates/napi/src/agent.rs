@@ -600,6 +600,10 @@ pub struct NativeToolDef {
 pub struct NativeAgentOptions {
     /// Workspace root.
     pub root_dir: String,
+    /// `mcpServers`: the MCP servers (`.mcp.json`'s `mcpServers` shape) instead of the
+    /// workspace's `.mcp.json`; `false`: none.
+    #[napi(ts_type = "Record<string, unknown> | false")]
+    pub mcp_servers: Option<Value>,
     /// Workflow slug; absent: the default workflow (`order-lookup`) is looked for, and a
     /// plain agent is assembled when it is missing.
     pub workflow: Option<String>,
@@ -1153,6 +1157,28 @@ impl NativeAgent {
         let images = match images_option(options.images.as_ref()) {
             Ok(images) => images,
             Err(message) => return plain_error("TypeError", message),
+        };
+        let builder = match &options.mcp_servers {
+            None | Some(Value::Null) => builder,
+            Some(Value::Bool(false)) => builder.mcp(None),
+            Some(servers @ Value::Object(_)) => {
+                let text = json!({ "mcpServers": servers }).to_string();
+                match archmax_machine::mcp::parse(&text, "mcpServers", &*lookup) {
+                    Ok(config) => builder.mcp(Some(archmax_machine::mcp::McpTools::of(
+                        config, &root, None,
+                    ))),
+                    Err(e) => return plain_error("TypeError", e.to_string()),
+                }
+            }
+            Some(other) => {
+                return plain_error(
+                    "TypeError",
+                    format!(
+                        "'mcpServers' must be an object of servers ({{ name: {{ command, args }} | {{ type: 'http', url }} }}) or false, got {}",
+                        kind(other)
+                    ),
+                );
+            }
         };
         let (enabled, ttl) = options
             .prompt_cache

@@ -57,6 +57,8 @@ impl Turn<'_> {
         let Some(spec) = spec.clone() else {
             return Gate::Pass;
         };
+        // A hook may call the MCP tools of the state it gates.
+        self.list_mcp().await;
         let variables = self.session.kernel_variables();
         // Governed against the session's state at the last model call: the source
         // state while a move is in its veto window, even for the target's hooks.
