@@ -85,3 +85,36 @@ test('mcpServers replaces the workspace\'s .mcp.json; false leaves none; a bad o
   )
   await assert.rejects(createAgent({ workflow: 'mcp', workspace: { rootDir: root }, model: none.model, mcpServers: 'x' }), TypeError)
 })
+
+test('a cassette records the MCP answers with the model\'s, and its replay starts no server', async (t) => {
+  if (skipUnlessInstalled(t)) return
+  const root = workspace({ 'workflows/mcp/workflow.yaml': SPEC })
+  const path = join(root, 'mcp.cassette.json')
+  const { model } = scripted([tools(call('mcp__everything__echo', { message: 'taped' }, 'c1')), say('Done.')])
+  const recorded = await createAgent({ workflow: 'mcp', workspace: { rootDir: root }, model, mcpServers: SERVERS, cassette: { path, mode: 'record' } })
+  let first
+  try {
+    first = await recorded.workflow.send('t1', { message: 'Echo.' })
+  } finally {
+    recorded.dispose()
+  }
+  // A fresh workspace where the server's command is gone: every MCP answer comes from the cassette.
+  const events = []
+  const replayed = await createAgent({
+    workflow: 'mcp',
+    workspace: { rootDir: workspace({ 'workflows/mcp/workflow.yaml': SPEC }) },
+    mcpServers: { everything: { command: 'no-such-program-here' } },
+    cassette: { path, mode: 'replay' },
+    onEvent: (e) => events.push(e),
+  })
+  try {
+    const again = await replayed.workflow.send('t1', { message: 'Echo.' })
+    assert.equal(again.kind, first.kind, JSON.stringify(again))
+    assert.equal(again.reply, first.reply)
+    const result = events.find((e) => e.type === 'tool-result' && e.tool === 'mcp__everything__echo')
+    assert.equal(result?.output, 'Echo: taped', JSON.stringify(result))
+    assert.equal(result.status, 'ok')
+  } finally {
+    replayed.dispose()
+  }
+})

@@ -202,3 +202,105 @@ fn validate_reads_the_mcp_json_with_positions_and_warns_of_undeclared_servers() 
         "{text}"
     );
 }
+
+/// server-filesystem over stdio, rooted at the workspace, its path arguments declared in
+/// `.mcp.json`: the kernel governs them as a host tool's `paths` (outside the workspace and
+/// the session store refused with its rule ids) before the server sees the call.
+#[test]
+fn a_filesystem_servers_declared_path_arguments_are_governed_by_the_kernels_zones() {
+    let path = archmax_tests::repo_root()
+        .join("node_modules/@modelcontextprotocol/server-filesystem/dist/index.js");
+    if !path.is_file() {
+        assert!(
+            std::env::var("CI").map_or(true, |v| v != "true"),
+            "{} is not installed: run npm ci",
+            path.display()
+        );
+        eprintln!("skipped: server-filesystem is not installed");
+        return;
+    }
+    const FS_SPEC: &str = r#"
+states:
+  files:
+    triggers: { manual: }
+    tools:
+      allow:
+        - mcp__fs__read_text_file
+        - { tool: mcp__fs__write_file, args: { path: ["notes/*"] } }
+"#;
+    let outside = TempWorkspace::new(&[("secret.txt", "not yours")]);
+    let ws = TempWorkspace::new(&[
+        ("workflows/w/workflow.yaml", FS_SPEC),
+        ("notes/a.txt", "hello from the workspace"),
+        ("sessions/other/checkpoints/state.json", "{\"secret\": 1}"),
+    ]);
+    let root = ws.root().canonicalize().expect("root");
+    let config = json!({ "mcpServers": { "fs": {
+        "command": "node",
+        "args": [path, root, outside.root().canonicalize().expect("outside")],
+        "paths": {
+            "read_text_file": { "path": "read" },
+            "write_file": { "path": "write" }
+        }
+    } } });
+    std::fs::write(root.join(".mcp.json"), config.to_string()).expect("write");
+    let secret = outside
+        .root()
+        .canonicalize()
+        .expect("outside")
+        .join("secret.txt");
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(vec![
+            (
+                "c1",
+                "mcp__fs__read_text_file",
+                json!({ "path": root.join("notes/a.txt") }),
+            ),
+            ("c2", "mcp__fs__read_text_file", json!({ "path": secret })),
+            (
+                "c3",
+                "mcp__fs__read_text_file",
+                json!({ "path": root.join("sessions/other/checkpoints/state.json") }),
+            ),
+            (
+                "c4",
+                "mcp__fs__write_file",
+                json!({ "path": root.join("notes/b.txt"), "content": "written" }),
+            ),
+            (
+                "c5",
+                "mcp__fs__write_file",
+                json!({ "path": root.join("other.txt"), "content": "no" }),
+            ),
+        ]),
+        Reply::text("Done."),
+    ])
+    .expect("server");
+    let h = archmax_tests::harness(ws.root(), "w", &server.url(), "m", |_| {});
+    let out = archmax_tests::send(&h, "f1", "go");
+    assert_eq!(out.kind, OutcomeKind::Completed, "{:?}", out.reply);
+    let results = tool_results(&server.requests()[1]);
+    assert_eq!(results[0], "hello from the workspace");
+    // The server itself may read `outside` (it was given that root): the kernel refuses first.
+    assert_eq!(
+        results[1],
+        format!(
+            "Path \"{}\" resolves outside the workspace root; workspace paths may not traverse above it.",
+            secret.display()
+        )
+    );
+    assert!(results[2].contains("session store"), "{}", results[2]);
+    // A guard on a path argument is matched against the workspace path the real one names.
+    assert!(
+        results[4].starts_with("[workflow] BLOCKED: 'mcp__fs__write_file'"),
+        "{}",
+        results[4]
+    );
+    assert!(!root.join("other.txt").exists());
+    assert_eq!(
+        std::fs::read_to_string(root.join("notes/b.txt")).unwrap_or_default(),
+        "written",
+        "{}",
+        results[3]
+    );
+}

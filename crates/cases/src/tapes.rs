@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use archmax_machine::Harness;
+use archmax_machine::mcp::{Answered, McpRecord, McpTape, McpToolRecord};
 use archmax_machine::model::{ChatRequest, Model, ModelError, ModelFuture, TextSink};
 
 use crate::case::CaseFile;
@@ -144,6 +145,36 @@ impl Model for CaseTapes {
                 Current::Replay(r) => r.stream(req, text).await,
             }
         })
+    }
+}
+
+/// The MCP servers' answers go to, or come from, the current case's cassette. A replay
+/// starts no server, even between cases.
+impl McpTape for CaseTapes {
+    fn tools(&self, server: &str) -> Option<Vec<McpToolRecord>> {
+        match self.lock().clone().as_deref() {
+            Some(Current::Record(r)) => r.tools(server),
+            Some(Current::Replay(r)) => r.tools(server),
+            None => matches!(self.mode, Mode::Replay).then(Vec::new),
+        }
+    }
+
+    fn answer(&self, server: &str, tool: &str, args: &serde_json::Value) -> Option<Answered> {
+        match self.lock().clone().as_deref() {
+            Some(Current::Record(r)) => r.answer(server, tool, args),
+            Some(Current::Replay(r)) => r.answer(server, tool, args),
+            None => matches!(self.mode, Mode::Replay).then(|| Answered {
+                text: "Error: no case is running: a cassette is chosen per case".to_string(),
+                is_error: true,
+                images: Vec::new(),
+            }),
+        }
+    }
+
+    fn keep(&self, record: McpRecord) {
+        if let Some(Current::Record(r)) = self.lock().clone().as_deref() {
+            r.keep(record);
+        }
     }
 }
 

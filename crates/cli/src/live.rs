@@ -13,6 +13,7 @@ use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::time::{Duration, Instant};
 use tracing::instrument::WithSubscriber;
 
+use archmax_machine::mcp::McpTape;
 use archmax_machine::model::{Model, ModelConfig, OpenAiClient};
 use archmax_machine::store::SessionStore;
 use archmax_machine::{
@@ -278,10 +279,12 @@ pub(crate) fn connect_to(
         Tape::Replay(file) => {
             let replayer = crate::cassette::replayer(file)?;
             let recorded_model = replayer.default_model().map(str::to_string);
-            let builder = builder.model(ModelSource::Recorded {
-                model: Arc::clone(&replayer) as Arc<dyn Model>,
-                recorded_model,
-            });
+            let builder = builder
+                .model(ModelSource::Recorded {
+                    model: Arc::clone(&replayer) as Arc<dyn Model>,
+                    recorded_model,
+                })
+                .mcp_tape(Some(Arc::clone(&replayer) as Arc<dyn McpTape>));
             (builder, Some((replayer, crate::cassette::shown(cli, file))))
         }
         Tape::Record(file) => {

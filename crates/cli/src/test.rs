@@ -360,10 +360,10 @@ fn drive(
                 let live_model = endpoint(&config)?;
                 let tapes = Arc::new(CaseTapes::record(root, live_model, &config.model));
                 let model: Arc<dyn archmax_machine::model::Model> = tapes.clone();
-                (
-                    builder.model(archmax_machine::ModelSource::Given(model)),
-                    tapes,
-                )
+                let builder = builder
+                    .model(archmax_machine::ModelSource::Given(model))
+                    .mcp_tape(Some(tapes.clone()));
+                (builder, tapes)
             } else {
                 let cases = suite.selected(opts.filter.as_deref());
                 let recorded_model = CaseTapes::recorded_model(root, &cases);
@@ -373,7 +373,7 @@ fn drive(
                     model,
                     recorded_model,
                 };
-                (builder.model(source), tapes)
+                (builder.model(source).mcp_tape(Some(tapes.clone())), tapes)
             };
             let (h, l) = connect_with(cli, builder, verbose, None)?;
             (h, l, Some(tapes))

@@ -135,6 +135,31 @@ impl Policy {
     }
 }
 
+impl Policy {
+    /// Decides a call of a tool given real paths (an MCP server's, see
+    /// [`crate::paths::NativeBase`]) on the workspace paths they name, as a host's own call
+    /// is decided (a path outside the workspace or in the session store refused). Returns
+    /// the arguments decided on, the only ones the call may run with: the workspace paths,
+    /// which the tool is given back as real ones ([`crate::ToolPaths::native_args`]).
+    pub fn decide_native(&self, call: &ToolCall<'_>, ctx: &CallContext<'_>) -> (Value, Decision) {
+        match self.tool_paths.workspace_args(call.tool, call.args.clone()) {
+            Ok(view) => {
+                let decision = self.decide_for_host(&ToolCall::new(call.tool, &view), ctx);
+                (view, decision.decision)
+            }
+            Err(outside) => {
+                let decision = self.decide(call, ctx);
+                if !decision.allowed {
+                    return (call.args.clone(), decision);
+                }
+                let refused =
+                    Decision::block(RuleId::OutsideWorkspace, outside_workspace(&outside));
+                (call.args.clone(), refused)
+            }
+        }
+    }
+}
+
 /// Whether a canonical path is the session store or under it.
 fn in_session_store(canonical: &str) -> bool {
     crate::canonical::first_segment(canonical) == SESSION_STORE

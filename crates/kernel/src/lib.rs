@@ -43,7 +43,7 @@ pub(crate) use archmax_spec::{grammar, jsfmt};
 pub use describe::{DenyBy, Standing};
 pub use host::{HostDecision, PathZone, ResolvedPath};
 pub use inherit::Inherited;
-pub use paths::{Access, ToolPaths, ToolPathsError};
+pub use paths::{Access, NativeBase, ToolPaths, ToolPathsError};
 pub use policy::{CustomRule, Policy, PolicyError, PolicyOptions};
 pub use rule::RuleId;
 pub use zones::{Mounts, SkillDir};

@@ -124,11 +124,95 @@ pub enum ToolPathsError {
     },
 }
 
+/// Where the path arguments of a tool that reads the machine's own files (an MCP server's)
+/// live: such a tool is given real paths, absolute or relative to its working directory,
+/// where the runtime's tools are given workspace paths (`/` is the workspace root). The
+/// kernel decides on the workspace path a real path names ([`NativeBase::view`]), and the
+/// tool is given that decided path back as a real one ([`NativeBase::native`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NativeBase {
+    /// The workspace root, absolute and `/`-separated, with no trailing `/`: first as the
+    /// tool is given paths, then any other spelling of it (its links resolved).
+    pub roots: Vec<String>,
+    /// The canonical workspace path a relative path is read from (`""`: the root), or
+    /// `None` when the tool's working directory is outside the workspace.
+    pub cwd: Option<String>,
+}
+
+impl NativeBase {
+    /// The canonical workspace path `raw` names, or `None` when it names something outside
+    /// the workspace (above the root, under another directory, or `~`, the home folder).
+    /// Backslashes count as separators.
+    pub fn view(&self, raw: &str) -> Option<String> {
+        let path = raw.replace('\\', "/");
+        if path.starts_with('~') {
+            return None;
+        }
+        let drive = path.as_bytes().get(1) == Some(&b':') && path.as_bytes().get(2) == Some(&b'/');
+        let rel = if path.starts_with('/') || drive {
+            self.roots.iter().find_map(|r| {
+                if path == *r {
+                    Some(String::new())
+                } else {
+                    path.strip_prefix(r.as_str())
+                        .and_then(|t| t.strip_prefix('/'))
+                        .map(str::to_string)
+                }
+            })?
+        } else {
+            match self.cwd.as_deref()? {
+                "" => path,
+                cwd => format!("{cwd}/{path}"),
+            }
+        };
+        let c = canonicalize(&rel);
+        (!c.escapes).then_some(c.path)
+    }
+
+    /// The real path of the canonical workspace path `view`.
+    pub fn native(&self, view: &str) -> String {
+        let root = self.roots.first().map_or("", String::as_str);
+        if view.is_empty() {
+            root.to_string()
+        } else {
+            format!("{root}/{view}")
+        }
+    }
+}
+
+/// `args` with each path of the arguments `decl` declares rewritten by `map` (a string, or
+/// each string of a list); the first path `map` refuses is returned as written.
+fn map_paths(
+    decl: &[PathArg],
+    mut args: Value,
+    map: impl Fn(&str) -> Option<String>,
+) -> Result<Value, String> {
+    let Value::Object(fields) = &mut args else {
+        return Ok(args);
+    };
+    for p in decl {
+        let mut one = |v: &mut Value| -> Result<(), String> {
+            if let Value::String(s) = v {
+                *s = map(s).ok_or_else(|| s.clone())?;
+            }
+            Ok(())
+        };
+        match fields.get_mut(&p.name) {
+            Some(Value::Array(items)) => items.iter_mut().try_for_each(&mut one)?,
+            Some(v) => one(v)?,
+            None => {}
+        }
+    }
+    Ok(args)
+}
+
 /// Every tool's declared path arguments: the built-ins plus the host's, built
 /// once so a decision only looks them up.
 #[derive(Debug, Clone)]
 pub struct ToolPaths {
     table: BTreeMap<String, Vec<PathArg>>,
+    /// The tools given real paths, and where those live.
+    native: BTreeMap<String, NativeBase>,
 }
 
 /// The built-in tools that declare path arguments.
@@ -151,7 +235,10 @@ impl Default for ToolPaths {
             .iter()
             .filter_map(|t| built_in(t).map(|d| (t.to_string(), d)))
             .collect();
-        ToolPaths { table }
+        ToolPaths {
+            table,
+            native: BTreeMap::new(),
+        }
     }
 }
 
@@ -184,6 +271,58 @@ impl ToolPaths {
         }
         self.table.insert(tool.to_string(), out);
         Ok(())
+    }
+
+    /// Adds the declaration of a tool given real paths under `base` (an MCP server's).
+    pub fn declare_native(
+        &mut self,
+        tool: &str,
+        args: &[(String, String)],
+        base: NativeBase,
+    ) -> Result<(), ToolPathsError> {
+        self.declare(tool, args)?;
+        self.native.insert(tool.to_string(), base);
+        Ok(())
+    }
+
+    /// Takes the declarations of `from`'s tools given real paths, but those `except` names.
+    pub fn merge_native(&mut self, from: &ToolPaths, except: &dyn Fn(&str) -> bool) {
+        for (tool, base) in from.native.iter().filter(|(t, _)| !except(t)) {
+            if let Some(decl) = from.table.get(tool) {
+                self.table.insert(tool.clone(), decl.clone());
+                self.native.insert(tool.clone(), base.clone());
+            }
+        }
+    }
+
+    /// Where `tool`'s paths live, when it is given real paths.
+    pub fn native(&self, tool: &str) -> Option<&NativeBase> {
+        self.native.get(tool)
+    }
+
+    /// The arguments of a call of a tool given real paths, each declared path rewritten as
+    /// the workspace path it names, for the kernel to decide on; the first path outside the
+    /// workspace is returned as written instead. Other tools' arguments are returned as
+    /// they are.
+    pub fn workspace_args(&self, tool: &str, args: Value) -> Result<Value, String> {
+        match (self.native.get(tool), self.table.get(tool)) {
+            (Some(base), Some(decl)) => map_paths(decl, args, |p| base.view(p)),
+            _ => Ok(args),
+        }
+    }
+
+    /// The decided arguments of a call of a tool given real paths, each declared path
+    /// (a workspace path) rewritten as the real path the tool is given.
+    pub fn native_args(&self, tool: &str, args: Value) -> Value {
+        match (self.native.get(tool), self.table.get(tool)) {
+            (Some(base), Some(decl)) => {
+                let back = map_paths(decl, args.clone(), |p| {
+                    Some(base.native(&canonicalize(p).path))
+                });
+                back.unwrap_or(args)
+            }
+            _ => args,
+        }
     }
 
     /// The declaration of `tool`, if it has one.
@@ -243,4 +382,82 @@ pub fn call_paths(decl: &[PathArg], args: &Value) -> Result<Vec<CallPath>, Strin
         }
     }
     Ok(out)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_real_path_names_the_workspace_path_under_one_of_the_roots_spellings() {
+        let base = NativeBase {
+            roots: vec!["/ws".into(), "/private/ws".into()],
+            cwd: Some("tools".into()),
+        };
+        for (raw, want) in [
+            ("/ws/notes/a.txt", Some("notes/a.txt")),
+            ("/private/ws/notes/../b.txt", Some("b.txt")),
+            ("/ws", Some("")),
+            ("a.txt", Some("tools/a.txt")),
+            ("../a.txt", Some("a.txt")),
+            ("../../a.txt", None),
+            ("/ws/../etc/passwd", None),
+            ("/wsx/a.txt", None),
+            ("/etc/passwd", None),
+            ("~/secret", None),
+            ("C:/ws/a.txt", None),
+            ("\\ws\\notes\\a.txt", Some("notes/a.txt")),
+        ] {
+            assert_eq!(base.view(raw).as_deref(), want, "{raw}");
+        }
+        let outside = NativeBase {
+            roots: vec!["/ws".into()],
+            cwd: None,
+        };
+        assert_eq!(outside.view("a.txt"), None);
+        assert_eq!(outside.view("/ws/a.txt").as_deref(), Some("a.txt"));
+        assert_eq!(base.native("notes/a.txt"), "/ws/notes/a.txt");
+        assert_eq!(base.native(""), "/ws");
+    }
+
+    #[test]
+    fn a_native_tools_arguments_go_to_workspace_paths_and_back() {
+        let mut paths = ToolPaths::new();
+        let base = NativeBase {
+            roots: vec!["/ws".into()],
+            cwd: Some(String::new()),
+        };
+        paths
+            .declare_native(
+                "mcp__fs__move",
+                &[
+                    ("from".into(), "remove".into()),
+                    ("to".into(), "write".into()),
+                ],
+                base,
+            )
+            .unwrap();
+        let view = paths
+            .workspace_args(
+                "mcp__fs__move",
+                json!({ "from": "/ws/a", "to": ["b", "/ws/c/../d"], "n": 1 }),
+            )
+            .unwrap();
+        assert_eq!(view, json!({ "from": "a", "to": ["b", "d"], "n": 1 }));
+        assert_eq!(
+            paths.native_args("mcp__fs__move", view),
+            json!({ "from": "/ws/a", "to": ["/ws/b", "/ws/d"], "n": 1 })
+        );
+        assert_eq!(
+            paths.workspace_args("mcp__fs__move", json!({ "from": "/etc/x" })),
+            Err("/etc/x".to_string())
+        );
+        // A tool given workspace paths is left alone.
+        assert_eq!(
+            paths.workspace_args("read_file", json!({ "file_path": "/etc/x" })),
+            Ok(json!({ "file_path": "/etc/x" }))
+        );
+    }
 }

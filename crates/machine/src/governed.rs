@@ -162,6 +162,9 @@ pub(crate) fn decide(
     args: Value,
     ctx: &CallContext<'_>,
 ) -> (Value, Decision) {
+    if policy.tool_paths().native(tool).is_some() {
+        return policy.decide_native(&ToolCall::new(tool, &args), ctx);
+    }
     let args = scope_args(policy, tool, args, Some(session_id));
     let verdict = policy.decide(&ToolCall::new(tool, &args), ctx);
     (args, verdict)

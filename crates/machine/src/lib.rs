@@ -44,8 +44,8 @@ pub use error::{ErrorClass, Reservation, RunError};
 pub use events::{Emitter, Envelope, Event, EventSink, NoEvents};
 pub use harness::{
     AssemblyExtras, DEFAULT_WORKFLOW, Governance, Harness, HarnessBuilder, HarnessOptions,
-    HostRules, ModelSource, Recording, RequestOptions, SessionSource, ToolPathDecls, TurnSettings,
-    UNNAMED_MODEL, default_model_id, mint_session_id,
+    HostRules, ModelSource, Recording, RequestOptions, SessionSource, Tape, ToolPathDecls,
+    TurnSettings, UNNAMED_MODEL, default_model_id, mint_session_id,
 };
 pub use harness::{builder, env};
 pub use invoke::{DEFAULT_SESSION_ID, InvokeInput};

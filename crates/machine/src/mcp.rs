@@ -17,6 +17,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 
+use archmax_kernel::{NativeBase, ToolPaths};
 use archmax_mcp::config;
 pub use archmax_mcp::{
     CallOptions, CallResult, McpConfig, McpError, McpEvent, McpHost, McpPool, PoolOptions,
@@ -25,6 +26,7 @@ pub use archmax_mcp::{
 use serde_json::Value;
 
 use crate::error::RunError;
+pub use crate::model::cassette::{McpRecord, McpToolRecord};
 use crate::tools::{BoxFuture, HostTool, ToolContext};
 
 /// The file a workspace declares its MCP servers in.
@@ -33,7 +35,11 @@ pub const CONFIG_FILE: &str = ".mcp.json";
 /// The MCP tools of a harness: the shared pool and the tools listed so far.
 pub struct McpTools {
     pool: Arc<McpPool>,
+    /// The cassette that records or replays the servers' answers, if any.
+    tape: RwLock<Option<Arc<dyn McpTape>>>,
     listed: RwLock<BTreeMap<String, Arc<McpTool>>>,
+    /// The path arguments the servers declare (real paths), for the kernel and the calls.
+    paths: Arc<ToolPaths>,
     /// Moves on whenever the listed tools change, so cached tool definitions are rebuilt.
     version: AtomicU64,
 }
@@ -59,6 +65,8 @@ pub struct McpTool {
     /// Its input schema.
     pub schema: Value,
     pool: Arc<McpPool>,
+    tape: Option<Arc<dyn McpTape>>,
+    paths: Arc<ToolPaths>,
 }
 
 impl std::fmt::Debug for McpTool {
@@ -70,11 +78,14 @@ impl std::fmt::Debug for McpTool {
 }
 
 impl McpTools {
-    /// The tools of `pool`'s servers.
-    pub fn new(pool: Arc<McpPool>) -> Arc<McpTools> {
+    /// The tools of `pool`'s servers, run for the workspace at `root`.
+    pub fn new(pool: Arc<McpPool>, root: &Path) -> Arc<McpTools> {
+        let paths = Arc::new(declared_paths(&pool, root));
         Arc::new(McpTools {
             pool,
+            tape: RwLock::default(),
             listed: RwLock::default(),
+            paths,
             version: AtomicU64::new(0),
         })
     }
@@ -104,7 +115,19 @@ impl McpTools {
     pub fn of(config: McpConfig, root: &Path, host: Option<Arc<dyn McpHost>>) -> Arc<McpTools> {
         let mut options = PoolOptions::new(root);
         options.host = host;
-        Self::new(McpPool::new(config, options))
+        Self::new(McpPool::new(config, options), root)
+    }
+
+    /// Records the servers' answers into a cassette, or answers from one instead of the
+    /// servers (set before any tool is listed).
+    pub fn set_tape(&self, tape: Option<Arc<dyn McpTape>>) {
+        if let Ok(mut t) = self.tape.write() {
+            *t = tape;
+        }
+    }
+
+    fn tape(&self) -> Option<Arc<dyn McpTape>> {
+        self.tape.read().ok().and_then(|t| t.clone())
     }
 
     /// The pool.
@@ -121,26 +144,10 @@ impl McpTools {
             .collect()
     }
 
-    /// The path arguments the servers declare, by full tool name (`{ tool: { arg: access } }`
-    /// of each server entry), for the kernel.
-    pub fn declared_paths(&self) -> crate::ToolPathDecls {
-        let mut out = Vec::new();
-        for server in self.pool.server_names() {
-            let Some(entry) = self.pool.entry(server) else {
-                continue;
-            };
-            for p in &entry.paths {
-                if let Some(name) = archmax_mcp::tool_name(server, &p.tool) {
-                    let args = p
-                        .args
-                        .iter()
-                        .map(|(arg, access)| (arg.clone(), access.as_str().to_string()))
-                        .collect();
-                    out.push((name, args));
-                }
-            }
-        }
-        out
+    /// The path arguments the servers declare (`paths` of each entry), as the kernel's
+    /// declarations of tools given real paths.
+    pub fn declared_paths(&self) -> &ToolPaths {
+        &self.paths
     }
 
     /// Whether the listed tools changed since `version`.
@@ -160,9 +167,32 @@ impl McpTools {
         servers.sort_unstable();
         servers.dedup();
         let mut problems = Vec::new();
+        let tape = self.tape();
         for server in servers {
+            if let Some(recorded) = tape.as_ref().and_then(|t| t.tools(server)) {
+                self.keep_list(server, recorded);
+                continue;
+            }
             match self.pool.tools(server).await {
-                Ok(tools) => self.record(server, &tools),
+                Ok(tools) => {
+                    let list: Vec<McpToolRecord> = tools
+                        .tools
+                        .iter()
+                        .map(|t| McpToolRecord {
+                            name: t.name.clone(),
+                            tool: t.tool.clone(),
+                            description: description(t),
+                            input_schema: t.input_schema.clone(),
+                        })
+                        .collect();
+                    if let Some(tape) = &tape {
+                        tape.keep(McpRecord::Tools {
+                            server: server.to_string(),
+                            tools: list.clone(),
+                        });
+                    }
+                    self.keep_list(server, list);
+                }
                 Err(e) => problems.push(e.to_string()),
             }
         }
@@ -170,36 +200,35 @@ impl McpTools {
     }
 
     /// Keeps `server`'s list, bumping the version when it differs from what was kept.
-    fn record(&self, server: &str, tools: &archmax_mcp::ServerTools) {
+    fn keep_list(&self, server: &str, tools: Vec<McpToolRecord>) {
         let Ok(mut listed) = self.listed.write() else {
             return;
         };
-        let before: Vec<&String> = listed
-            .values()
-            .filter(|t| t.server == server)
-            .map(|t| &t.name)
-            .collect();
-        let now: Vec<&String> = tools.tools.iter().map(|t| &t.name).collect();
-        if before == now
-            && tools.tools.iter().all(|t| {
+        let unchanged = listed.values().filter(|t| t.server == server).count() == tools.len()
+            && tools.iter().all(|t| {
                 listed.get(&t.name).is_some_and(|kept| {
-                    kept.description == description(t) && kept.schema == t.input_schema
+                    kept.tool == t.tool
+                        && kept.description == t.description
+                        && kept.schema == t.input_schema
                 })
-            })
-        {
+            });
+        if unchanged {
             return;
         }
         listed.retain(|_, t| t.server != server);
-        for t in &tools.tools {
+        let tape = self.tape();
+        for t in tools {
             listed.insert(
                 t.name.clone(),
                 Arc::new(McpTool {
-                    name: t.name.clone(),
+                    name: t.name,
                     server: server.to_string(),
-                    tool: t.tool.clone(),
-                    description: description(t),
-                    schema: t.input_schema.clone(),
+                    tool: t.tool,
+                    description: t.description,
+                    schema: t.input_schema,
                     pool: Arc::clone(&self.pool),
+                    tape: tape.clone(),
+                    paths: Arc::clone(&self.paths),
                 }),
             );
         }
@@ -267,6 +296,68 @@ pub fn parse(
     }
 }
 
+/// The `paths` of every server entry, by full tool name, under `root`: a stdio server's
+/// relative paths are read from its `cwd` (the root by default).
+fn declared_paths(pool: &McpPool, root: &Path) -> ToolPaths {
+    let spell = |p: &Path| {
+        let text = p.to_string_lossy().replace('\\', "/");
+        text.trim_end_matches('/').to_string()
+    };
+    let given = std::path::absolute(root).unwrap_or_else(|_| root.to_path_buf());
+    let mut roots = vec![spell(&given)];
+    if let Ok(resolved) = std::fs::canonicalize(&given) {
+        let resolved = spell(&resolved);
+        if !roots.contains(&resolved) {
+            roots.push(resolved);
+        }
+    }
+    let mut out = ToolPaths::new();
+    for server in pool.server_names() {
+        let Some(entry) = pool.entry(server) else {
+            continue;
+        };
+        let whole = NativeBase {
+            roots: roots.clone(),
+            cwd: Some(String::new()),
+        };
+        let cwd = match &entry.transport {
+            archmax_mcp::Transport::Stdio(stdio) => match &stdio.cwd {
+                Some(dir) => whole.view(&dir.to_string_lossy()),
+                None => Some(String::new()),
+            },
+            archmax_mcp::Transport::Http(_) => Some(String::new()),
+        };
+        let base = NativeBase {
+            roots: roots.clone(),
+            cwd,
+        };
+        for p in &entry.paths {
+            let Some(name) = archmax_mcp::tool_name(server, &p.tool) else {
+                continue;
+            };
+            let args: Vec<(String, String)> = p
+                .args
+                .iter()
+                .map(|(arg, access)| (arg.clone(), access.as_str().to_string()))
+                .collect();
+            // Each access is one the kernel reads (the config only parses those).
+            let _ = out.declare_native(&name, &args, base.clone());
+        }
+    }
+    out
+}
+
+/// What a cassette does with a run's MCP traffic: a recording keeps it, a replay answers
+/// it, so a replayed run needs no server running.
+pub trait McpTape: Send + Sync {
+    /// Replaying: `server`'s recorded tools (`None`: not replaying, ask the server).
+    fn tools(&self, server: &str) -> Option<Vec<McpToolRecord>>;
+    /// Replaying: the recorded answer to this call (`None`: not replaying, call the server).
+    fn answer(&self, server: &str, tool: &str, args: &Value) -> Option<Answered>;
+    /// Recording: keeps a server's list or a call's answer.
+    fn keep(&self, record: McpRecord);
+}
+
 /// What one call answered, for the model.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Answered {
@@ -282,13 +373,22 @@ impl McpTool {
     /// Calls the tool with `args`, `on_progress` told each progress notification. The
     /// caller bounds it (dropping the future cancels the call at the server).
     pub async fn run(&self, args: Value, on_progress: Option<archmax_mcp::ProgressFn>) -> Answered {
+        if let Some(recorded) = self
+            .tape
+            .as_ref()
+            .and_then(|t| t.answer(&self.server, &self.tool, &args))
+        {
+            return recorded;
+        }
         let options = CallOptions {
             on_progress,
             ..CallOptions::default()
         };
-        match self
+        // The decided workspace paths, as the real paths the server reads.
+        let sent = self.paths.native_args(&self.name, args.clone());
+        let answer = match self
             .pool
-            .call(&self.server, &self.tool, args, options)
+            .call(&self.server, &self.tool, sent, options)
             .await
         {
             Ok(result) => answered(result),
@@ -297,7 +397,18 @@ impl McpTool {
                 is_error: true,
                 images: Vec::new(),
             },
+        };
+        if let Some(tape) = &self.tape {
+            tape.keep(McpRecord::Call {
+                server: self.server.clone(),
+                tool: self.tool.clone(),
+                arguments: args,
+                text: answer.text.clone(),
+                is_error: answer.is_error,
+                images: answer.images.clone(),
+            });
         }
+        answer
     }
 }
 

@@ -1059,10 +1059,12 @@ impl NativeAgent {
                 archmax_cases::cassette::CaseTapes::recorded_model(&root, &suite.files);
             let replay = Arc::new(archmax_cases::cassette::CaseTapes::replay(&root));
             tapes = Some(Arc::clone(&replay));
-            builder = builder.model(ModelSource::Recorded {
-                model: replay,
-                recorded_model,
-            });
+            builder = builder
+                .model(ModelSource::Recorded {
+                    model: Arc::clone(&replay) as _,
+                    recorded_model,
+                })
+                .mcp_tape(Some(replay));
         } else if let Some((path, true)) = &cassette {
             builder = builder.model(ModelSource::Replay(path.clone()));
         } else if take(&self.model).is_some() {

@@ -54,8 +54,13 @@ pub enum ModelSource {
     },
 }
 
-/// A recorder a caller wraps the model in, given the default model id.
-pub type WrapModel = Box<dyn FnOnce(Arc<dyn Model>, &str) -> Arc<dyn Model> + Send>;
+/// A recorder a caller wraps the model in, given the default model id; it records the
+/// MCP servers' answers too.
+pub type WrapModel = Box<dyn FnOnce(Arc<dyn Model>, &str) -> Arc<dyn Tape> + Send>;
+
+/// A cassette that answers, or records, both the model and the MCP servers.
+pub trait Tape: Model + crate::mcp::McpTape {}
+impl<T: Model + crate::mcp::McpTape> Tape for T {}
 
 /// How the calls of a harness are recorded, if they are.
 pub enum Recording {
@@ -100,6 +105,7 @@ pub struct HarnessBuilder {
     trigger: Option<String>,
     seeds: Map<String, Value>,
     mcp: McpChoice,
+    mcp_tape: Option<Arc<dyn crate::mcp::McpTape>>,
 }
 
 /// Where a harness's MCP servers come from.
@@ -138,7 +144,16 @@ impl HarnessBuilder {
             trigger: None,
             seeds: Map::new(),
             mcp: McpChoice::Workspace,
+            mcp_tape: None,
         }
+    }
+
+    /// The cassette the MCP servers' answers are recorded into or replayed from, when the
+    /// model source is not one this builder makes ([`ModelSource::Recorded`], a
+    /// [`Recording::Wrap`]); a cassette file this builder opens is used for both at once.
+    pub fn mcp_tape(mut self, tape: Option<Arc<dyn crate::mcp::McpTape>>) -> Self {
+        self.mcp_tape = tape;
+        self
     }
 
     /// The MCP servers (`None`: none), instead of the workspace's `.mcp.json`. A process that
@@ -285,6 +300,7 @@ impl HarnessBuilder {
     pub fn build(self) -> Result<Harness, RunError> {
         let lookup = Arc::clone(&self.env);
         let mcp = self.mcp_servers()?;
+        let mut tape = self.mcp_tape.clone();
         let (model, recorded) = match self.model {
             ModelSource::Endpoint => {
                 let config = endpoint_config(&*lookup, &self.requests)?;
@@ -293,9 +309,10 @@ impl HarnessBuilder {
             }
             ModelSource::Given(model) => (model, None),
             ModelSource::Replay(path) => {
-                let replayer = Replayer::load(&path).map_err(|e| settings(&e))?;
+                let replayer = Arc::new(Replayer::load(&path).map_err(|e| settings(&e))?);
                 let recorded = replayer.default_model().map(str::to_string);
-                (Arc::new(replayer) as Arc<dyn Model>, recorded)
+                tape = Some(Arc::clone(&replayer) as Arc<dyn crate::mcp::McpTape>);
+                (replayer as Arc<dyn Model>, recorded)
             }
             ModelSource::Recorded {
                 model,
@@ -308,9 +325,17 @@ impl HarnessBuilder {
         let model = match self.recording {
             None => model,
             Some(Recording::File(path)) => {
-                Arc::new(Recorder::to_file(model, &path).with_default_model(default_model.clone()))
+                let recorder = Arc::new(
+                    Recorder::to_file(model, &path).with_default_model(default_model.clone()),
+                );
+                tape = Some(Arc::clone(&recorder) as Arc<dyn crate::mcp::McpTape>);
+                recorder
             }
-            Some(Recording::Wrap(wrap)) => wrap(model, &default_model),
+            Some(Recording::Wrap(wrap)) => {
+                let recorder = wrap(model, &default_model);
+                tape = Some(Arc::clone(&recorder) as Arc<dyn crate::mcp::McpTape>);
+                recorder
+            }
         };
         let env_cache = prompt_cache_from_env(&*lookup).map_err(|e| settings(&e))?;
         let pricing = match self.pricing {
@@ -319,6 +344,9 @@ impl HarnessBuilder {
                 .map_err(|e| settings(&e))?
                 .map(PricingTable::default_only),
         };
+        if let Some(mcp) = &mcp {
+            mcp.set_tape(tape);
+        }
         let mut extras = self.extras;
         extras.mcp = mcp;
         extras.settings = TurnSettings {

@@ -21,7 +21,7 @@ use crate::error::RunError;
 pub mod builder;
 pub mod env;
 
-pub use builder::{HarnessBuilder, ModelSource, Recording, RequestOptions, default_model_id};
+pub use builder::{HarnessBuilder, ModelSource, Recording, RequestOptions, Tape, default_model_id};
 
 /// The model id requests carry when the host names none (no `defaultModel`, no
 /// `ARCHMAX_MODEL`, no `model:` in the spec): it is never reported as the call's model.
@@ -77,6 +77,9 @@ pub struct AssemblyExtras {
     /// The workspace's MCP servers (shared by every harness of the process that has them).
     pub mcp: Option<Arc<crate::mcp::McpTools>>,
 }
+
+/// The tool definitions of one state and the version of the MCP tools they were built from.
+pub(crate) type StateToolDefs = (u64, Arc<[crate::model::ToolDef]>);
 
 /// Settings every turn of a harness reads, decided at assembly ([`HarnessBuilder`] reads
 /// them from the host's options and the environment).
@@ -168,8 +171,7 @@ pub struct Harness {
     pub(crate) children: std::sync::Mutex<std::collections::HashMap<String, Arc<Harness>>>,
     /// The tool definitions offered in each state, built once (`Harness::tool_defs`), with
     /// the version of the MCP tools they were built from.
-    pub(crate) tool_defs:
-        std::sync::RwLock<std::collections::HashMap<String, (u64, Arc<[crate::model::ToolDef]>)>>,
+    pub(crate) tool_defs: std::sync::RwLock<std::collections::HashMap<String, StateToolDefs>>,
     /// The cases' tool mocks by session (`archmax test`), shared with delegation targets.
     pub(crate) mocks: Arc<crate::mocks::ToolMocks>,
     /// This harness's spec snapshot, written to its store once per process.
@@ -278,10 +280,9 @@ impl Harness {
             tool_paths.declare(name, decl)?;
         }
         // An MCP server's declared path arguments, unless the host declares the tool's own.
-        for (name, decl) in extras.mcp.iter().flat_map(|m| m.declared_paths()) {
-            if !extras.tool_paths.iter().any(|(n, _)| *n == name) {
-                tool_paths.declare(&name, &decl)?;
-            }
+        if let Some(mcp) = &extras.mcp {
+            let host_declared = |name: &str| extras.tool_paths.iter().any(|(n, _)| n == name);
+            tool_paths.merge_native(mcp.declared_paths(), &host_declared);
         }
         let files = DiskFiles::new(&opts.root);
         let loaded = match extras.governance {

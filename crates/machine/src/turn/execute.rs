@@ -98,7 +98,7 @@ impl Turn<'_> {
         }
     }
 
-    /// An MCP tool: its declared paths kept in the workspace, run under the turn's cancel
+    /// An MCP tool: run under the turn's cancel
     /// switch and the state's time left (a timeout is the step's failure, returned), its
     /// progress told as `tool-progress` events, an image it returns shown as `read_file`'s
     /// are when images are on.
@@ -108,17 +108,9 @@ impl Turn<'_> {
         args: &Value,
         call_id: &str,
     ) -> (ControlResult, Effects) {
+        // Its declared paths were decided as workspace paths (outside ones refused); the
+        // tool sends them to the server as real ones.
         let name = tool.name.as_str();
-        if let Some(escaping) = crate::governed::escaping_path(&self.h.policy, name, args) {
-            let text = format!("Error: {}", crate::files::route::escape_error(&escaping));
-            return (
-                ControlResult {
-                    text,
-                    is_error: true,
-                },
-                Effects::default(),
-            );
-        }
         let (emitter, session) = (self.h.emitter.clone(), self.id.as_str().to_string());
         let (state, tool_name, id) = (
             self.session.workflow_state.clone(),

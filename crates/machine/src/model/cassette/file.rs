@@ -27,6 +27,8 @@ struct File {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     toolsets: Vec<Vec<usize>>,
     exchanges: Vec<FileExchange>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    mcp: Vec<super::McpRecord>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -247,6 +249,7 @@ pub(super) fn encode(cassette: &Cassette) -> Result<String, CassetteError> {
         tools: tools_table,
         toolsets,
         exchanges,
+        mcp: cassette.mcp.clone(),
     };
     serde_json::to_string_pretty(&file)
         .map(|mut text| {
@@ -349,6 +352,7 @@ pub(super) fn decode(text: &str, label: &str) -> Result<Cassette, CassetteError>
     let mut cassette = Cassette {
         default_model: file.default_model,
         exchanges: Vec::with_capacity(file.exchanges.len()),
+        mcp: file.mcp,
     };
     for (i, stored) in file.exchanges.into_iter().enumerate() {
         let at = |field: &str| format!("exchanges[{i}]{field}");

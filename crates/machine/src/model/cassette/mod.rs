@@ -141,13 +141,65 @@ impl Exchange {
     }
 }
 
-/// The model exchanges of a run, in the order they completed.
+/// What a run's MCP servers answered, so a replay needs none of them running.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum McpRecord {
+    /// A server's tool list.
+    Tools {
+        /// The server.
+        server: String,
+        /// Its tools as the harness offered them.
+        tools: Vec<McpToolRecord>,
+    },
+    /// One tool call and its answer.
+    Call {
+        /// The server.
+        server: String,
+        /// The tool, as the server names it.
+        tool: String,
+        /// The arguments sent.
+        arguments: Value,
+        /// The answer's text.
+        text: String,
+        /// Whether the answer was an error.
+        #[serde(
+            default,
+            rename = "isError",
+            skip_serializing_if = "std::ops::Not::not"
+        )]
+        is_error: bool,
+        /// Its images, `[mime type, base64 data]` each.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        images: Vec<(String, String)>,
+    },
+}
+
+/// One tool of a recorded list.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct McpToolRecord {
+    /// `mcp__<server>__<tool>`.
+    pub name: String,
+    /// The tool, as the server names it.
+    pub tool: String,
+    /// What it does.
+    #[serde(default)]
+    pub description: String,
+    /// Its input schema.
+    pub input_schema: Value,
+}
+
+/// The model exchanges of a run, in the order they completed, and what its MCP servers
+/// answered.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Cassette {
     /// The default model id of the run that was recorded (a replay without `ARCHMAX_MODEL`
     /// uses it).
     pub default_model: Option<String>,
     exchanges: Vec<Exchange>,
+    /// The MCP servers' tool lists and calls, in the order they came.
+    pub mcp: Vec<McpRecord>,
 }
 
 impl Cassette {
@@ -161,6 +213,7 @@ impl Cassette {
         Cassette {
             default_model: Some(model.to_string()),
             exchanges: Vec::new(),
+            mcp: Vec::new(),
         }
     }
 

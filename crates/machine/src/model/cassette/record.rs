@@ -141,3 +141,39 @@ impl<M: Model> Model for Recorder<M> {
         })
     }
 }
+
+/// A recording keeps what the MCP servers answered beside the model's exchanges.
+impl<M: Model> crate::mcp::McpTape for Recorder<M> {
+    fn tools(&self, _server: &str) -> Option<Vec<super::McpToolRecord>> {
+        None
+    }
+
+    fn answer(
+        &self,
+        _server: &str,
+        _tool: &str,
+        _args: &serde_json::Value,
+    ) -> Option<crate::mcp::Answered> {
+        None
+    }
+
+    fn keep(&self, record: super::McpRecord) {
+        let mut cassette = self.cassette.lock().unwrap_or_else(|p| p.into_inner());
+        // A run lists its servers' tools before every request: a list is kept when it is
+        // the server's first in this cassette or differs from the one kept last.
+        if let super::McpRecord::Tools { server, tools } = &record {
+            let last = cassette.mcp.iter().rev().find_map(|r| match r {
+                super::McpRecord::Tools { server: s, tools } if s == server => Some(tools),
+                _ => None,
+            });
+            if last == Some(tools) {
+                return;
+            }
+        }
+        cassette.mcp.push(record);
+        if let Some(path) = &self.path {
+            // A failed save is found at the next exchange's, which reports it.
+            let _ = cassette.save(path);
+        }
+    }
+}

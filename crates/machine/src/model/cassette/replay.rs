@@ -22,6 +22,8 @@ pub struct Replayer {
     digests: Vec<String>,
     used: Mutex<Vec<bool>>,
     asked: AtomicUsize,
+    /// Which MCP calls of the cassette answered already.
+    mcp_used: Mutex<Vec<bool>>,
 }
 
 impl Replayer {
@@ -29,12 +31,14 @@ impl Replayer {
     pub fn new(cassette: Cassette, label: impl Into<String>) -> Replayer {
         let digests = cassette.exchanges().iter().map(Exchange::digest).collect();
         let used = Mutex::new(vec![false; cassette.exchanges().len()]);
+        let mcp_used = Mutex::new(vec![false; cassette.mcp.len()]);
         Replayer {
             cassette,
             label: label.into(),
             digests,
             used,
             asked: AtomicUsize::new(0),
+            mcp_used,
         }
     }
 
@@ -194,4 +198,57 @@ impl Model for Replayer {
         });
         Box::pin(async move { answer })
     }
+}
+
+/// A replay answers the MCP servers' lists and calls from the cassette: no server starts.
+impl crate::mcp::McpTape for Replayer {
+    fn tools(&self, server: &str) -> Option<Vec<super::McpToolRecord>> {
+        let recorded = self.cassette.mcp.iter().rev().find_map(|r| match r {
+            super::McpRecord::Tools { server: s, tools } if s == server => Some(tools.clone()),
+            _ => None,
+        });
+        Some(recorded.unwrap_or_default())
+    }
+
+    fn answer(
+        &self,
+        server: &str,
+        tool: &str,
+        args: &serde_json::Value,
+    ) -> Option<crate::mcp::Answered> {
+        let mut used = self.mcp_used.lock().unwrap_or_else(|p| p.into_inner());
+        let found = self.cassette.mcp.iter().enumerate().find(|(i, r)| {
+            !used[*i]
+                && matches!(r, super::McpRecord::Call { server: s, tool: t, arguments, .. }
+                    if s == server && t == tool && arguments == args)
+        });
+        Some(match found {
+            Some((
+                i,
+                super::McpRecord::Call {
+                    text,
+                    is_error,
+                    images,
+                    ..
+                },
+            )) => {
+                used[i] = true;
+                crate::mcp::Answered {
+                    text: text.clone(),
+                    is_error: *is_error,
+                    images: images.clone(),
+                }
+            }
+            _ => crate::mcp::Answered {
+                text: format!(
+                    "Error: the cassette {} holds no answer of MCP server '{server}' to '{tool}' with these arguments; record it again",
+                    self.label
+                ),
+                is_error: true,
+                images: Vec::new(),
+            },
+        })
+    }
+
+    fn keep(&self, _record: super::McpRecord) {}
 }
