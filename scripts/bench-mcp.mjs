@@ -14,7 +14,7 @@
 //    call, and b − c − a the harness's added cost per governed call.
 // 2. SESSIONS (100) concurrent sessions of one agent, each calling `echo` CALLS (5) times
 //    then answering, all sharing the agent's one server process: wall time and MCP calls per
-//    second (after a warm-up batch that starts the server; median of three batches), beside
+//    second (after a warm-up batch that starts the server; median of BATCHES batches), beside
 //    the baseline of the TypeScript SDK client making the same calls from SESSIONS concurrent
 //    loops over one connection, and beside the same sessions calling an instant host tool
 //    (the difference is what the MCP calls add to the sessions' wall). The server processes this process started
@@ -25,7 +25,7 @@
 // Prints a line per round, a table, and last one JSON line. Exits 1 if a turn or session did
 // not complete or the sessions did not share one server; no figure is asserted.
 //
-// Usage: node scripts/bench-mcp.mjs   (STEPS=200 ROUNDS=9 SESSIONS=100 CALLS=5)
+// Usage: node scripts/bench-mcp.mjs   (STEPS=200 ROUNDS=15 SESSIONS=100 CALLS=5 BATCHES=5)
 // The addon is whatever index.js loads: the debug build of `npm run build`, or a release
 // build with NAPI_RS_NATIVE_LIBRARY_PATH (`. scripts/release-addon.sh` sets it).
 import { existsSync, mkdtempSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
@@ -39,9 +39,10 @@ import { createAgent, createMemorySessionStore } from '@archmax-ai/harness'
 const repo = join(dirname(fileURLToPath(import.meta.url)), '..')
 const EVERYTHING = join(repo, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js')
 const STEPS = Number(process.env.STEPS ?? 200)
-const ROUNDS = Number(process.env.ROUNDS ?? 9)
+const ROUNDS = Number(process.env.ROUNDS ?? 15)
 const SESSIONS = Number(process.env.SESSIONS ?? 100)
 const CALLS = Number(process.env.CALLS ?? 5)
+const BATCHES = Number(process.env.BATCHES ?? 5)
 const STORE = process.env.BENCH_MCP_STORE ?? 'memory'
 if (!existsSync(EVERYTHING)) {
   console.error(`${EVERYTHING} is not installed: run npm ci`)
@@ -174,7 +175,7 @@ const sdkMany = async () => {
 }
 await sdkMany() // warm-up
 const sdkWalls = []
-for (let r = 0; r < 3; r++) sdkWalls.push(await sdkMany())
+for (let r = 0; r < BATCHES; r++) sdkWalls.push(await sdkMany())
 const sdkWall = median(sdkWalls)
 await sdk.close()
 
@@ -208,7 +209,7 @@ try {
   // Warm-up: the server starts here.
   await manyRound(manyAgent)
   await manyRound(manyHost)
-  for (let r = 0; r < 3; r++) {
+  for (let r = 0; r < BATCHES; r++) {
     manyWalls.push(await manyRound(manyAgent))
     manyHostWalls.push(await manyRound(manyHost))
   }
@@ -235,7 +236,7 @@ console.log(`| b − c: the MCP call inside a turn | ${us(mcpInTurn)} µs |`)
 console.log(`| (b − c) / a: against the direct call | **${ratio.toFixed(2)}×** |`)
 console.log(`| b − c − a: added by the harness per governed call | ${us(added)} µs |`)
 console.log('(b − c, the ratio and b − c − a: per round, then the median over the rounds)')
-console.log(`\n${SESSIONS} concurrent sessions × ${CALLS} echo calls (${totalCalls} calls), one agent, median of 3 batches:`)
+console.log(`\n${SESSIONS} concurrent sessions × ${CALLS} echo calls (${totalCalls} calls), one agent, median of ${BATCHES} batches:`)
 console.log(`| run | wall | calls/s |`)
 console.log(`|---|---|---|`)
 console.log(`| TS SDK client, ${SESSIONS} concurrent loops, one connection (baseline) | ${sdkWall.toFixed(0)} ms | ${((totalCalls / sdkWall) * 1000).toFixed(0)} |`)

@@ -82,8 +82,11 @@ function install() {
       private: true,
       description: 'Scratch folder of scripts/mcp-conformance.mjs',
       dependencies: { node: `^${NODE_MAJOR}.0.0`, '@modelcontextprotocol/conformance': SUITE_VERSION },
+      // The node package downloads its binary (from the npm registry) in a preinstall script:
+      // npm versions that block dependencies' install scripts by default must allow it.
+      allowScripts: { node: true },
     }, null, 2)}\n`)
-    const r = run('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: SCRATCH, stdio: ['ignore', 'inherit', 'inherit'] })
+    const r = run('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error', '--ignore-scripts=false'], { cwd: SCRATCH, stdio: ['ignore', 'inherit', 'inherit'] })
     if (r.status !== 0) fail(`npm install in ${SCRATCH} failed (exit ${r.status})`)
   }
   if (installedVersion() !== SUITE_VERSION) fail(`${suite} is not version ${SUITE_VERSION} after npm install`)
