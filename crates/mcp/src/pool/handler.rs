@@ -121,7 +121,8 @@ impl Handler {
         let capabilities: ClientCapabilities = serde_json::from_value(caps).unwrap_or_default();
         let client = Implementation::new(shared.client_name.clone(), env!("CARGO_PKG_VERSION"));
         // The newest version that has the `initialize` handshake: rmcp's default
-        // (its LATEST) names a revision without one, which 2025 servers refuse.
+        // (its LATEST, 2026-07-28) names a revision without one, and the official
+        // conformance suite fails an `initialize` that names it.
         let info = ClientConfig::new(capabilities, client)
             .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE);
         Handler {
