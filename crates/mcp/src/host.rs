@@ -8,7 +8,10 @@ use serde_json::Value;
 /// The answer to an elicitation.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ElicitAnswer {
-    /// The user answered; the content matches the requested schema.
+    /// The user answered; the content matches the requested schema. A field it
+    /// leaves out that the schema gives a `default` is sent with that default
+    /// (as a form shows it pre-filled), so `Accept(json!({}))` accepts the
+    /// defaults.
     Accept(Value),
     /// The user said no.
     Decline,

@@ -14,10 +14,10 @@ use rmcp::ClientHandler;
 use rmcp::model::{
     ClientCapabilities, ClientConfig, CreateMessageRequestParams, CreateMessageResult,
     ElicitRequestParams, ElicitResult, ElicitationAction, ErrorCode, ErrorData, Implementation,
-    ListRootsResult, ProgressNotificationParam, ProgressToken, Root,
+    ListRootsResult, ProgressNotificationParam, ProgressToken, ProtocolVersion, Root,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleClient};
-use serde_json::json;
+use serde_json::{Value, json};
 
 use super::{McpEvent, Progress, ProgressFn, Shared};
 use crate::host::ElicitAnswer;
@@ -120,7 +120,11 @@ impl Handler {
         }
         let capabilities: ClientCapabilities = serde_json::from_value(caps).unwrap_or_default();
         let client = Implementation::new(shared.client_name.clone(), env!("CARGO_PKG_VERSION"));
-        let info = ClientConfig::new(capabilities, client);
+        // The newest version that has the `initialize` handshake: rmcp's default
+        // (its LATEST, 2026-07-28) names a revision without one, and the official
+        // conformance suite fails an `initialize` that names it.
+        let info = ClientConfig::new(capabilities, client)
+            .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE);
         Handler {
             state: Arc::new(HandlerState {
                 server: server.to_string(),
@@ -178,17 +182,17 @@ impl ClientHandler for Handler {
         request: ElicitRequestParams,
         _context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, ErrorData> {
-        let answer = match &self.state.shared.host {
+        let (answer, schema) = match &self.state.shared.host {
             Some(host) => {
                 let params = serde_json::to_value(&request).unwrap_or_default();
-                host.elicit(&self.state.server, params).await
+                let schema = params.get("requestedSchema").cloned();
+                (host.elicit(&self.state.server, params).await, schema)
             }
-            None => ElicitAnswer::Decline,
+            None => (ElicitAnswer::Decline, None),
         };
         Ok(match answer {
-            ElicitAnswer::Accept(content) => {
-                ElicitResult::new(ElicitationAction::Accept).with_content(content)
-            }
+            ElicitAnswer::Accept(content) => ElicitResult::new(ElicitationAction::Accept)
+                .with_content(with_defaults(content, schema.as_ref())),
             ElicitAnswer::Decline => ElicitResult::new(ElicitationAction::Decline),
             ElicitAnswer::Cancel => ElicitResult::new(ElicitationAction::Cancel),
         })
@@ -231,7 +235,74 @@ impl ClientHandler for Handler {
     }
 }
 
+/// An accepted elicitation's content with the requested schema's `default` for
+/// every property the answer leaves out, as a form shows them pre-filled
+/// (SEP-1034). A `null` answer is an empty form; an answer that is not an
+/// object is sent as it is.
+fn with_defaults(content: Value, schema: Option<&Value>) -> Value {
+    let mut content = match content {
+        Value::Null => Value::Object(serde_json::Map::new()),
+        other => other,
+    };
+    let properties = schema
+        .and_then(|s| s.get("properties"))
+        .and_then(Value::as_object);
+    if let (Value::Object(answer), Some(properties)) = (&mut content, properties) {
+        for (name, property) in properties {
+            if let Some(default) = property.get("default")
+                && !answer.contains_key(name)
+            {
+                answer.insert(name.clone(), default.clone());
+            }
+        }
+    }
+    content
+}
+
 fn refusal(reason: &str) -> ErrorData {
     // -1: the code the MCP specification's examples give a user-rejected sampling request.
     ErrorData::new(ErrorCode(-1), reason.to_string(), None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_accepted_answer_gets_the_defaults_of_the_fields_it_leaves_out() {
+        let schema = json!({"type": "object", "properties": {
+            "name": {"type": "string", "default": "John Doe"},
+            "age": {"type": "integer", "default": 30},
+            "status": {"type": "string", "enum": ["active", "inactive"], "default": "active"},
+            "verified": {"type": "boolean", "default": true},
+            "email": {"type": "string"}
+        }});
+        assert_eq!(
+            with_defaults(json!({"name": "Ada", "verified": false}), Some(&schema)),
+            json!({"name": "Ada", "age": 30, "status": "active", "verified": false})
+        );
+        assert_eq!(
+            with_defaults(Value::Null, Some(&schema)),
+            json!({"name": "John Doe", "age": 30, "status": "active", "verified": true})
+        );
+        // No schema, or an answer that is not an object: sent as it is.
+        assert_eq!(with_defaults(json!({"a": 1}), None), json!({"a": 1}));
+        assert_eq!(with_defaults(json!("yes"), Some(&schema)), json!("yes"));
+    }
+
+    #[test]
+    fn the_handshake_names_a_version_that_has_one() {
+        let shared = Arc::new(Shared {
+            root: ".".into(),
+            inherit_env: Vec::new(),
+            host: None,
+            roots: None,
+            on_event: None,
+            client_name: "test".to_string(),
+            http: std::sync::OnceLock::new(),
+        });
+        let info = Handler::new("srv", shared).get_info();
+        assert_eq!(info.protocol_version, ProtocolVersion::V_2025_11_25);
+        assert!(info.protocol_version.has_initialize());
+    }
 }

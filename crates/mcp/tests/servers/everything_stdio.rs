@@ -480,6 +480,13 @@ async fn a_host_answers_elicitation_and_sampling_and_new_tools_are_seen() {
         .await
         .unwrap();
     assert!(r.text.contains("Ada Lovelace"), "{}", r.text);
+    // The fields the host left out went with the schema's defaults.
+    assert!(r.text.contains("- Favorite Integer: 42"), "{}", r.text);
+    assert!(
+        r.text.contains("It was a dark and stormy night."),
+        "{}",
+        r.text
+    );
     let asked = host.asked.lock().unwrap().clone();
     assert_eq!(asked.len(), 1);
     assert_eq!(asked[0].0, "everything");
