@@ -153,7 +153,24 @@ GitHub; svg is laid out without external tools; dot is for Graphviz.";
 
 const SESSIONS_LONG: &str = "Lists every durable session under <root>/sessions, or shows one session in full: \
 its status, current state, what it is waiting for and its variables. A variable marked locked was \
-established by the host (a trigger firing or --variables) and cannot be changed by the agent.";
+established by the host (a trigger firing or --variables) and cannot be changed by the agent.\n\n\
+Each session also says where it stands (after → in the listing, 'standing' in the detail view, \
+'standing' in --json), with how long it has stood so: running (a turn is in progress); \
+awaiting-decision (parked at a human state); awaiting-input (parked for an event); waiting (parked \
+for an event until a due time); idle (the last turn ended at a state that is not terminal: the \
+workflow is unfinished and nothing is pending); done (ended at a terminal state); failed (the agent \
+raised; 'resumable' when the harness ended the turn: turn-error, recursion-limit); cancelled (the \
+turn was stopped, e.g. Ctrl-C; resumable); rejected (governance or a budget ended the turn). \
+--status idle,failed lists only those (the original's completed, awaiting_decision and \
+awaiting_input are accepted too); --older-than 2h only those standing so for at least that long \
+(s, m, h, d, w). --attention lists the root sessions that need a person, stalled work first \
+(idle, cancelled, failed and resumable, waiting past its due time, running for over an hour), \
+then sessions parked for over a day, each longest-standing first.\n\n\
+'archmax sessions prune' removes sessions with their child sessions: by default the root sessions \
+that are done, failed, cancelled or rejected; --status chooses among those and idle, --older-than \
+keeps the younger ones, --dry-run only says what it would remove. A running or parked session is \
+never removed by status: 'archmax sessions prune <session>' removes that one session whatever it \
+stands as. A session a turn holds (in any process) is always left.";
 
 const DECIDE_LONG: &str = "Resumes a session parked at a human state by picking one of its transitions. \
 Routing is deterministic: the session moves to the state named by --to, with no model interpreting \
@@ -282,12 +299,39 @@ pub const COMMANDS: &[Command] = &[
     },
     Command {
         name: "sessions",
-        positionals: &[optional(
-            "session",
-            "Show this session in full instead of listing all",
-        )],
-        options: &[WORKFLOW_OPT, flag("json", "Print JSON on stdout")],
-        summary: "List durable sessions, or show one in full",
+        positionals: &[
+            optional(
+                "session",
+                "Show this session in full instead of listing all; 'prune' removes sessions",
+            ),
+            optional(
+                "id",
+                "With prune: the one session to remove, even if parked",
+            ),
+        ],
+        options: &[
+            WORKFLOW_OPT,
+            value(
+                "status",
+                "<words>",
+                "Only sessions standing so: running, awaiting-decision, awaiting-input, waiting, idle, done, failed, cancelled, rejected (comma-separated)",
+            ),
+            value(
+                "older-than",
+                "<age>",
+                "Only sessions standing so for at least this long: 30s, 15m, 12h, 7d, 2w",
+            ),
+            flag(
+                "attention",
+                "List the sessions that need a person: stalled work first, longest first",
+            ),
+            flag(
+                "dry-run",
+                "With prune: say what would be removed, remove nothing",
+            ),
+            flag("json", "Print JSON on stdout"),
+        ],
+        summary: "List durable sessions and where they stand, show one in full, or prune them",
         long: Some(SESSIONS_LONG),
     },
     Command {
