@@ -137,6 +137,14 @@ stdout; the state flow is narrated on stderr. The workflow slug may be omitted w
 exactly one workflow. A session parked at a human state answers the prompt as a reply; a session parked \
 for input takes it as a delivery of the trigger.";
 
+const TEST_LONG: &str = "Runs the cases of a workflow (workflows/<slug>/tests/**/*.test.yaml, sorted by \
+path) through the harness, one session each, and prints each case's state flow and verdict, then \
+the summary. The cases never touch the workspace's sessions: they run in a session store of their \
+own, by default a folder under the system's temporary directory that is removed after the run \
+(neither <root>/sessions nor ARCHMAX_SESSION_STORE is used). --store names a folder or a \
+postgres:// store to run them in (their sessions are removed from it after the run); --keep \
+keeps them and prints where.";
+
 const TOOLS_LONG: &str = "\
 Prints a governance matrix: a row for every tool the workspace can reach (the runtime's own, \
 the sub-workflows and host tools the workflow names, and the tools of the MCP servers in \
@@ -271,10 +279,19 @@ pub const COMMANDS: &[Command] = &[
                 "replay",
                 "Answer each case's model calls from its tests/<case>.cassette.json; no model endpoint is needed",
             ),
+            value(
+                "store",
+                "<dir|url>",
+                "Run the cases' sessions in this folder or postgres:// store (default: a temporary folder)",
+            ),
+            flag(
+                "keep",
+                "Keep the cases' sessions after the run, and print where they are",
+            ),
             VERBOSE,
         ],
         summary: "Run a workflow's cases",
-        long: None,
+        long: Some(TEST_LONG),
     },
     Command {
         name: "validate",
