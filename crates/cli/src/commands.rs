@@ -512,5 +512,6 @@ replies, deliveries and trigger webhooks answer the Outcome that --json prints; 
 streams a session's events (Server-Sent Events, replay from ?since=<seq>); /health, Prometheus /metrics and \
 /openapi.json describe it. The inbox at / shows the pending decisions. ARCHMAX_SERVE_TOKENS holds \
 identity=token pairs; every route but /health and the inbox's files then needs 'Authorization: Bearer \
-<token>', and a human state's approvers are checked against the identity. Without tokens the server \
-listens on loopback only. The model is the ARCHMAX_* endpoint, as for 'archmax run'. See docs/serve.md.";
+<token>', and a human state's approvers are checked against the identity. DELETE /sessions prunes \
+sessions, for an approver of some state or an identity listed in ARCHMAX_SERVE_ADMINS. Without tokens \
+the server listens on loopback only. The model is the ARCHMAX_* endpoint, as for 'archmax run'. See docs/serve.md.";
