@@ -178,7 +178,8 @@ then sessions parked for over a day, each longest-standing first.\n\n\
 that are done, failed, cancelled or rejected; --status chooses among those and idle, --older-than \
 keeps the younger ones, --dry-run only says what it would remove. A running or parked session is \
 never removed by status: 'archmax sessions prune <session>' removes that one session whatever it \
-stands as. A session a turn holds (in any process) is always left.";
+stands as. A session a turn holds (in any process) is always left. --store names another store: \
+a folder of sessions (such as one 'archmax test --keep' left) or a postgres:// URL.";
 
 const DECIDE_LONG: &str = "Resumes a session parked at a human state by picking one of its transitions. \
 Routing is deterministic: the session moves to the state named by --to, with no model interpreting \
@@ -345,6 +346,11 @@ pub const COMMANDS: &[Command] = &[
             flag(
                 "dry-run",
                 "With prune: say what would be removed, remove nothing",
+            ),
+            value(
+                "store",
+                "<dir|url>",
+                "The sessions of this folder or postgres:// store (default: ARCHMAX_SESSION_STORE, else sessions/)",
             ),
             flag("json", "Print JSON on stdout"),
         ],

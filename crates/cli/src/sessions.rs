@@ -46,7 +46,7 @@ pub(crate) fn run(
     let root = resolve_root(&cli.cwd, parsed.text("root"));
     cli.load_root_env(&root);
     cli.header(&workflow, &root, None);
-    let store = crate::store::open(cli, &root)?;
+    let store = crate::store::open_given(cli, &root, parsed.non_empty("store"))?;
     let harness = crate::live::builder(cli, &root, &workflow)
         .store(store)
         .model(archmax_machine::ModelSource::Given(Arc::new(NoModel)))

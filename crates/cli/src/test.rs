@@ -316,6 +316,14 @@ pub(crate) fn run(
             "  {}\n",
             s.dim(&format!("the cases' sessions are kept in {at}"))
         ));
+        if !at.starts_with("the PostgreSQL") {
+            cli.err(&format!(
+                "  {}\n",
+                s.dim(&format!(
+                    "list them: archmax sessions --workflow {workflow} --store {at}"
+                ))
+            ));
+        }
     }
     cli.out(&stdout_of(&workflow, &result, as_json, kept.as_deref()));
     let mut total = Usage::default();

@@ -318,6 +318,39 @@ fn cases_run_in_a_store_of_their_own_kept_only_when_asked() {
         .filter(|n| n.starts_with("test-default-test-run-"))
         .collect();
     assert_eq!(sessions.len(), 1, "{sessions:?}");
+    assert!(
+        r.err.contains(&format!(
+            "list them: archmax sessions --workflow refunds --store {}\n",
+            dir.display()
+        )),
+        "{}",
+        r.err
+    );
+    // `archmax sessions --store <dir>` reads them: the case ended at the terminal `paid`.
+    let dir_text = dir.display().to_string();
+    let listed = cli(
+        &ws,
+        None,
+        &[
+            "sessions",
+            "--workflow",
+            "refunds",
+            "--store",
+            &dir_text,
+            "--json",
+        ],
+    );
+    assert_eq!(listed.code, 0, "{}", listed.err);
+    let all: Value = serde_json::from_str(&listed.out).expect("json");
+    assert_eq!(all[0]["sessionId"], sessions[0].as_str());
+    assert_eq!(all[0]["standing"]["kind"], "done", "{all}");
+    let shown = cli(&ws, None, &["sessions", &sessions[0], "--store", &dir_text]);
+    assert_eq!(shown.code, 0, "{}", shown.err);
+    assert!(
+        shown.out.contains("  standing done at 'paid'"),
+        "{}",
+        shown.out
+    );
     std::fs::remove_dir_all(&dir).expect("clean up");
     assert!(!ws.root().join("sessions").exists());
 
