@@ -10,6 +10,8 @@ import type { ParkRecord } from './types/ParkRecord.js'
 import type { ResolvedSession } from './types/ResolvedSession.js'
 import type { RuntimeContract } from './types/RuntimeContract.js'
 import type { SessionSummary } from './types/SessionSummary.js'
+import type { PruneReport } from './types/PruneReport.js'
+import type { StandingKind } from './types/StandingKind.js'
 import type { UsageSummary } from './types/UsageSummary.js'
 import type { VariableEntry } from './types/VariableEntry.js'
 import type { SessionStore, HostSessionStore } from './store.js'
@@ -26,6 +28,11 @@ export type { RuntimeContract } from './types/RuntimeContract.js'
 export type { SessionDisposition } from './types/SessionDisposition.js'
 export type { SessionExit } from './types/SessionExit.js'
 export type { SessionSummary } from './types/SessionSummary.js'
+export type { Standing } from './types/Standing.js'
+export type { StandingKind } from './types/StandingKind.js'
+export type { PruneReport } from './types/PruneReport.js'
+export type { PrunedSession } from './types/PrunedSession.js'
+export type { SkippedSession } from './types/SkippedSession.js'
 export type { TrailStep } from './types/TrailStep.js'
 export type { UsageSummary } from './types/UsageSummary.js'
 export type { VariableEntry } from './types/VariableEntry.js'
@@ -468,9 +475,57 @@ export interface WorkflowOperations {
   resolveTrigger(trigger?: { id: string }): { id: string; startState: string }
 }
 
+/**
+ * A status word for `sessions.list({ status })` and `sessions.prune({ status })`: a standing
+ * (`SessionSummary.standing.kind`), or one of the original's status values, which names the
+ * standings it covers (`completed`: idle and done; `awaiting_input`: awaiting-input and waiting).
+ */
+export type SessionStatusWord = StandingKind | 'completed' | 'awaiting_decision' | 'awaiting_input'
+
+/** An age: a whole number and a unit (`'30s'`, `'15m'`, `'12h'`, `'7d'`, `'2w'`), or milliseconds. */
+export type SessionAge = `${number}${'s' | 'm' | 'h' | 'd' | 'w'}` | number
+
+/** What `sessions.list` selects. */
+export interface SessionListOptions {
+  /** Only sessions standing so: a word, comma-separated words, or an array of words. */
+  status?: SessionStatusWord | string | Array<SessionStatusWord>
+  /** Only sessions that have stood so for at least this long (`standing.since`). */
+  olderThan?: SessionAge
+  /**
+   * The attention view: the root sessions that need a person, stalled work first (idle,
+   * cancelled, failed and resumable, waiting past its due time, running for over an hour),
+   * then sessions parked for over a day, each longest-standing first.
+   */
+  attention?: boolean
+}
+
+/** What `sessions.prune` removes. */
+export interface PruneSessionsOptions {
+  /**
+   * Root sessions standing so (default: done, failed, cancelled, rejected; idle only when
+   * named). A running or parked standing throws `TypeError`: remove such a session by `sessionId`.
+   */
+  status?: SessionStatusWord | string | Array<SessionStatusWord>
+  /** Only sessions that have stood so for at least this long. */
+  olderThan?: SessionAge
+  /** Say what would be removed; remove nothing. */
+  dryRun?: boolean
+  /** This one session (and its child sessions), parked or not; not with `status` or `olderThan`. */
+  sessionId?: string
+}
+
 export interface SessionOperations {
-  /** Every session of the store with a readable checkpoint (child sessions as their own entries). */
-  list(): Promise<Array<SessionSummary>>
+  /**
+   * Every session of the store with a readable checkpoint (child sessions as their own
+   * entries), each with its `standing`; with options, those they select.
+   */
+  list(options?: SessionListOptions): Promise<Array<SessionSummary>>
+  /**
+   * Removes sessions with their child sessions, by standing and age or one by id. Each
+   * session's writer lease is taken first: a session a turn holds, in any process, is left
+   * (`skipped`). Never a running or parked session unless named by `sessionId`.
+   */
+  prune(options?: PruneSessionsOptions): Promise<PruneReport>
   /** A session's summary; null when it has not run. Throws `SessionStoreIdError` for a bad id. */
   get(sessionId: string): Promise<SessionSummary | null>
   /** The committed transcript (OpenAI chat messages, runtime notes included); [] when none. */

@@ -800,9 +800,19 @@ export async function createAgent(params = {}) {
       return invokeResult(outcome, plain)
     },
     sessions: {
-      async list() {
+      async list(options) {
         live()
-        return unwrap(await native.sessionList())
+        if (options !== undefined && options !== null && (typeof options !== 'object' || Array.isArray(options))) {
+          throw new TypeError(`sessions.list takes { status?, olderThan?, attention? }, got ${describe(options)}`)
+        }
+        return unwrap(await native.sessionList(options ?? null))
+      },
+      async prune(options = {}) {
+        live()
+        if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+          throw new TypeError(`sessions.prune takes { status?, olderThan?, dryRun?, sessionId? }, got ${describe(options)}`)
+        }
+        return unwrap(await native.sessionPrune(options))
       },
       async get(sessionId) {
         live()

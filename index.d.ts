@@ -213,8 +213,16 @@ export declare class NativeAgent {
   startState(trigger: string): NativeResult
   /** Cancels a session's turn in flight; false when none runs here. */
   cancel(sessionId: string): boolean
-  /** Every session's summary (`agent.sessions.list`). */
-  sessionList(): Promise<NativeResult>
+  /**
+   * The summaries `agent.sessions.list` selects: every session, or `{ status, olderThan,
+   * attention }` (`archmax_machine::SessionQuery`); a bad option answers `TypeError`.
+   */
+  sessionList(query?: { status?: string | string[]; olderThan?: string | number; attention?: boolean } | null): Promise<NativeResult>
+  /**
+   * Removes sessions by standing and age, or one by id (`agent.sessions.prune`,
+   * `archmax_machine::PruneOptions`); a bad option answers `TypeError`.
+   */
+  sessionPrune(options: { status?: string | string[]; olderThan?: string | number; dryRun?: boolean; sessionId?: string }): Promise<NativeResult>
   /** One session's summary, `null` when it has not run (`agent.sessions.get`). */
   sessionGet(sessionId: string): Promise<NativeResult>
   /**

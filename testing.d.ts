@@ -51,7 +51,7 @@ export interface CaseTargetOptions extends Pick<CreateAgentParams, 'model' | 'mo
   workflow: string
   /** The workspace root (default: the current directory). */
   rootDir?: string
-  /** Extra `workspace` options for the agent (`sessionStore`, `mounts`). */
+  /** Extra `workspace` options for the agent (`mounts`; `sessionStore` to run the cases in that store). */
   workspace?: CreateAgentParams['workspace']
   onEvent?: (event: EventEnvelope) => void
   /** A cassette per case: `replay` needs no model and no `ARCHMAX_*` variable. */
@@ -90,7 +90,7 @@ export interface RunTestsOptions extends Pick<CreateAgentParams, 'model' | 'mode
   workflow: string
   /** The workspace root (default: the current directory). */
   rootDir?: string
-  /** Extra `workspace` options for the agent (`sessionStore`, `mounts`). */
+  /** Extra `workspace` options for the agent (`mounts`; `sessionStore` to run the cases in that store). */
   workspace?: CreateAgentParams['workspace']
   /** Keeps the case files whose workspace-relative path contains this text. */
   filter?: string
@@ -106,6 +106,18 @@ export interface RunTestsOptions extends Pick<CreateAgentParams, 'model' | 'mode
   createTarget?: GovernedAgent | ((o: { workflow: string; rootDir: string; onEvent: (event: EventEnvelope) => void }) => Promise<GovernedAgent> | GovernedAgent)
   /** The session id of a case file (default `test-default-test-run-<epoch ms>-<file with / as ->`). */
   sessionIdForCase?: (file: string) => string
+  /**
+   * Keep the cases' sessions after the run. By default the default target runs them in a
+   * filesystem store in a new temporary folder, removed after the run (or, with
+   * `workspace.sessionStore`, removes them from that store); never in the workspace's sessions.
+   */
+  keep?: boolean
 }
 
-export declare function runTests(options: RunTestsOptions): Promise<RunTestsResult>
+/** What `runTests` answers: the engine's result, and the temporary folder kept with `keep`. */
+export type RunTestsOutcome = RunTestsResult & {
+  /** With `keep` and the default store: the folder the cases' sessions are in. */
+  sessionsKept?: string
+}
+
+export declare function runTests(options: RunTestsOptions): Promise<RunTestsOutcome>

@@ -1,9 +1,11 @@
 // `@archmax-ai/harness/testing`: a workflow's `tests/*.test.yaml` cases run by the native
 // engine (crates/cases) against a createAgent agent, from JS. The runner prints nothing:
 // what happened comes back as data and through the callbacks.
-import { readFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createAgent } from './agent.js'
+import { createFilesystemSessionStore } from './store.js'
 import { discoverCaseFiles, parseCaseDocument as parseNative, parseMachineSpec, partialMatch, reduceVerdict as reduceNative, serializeCaseDocument as serializeNative } from './native.js'
 
 /** Longest case title, on whitespace-collapsed text. */
@@ -179,6 +181,10 @@ export function exitCodeForVerdict(verdict) {
 /**
  * Runs the cases of `workflow`: each on its own session of one agent (built with `createAgent`
  * from the model options given, or `createTarget`), sequentially, under `tests.caseTimeoutMs`.
+ * The default target never touches the workspace's sessions: its cases run in a filesystem
+ * store in a new temporary folder, removed after the run (`workspace.sessionStore` chooses a
+ * store instead, from which the cases' sessions are then removed); `keep: true` keeps them
+ * (`sessionsKept` names a temporary folder kept).
  */
 export async function runTests(options = {}) {
   if (!options || typeof options !== 'object') throw new TypeError('runTests needs an options object')
@@ -188,6 +194,8 @@ export async function runTests(options = {}) {
   if (cassettes && createTarget) {
     throw new TypeError("'cassettes' applies to the default target; a target of your own takes them from createCaseTarget({ cassettes })")
   }
+  if (options.keep !== undefined && typeof options.keep !== 'boolean') throw new TypeError(`'keep' must be a boolean, got ${typeof options.keep}`)
+  const keep = options.keep === true
   for (const [name, fn] of Object.entries({ onEvent, onCaseStart, onCaseResult, sessionIdForCase })) {
     if (fn !== undefined && fn !== null && typeof fn !== 'function') throw new TypeError(`'${name}' must be a function`)
   }
@@ -204,28 +212,41 @@ export async function runTests(options = {}) {
     if (event?.type === 'case-start' || event?.type === 'case-result') progress(event)
     else onEvent?.(event)
   }
-  const agent = createTarget
-    ? typeof createTarget === 'function'
-      ? await createTarget({ workflow, rootDir, onEvent: listener })
-      : createTarget
-    : await createCaseTarget({
-        workflow,
-        rootDir,
-        workspace: options.workspace,
-        model: options.model,
-        modelFactory: options.modelFactory,
-        defaultModel: options.defaultModel,
-        tools: options.tools,
-        onEvent: listener,
-        cassettes,
-      })
+  // The default target's store: the one chosen, else a filesystem store in a new temporary
+  // folder (seeds and session files work as in production; a memory store cannot seed).
+  const chosen = options.workspace?.sessionStore !== undefined && options.workspace?.sessionStore !== null
+  const sessionsDir = createTarget || chosen ? undefined : mkdtempSync(join(tmpdir(), 'archmax-test-'))
+  const workspace = sessionsDir ? { ...(options.workspace ?? {}), sessionStore: createFilesystemSessionStore({ dir: sessionsDir }) } : options.workspace
+  let agent
+  let result
   try {
+    agent = createTarget
+      ? typeof createTarget === 'function'
+        ? await createTarget({ workflow, rootDir, onEvent: listener })
+        : createTarget
+      : await createCaseTarget({
+          workflow,
+          rootDir,
+          workspace,
+          model: options.model,
+          modelFactory: options.modelFactory,
+          defaultModel: options.defaultModel,
+          tools: options.tools,
+          onEvent: listener,
+          cassettes,
+        })
     const run = engineOf(agent, workflow)
     const sessionIds = sessionIdForCase ? Object.fromEntries(files.map((f) => [f, String(sessionIdForCase(f))])) : undefined
-    const result = await run({ filter: filter ?? undefined, sessionIds }, onCaseStart || onCaseResult ? progress : undefined)
+    result = await run({ filter: filter ?? undefined, sessionIds }, onCaseStart || onCaseResult ? progress : undefined)
     if (createTarget) disposeSessions(agent, result.results)
-    return result
+    else if (chosen && !keep) {
+      // A store the host chose: the cases' sessions leave it with the run.
+      for (const r of result.results) if (r.sessionId) await agent.sessions.delete(r.sessionId).catch(() => false)
+    }
   } finally {
-    if (!createTarget) agent.dispose()
+    if (!createTarget) agent?.dispose()
+    if (sessionsDir && !keep) rmSync(sessionsDir, { recursive: true, force: true })
   }
+  if (sessionsDir && keep) result.sessionsKept = sessionsDir
+  return result
 }

@@ -2,8 +2,8 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 
-import { createAgent, SessionNotResumableError } from '@archmax-ai/harness'
-import { advance, call, say, scripted, workspace } from './helpers.mjs'
+import { createAgent, createMemorySessionStore, SessionNotResumableError } from '@archmax-ai/harness'
+import { advance, call, NO_PG, pgStore, say, scripted, workspace } from './helpers.mjs'
 
 const SPEC = `title: Desk
 instructions: A test workflow.
@@ -185,6 +185,140 @@ test('getSpecSnapshot: the spec a session ran under, by its specHash; null for a
     assert.equal(spec.title, 'Desk')
     assert.ok(spec.states && typeof spec.states === 'object')
     assert.equal(await agent.getSpecSnapshot('0123abcd'), null)
+  } finally {
+    agent.dispose()
+  }
+})
+
+/**
+ * A desk agent on `sessionStore` (default: the workspace's folder) with a session at each of
+ * these standings: `s-idle` (answered at `intake`, which has transitions), `s-park` (awaiting
+ * the decision at `review`), `s-done` (decided, answered at the terminal `done`), `s-wait`
+ * (awaiting the courier, no due time), `s-cancel` (its turn cancelled).
+ */
+async function everyStanding(sessionStore) {
+  let hung
+  const hanging = new Promise((resolve) => (hung = resolve))
+  const { model } = scripted([
+    say('I will route it later.'),
+    advance('review'),
+    say('A person will decide.'),
+    advance('review'),
+    say('A person will decide.'),
+    say('Bye.'),
+    advance('waiting'),
+    wait('the courier'),
+    say('Waiting.'),
+    () => {
+      hung()
+      return new Promise(() => {})
+    },
+  ])
+  const rootDir = workspace({ 'workflows/desk/workflow.yaml': SPEC })
+  const agent = await createAgent({ workflow: 'desk', workspace: { rootDir, ...(sessionStore ? { sessionStore } : {}) }, model })
+  await agent.workflow.send('s-idle', { message: 'Hello.' })
+  await agent.workflow.send('s-park', { message: 'Please review.' })
+  await agent.workflow.send('s-done', { message: 'Please review.' })
+  await agent.workflow.decide('s-done', { target: 'done' })
+  await agent.workflow.send('s-wait', { message: 'Wait for it.' })
+  const pending = agent.workflow.send('s-cancel', { message: 'Think.' })
+  await hanging
+  assert.equal(agent.cancel('s-cancel'), true)
+  assert.equal((await pending).exit.code, 'turn-cancelled')
+  return agent
+}
+
+const STORES = [
+  ['filesystem', () => undefined],
+  ['memory', () => createMemorySessionStore()],
+  ['postgres', () => pgStore('standing')],
+]
+
+for (const [name, store] of STORES) {
+  const skip = name === 'postgres' && !process.env.ARCHMAX_TEST_PG_URL && !(process.env.CI && process.env.CI !== 'false') ? NO_PG : false
+  test(`sessions say where they stand, list by standing and age, and prune (${name} store)`, { skip }, async () => {
+    const agent = await everyStanding(store())
+    try {
+      const byId = Object.fromEntries((await agent.sessions.list()).map((s) => [s.sessionId, s]))
+      const standing = (id) => {
+        const { since, ...rest } = byId[id].standing
+        assert.ok(Number.isInteger(since) && since > 1.7e12 && since <= Date.now(), `${id}: since ${since}`)
+        return rest
+      }
+      assert.deepEqual(standing('s-idle'), { kind: 'idle', state: 'intake', resumable: true })
+      assert.deepEqual(standing('s-park'), { kind: 'awaiting-decision', state: 'review', resumable: true })
+      assert.deepEqual(standing('s-done'), { kind: 'done', state: 'done', resumable: false })
+      assert.deepEqual(standing('s-wait'), { kind: 'awaiting-input', state: 'waiting', resumable: true })
+      assert.deepEqual(standing('s-cancel'), { kind: 'cancelled', state: 'intake', resumable: true })
+      // The original's fields keep their values.
+      assert.deepEqual([byId['s-idle'].status, byId['s-idle'].classification], ['completed', 'finished'])
+      assert.deepEqual([byId['s-cancel'].status, byId['s-cancel'].classification], ['failed', 'finished'])
+      assert.deepEqual((await agent.sessions.get('s-idle')).standing, byId['s-idle'].standing)
+
+      const ids = async (options) => (await agent.sessions.list(options)).map((s) => s.sessionId).sort()
+      assert.deepEqual(await ids({ status: 'idle' }), ['s-idle'])
+      assert.deepEqual(await ids({ status: ['cancelled', 'idle'] }), ['s-cancel', 's-idle'])
+      assert.deepEqual(await ids({ status: 'completed' }), ['s-done', 's-idle'], "the original's value names idle and done")
+      assert.deepEqual(await ids({ olderThan: '1h' }), [])
+      assert.deepEqual(await ids({ olderThan: 0 }), ['s-cancel', 's-done', 's-idle', 's-park', 's-wait'])
+      // Attention: stalled work, longest first (s-idle stalled before s-cancel).
+      assert.deepEqual((await agent.sessions.list({ attention: true })).map((s) => s.sessionId), ['s-idle', 's-cancel'])
+      await assert.rejects(agent.sessions.list({ status: 'stuck' }), (e) => e instanceof TypeError && e.message.startsWith("'status': 'stuck' is not a session status"))
+      await assert.rejects(agent.sessions.list({ olderThan: 'soon' }), (e) => e instanceof TypeError && e.message.startsWith("'olderThan': 'soon' is not an age"))
+      await assert.rejects(agent.sessions.list('idle'), TypeError)
+
+      // Prune: a dry run first, then the ended sessions; never a parked one by status.
+      const dry = await agent.sessions.prune({ dryRun: true })
+      assert.equal(dry.dryRun, true)
+      assert.deepEqual(dry.pruned.map((p) => [p.sessionId, p.standing.kind, p.workflow]).sort(), [
+        ['s-cancel', 'cancelled', 'desk'],
+        ['s-done', 'done', 'desk'],
+      ])
+      assert.equal((await agent.sessions.list()).length, 5, 'a dry run removes nothing')
+      const done = await agent.sessions.prune()
+      assert.deepEqual(done.pruned.map((p) => p.sessionId).sort(), ['s-cancel', 's-done'])
+      assert.deepEqual(done.skipped, [])
+      assert.deepEqual(await ids(), ['s-idle', 's-park', 's-wait'])
+      await assert.rejects(agent.sessions.prune({ status: 'awaiting-input' }), (e) => {
+        assert.ok(e instanceof TypeError)
+        assert.equal(e.message, 'a prune by status never removes a awaiting-input session (running or parked); name the session to remove one: prune <session>')
+        return true
+      })
+      await assert.rejects(agent.sessions.prune({ sessionId: 's-park', status: 'idle' }), TypeError)
+      await assert.rejects(agent.sessions.prune({ dryRun: 'yes' }), TypeError)
+      const one = await agent.sessions.prune({ sessionId: 's-park' })
+      assert.deepEqual(one.pruned.map((p) => [p.sessionId, p.standing.kind]), [['s-park', 'awaiting-decision']])
+      assert.deepEqual((await agent.sessions.prune({ sessionId: 's-park' })).skipped, [{ sessionId: 's-park', reason: 'there is no such session' }])
+      assert.deepEqual((await agent.sessions.prune({ status: 'idle', olderThan: '1d' })).pruned, [])
+      assert.deepEqual((await agent.sessions.prune({ status: 'idle' })).pruned.map((p) => p.sessionId), ['s-idle'])
+      assert.deepEqual(await ids(), ['s-wait'])
+    } finally {
+      agent.dispose()
+    }
+  })
+}
+
+test('sessions.prune leaves a session a turn holds', async () => {
+  let release
+  const gate = new Promise((resolve) => (release = resolve))
+  let entered
+  const reached = new Promise((resolve) => (entered = resolve))
+  const agent = await deskAgent({
+    model: async () => {
+      entered()
+      await gate
+      return say('Done.')
+    },
+  })
+  try {
+    const running = agent.workflow.send('busy', { message: 'Think.' })
+    await reached
+    assert.equal((await agent.sessions.get('busy')).standing.kind, 'running')
+    const r = await agent.sessions.prune({ sessionId: 'busy' })
+    assert.deepEqual(r, { dryRun: false, pruned: [], skipped: [{ sessionId: 'busy', reason: 'a turn holds it (running)' }] })
+    release()
+    await running
+    assert.equal((await agent.sessions.get('busy')).standing.kind, 'idle')
   } finally {
     agent.dispose()
   }

@@ -12,7 +12,7 @@ export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..')
 /** The example workspace. */
 export const EXAMPLE = join(ROOT, 'examples', 'customer-support')
 
-/** Copies the example workspace into `dir`, without the `sessions/` store a run of the README's main job leaves in it. */
+/** Copies the example workspace into `dir`, without a `sessions/` store an earlier run against the example may have left in it. */
 export function copyExample(dir) {
   const sessions = join(EXAMPLE, 'sessions')
   cpSync(EXAMPLE, dir, { recursive: true, filter: (src) => src !== sessions && !src.startsWith(sessions + sep) })

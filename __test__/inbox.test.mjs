@@ -8,7 +8,7 @@ import { existsSync, mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
-import { copyExample, EXAMPLE, ROOT, refundAnswers, serveArchmax, sseEndpoint } from './helpers.mjs'
+import { copyExample, EXAMPLE, ROOT, refundAnswers, say, serveArchmax, sseEndpoint } from './helpers.mjs'
 
 const CHROMIUM = process.env.ARCHMAX_TEST_CHROMIUM || '/usr/bin/chromium'
 const LEAD = 'support-lead@kettleandkite.example'
@@ -39,6 +39,14 @@ test('the inbox shows a pending refund, decides it by a click and shows the sess
     assert.equal(start.status, 200, JSON.stringify(parked))
     assert.equal(parked.status, 'awaiting_decision')
     assert.equal(parked.pending.state, 'refund-review')
+    // A session whose turn answered mid-workflow: stalled, so the inbox lists it for attention.
+    answers.unshift(say('Could you tell me more?'))
+    const stalled = await fetch(`${base}/sessions/idle-1/messages`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
+      body: JSON.stringify({ message: 'Hello?', workflow: 'order-lookup' }),
+    })
+    assert.equal(stalled.status, 200, await stalled.text())
 
     context = await chromium.launchPersistentContext(userDataDir, {
       executablePath: CHROMIUM,
@@ -57,6 +65,11 @@ test('the inbox shows a pending refund, decides it by a click and shows the sess
     const item = page.locator('#decisions button[data-session="refund-1"]')
     await item.waitFor()
     assert.match(await item.innerText(), /Approve the proposed refund/)
+    const idle = page.locator('#attention button[data-session="idle-1"]')
+    await idle.waitFor()
+    assert.equal(await idle.getAttribute('data-standing'), 'idle')
+    assert.match(await idle.innerText(), /idle at '[a-z-]+' \(not a terminal state\)/)
+    assert.equal(await page.locator('#attention button').count(), 1, 'a fresh park needs no attention yet')
     // Keyboard: focus the pending decision and open it with Enter.
     await item.focus()
     await page.keyboard.press('Enter')

@@ -698,7 +698,7 @@ function knownGap(_scenario, _store) {
 /** What may differ between cells: clock readings, and the runtime's note ids, which carry one. */
 function normalize(value) {
   const text = JSON.stringify(value).replace(/"note_(\d+)_\d+"/g, '"note_$1"')
-  return JSON.parse(text, (key, v) => (['ts', 'createdAt', 'decidedAt', 'parkedAt'].includes(key) ? undefined : v))
+  return JSON.parse(text, (key, v) => (['ts', 'createdAt', 'decidedAt', 'parkedAt', 'since'].includes(key) ? undefined : v))
 }
 
 /**

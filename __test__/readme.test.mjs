@@ -3,7 +3,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
-import { mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync, existsSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, statSync, symlinkSync, writeFileSync, existsSync } from 'node:fs'
 import { createServer } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -116,8 +116,20 @@ test("the README's next steps run as written", async () => {
   }
 })
 
-// The README's main job, as written, on a copy of the example (its sessions land there): every
-// case of the suite passes from its committed cassette with no ARCHMAX_* variable at all.
+/** Every file under `dir` (relative path → its bytes as text), for a before/after comparison. */
+function tree(dir, at = '') {
+  const out = {}
+  for (const name of readdirSync(join(dir, at)).sort()) {
+    const rel = at ? `${at}/${name}` : name
+    if (statSync(join(dir, rel)).isDirectory()) Object.assign(out, { [`${rel}/`]: '' }, tree(dir, rel))
+    else out[rel] = readFileSync(join(dir, rel), 'latin1')
+  }
+  return out
+}
+
+// The README's main job, as written, on a copy of the example: every case of the suite passes
+// from its committed cassette with no ARCHMAX_* variable at all, and the checkout is left as it
+// was found (the cases' sessions run in a temporary store, not the example's sessions/).
 test("the README's main job runs the example's cases offline from their cassettes", async () => {
   const readme = readFileSync(join(ROOT, 'README.md'), 'utf8')
   const start = readme.indexOf('**Run the main job**')
@@ -125,10 +137,14 @@ test("the README's main job runs the example's cases offline from their cassette
   const job = block.split('&&').map((s) => s.trim()).find((s) => s.startsWith('npx archmax'))
   assert.equal(job, 'npx archmax test order-lookup --root examples/customer-support --replay')
   const cwd = project()
-  copyExample(join(cwd, 'examples/customer-support'))
+  const example = copyExample(join(cwd, 'examples/customer-support'))
+  const before = tree(example)
   const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('ARCHMAX_')))
   Object.assign(env, { ARCHMAX_CLI_NO_BANNER: '1', NO_COLOR: '1', npm_config_update_notifier: 'false' })
   const r = await sh(job, cwd, env)
+  assert.ok(!existsSync(join(example, 'sessions')), 'no sessions/ is left in the example')
+  assert.deepEqual(Object.keys(tree(example)), Object.keys(before), 'no file is added or removed')
+  assert.deepEqual(tree(example), before, 'no file changes')
   assert.equal(r.code, 0, r.err)
   assert.equal(r.out.trim(), '4 passed, 0 failed, 0 skipped')
   for (const id of ['email-refund-rejected', 'order-status-delayed', 'refund-approved', 'refund-draft-completed']) {

@@ -3,7 +3,7 @@
 // shapes, and the case-document helpers.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { mkdtempSync, readFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
@@ -18,9 +18,10 @@ import {
   reduceVerdict,
   runTests,
 } from '@archmax-ai/harness/testing'
+import { createFilesystemSessionStore } from '@archmax-ai/harness'
 import { copyExample, EXAMPLE, advance, approvedCaseAnswers, call, delayedCaseAnswers, exampleSuiteAnswers, say, tools, workspace } from './helpers.mjs'
 
-/** A fresh copy of the example workspace (the cases' sessions are written under its root). */
+/** A fresh copy of the example workspace. */
 function example() {
   const dir = mkdtempSync(join(tmpdir(), 'archmax-testing-'))
   copyExample(dir)
@@ -110,6 +111,7 @@ test('the approval case: the mocked enrich-order answers, the run parks at refun
     filter: 'refund-approved',
     model,
     sessionIdForCase: (file) => `case-${file.split('/').at(-1).replace('.test.yaml', '')}`,
+    keep: true,
   })
   const [approved] = result.results
   assert.equal(approved.sessionId, 'case-refund-approved')
@@ -126,9 +128,11 @@ test('the approval case: the mocked enrich-order answers, the run parks at refun
       'reply.includes:passed:KK-2047',
     ],
   )
-  // The confirmation note was written in the case's session.
-  const note = readFileSync(join(root, 'sessions', 'case-refund-approved', 'outbox', 'refund-KK-2047.md'), 'utf8')
+  // The confirmation note was written in the case's session, in the store `keep` kept.
+  const note = readFileSync(join(result.sessionsKept, 'case-refund-approved', 'outbox', 'refund-KK-2047.md'), 'utf8')
   assert.match(note, /KK-2047/)
+  assert.ok(!existsSync(join(root, 'sessions')))
+  rmSync(result.sessionsKept, { recursive: true, force: true })
 })
 
 /** The agent's side of a refund proposal for `order` that parks at refund-review. */
@@ -160,6 +164,7 @@ test("the example workspace's whole suite passes under a JS model, live callback
     ['reachedState', 'variables', 'parked', 'trail'],
   )
   assert.equal(roles.filter((r) => r === 'judge').length, 1)
+  assert.ok(!existsSync(join(root, 'sessions')), 'the cases ran in a store of their own')
 })
 
 const SPEC = `title: One
@@ -266,6 +271,37 @@ test("a modelFactory builds the judge with role 'judge' and tests.judge.model", 
   assert.deepEqual(result.results[0].verdict, { status: 'passed', failures: [] })
   assert.equal(result.results[0].records[0].score, 0.75)
   assert.ok(built.includes('judge:grader-1'), built.join(','))
+})
+
+test('runTests keeps the cases out of the workspace: a temporary store removed unless kept, a chosen store cleared', async () => {
+  const root = workspace({
+    'workflows/one/workflow.yaml': SPEC,
+    'workflows/one/tests/a.test.yaml': 'title: Says hello\ndescription: Greets, with a seeded session file.\nworkspace:\n  notes.md: seeded\nsteps:\n  - send: hi\n  - reply: { includes: hello }\n',
+  })
+  const model = async () => say('hello there')
+  const first = await runTests({ workflow: 'one', rootDir: root, model })
+  assert.equal(first.exitCode, 0, JSON.stringify(first.results))
+  assert.equal(first.sessionsKept, undefined)
+  assert.ok(!existsSync(join(root, 'sessions')), 'nothing in the workspace')
+
+  const kept = await runTests({ workflow: 'one', rootDir: root, model, keep: true })
+  assert.equal(kept.exitCode, 0)
+  assert.ok(kept.sessionsKept.startsWith(tmpdir()), kept.sessionsKept)
+  const sid = kept.results[0].sessionId
+  assert.equal(readFileSync(join(kept.sessionsKept, sid, 'notes.md'), 'utf8'), 'seeded', 'seeded in the kept store')
+  rmSync(kept.sessionsKept, { recursive: true, force: true })
+  assert.ok(!existsSync(join(root, 'sessions')))
+
+  const dir = mkdtempSync(join(tmpdir(), 'archmax-chosen-'))
+  const chosen = await runTests({ workflow: 'one', rootDir: root, model, workspace: { sessionStore: createFilesystemSessionStore({ dir }) } })
+  assert.equal(chosen.exitCode, 0)
+  assert.equal(chosen.sessionsKept, undefined)
+  assert.ok(!existsSync(join(dir, chosen.results[0].sessionId)), "the case's session left the chosen store")
+  const chosenKept = await runTests({ workflow: 'one', rootDir: root, model, keep: true, workspace: { sessionStore: createFilesystemSessionStore({ dir }) } })
+  assert.ok(existsSync(join(dir, chosenKept.results[0].sessionId, 'notes.md')))
+  assert.equal(chosenKept.sessionsKept, undefined, 'a chosen store is the host’s to name')
+  assert.ok(!existsSync(join(root, 'sessions')))
+  await assert.rejects(runTests({ workflow: 'one', rootDir: root, model, keep: 'yes' }), TypeError)
 })
 
 test('a disabled suite runs nothing and exits 0', async () => {

@@ -85,6 +85,8 @@ import {
   type Outcome,
   type EventEnvelope,
   type SessionSummary,
+  type StandingKind,
+  type PruneReport,
 } from '@archmax-ai/harness'
 import { createAgent as createAgentFromAgent, type HostToolDefinition } from '@archmax-ai/harness/agent'
 
@@ -290,7 +292,24 @@ async function sessionsExample(agent: Agent): Promise<void> {
     const parent: string | undefined = summary.parentSessionId
     const cost: number | undefined = summary.usage?.costUsd
     void [status, finished, code, parent, cost, summary.waitReason, summary.variables?.['trigger']?.value]
+    const word: StandingKind = summary.standing.kind
+    const resumable: boolean = summary.standing.resumable
+    const since: number | undefined = summary.standing.since
+    const until: string | undefined = summary.standing.until
+    void [word, resumable, since, until, summary.standing.state]
+    // @ts-expect-error 'stalled' is not a standing
+    const wrong: StandingKind = 'stalled'
+    void wrong
   }
+  const idle: SessionSummary[] = await agent.sessions.list({ status: ['idle', 'cancelled'], olderThan: '2h' })
+  const attention: SessionSummary[] = await agent.sessions.list({ attention: true })
+  const report: PruneReport = await agent.sessions.prune({ status: 'failed', olderThan: '7d', dryRun: true })
+  const one: PruneReport = await agent.sessions.prune({ sessionId: 's1' })
+  const prunedIds: string[] = report.pruned.map((p) => `${p.sessionId} ${p.standing.kind}`)
+  const left: string[] = one.skipped.map((s) => s.reason)
+  void [idle, attention, prunedIds, left]
+  // @ts-expect-error dryRun is a boolean
+  await agent.sessions.prune({ dryRun: 'yes' })
   const messages: unknown[] = await agent.sessions.messages('s1')
   const cursor: number = await agent.sessions.messageCount('s1')
   const park = await agent.sessions.park('s1')

@@ -414,3 +414,365 @@ fn park_is_the_parking_outcomes_record_with_the_states_instructions_and_approver
         "SessionStoreIdError"
     );
 }
+
+const REVIEWED: &str = r#"
+states:
+  draft:
+    triggers: { manual: }
+    instructions: Draft it.
+    transitions:
+      - { to: review, description: Ready for review. }
+  review:
+    type: human
+    instructions: Approve or send back.
+    transitions:
+      - { to: done, description: Approve., type: approve }
+      - { to: draft, description: Send back., type: refine }
+  done:
+    instructions: Close.
+"#;
+
+fn advance(id: &str, to: &str) -> Reply {
+    Reply::tool_calls(vec![(
+        id,
+        "archmax_advance",
+        json!({ "to": to, "reason": "ready" }),
+    )])
+}
+
+fn decide(h: &Harness, id: &str, to: &str) -> archmax_machine::Outcome {
+    archmax_tests::rt()
+        .block_on(h.decide(id, to, None))
+        .expect("decision")
+}
+
+/// Sessions at every standing a run can leave: `idle-1` (a turn that answered at `draft`),
+/// `back-1` (sent back by a `refine` decision, answered at `draft`), `park-1` (awaiting
+/// the decision at `review`), `done-1` (approved, answered at the terminal `done`),
+/// `fail-1` (the agent raised), `cancel-1` (its turn cancelled), `wait-1` (waiting with a
+/// due time).
+fn every_standing(h: &Harness, server: &ScriptedServer) {
+    send(h, "idle-1", "go");
+    send(h, "back-1", "go");
+    decide(h, "back-1", "draft");
+    send(h, "park-1", "go");
+    send(h, "done-1", "go");
+    decide(h, "done-1", "done");
+    send(h, "fail-1", "go");
+    let before = server.requests().len();
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            while server.requests().len() < before + 1 {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            while !h.cancel("cancel-1") {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        });
+        send(h, "cancel-1", "go")
+    });
+    send(h, "wait-1", "go");
+}
+
+fn every_standing_script() -> Vec<Reply> {
+    vec![
+        // idle-1
+        Reply::text("Here is a draft."),
+        // back-1: parks, then the refine decision's turn answers at draft
+        advance("b1", "review"),
+        Reply::text("Sent for review."),
+        Reply::text("Reworking the draft."),
+        // park-1
+        advance("p1", "review"),
+        Reply::text("Sent for review."),
+        // done-1
+        advance("d1", "review"),
+        Reply::text("Sent for review."),
+        Reply::text("Closed."),
+        // fail-1
+        Reply::tool_calls(vec![(
+            "f1",
+            "archmax_raise",
+            json!({ "code": "no-draft", "reason": "nothing to draft" }),
+        )]),
+        // cancel-1: hangs until cancelled
+        Reply::text("too late").after(Duration::from_secs(5)),
+        // wait-1
+        Reply::tool_calls(vec![(
+            "w1",
+            "archmax_wait",
+            json!({ "reason": "the figures", "until": "2h" }),
+        )]),
+        Reply::text("Waiting for the figures."),
+    ]
+}
+
+fn standing_of(h: &Harness, id: &str) -> archmax_machine::Standing {
+    h.session_summary(id)
+        .expect("ok")
+        .expect("present")
+        .standing
+}
+
+fn ids(list: &[archmax_machine::SessionSummary]) -> Vec<&str> {
+    list.iter().map(|s| s.session_id.as_str()).collect()
+}
+
+#[test]
+fn every_session_says_where_it_stands() {
+    use archmax_machine::StandingKind as K;
+    let ws = TempWorkspace::new(&[("workflows/jobs/workflow.yaml", REVIEWED)]);
+    let server = ScriptedServer::start(every_standing_script()).expect("server");
+    let h = jobs(&ws, &server);
+    let before = archmax_machine::clock::now_ms();
+    every_standing(&h, &server);
+    let after = archmax_machine::clock::now_ms();
+    let expected = [
+        ("idle-1", K::Idle, Some("draft"), true, "completed"),
+        ("back-1", K::Idle, Some("draft"), true, "completed"),
+        (
+            "park-1",
+            K::AwaitingDecision,
+            Some("review"),
+            true,
+            "awaiting_decision",
+        ),
+        ("done-1", K::Done, Some("done"), false, "completed"),
+        ("fail-1", K::Failed, Some("draft"), false, "failed"),
+        ("cancel-1", K::Cancelled, Some("draft"), true, "failed"),
+        ("wait-1", K::Waiting, Some("draft"), true, "awaiting_input"),
+    ];
+    for (id, kind, state, resumable, status) in expected {
+        let summary = serde_json::to_value(h.session_summary(id).expect("ok")).expect("json");
+        // The original's fields keep their values; the standing is beside them.
+        assert_eq!(summary["status"], status, "{id}");
+        let s = standing_of(&h, id);
+        assert_eq!(
+            (s.kind, s.state.as_deref(), s.resumable),
+            (kind, state, resumable),
+            "{id}"
+        );
+        let since = s.since.expect("since");
+        assert!((before..=after).contains(&since), "{id}: {since}");
+    }
+    let wait = standing_of(&h, "wait-1");
+    assert_eq!(
+        wait.until,
+        h.session_summary("wait-1")
+            .expect("ok")
+            .expect("present")
+            .resume_at
+    );
+    assert_eq!(
+        serde_json::to_value(standing_of(&h, "idle-1")).expect("json")["kind"],
+        "idle"
+    );
+
+    // By standing, in the store's order.
+    let idle = h
+        .list_sessions(&archmax_machine::SessionQuery {
+            kinds: vec![K::Idle],
+            ..Default::default()
+        })
+        .expect("list");
+    let mut idle = ids(&idle);
+    idle.sort_unstable();
+    assert_eq!(idle, ["back-1", "idle-1"]);
+    let old = h
+        .list_sessions(&archmax_machine::SessionQuery {
+            older_than_ms: Some(3_600_000),
+            ..Default::default()
+        })
+        .expect("list");
+    assert!(old.is_empty(), "nothing is an hour old");
+
+    // Attention: stalled work longest first; fresh parks are not stalled yet, old ones follow.
+    let attention = archmax_machine::SessionQuery {
+        attention: true,
+        ..Default::default()
+    };
+    let now = archmax_machine::clock::now_ms();
+    let list = h.list_sessions_at(&attention, now).expect("list");
+    assert_eq!(ids(&list), ["idle-1", "back-1", "cancel-1"]);
+    let tomorrow = now + 25 * 3_600_000;
+    let list = h.list_sessions_at(&attention, tomorrow).expect("list");
+    assert_eq!(
+        ids(&list),
+        ["idle-1", "back-1", "cancel-1", "wait-1", "park-1"],
+        "the wait fell due (stalled), the decision waited a day"
+    );
+}
+
+#[test]
+fn prune_removes_ended_sessions_by_status_and_age_and_never_a_live_one() {
+    use archmax_machine::{PruneOptions, StandingKind as K};
+    let ws = TempWorkspace::new(&[("workflows/jobs/workflow.yaml", REVIEWED)]);
+    let server = ScriptedServer::start(every_standing_script()).expect("server");
+    let h = jobs(&ws, &server);
+    every_standing(&h, &server);
+    let names = |r: &archmax_machine::PruneReport| {
+        let mut v: Vec<String> = r.pruned.iter().map(|p| p.session_id.clone()).collect();
+        v.sort();
+        v
+    };
+    let now = archmax_machine::clock::now_ms();
+    // Nothing is a week old.
+    let r = h
+        .prune_sessions(&PruneOptions {
+            older_than_ms: Some(7 * 24 * 3_600_000),
+            ..Default::default()
+        })
+        .expect("prune");
+    assert!(r.pruned.is_empty() && r.skipped.is_empty(), "{r:?}");
+    // A dry run names the ended sessions and removes nothing.
+    let dry = h
+        .prune_sessions_at(
+            &PruneOptions {
+                dry_run: true,
+                ..Default::default()
+            },
+            now,
+        )
+        .expect("dry run");
+    assert!(dry.dry_run);
+    assert_eq!(names(&dry), ["cancel-1", "done-1", "fail-1"]);
+    assert!(session_dir(&ws, "done-1").exists());
+    assert_eq!(
+        serde_json::to_value(&dry).expect("json")["pruned"][0]["workflow"],
+        "jobs"
+    );
+    // Then for real: the same, and gone.
+    let r = h.prune_sessions(&PruneOptions::default()).expect("prune");
+    assert!(!r.dry_run);
+    assert_eq!(names(&r), ["cancel-1", "done-1", "fail-1"]);
+    for id in ["cancel-1", "done-1", "fail-1"] {
+        assert!(!session_dir(&ws, id).exists(), "{id}");
+    }
+    // Idle only when named.
+    let r = h
+        .prune_sessions(&PruneOptions {
+            kinds: vec![K::Idle],
+            ..Default::default()
+        })
+        .expect("prune");
+    assert_eq!(names(&r), ["back-1", "idle-1"]);
+    // Never a parked or running one by status…
+    for live in [
+        K::AwaitingDecision,
+        K::Waiting,
+        K::Running,
+        K::AwaitingInput,
+    ] {
+        let err = h
+            .prune_sessions(&PruneOptions {
+                kinds: vec![K::Done, live],
+                ..Default::default()
+            })
+            .expect_err("live");
+        assert_eq!(err.code(), "TypeError");
+        assert!(
+            err.to_string().starts_with(&format!(
+                "a prune by status never removes a {} session",
+                live.as_str()
+            )),
+            "{err}"
+        );
+    }
+    // …but by id, parked or not.
+    let r = h
+        .prune_sessions(&PruneOptions {
+            session_id: Some("park-1".into()),
+            ..Default::default()
+        })
+        .expect("prune");
+    assert_eq!(names(&r), ["park-1"]);
+    assert_eq!(r.pruned[0].standing.kind, K::AwaitingDecision);
+    assert!(!session_dir(&ws, "park-1").exists());
+    let r = h
+        .prune_sessions(&PruneOptions {
+            session_id: Some("park-1".into()),
+            ..Default::default()
+        })
+        .expect("prune");
+    assert_eq!(
+        serde_json::to_value(&r).expect("json"),
+        json!({ "dryRun": false, "pruned": [], "skipped": [{ "sessionId": "park-1", "reason": "there is no such session" }] })
+    );
+    assert!(!session_dir(&ws, "park-1").exists(), "no folder made");
+    let err = h
+        .prune_sessions(&PruneOptions {
+            session_id: Some("wait-1".into()),
+            kinds: vec![K::Done],
+            ..Default::default()
+        })
+        .expect_err("id and status");
+    assert_eq!(err.code(), "TypeError");
+    assert_eq!(h.session_ids().expect("ids"), ["wait-1"]);
+}
+
+#[test]
+fn prune_takes_the_lease_so_a_running_turn_keeps_its_session() {
+    let ws = workspace();
+    let server = ScriptedServer::start(vec![
+        Reply::text("First.").with_usage(json!({ "prompt_tokens": 1, "completion_tokens": 1 })),
+        Reply::text("slow answer").after(Duration::from_millis(800)),
+    ])
+    .expect("server");
+    let h = jobs(&ws, &server);
+    send(&h, "busy-1", "go");
+    std::thread::scope(|scope| {
+        let turn = scope.spawn(|| send(&h, "busy-1", "again"));
+        while h.session_standing("busy-1").expect("ok").map(|s| s.kind)
+            != Some(archmax_machine::StandingKind::Running)
+        {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let r = h
+            .prune_sessions(&archmax_machine::PruneOptions {
+                session_id: Some("busy-1".into()),
+                ..Default::default()
+            })
+            .expect("prune");
+        assert!(r.pruned.is_empty(), "{r:?}");
+        assert_eq!(r.skipped[0].reason, "a turn holds it (running)");
+        turn.join().expect("turn thread");
+    });
+    assert!(session_dir(&ws, "busy-1").exists());
+}
+
+#[test]
+fn the_memory_store_stands_and_prunes_the_same() {
+    use archmax_machine::StandingKind as K;
+    let ws = TempWorkspace::new(&[("workflows/jobs/workflow.yaml", REVIEWED)]);
+    let server = ScriptedServer::start(every_standing_script()).expect("server");
+    let h = harness(ws.root(), "jobs", &server.url(), "m", |o| {
+        o.store = Arc::new(MemStore::new());
+    });
+    every_standing(&h, &server);
+    let kinds: Vec<(String, K)> = h
+        .session_summaries()
+        .expect("list")
+        .into_iter()
+        .map(|s| (s.session_id, s.standing.kind))
+        .collect::<std::collections::BTreeMap<_, _>>()
+        .into_iter()
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            ("back-1".to_string(), K::Idle),
+            ("cancel-1".to_string(), K::Cancelled),
+            ("done-1".to_string(), K::Done),
+            ("fail-1".to_string(), K::Failed),
+            ("idle-1".to_string(), K::Idle),
+            ("park-1".to_string(), K::AwaitingDecision),
+            ("wait-1".to_string(), K::Waiting),
+        ]
+    );
+    let r = h
+        .prune_sessions(&archmax_machine::PruneOptions::default())
+        .expect("prune");
+    assert_eq!(r.pruned.len(), 3, "{r:?}");
+    assert_eq!(h.session_ids().expect("ids").len(), 4);
+    assert!(!ws.root().join("sessions").exists(), "nothing on disk");
+}

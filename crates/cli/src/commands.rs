@@ -137,6 +137,14 @@ stdout; the state flow is narrated on stderr. The workflow slug may be omitted w
 exactly one workflow. A session parked at a human state answers the prompt as a reply; a session parked \
 for input takes it as a delivery of the trigger.";
 
+const TEST_LONG: &str = "Runs the cases of a workflow (workflows/<slug>/tests/**/*.test.yaml, sorted by \
+path) through the harness, one session each, and prints each case's state flow and verdict, then \
+the summary. The cases never touch the workspace's sessions: they run in a session store of their \
+own, by default a folder under the system's temporary directory that is removed after the run \
+(neither <root>/sessions nor ARCHMAX_SESSION_STORE is used). --store names a folder or a \
+postgres:// store to run them in (their sessions are removed from it after the run); --keep \
+keeps them and prints where.";
+
 const TOOLS_LONG: &str = "\
 Prints a governance matrix: a row for every tool the workspace can reach (the runtime's own, \
 the sub-workflows and host tools the workflow names, and the tools of the MCP servers in \
@@ -153,7 +161,25 @@ GitHub; svg is laid out without external tools; dot is for Graphviz.";
 
 const SESSIONS_LONG: &str = "Lists every durable session under <root>/sessions, or shows one session in full: \
 its status, current state, what it is waiting for and its variables. A variable marked locked was \
-established by the host (a trigger firing or --variables) and cannot be changed by the agent.";
+established by the host (a trigger firing or --variables) and cannot be changed by the agent.\n\n\
+Each session also says where it stands (after → in the listing, 'standing' in the detail view, \
+'standing' in --json), with how long it has stood so: running (a turn is in progress); \
+awaiting-decision (parked at a human state); awaiting-input (parked for an event); waiting (parked \
+for an event until a due time); idle (the last turn ended at a state that is not terminal: the \
+workflow is unfinished and nothing is pending); done (ended at a terminal state); failed (the agent \
+raised; 'resumable' when the harness ended the turn: turn-error, recursion-limit); cancelled (the \
+turn was stopped, e.g. Ctrl-C; resumable); rejected (governance or a budget ended the turn). \
+--status idle,failed lists only those (the original's completed, awaiting_decision and \
+awaiting_input are accepted too); --older-than 2h only those standing so for at least that long \
+(s, m, h, d, w). --attention lists the root sessions that need a person, stalled work first \
+(idle, cancelled, failed and resumable, waiting past its due time, running for over an hour), \
+then sessions parked for over a day, each longest-standing first.\n\n\
+'archmax sessions prune' removes sessions with their child sessions: by default the root sessions \
+that are done, failed, cancelled or rejected; --status chooses among those and idle, --older-than \
+keeps the younger ones, --dry-run only says what it would remove. A running or parked session is \
+never removed by status: 'archmax sessions prune <session>' removes that one session whatever it \
+stands as. A session a turn holds (in any process) is always left. --store names another store: \
+a folder of sessions (such as one 'archmax test --keep' left) or a postgres:// URL.";
 
 const DECIDE_LONG: &str = "Resumes a session parked at a human state by picking one of its transitions. \
 Routing is deterministic: the session moves to the state named by --to, with no model interpreting \
@@ -254,10 +280,19 @@ pub const COMMANDS: &[Command] = &[
                 "replay",
                 "Answer each case's model calls from its tests/<case>.cassette.json; no model endpoint is needed",
             ),
+            value(
+                "store",
+                "<dir|url>",
+                "Run the cases' sessions in this folder or postgres:// store (default: a temporary folder)",
+            ),
+            flag(
+                "keep",
+                "Keep the cases' sessions after the run, and print where they are",
+            ),
             VERBOSE,
         ],
         summary: "Run a workflow's cases",
-        long: None,
+        long: Some(TEST_LONG),
     },
     Command {
         name: "validate",
@@ -282,12 +317,44 @@ pub const COMMANDS: &[Command] = &[
     },
     Command {
         name: "sessions",
-        positionals: &[optional(
-            "session",
-            "Show this session in full instead of listing all",
-        )],
-        options: &[WORKFLOW_OPT, flag("json", "Print JSON on stdout")],
-        summary: "List durable sessions, or show one in full",
+        positionals: &[
+            optional(
+                "session",
+                "Show this session in full instead of listing all; 'prune' removes sessions",
+            ),
+            optional(
+                "id",
+                "With prune: the one session to remove, even if parked",
+            ),
+        ],
+        options: &[
+            WORKFLOW_OPT,
+            value(
+                "status",
+                "<words>",
+                "Only sessions standing so: running, awaiting-decision, awaiting-input, waiting, idle, done, failed, cancelled, rejected (comma-separated)",
+            ),
+            value(
+                "older-than",
+                "<age>",
+                "Only sessions standing so for at least this long: 30s, 15m, 12h, 7d, 2w",
+            ),
+            flag(
+                "attention",
+                "List the sessions that need a person: stalled work first, longest first",
+            ),
+            flag(
+                "dry-run",
+                "With prune: say what would be removed, remove nothing",
+            ),
+            value(
+                "store",
+                "<dir|url>",
+                "The sessions of this folder or postgres:// store (default: ARCHMAX_SESSION_STORE, else sessions/)",
+            ),
+            flag("json", "Print JSON on stdout"),
+        ],
+        summary: "List durable sessions and where they stand, show one in full, or prune them",
         long: Some(SESSIONS_LONG),
     },
     Command {
@@ -451,5 +518,6 @@ replies, deliveries and trigger webhooks answer the Outcome that --json prints; 
 streams a session's events (Server-Sent Events, replay from ?since=<seq>); /health, Prometheus /metrics and \
 /openapi.json describe it. The inbox at / shows the pending decisions. ARCHMAX_SERVE_TOKENS holds \
 identity=token pairs; every route but /health and the inbox's files then needs 'Authorization: Bearer \
-<token>', and a human state's approvers are checked against the identity. Without tokens the server \
-listens on loopback only. The model is the ARCHMAX_* endpoint, as for 'archmax run'. See docs/serve.md.";
+<token>', and a human state's approvers are checked against the identity. DELETE /sessions prunes \
+sessions, for an approver of some state or an identity listed in ARCHMAX_SERVE_ADMINS. Without tokens \
+the server listens on loopback only. The model is the ARCHMAX_* endpoint, as for 'archmax run'. See docs/serve.md.";

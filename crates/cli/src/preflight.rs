@@ -80,7 +80,7 @@ fn recorded(
     target: Option<&str>,
 ) -> Result<(String, Option<Failure>), Failure> {
     let root = resolve_root(&cli.cwd, parsed.text("root"));
-    let store = crate::store::open(cli, &root)?;
+    let store = crate::store::open_given(cli, &root, parsed.non_empty("store"))?;
     let session = load(store.as_ref(), id)?;
     let workflow = workflow_of(id, &session, parsed.text("workflow"))?;
     Ok((workflow, check_park(id, &session, needs, target).err()))

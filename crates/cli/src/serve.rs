@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use archmax_serve::{Assemble, DEFAULT_BODY_LIMIT, ServeConfig, TOKENS_VAR, Tokens};
+use archmax_serve::{ADMINS_VAR, Assemble, DEFAULT_BODY_LIMIT, ServeConfig, TOKENS_VAR, Tokens};
 
 use crate::args::Parsed;
 use crate::live::{endpoint, model_config};
@@ -93,6 +93,7 @@ pub(crate) fn run(
         cors_origin: parsed.non_empty("cors-origin").map(str::to_string),
         metrics,
         body_limit,
+        admins: archmax_serve::parse_admins(&cli.var(ADMINS_VAR).unwrap_or_default()),
     })
     .map_err(|e| Failure::Command(e.to_string()))?;
     let rt = tokio::runtime::Builder::new_multi_thread()

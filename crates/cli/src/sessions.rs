@@ -1,4 +1,5 @@
-//! `archmax sessions [session] [--workflow] [--json]` (cli digest §4.4).
+//! `archmax sessions [session] [--workflow] [--json]` (cli digest §4.4), with where each
+//! session stands (`--status`, `--older-than`, `--attention`), and `archmax sessions prune`.
 //!
 //! Decision: unlike the original (cli digest §12, §13 #9), `sessions` does not
 //! require the `ARCHMAX_*` model variables. It never calls a model, so the
@@ -7,10 +8,12 @@
 
 use std::sync::Arc;
 
+use archmax_machine::standing::{parse_age, parse_status_words, short_age};
 use archmax_machine::state::Park;
-use archmax_machine::store::parent_of;
-use archmax_machine::{Harness, SessionState, Status};
-use serde_json::{Map, Value, json};
+use archmax_machine::{
+    Harness, PruneOptions, PruneReport, SessionQuery, SessionState, Standing, StandingKind, Status,
+};
+use serde_json::Value;
 
 use crate::args::Parsed;
 use crate::assembly::{NoModel, failure};
@@ -26,20 +29,109 @@ pub(crate) fn run(
     parsed: &Parsed,
     positionals: &[Option<String>],
 ) -> Result<i32, Failure> {
-    let workflow = check_sessions(cli, parsed, positionals)?;
+    let pos = |i: usize| positionals.get(i).and_then(Option::as_deref);
+    let pruning = pos(0) == Some("prune");
+    let filter = Filter::read(parsed, pruning, pos(0).filter(|_| !pruning))?;
+    let workflow = if pruning {
+        check_prune(cli, parsed, pos(1))?
+    } else {
+        if pos(1).is_some() {
+            return Err(Failure::Usage(format!(
+                "unexpected argument '{}' (one session at a time)",
+                pos(1).unwrap_or_default()
+            )));
+        }
+        check_sessions(cli, parsed, positionals)?
+    };
     let root = resolve_root(&cli.cwd, parsed.text("root"));
     cli.load_root_env(&root);
     cli.header(&workflow, &root, None);
-    let store = crate::store::open(cli, &root)?;
+    let store = crate::store::open_given(cli, &root, parsed.non_empty("store"))?;
     let harness = crate::live::builder(cli, &root, &workflow)
         .store(store)
         .model(archmax_machine::ModelSource::Given(Arc::new(NoModel)))
         .build()
         .map_err(|e| failure(&e))?;
     let json = parsed.flag("json");
-    match positionals.first().and_then(Option::as_deref) {
-        Some(id) => detail(cli, &harness, id, json),
-        None => list(cli, &harness, json),
+    if pruning {
+        return prune(cli, &harness, pos(1), filter, json);
+    }
+    match pos(0) {
+        Some(id) => detail(cli, &harness, &workflow, id, json),
+        None => list(cli, &harness, &filter, json),
+    }
+}
+
+/// The listing's and the prune's selection, as the flags give it.
+struct Filter {
+    kinds: Vec<StandingKind>,
+    older_than_ms: Option<u64>,
+    attention: bool,
+    dry_run: bool,
+}
+
+impl Filter {
+    /// Reads `--status`, `--older-than`, `--attention` and `--dry-run`, refusing those that
+    /// do not apply (`detail`: the session of the detail view).
+    fn read(parsed: &Parsed, pruning: bool, detail: Option<&str>) -> Result<Filter, Failure> {
+        let kinds = match parsed.text("status") {
+            Some(words) => {
+                parse_status_words(words).map_err(|e| Failure::Usage(format!("--status: {e}")))?
+            }
+            None => Vec::new(),
+        };
+        let older_than_ms = match parsed.text("older-than") {
+            Some(age) => {
+                Some(parse_age(age).map_err(|e| Failure::Usage(format!("--older-than: {e}")))?)
+            }
+            None => None,
+        };
+        let filter = Filter {
+            kinds,
+            older_than_ms,
+            attention: parsed.flag("attention"),
+            dry_run: parsed.flag("dry-run"),
+        };
+        if filter.dry_run && !pruning {
+            return Err(Failure::Usage(
+                "--dry-run applies to 'archmax sessions prune'".to_string(),
+            ));
+        }
+        if filter.attention && pruning {
+            return Err(Failure::Usage(
+                "--attention is a listing; prune by --status and --older-than".to_string(),
+            ));
+        }
+        let selects =
+            !filter.kinds.is_empty() || filter.older_than_ms.is_some() || filter.attention;
+        if let Some(id) = detail
+            && selects
+        {
+            return Err(Failure::Usage(format!(
+                "--status, --older-than and --attention select sessions to list; omit the session '{id}'"
+            )));
+        }
+        Ok(filter)
+    }
+
+    fn selects(&self) -> bool {
+        !self.kinds.is_empty() || self.older_than_ms.is_some() || self.attention
+    }
+}
+
+/// `sessions prune`'s checks: the session id when one is given (its record names the
+/// workflow assembled), else the workflow slot. Returns the workflow slug.
+fn check_prune(cli: &Cli<'_>, parsed: &Parsed, id: Option<&str>) -> Result<String, Failure> {
+    match id {
+        Some(id) => {
+            if parsed.text("status").is_some() || parsed.text("older-than").is_some() {
+                return Err(Failure::Usage(format!(
+                    "a prune by session id takes no --status or --older-than: it removes '{id}' whatever it stands as"
+                )));
+            }
+            check_sessions(cli, parsed, &[Some(id.to_string())])
+        }
+        None => check_sessions(cli, parsed, &[]),
     }
 }
 
@@ -75,67 +167,22 @@ fn due(resume_at: Option<&str>) -> String {
     resume_at.map(|t| format!("  due={t}")).unwrap_or_default()
 }
 
-/// The SessionSummary object; absent keys omitted.
-pub(crate) fn summary(id: &str, s: &SessionState) -> Value {
-    let mut m = Map::new();
-    m.insert("sessionId".into(), json!(id));
-    m.insert("status".into(), json!(s.status.as_str()));
-    let class = if s.status.is_finished() {
-        "finished"
-    } else {
-        "open"
-    };
-    m.insert("classification".into(), json!(class));
-    if !s.workflow_state.is_empty() {
-        m.insert("workflowState".into(), json!(s.workflow_state));
-    }
-    if !s.spec_hash.is_empty() {
-        m.insert("specHash".into(), json!(s.spec_hash));
-    }
-    if let Some(state) = parked_state(s) {
-        m.insert("state".into(), json!(state));
-    }
-    if let Some((reason, resume_at)) = waiting(s) {
-        m.insert("waitReason".into(), json!(reason));
-        if let Some(at) = resume_at {
-            m.insert("resumeAt".into(), json!(at));
-        }
-    }
-    if let (Status::Failed, Some(exit)) = (s.status, &s.exit) {
-        m.insert(
-            "exit".into(),
-            json!({ "success": false, "code": exit.code, "reason": exit.reason }),
-        );
-    }
-    if !s.variables.is_empty() {
-        let vars: Map<String, Value> = s
-            .variables
-            .iter()
-            .map(|(k, v)| (k.clone(), json!({ "value": v.value, "locked": v.locked() })))
-            .collect();
-        m.insert("variables".into(), Value::Object(vars));
-    }
-    if !s.usage.is_empty() {
-        m.insert(
-            "usage".into(),
-            serde_json::to_value(s.usage).unwrap_or(Value::Null),
-        );
-    }
-    if let Some(parent) = parent_of(id) {
-        m.insert("parentSessionId".into(), json!(parent));
-    }
-    Value::Object(m)
-}
-
-fn detail(cli: &mut Cli<'_>, harness: &Harness, id: &str, json: bool) -> Result<i32, Failure> {
+fn detail(
+    cli: &mut Cli<'_>,
+    harness: &Harness,
+    workflow: &str,
+    id: &str,
+    json: bool,
+) -> Result<i32, Failure> {
     let state = harness.session_state(id).map_err(|e| failure(&e))?;
-    let Some(s) = state else {
+    let summary = harness.session_summary(id).map_err(|e| failure(&e))?;
+    let (Some(s), Some(summary)) = (state, summary) else {
         return Err(Failure::Command(format!(
             "no durable session '{id}'. Use 'archmax sessions' to list them."
         )));
     };
     if json {
-        let text = pretty(&summary(id, &s))?;
+        let text = pretty(&serde_json::to_value(&summary).unwrap_or(Value::Null))?;
         cli.out(&text);
         return Ok(0);
     }
@@ -144,12 +191,64 @@ fn detail(cli: &mut Cli<'_>, harness: &Harness, id: &str, json: bool) -> Result<
         "\n{}\n",
         style.green(&style.bold(&format!("{CHECK} session {id}")))
     ));
-    cli.out(&detail_lines(&s));
+    let now = archmax_machine::clock::now_ms();
+    cli.out(&detail_lines(
+        &s,
+        &summary.standing,
+        now,
+        &next_step(workflow, id, &summary.standing),
+    ));
     Ok(0)
 }
 
+/// What moves a session on from where it stands, as a command; `None` when nothing does
+/// (running, done, rejected, a failure the agent raised).
+fn next_step(workflow: &str, id: &str, st: &Standing) -> Option<String> {
+    let at = st.state.as_deref().unwrap_or("<state>");
+    match st.kind {
+        StandingKind::AwaitingDecision => Some(format!(
+            "archmax decide {id} --to <state>   (or: archmax reply {id} \"<message>\")"
+        )),
+        StandingKind::AwaitingInput | StandingKind::Waiting => {
+            Some(format!("archmax deliver {id} --trigger <id>"))
+        }
+        _ if st.resumable => Some(format!(
+            "archmax run {workflow} \"<message>\" --session {id}   (continues at '{at}')"
+        )),
+        _ => None,
+    }
+}
+
+/// The standing in words with how long it has stood so: `idle at 'draft' (not a terminal
+/// state) · 3h`.
+fn standing_words(st: &Standing, now: u64) -> String {
+    match st.age(now) {
+        Some(age) if st.kind != StandingKind::Done => {
+            format!("{} · {}", st.words(), short_age(age))
+        }
+        _ => st.words(),
+    }
+}
+
+/// The standing's words, styled by what they ask of a person.
+fn styled_standing(style: &Style, st: &Standing, now: u64) -> String {
+    let text = format!("→ {}", standing_words(st, now));
+    match st.kind {
+        StandingKind::Done => style.green(&text),
+        StandingKind::Running => style.cyan(&text),
+        StandingKind::Rejected => style.red(&text),
+        StandingKind::Failed if !st.resumable => style.red(&text),
+        _ => style.yellow(&text),
+    }
+}
+
 /// The stdout lines of the detail view.
-pub(crate) fn detail_lines(s: &SessionState) -> String {
+pub(crate) fn detail_lines(
+    s: &SessionState,
+    st: &Standing,
+    now: u64,
+    next: &Option<String>,
+) -> String {
     let or_q = |t: &str| if t.is_empty() { "?" } else { t }.to_string();
     let class = if s.status.is_finished() {
         "finished"
@@ -167,6 +266,20 @@ pub(crate) fn detail_lines(s: &SessionState) -> String {
     if let (Status::Failed, Some(exit)) = (s.status, &s.exit) {
         out.push_str(&format!("  raised   {}: {}\n", exit.code, exit.reason));
     }
+    let since = st
+        .since
+        .map(|t| {
+            format!(
+                "  since {} ({} ago)",
+                archmax_machine::clock::iso(t),
+                short_age(now.saturating_sub(t))
+            )
+        })
+        .unwrap_or_default();
+    out.push_str(&format!("  standing {}{since}\n", st.words()));
+    if let Some(next) = next {
+        out.push_str(&format!("  next     {next}\n"));
+    }
     if !s.spec_hash.is_empty() {
         out.push_str(&format!("  spec     {}\n", s.spec_hash));
     }
@@ -183,34 +296,47 @@ pub(crate) fn detail_lines(s: &SessionState) -> String {
     out
 }
 
-fn list(cli: &mut Cli<'_>, harness: &Harness, json: bool) -> Result<i32, Failure> {
-    let ids = harness.session_ids().map_err(|e| failure(&e))?;
-    let rows: Vec<(String, SessionState)> = ids
-        .into_iter()
-        .filter_map(|id| match harness.session_state(&id) {
-            Ok(Some(s)) => Some((id, s)),
-            _ => None,
-        })
-        .collect();
+fn list(cli: &mut Cli<'_>, harness: &Harness, filter: &Filter, json: bool) -> Result<i32, Failure> {
+    let now = archmax_machine::clock::now_ms();
+    let query = SessionQuery {
+        kinds: filter.kinds.clone(),
+        older_than_ms: filter.older_than_ms,
+        attention: filter.attention,
+    };
+    let summaries = harness
+        .list_sessions_at(&query, now)
+        .map_err(|e| failure(&e))?;
     if json {
-        let all: Vec<Value> = rows.iter().map(|(id, s)| summary(id, s)).collect();
-        let text = pretty(&Value::Array(all))?;
+        let text = pretty(&serde_json::to_value(&summaries).unwrap_or(Value::Null))?;
         cli.out(&text);
         return Ok(0);
     }
+    let rows: Vec<(String, SessionState, Standing)> = summaries
+        .into_iter()
+        .filter_map(|summary| match harness.session_state(&summary.session_id) {
+            Ok(Some(s)) => Some((summary.session_id, s, summary.standing)),
+            _ => None,
+        })
+        .collect();
     let style = cli.style;
     if rows.is_empty() {
         cli.err("\n");
-        cli.out("No durable sessions found.\n");
+        cli.out(if filter.selects() {
+            "No sessions match.\n"
+        } else {
+            "No durable sessions found.\n"
+        });
         return Ok(0);
     }
-    cli.err(&format!(
-        "\n{}\n",
-        style.green(&style.bold(&format!("{CHECK} sessions")))
-    ));
+    let title = if filter.attention {
+        format!("{CHECK} sessions needing attention")
+    } else {
+        format!("{CHECK} sessions")
+    };
+    cli.err(&format!("\n{}\n", style.green(&style.bold(&title))));
     let mut out = String::new();
-    for (id, s) in &rows {
-        out.push_str(&list_line(&style, id, s));
+    for (id, s, standing) in &rows {
+        out.push_str(&list_line(&style, id, s, standing, now));
         if let Some((reason, resume_at)) = waiting(s) {
             out.push_str(&format!("    waiting for: {reason}{}\n", due(resume_at)));
         } else if let Some(state) = parked_state(s) {
@@ -236,8 +362,14 @@ fn list(cli: &mut Cli<'_>, harness: &Harness, json: bool) -> Result<i32, Failure
     Ok(0)
 }
 
-/// One listing line.
-pub(crate) fn list_line(style: &Style, id: &str, s: &SessionState) -> String {
+/// One listing line: the original's, then where the session stands.
+pub(crate) fn list_line(
+    style: &Style,
+    id: &str,
+    s: &SessionState,
+    standing: &Standing,
+    now: u64,
+) -> String {
     let class = if s.status.is_finished() {
         "finished"
     } else {
@@ -262,6 +394,82 @@ pub(crate) fn list_line(style: &Style, id: &str, s: &SessionState) -> String {
         let names: Vec<&str> = s.variables.keys().map(String::as_str).collect();
         line.push_str(&format!("  vars={}", names.join(",")));
     }
+    line.push_str(&format!("  {}", styled_standing(style, standing, now)));
     line.push('\n');
     line
+}
+
+/// `sessions prune`: removes what the filter (or the id) names, or with `--dry-run` says
+/// what it would remove.
+fn prune(
+    cli: &mut Cli<'_>,
+    harness: &Harness,
+    id: Option<&str>,
+    filter: Filter,
+    json: bool,
+) -> Result<i32, Failure> {
+    let opts = PruneOptions {
+        kinds: filter.kinds,
+        older_than_ms: filter.older_than_ms,
+        dry_run: filter.dry_run,
+        session_id: id.map(str::to_string),
+    };
+    let report = harness.prune_sessions(&opts).map_err(|e| match e.code() {
+        "TypeError" => Failure::Usage(e.to_string()),
+        _ => failure(&e),
+    })?;
+    let code = i32::from(id.is_some() && report.pruned.is_empty());
+    if json {
+        cli.out(&pretty(
+            &serde_json::to_value(&report).unwrap_or(Value::Null),
+        )?);
+        return Ok(code);
+    }
+    cli.err(&format!("\n{}\n", prune_title(&cli.style, &report)));
+    cli.out(&prune_lines(
+        &cli.style,
+        &report,
+        archmax_machine::clock::now_ms(),
+    ));
+    Ok(code)
+}
+
+/// `✔ pruned 3 sessions`, or the dry run's `⚠ dry run: 3 sessions would be pruned`.
+fn prune_title(style: &Style, report: &PruneReport) -> String {
+    let n = report.pruned.len();
+    let sessions = if n == 1 { "session" } else { "sessions" };
+    if report.dry_run {
+        style.yellow(&style.bold(&format!(
+            "{} dry run: {n} {sessions} would be pruned",
+            crate::style::WARN
+        )))
+    } else {
+        style.green(&style.bold(&format!("{CHECK} pruned {n} {sessions}")))
+    }
+}
+
+/// One line per session pruned (`  <id>  <standing>[  workflow=<w>]`), then one per session
+/// left (`  <id>  skipped: <reason>`).
+fn prune_lines(style: &Style, report: &PruneReport, now: u64) -> String {
+    let mut out = String::new();
+    for p in &report.pruned {
+        let workflow = p
+            .workflow
+            .as_deref()
+            .map(|w| format!("  workflow={w}"))
+            .unwrap_or_default();
+        out.push_str(&format!(
+            "  {}  {}{workflow}\n",
+            p.session_id,
+            standing_words(&p.standing, now)
+        ));
+    }
+    for s in &report.skipped {
+        out.push_str(&format!(
+            "  {}  {}\n",
+            s.session_id,
+            style.yellow(&format!("skipped: {}", s.reason))
+        ));
+    }
+    out
 }

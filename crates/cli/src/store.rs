@@ -36,6 +36,23 @@ pub(crate) fn open(cli: &Cli<'_>, root: &Path) -> Result<Arc<dyn SessionStore>, 
     }
 }
 
+/// The store a command's `--store` names: a `postgres://` or `postgresql://` URL, else a
+/// folder of sessions (relative to the working directory; `archmax test --keep` names one);
+/// without it, [`open`]'s.
+pub(crate) fn open_given(
+    cli: &Cli<'_>,
+    root: &Path,
+    given: Option<&str>,
+) -> Result<Arc<dyn SessionStore>, Failure> {
+    match given {
+        None => open(cli, root),
+        Some(url) if url.starts_with("postgres://") || url.starts_with("postgresql://") => {
+            Ok(Arc::new(postgres(url)?))
+        }
+        Some(dir) => Ok(Arc::new(FsStore::with_sessions_dir(cli.cwd.join(dir)))),
+    }
+}
+
 /// The PostgreSQL store at `url`; any other value of [`STORE_VAR`] is refused, naming it.
 pub(crate) fn postgres(url: &str) -> Result<PgStore, Failure> {
     if !(url.starts_with("postgres://") || url.starts_with("postgresql://")) {

@@ -2,7 +2,13 @@
 //! `archmax-cases` on one harness, each case's state flow shown live under its `◆ case`
 //! line, its verdict block after it, then the summary, the counts on stdout (or `--json`)
 //! and the tokens of every case.
+//!
+//! The cases never run in the workspace's session store: by default in a filesystem store
+//! of their own in a temporary folder (seeds and files work as in production), removed
+//! after the run; `--store <dir|postgres://…>` chooses one (the cases' sessions are removed
+//! from it after the run), `--keep` keeps them and says where.
 
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::mpsc::{RecvTimeoutError, Sender};
 use std::time::Duration;
@@ -11,6 +17,7 @@ use archmax_cases::cassette::{CaseTapes, TapedTarget};
 use archmax_cases::engine::{Observer, RunOptions, SharedTarget, Suite, run_suite};
 use archmax_cases::{CaseFile, CaseResult, RecordStatus, RunTestsResult};
 use archmax_machine::state::Usage;
+use archmax_machine::store::{FsStore, SessionStore};
 use archmax_spec::DiskFiles;
 use archmax_spec::workspace::load_workflow;
 use serde_json::json;
@@ -18,7 +25,7 @@ use serde_json::json;
 use crate::args::Parsed;
 use crate::assembly::Message;
 use crate::flow::FlowRenderer;
-use crate::live::{builder, connect, connect_with, endpoint, model_config};
+use crate::live::{builder, connect_to, connect_with, endpoint, model_config};
 use crate::style::{CHECK, CIRCLE, CROSS, DIAMOND, Style, WARN};
 use crate::usage::Tokens;
 use crate::workspace::{resolve_root, workflow_slot};
@@ -163,7 +170,7 @@ pub(crate) fn summary(s: &Style, results: &[CaseResult]) -> String {
     out
 }
 
-fn stdout_of(workflow: &str, result: &RunTestsResult, as_json: bool) -> String {
+fn stdout_of(workflow: &str, result: &RunTestsResult, as_json: bool, kept: Option<&str>) -> String {
     if as_json {
         let mut v = json!({
             "workflow": workflow,
@@ -173,6 +180,9 @@ fn stdout_of(workflow: &str, result: &RunTestsResult, as_json: bool) -> String {
         });
         if let Some(s) = result.skipped {
             v["skipped"] = json!(s);
+        }
+        if let Some(at) = kept {
+            v["sessionsKept"] = json!(at);
         }
         return format!("{}\n", serde_json::to_string_pretty(&v).unwrap_or_default());
     }
@@ -207,6 +217,8 @@ pub(crate) fn run(
         (false, true) => Cassettes::Replay,
         (false, false) => Cassettes::None,
     };
+    let keep = parsed.flag("keep");
+    let chosen = parsed.non_empty("store").map(str::to_string);
     cli.load_root_env(&root);
     let endpoint_model = || {
         cli.var("ARCHMAX_MODEL")
@@ -246,7 +258,7 @@ pub(crate) fn run(
             if !as_json {
                 cli.err(&summary(&s, &[]));
             }
-            cli.out(&stdout_of(&workflow, &empty, as_json));
+            cli.out(&stdout_of(&workflow, &empty, as_json, None));
             return Ok(0);
         }
     }
@@ -254,6 +266,7 @@ pub(crate) fn run(
         filter,
         ..RunOptions::default()
     };
+    let mut kept = None;
     let result = if spec.disabled == Some(true) {
         // Skipped before anything is assembled.
         let rt = runtime()?;
@@ -266,7 +279,8 @@ pub(crate) fn run(
         ))
         .map_err(|e| Failure::Crash(e.to_string()))?
     } else {
-        drive(
+        let cases = CaseStore::open(cli, chosen.as_deref())?;
+        let ran = drive(
             cli,
             &root,
             &workflow,
@@ -275,7 +289,10 @@ pub(crate) fn run(
             suite,
             spec,
             opts,
-        )?
+            Arc::clone(&cases.store),
+        );
+        kept = cases.finish(ran.as_ref().ok(), keep);
+        ran?
     };
     if result.skipped.is_some() {
         cli.err(&format!(
@@ -292,7 +309,23 @@ pub(crate) fn run(
     } else if !as_json {
         cli.err(&summary(&s, &result.results));
     }
-    cli.out(&stdout_of(&workflow, &result, as_json));
+    if let Some(at) = &kept
+        && !as_json
+    {
+        cli.err(&format!(
+            "  {}\n",
+            s.dim(&format!("the cases' sessions are kept in {at}"))
+        ));
+        if !at.starts_with("the PostgreSQL") {
+            cli.err(&format!(
+                "  {}\n",
+                s.dim(&format!(
+                    "list them: archmax sessions --workflow {workflow} --store {at}"
+                ))
+            ));
+        }
+    }
+    cli.out(&stdout_of(&workflow, &result, as_json, kept.as_deref()));
     let mut total = Usage::default();
     for u in result.results.iter().filter_map(|r| r.usage.as_ref()) {
         total.input_tokens += u.input_tokens;
@@ -305,6 +338,106 @@ pub(crate) fn run(
     }
     cli.err(&tokens_of(&total).footer(&s));
     Ok(result.exit_code)
+}
+
+/// Where the cases' sessions go: never the workspace's store.
+struct CaseStore {
+    store: Arc<dyn SessionStore>,
+    place: Place,
+}
+
+/// What [`CaseStore`] is, for cleaning up and for saying where the sessions went.
+enum Place {
+    /// A folder of our own under the system's temporary directory: removed whole.
+    Temporary(PathBuf),
+    /// A folder `--store` named: the cases' sessions are removed from it.
+    Folder(PathBuf),
+    /// The PostgreSQL database `--store` named: the cases' sessions are removed from it.
+    Postgres,
+}
+
+impl CaseStore {
+    /// `--store`'s store (a `postgres://` URL, else a folder relative to the working
+    /// directory), or a filesystem store in a new temporary folder. Not the workspace's store,
+    /// nor `ARCHMAX_SESSION_STORE`'s: a case never writes where the workspace's sessions live.
+    fn open(cli: &Cli<'_>, chosen: Option<&str>) -> Result<CaseStore, Failure> {
+        match chosen {
+            Some(url) if url.starts_with("postgres://") || url.starts_with("postgresql://") => {
+                Ok(CaseStore {
+                    store: Arc::new(crate::store::postgres(url)?),
+                    place: Place::Postgres,
+                })
+            }
+            Some(dir) => {
+                let dir = cli.cwd.join(dir);
+                Ok(CaseStore {
+                    store: Arc::new(FsStore::with_sessions_dir(&dir)),
+                    place: Place::Folder(dir),
+                })
+            }
+            None => {
+                let dir = temporary_folder()?;
+                Ok(CaseStore {
+                    store: Arc::new(FsStore::with_sessions_dir(&dir)),
+                    place: Place::Temporary(dir),
+                })
+            }
+        }
+    }
+
+    /// After the run: with `keep`, where the sessions are, to say so; else the temporary
+    /// folder removed, or the cases' sessions removed from the chosen store (best effort).
+    fn finish(self, result: Option<&RunTestsResult>, keep: bool) -> Option<String> {
+        if keep {
+            return Some(match &self.place {
+                Place::Temporary(dir) | Place::Folder(dir) => dir.display().to_string(),
+                Place::Postgres => "the PostgreSQL store --store names".to_string(),
+            });
+        }
+        match &self.place {
+            Place::Temporary(dir) => {
+                let _ = std::fs::remove_dir_all(dir);
+            }
+            Place::Folder(_) | Place::Postgres => {
+                let ids = result
+                    .map(|r| r.results.iter().filter_map(|c| c.session_id.as_deref()))
+                    .into_iter()
+                    .flatten();
+                for id in ids {
+                    if let Ok(sid) = archmax_machine::store::SessionId::parse(id) {
+                        let _ = self.store.delete(&sid);
+                    }
+                }
+            }
+        }
+        None
+    }
+}
+
+/// A new, empty folder under the system's temporary directory for one run's sessions.
+fn temporary_folder() -> Result<PathBuf, Failure> {
+    let base = std::env::temp_dir();
+    for n in 0..100u32 {
+        let dir = base.join(format!(
+            "archmax-test-{}-{}-{n}",
+            std::process::id(),
+            archmax_machine::clock::now_ms()
+        ));
+        match std::fs::create_dir(&dir) {
+            Ok(()) => return Ok(dir),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(e) => {
+                return Err(Failure::Command(format!(
+                    "cannot make a folder for the cases' sessions under {}: {e}",
+                    base.display()
+                )));
+            }
+        }
+    }
+    Err(Failure::Command(format!(
+        "cannot make a folder for the cases' sessions under {}",
+        base.display()
+    )))
 }
 
 /// A target for a suite that builds none (a disabled workflow).
@@ -346,14 +479,21 @@ fn drive(
     suite: Suite,
     spec: archmax_spec::Workflow,
     opts: RunOptions,
+    store: Arc<dyn SessionStore>,
 ) -> Result<RunTestsResult, Failure> {
     let (harness, mut live, tapes) = match tape {
         Cassettes::None => {
-            let (h, l) = connect(cli, root, workflow, verbose, &crate::cassette::Tape::Live)?;
+            let (h, l) = connect_to(
+                cli,
+                root,
+                store,
+                workflow,
+                verbose,
+                &crate::cassette::Tape::Live,
+            )?;
             (h, l, None)
         }
         Cassettes::Record | Cassettes::Replay => {
-            let store = crate::store::open(cli, root)?;
             let builder = builder(cli, root, workflow).store(store);
             let (builder, tapes) = if let Cassettes::Record = tape {
                 let config = model_config(cli, root)?;

@@ -47,6 +47,49 @@ pub fn iso(ms: u64) -> String {
     )
 }
 
+/// Days since 1970-01-01 of a civil date (the inverse of [`civil`]).
+fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+/// Epoch milliseconds of a UTC time written `YYYY-MM-DDTHH:MM:SS[.fff]Z` (what [`iso`]
+/// writes, and what park records and `resumeAt` hold); `None` for anything else, or a
+/// time before 1970.
+pub fn parse_iso(text: &str) -> Option<u64> {
+    let t = text
+        .trim()
+        .strip_suffix('Z')
+        .or_else(|| text.trim().strip_suffix('z'))?;
+    let (date, time) = t.split_once(['T', 't'])?;
+    let num = |s: &str| -> Option<i64> {
+        (!s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()))
+            .then(|| s.parse().ok())
+            .flatten()
+    };
+    let mut d = date.splitn(3, '-');
+    let (y, mo, day) = (num(d.next()?)?, num(d.next()?)?, num(d.next()?)?);
+    let (hms, frac) = time.split_once('.').unwrap_or((time, ""));
+    let mut h = hms.splitn(3, ':');
+    let (hh, mm, ss) = (num(h.next()?)?, num(h.next()?)?, num(h.next()?)?);
+    if !(1..=12).contains(&mo) || !(1..=31).contains(&day) || hh > 23 || mm > 59 || ss > 60 {
+        return None;
+    }
+    let ms = if frac.is_empty() {
+        0
+    } else {
+        let digits: String = frac.chars().chain("000".chars()).take(3).collect();
+        num(&digits)?
+    };
+    let secs = days_from_civil(y, mo, day) * 86_400 + hh * 3600 + mm * 60 + ss;
+    u64::try_from(secs * 1000 + ms).ok()
+}
+
 /// How the prompt's clock line begins.
 const CLOCK_HEAD: &str = "Current date and time: ";
 
@@ -116,6 +159,24 @@ mod tests {
         );
         let prose = "Current date and time: unknown.\nLater — it can be that much behind.";
         assert_eq!(mask_clock(prose), prose);
+    }
+
+    #[test]
+    fn iso_times_read_back() {
+        for ms in [0, 1_772_357_400_123, 951_782_400_000, 4_102_444_799_999] {
+            assert_eq!(parse_iso(&iso(ms)), Some(ms), "{}", iso(ms));
+        }
+        assert_eq!(parse_iso("2026-03-01T09:30:00Z"), Some(1_772_357_400_000));
+        assert_eq!(parse_iso("2026-03-01T09:30:00.5Z"), Some(1_772_357_400_500));
+        for bad in [
+            "",
+            "2026-03-01",
+            "2026-13-01T00:00:00Z",
+            "2026-03-01T09:30:00+01:00",
+            "x",
+        ] {
+            assert_eq!(parse_iso(bad), None, "{bad}");
+        }
     }
 
     #[test]

@@ -31,6 +31,7 @@ mod registry;
 pub mod resolve;
 mod script_thread;
 pub mod sessions;
+pub mod standing;
 pub mod state;
 pub mod store;
 pub mod substitute;
@@ -51,7 +52,11 @@ pub use harness::{builder, env};
 pub use invoke::{DEFAULT_SESSION_ID, InvokeInput};
 pub use outcome::{Outcome, OutcomeKind, SessionExit, VariableEntry};
 pub use resolve::{Disposition, Firing, ResolvedSession};
-pub use sessions::{Classification, SessionSummary};
+pub use sessions::{
+    Classification, PRUNE_DEFAULT, PruneOptions, PruneReport, PrunedSession, SessionQuery,
+    SessionSummary, SkippedSession,
+};
+pub use standing::{Standing, StandingKind};
 pub use state::{SessionState, Status};
 pub use tools::{HostTool, ToolContext};
 pub use turn::{DEFAULT_MAX_MODEL_CALLS, SendInput, step_limit};

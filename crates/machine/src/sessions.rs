@@ -1,5 +1,6 @@
-//! Session operations a host runs outside a turn (`agent.sessions`): summaries, the
-//! committed transcript, deletion and seeding files into a session folder.
+//! Session operations a host runs outside a turn (`agent.sessions`): summaries with their
+//! standing, the listing by standing and the attention view, the committed transcript,
+//! deletion, pruning and seeding files into a session folder.
 //!
 //! ```no_run
 //! # fn demo(h: &archmax_machine::Harness) -> Result<(), archmax_machine::RunError> {
@@ -20,8 +21,9 @@ use serde_json::{Map, Value};
 use ts_rs::TS;
 
 use crate::outcome::{SessionExit, VariableEntry, variable_entries};
+use crate::standing::{Standing, StandingKind};
 use crate::state::{Park, SessionState, Status, Usage};
-use crate::store::{StoreError, is_descendant, parent_of};
+use crate::store::{SessionId, StoreError, is_descendant, parent_of};
 use crate::{error::RunError, harness::Harness};
 
 /// Whether a session has ended (`completed`, `failed`, `rejected`) or may still move.
@@ -73,17 +75,30 @@ pub struct SessionSummary {
     /// The parent of a child session (`<parent>~<state>:<workflow>:<ordinal>`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub parent_session_id: Option<String>,
+    /// Where the session stands, in words an operator can act on (beside the original's
+    /// `status` and `classification`, which stay as they were).
+    pub standing: Standing,
 }
 
 impl SessionSummary {
-    /// The summary of session `id` as its state stands.
-    pub fn of(id: &str, s: &SessionState) -> Self {
+    /// The summary of session `id` as its state stands; `terminal` says whether its
+    /// current state has no transitions (`None` when its workflow is not known).
+    pub fn of(id: &str, s: &SessionState, terminal: Option<bool>) -> Self {
         let non_empty = |t: &str| (!t.is_empty()).then(|| t.to_string());
         let (wait_reason, resume_at) = match &s.park {
             Some(Park::Input {
                 reason, resume_at, ..
-            }) => (Some(reason.clone()), resume_at.clone()),
+            }) => (non_empty(reason), resume_at.clone()),
             _ => (None, None),
+        };
+        // The parked state: its park record's, else (a parked status without a record)
+        // the current state.
+        let parked = match &s.park {
+            Some(p) => Some(p.state().to_string()),
+            None if matches!(s.status, Status::AwaitingDecision | Status::AwaitingInput) => {
+                non_empty(&s.workflow_state)
+            }
+            None => None,
         };
         let variables = variable_entries(s);
         SessionSummary {
@@ -96,7 +111,7 @@ impl SessionSummary {
             },
             workflow_state: non_empty(&s.workflow_state),
             spec_hash: non_empty(&s.spec_hash),
-            state: s.park.as_ref().map(|p| p.state().to_string()),
+            state: parked,
             wait_reason,
             resume_at,
             exit: s
@@ -107,7 +122,140 @@ impl SessionSummary {
             variables: (!variables.is_empty()).then_some(variables),
             usage: (!s.usage.is_empty()).then_some(s.usage),
             parent_session_id: parent_of(id).map(str::to_string),
+            standing: Standing::of(s, terminal),
         }
+    }
+}
+
+/// Which sessions a listing shows ([`Harness::list_sessions`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SessionQuery {
+    /// Only sessions standing so (empty: every standing).
+    pub kinds: Vec<StandingKind>,
+    /// Only sessions that have stood so for at least this long (milliseconds); a session
+    /// whose `since` is unknown never matches.
+    pub older_than_ms: Option<u64>,
+    /// The attention view: only root sessions that need a person
+    /// ([`Standing::attention`]), stalled work first, then old parks, each longest first.
+    pub attention: bool,
+}
+
+/// The standings a prune by status removes when none is named: the sessions whose work
+/// ended or broke (`done`, `failed`, `cancelled`, `rejected`). `idle` is removed only when
+/// named; running and parked sessions never by status.
+pub const PRUNE_DEFAULT: [StandingKind; 4] = [
+    StandingKind::Done,
+    StandingKind::Failed,
+    StandingKind::Cancelled,
+    StandingKind::Rejected,
+];
+
+/// What [`Harness::prune_sessions`] removes.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PruneOptions {
+    /// Root sessions standing so (empty: [`PRUNE_DEFAULT`]). A running or parked standing
+    /// is refused here: such a session is pruned only by id.
+    pub kinds: Vec<StandingKind>,
+    /// Only sessions that have stood so for at least this long (milliseconds).
+    pub older_than_ms: Option<u64>,
+    /// Report what would be removed, remove nothing (and take no lease).
+    pub dry_run: bool,
+    /// This one session (and its child sessions), whatever it stands as, unless a turn
+    /// holds it. Not with `kinds` or `older_than_ms`.
+    pub session_id: Option<String>,
+}
+
+/// What a prune removed (or, on a dry run, would remove), and what it left and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(export, optional_fields)]
+pub struct PruneReport {
+    /// Nothing was removed: `pruned` is what would have been.
+    pub dry_run: bool,
+    /// The sessions removed, each with its child sessions.
+    pub pruned: Vec<PrunedSession>,
+    /// Sessions the prune chose but left: a turn held them, they changed before their
+    /// lease was taken, or (by id) there is no such session.
+    pub skipped: Vec<SkippedSession>,
+}
+
+/// A session a prune removed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(export, optional_fields)]
+pub struct PrunedSession {
+    /// The session id.
+    pub session_id: String,
+    /// Its workflow.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub workflow: Option<String>,
+    /// Where it stood.
+    pub standing: Standing,
+}
+
+/// A session a prune chose and left.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(export)]
+pub struct SkippedSession {
+    /// The session id.
+    pub session_id: String,
+    /// Why it stays.
+    pub reason: String,
+}
+
+/// Whether states of workflows are terminal, for a listing: the harness's own spec, a
+/// delegation target it assembled, else the spec snapshot the session ran under (each
+/// snapshot read once).
+struct Terminals<'h> {
+    h: &'h Harness,
+    snapshots: BTreeMap<String, Option<Value>>,
+}
+
+impl<'h> Terminals<'h> {
+    fn new(h: &'h Harness) -> Self {
+        Terminals {
+            h,
+            snapshots: BTreeMap::new(),
+        }
+    }
+
+    /// Whether the state session `s` stands at has no transitions; `None` when no spec
+    /// this harness can read declares it.
+    fn of(&mut self, s: &SessionState) -> Option<bool> {
+        let at = s.workflow_state.as_str();
+        if at.is_empty() {
+            return None;
+        }
+        let own = s.workflow.is_empty() || s.workflow == self.h.workflow;
+        if own && let Some(st) = self.h.spec.states.get(at) {
+            return Some(st.is_terminal());
+        }
+        if !own
+            && let Some(child) = self
+                .h
+                .children
+                .lock()
+                .ok()
+                .and_then(|m| m.get(&s.workflow).cloned())
+            && let Some(st) = child.spec.states.get(at)
+        {
+            return Some(st.is_terminal());
+        }
+        if s.spec_hash.is_empty() {
+            return None;
+        }
+        let snapshot = self
+            .snapshots
+            .entry(s.spec_hash.clone())
+            .or_insert_with(|| self.h.store.read_spec_snapshot(&s.spec_hash).ok().flatten());
+        let state = snapshot.as_ref()?.get("states")?.get(at)?;
+        Some(
+            state
+                .get("transitions")
+                .and_then(Value::as_array)
+                .is_none_or(Vec::is_empty),
+        )
     }
 }
 
@@ -125,9 +273,20 @@ impl Harness {
     /// Errors: `SessionStoreIdError` for a bad id, `SessionStoreError` when the store fails.
     pub fn session_summary(&self, id: &str) -> Result<Option<SessionSummary>, RunError> {
         let sid = self.parse_session_id(id)?;
+        let mut terminals = Terminals::new(self);
         Ok(self
             .session_state(sid.as_str())?
-            .map(|s| SessionSummary::of(sid.as_str(), &s)))
+            .map(|s| SessionSummary::of(sid.as_str(), &s, terminals.of(&s))))
+    }
+
+    /// Where session `id` stands; `None` when it has not run.
+    ///
+    /// Errors: `SessionStoreIdError`, `SessionStoreError`.
+    pub fn session_standing(&self, id: &str) -> Result<Option<Standing>, RunError> {
+        let mut terminals = Terminals::new(self);
+        Ok(self
+            .session_state(id)?
+            .map(|s| Standing::of(&s, terminals.of(&s))))
     }
 
     /// The park a parked session waits on, as a host presents it after any restart: the
@@ -209,11 +368,191 @@ impl Harness {
     ///
     /// Errors: `SessionStoreError` when the store cannot be listed.
     pub fn session_summaries(&self) -> Result<Vec<SessionSummary>, RunError> {
-        Ok(self
-            .session_ids()?
-            .iter()
-            .filter_map(|id| self.session_summary(id).ok().flatten())
-            .collect())
+        self.list_sessions(&SessionQuery::default())
+    }
+
+    /// The summaries of the sessions `query` selects: in the store's order, or for the
+    /// attention view stalled work first, then old parks, each longest-standing first.
+    /// Sessions without a readable state are left out.
+    ///
+    /// Errors: `SessionStoreError` when the store cannot be listed.
+    pub fn list_sessions(&self, query: &SessionQuery) -> Result<Vec<SessionSummary>, RunError> {
+        self.list_sessions_at(query, crate::clock::now_ms())
+    }
+
+    /// [`list_sessions`](Self::list_sessions) as it would answer at `now` (epoch ms).
+    pub fn list_sessions_at(
+        &self,
+        query: &SessionQuery,
+        now: u64,
+    ) -> Result<Vec<SessionSummary>, RunError> {
+        let mut terminals = Terminals::new(self);
+        let mut out: Vec<(u8, SessionSummary)> = Vec::new();
+        for id in self.session_ids()? {
+            let Ok(Some(s)) = self.session_state(&id) else {
+                continue;
+            };
+            let summary = SessionSummary::of(&id, &s, terminals.of(&s));
+            let st = &summary.standing;
+            if !query.kinds.is_empty() && !query.kinds.contains(&st.kind) {
+                continue;
+            }
+            if let Some(age) = query.older_than_ms
+                && st.age(now).is_none_or(|a| a < age)
+            {
+                continue;
+            }
+            let rank = if query.attention {
+                match st.attention(now) {
+                    Some(rank) if summary.parent_session_id.is_none() => rank,
+                    _ => continue,
+                }
+            } else {
+                0
+            };
+            out.push((rank, summary));
+        }
+        if query.attention {
+            out.sort_by(|(ra, a), (rb, b)| {
+                let since = |s: &SessionSummary| s.standing.since.unwrap_or(u64::MAX);
+                ra.cmp(rb)
+                    .then(since(a).cmp(&since(b)))
+                    .then(a.session_id.cmp(&b.session_id))
+            });
+        }
+        Ok(out.into_iter().map(|(_, s)| s).collect())
+    }
+
+    /// Removes sessions by standing and age (root sessions, each with its child sessions),
+    /// or one session by id whatever it stands as. Each session's writer lease is taken
+    /// before it is removed and its standing read again under it, so a turn in flight, in
+    /// any process, keeps its session (`skipped`). A dry run removes nothing and takes no
+    /// lease.
+    ///
+    /// Errors: `TypeError` for a running or parked standing named without an id, or an id
+    /// given with a standing or an age; `SessionStoreIdError` for a bad id;
+    /// `SessionStoreError` when the store fails.
+    pub fn prune_sessions(&self, opts: &PruneOptions) -> Result<PruneReport, RunError> {
+        self.prune_sessions_at(opts, crate::clock::now_ms())
+    }
+
+    /// [`prune_sessions`](Self::prune_sessions) as it would answer at `now` (epoch ms).
+    pub fn prune_sessions_at(
+        &self,
+        opts: &PruneOptions,
+        now: u64,
+    ) -> Result<PruneReport, RunError> {
+        let mut report = PruneReport {
+            dry_run: opts.dry_run,
+            pruned: Vec::new(),
+            skipped: Vec::new(),
+        };
+        if let Some(id) = &opts.session_id {
+            if !opts.kinds.is_empty() || opts.older_than_ms.is_some() {
+                return Err(RunError::Options(
+                    "a prune by session id takes no status and no age: it removes that session whatever it stands as".to_string(),
+                ));
+            }
+            let sid = self.parse_session_id(id)?;
+            self.prune_one(&sid, None, &mut report)?;
+            return Ok(report);
+        }
+        if let Some(live) = opts.kinds.iter().find(|k| k.is_live()) {
+            return Err(RunError::Options(format!(
+                "a prune by status never removes a {} session (running or parked); name the session to remove one: prune <session>",
+                live.as_str()
+            )));
+        }
+        let query = SessionQuery {
+            kinds: if opts.kinds.is_empty() {
+                PRUNE_DEFAULT.to_vec()
+            } else {
+                opts.kinds.clone()
+            },
+            older_than_ms: opts.older_than_ms,
+            attention: false,
+        };
+        for summary in self.list_sessions_at(&query, now)? {
+            if summary.parent_session_id.is_some() {
+                // A child session goes with its root.
+                continue;
+            }
+            let sid = self.parse_session_id(&summary.session_id)?;
+            self.prune_one(&sid, Some((&query, now)), &mut report)?;
+        }
+        Ok(report)
+    }
+
+    /// Removes one session under its lease (`matches`: the query it must still answer
+    /// under the lease; `None` for a prune by id), recording what happened in `report`.
+    fn prune_one(
+        &self,
+        sid: &SessionId,
+        matches: Option<(&SessionQuery, u64)>,
+        report: &mut PruneReport,
+    ) -> Result<(), RunError> {
+        let id = sid.as_str().to_string();
+        let skip = |report: &mut PruneReport, reason: String| {
+            report.skipped.push(SkippedSession {
+                session_id: id.clone(),
+                reason,
+            });
+        };
+        let chosen = |report: &mut PruneReport, s: &SessionState, standing: Standing| {
+            report.pruned.push(PrunedSession {
+                session_id: id.clone(),
+                workflow: (!s.workflow.is_empty()).then(|| s.workflow.clone()),
+                standing,
+            });
+        };
+        let still = |standing: &Standing| {
+            matches.is_none_or(|(q, now)| {
+                q.kinds.contains(&standing.kind)
+                    && q.older_than_ms
+                        .is_none_or(|age| standing.age(now).is_some_and(|a| a >= age))
+            })
+        };
+        // Taking the lease makes the folder of an absent session: look first.
+        let Some(s) = self.session_state(&id)? else {
+            skip(report, "there is no such session".to_string());
+            return Ok(());
+        };
+        let mut terminals = Terminals::new(self);
+        if report.dry_run {
+            let standing = Standing::of(&s, terminals.of(&s));
+            chosen(report, &s, standing);
+            return Ok(());
+        }
+        let lease = match self.store.acquire(sid) {
+            Ok(lease) => lease,
+            Err(StoreError::Busy { .. }) => {
+                skip(report, "a turn holds it (running)".to_string());
+                return Ok(());
+            }
+            Err(e) => return Err(e.into()),
+        };
+        // Under the lease: what it stands as now.
+        let Some(s) = self.session_state(&id)? else {
+            drop(lease);
+            skip(report, "there is no such session".to_string());
+            return Ok(());
+        };
+        let standing = Standing::of(&s, terminals.of(&s));
+        if !still(&standing) {
+            drop(lease);
+            skip(
+                report,
+                format!(
+                    "it changed before it was removed: now {}",
+                    standing.kind.as_str()
+                ),
+            );
+            return Ok(());
+        }
+        self.store.delete(sid)?;
+        drop(lease);
+        chosen(report, &s, standing);
+        Ok(())
     }
 
     /// The committed transcript of a session; empty when it has none.

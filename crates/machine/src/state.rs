@@ -248,6 +248,10 @@ pub struct SessionState {
     pub spec_hash: String,
     /// Where the session stands.
     pub status: Status,
+    /// When `status` last changed (epoch milliseconds): stamped by the commit that changed
+    /// it; 0 for a session last written before it was recorded.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub status_since: u64,
     /// A pending or committed rejection.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rejected: Option<String>,

@@ -6,7 +6,10 @@ use std::path::{Component, Path as FsPath};
 use std::sync::Arc;
 use std::time::Instant;
 
-use archmax_machine::{Firing, Harness, Outcome, RunError, SendInput};
+use archmax_machine::standing::{parse_age, parse_status_words};
+use archmax_machine::{
+    Firing, Harness, Outcome, PruneOptions, RunError, SendInput, SessionQuery, SessionSummary,
+};
 use archmax_spec::graph::{Format, Graph};
 use axum::extract::rejection::JsonRejection;
 use axum::extract::{DefaultBodyLimit, Extension, Path, Query, State};
@@ -66,6 +69,7 @@ impl From<RunError> for ApiError {
             | RunError::MissingDeliveryTrigger(_)
             | RunError::SessionId(_)
             | RunError::SessionPath { .. }
+            | RunError::Options(_)
             | RunError::InvalidVariableName { .. } => StatusCode::BAD_REQUEST,
             RunError::Busy { .. }
             | RunError::Parked(_)
@@ -106,8 +110,8 @@ pub(crate) fn router(state: Arc<AppState>, cors_origin: Option<&str>, body_limit
         .route("/openapi.json", get(openapi))
         .route("/workflows", get(workflows))
         .route("/workflows/{workflow}/graph", get(graph))
-        .route("/sessions", get(list_sessions))
-        .route("/sessions/{id}", get(session))
+        .route("/sessions", get(list_sessions).delete(prune_sessions))
+        .route("/sessions/{id}", get(session).delete(prune_session))
         .route("/sessions/{id}/messages", get(messages).post(send))
         .route("/sessions/{id}/decision", post(decide))
         .route("/sessions/{id}/reply", post(reply))
@@ -125,7 +129,11 @@ pub(crate) fn router(state: Arc<AppState>, cors_origin: Option<&str>, body_limit
         app = app.layer(
             CorsLayer::new()
                 .allow_origin(AllowOrigin::exact(origin))
-                .allow_methods([axum::http::Method::GET, axum::http::Method::POST])
+                .allow_methods([
+                    axum::http::Method::GET,
+                    axum::http::Method::POST,
+                    axum::http::Method::DELETE,
+                ])
                 .allow_headers([header::AUTHORIZATION, header::CONTENT_TYPE]),
         );
     }
@@ -285,10 +293,22 @@ async fn graph(
 
 /// A session summary with its workflow and, when parked, its park record.
 fn described(st: &AppState, id: &str) -> Result<Option<Value>, ApiError> {
-    let any = st.any()?;
-    let Some(summary) = any.session_summary(id)? else {
+    // The summary through the session's own workflow, which knows its terminal states.
+    let own = st
+        .recorded(id)?
+        .and_then(|w| st.harness(&w).ok())
+        .map_or_else(|| st.any(), Ok)?;
+    let Some(summary) = own.session_summary(id)? else {
         return Ok(None);
     };
+    with_park(st, summary).map(Some)
+}
+
+/// A summary with its workflow and, when parked, its park record.
+fn with_park(st: &AppState, summary: SessionSummary) -> Result<Value, ApiError> {
+    let any = st.any()?;
+    let id = summary.session_id.clone();
+    let id = id.as_str();
     let mut value = serde_json::to_value(&summary).unwrap_or(Value::Null);
     let workflow = st.recorded(id)?;
     let park = match workflow.as_deref().map(|w| st.harness(w)) {
@@ -303,7 +323,7 @@ fn described(st: &AppState, id: &str) -> Result<Option<Value>, ApiError> {
             m.insert("park".into(), p);
         }
     }
-    Ok(Some(value))
+    Ok(value)
 }
 
 #[derive(Deserialize)]
@@ -311,6 +331,31 @@ struct ListQuery {
     workflow: Option<String>,
     status: Option<String>,
     awaiting: Option<String>,
+    #[serde(rename = "olderThan")]
+    older_than: Option<String>,
+    attention: Option<String>,
+}
+
+/// A boolean query parameter: present and not `false` or `0`.
+fn on(v: Option<&str>) -> bool {
+    v.is_some_and(|v| !matches!(v.trim(), "false" | "0"))
+}
+
+/// `?status=` as standings; absent or blank: every standing.
+fn kinds(status: Option<&str>) -> Result<Vec<archmax_machine::StandingKind>, ApiError> {
+    match status.filter(|s| !s.trim().is_empty()) {
+        None => Ok(Vec::new()),
+        Some(words) => {
+            parse_status_words(words).map_err(|e| ApiError::bad_request(format!("status: {e}")))
+        }
+    }
+}
+
+/// `?olderThan=` as milliseconds.
+fn age(text: Option<&str>) -> Result<Option<u64>, ApiError> {
+    text.filter(|t| !t.trim().is_empty())
+        .map(|t| parse_age(t).map_err(|e| ApiError::bad_request(format!("olderThan: {e}"))))
+        .transpose()
 }
 
 /// When a session parked, for the oldest-first order of pending ones.
@@ -324,10 +369,15 @@ fn parked_at(v: &Value) -> String {
 
 async fn list_sessions(State(st): State<Arc<AppState>>, Query(q): Query<ListQuery>) -> ApiResult {
     st.metrics.on_request("sessions");
-    let ids = st.any()?.session_ids()?;
+    let attention = on(q.attention.as_deref());
+    let query = SessionQuery {
+        kinds: kinds(q.status.as_deref())?,
+        older_than_ms: age(q.older_than.as_deref())?,
+        attention,
+    };
     let mut out = Vec::new();
-    for id in ids {
-        let Ok(Some(v)) = described(&st, &id) else {
+    for summary in st.any()?.list_sessions(&query)? {
+        let Ok(v) = with_park(&st, summary) else {
             continue;
         };
         let field = |name: &str| {
@@ -339,7 +389,6 @@ async fn list_sessions(State(st): State<Arc<AppState>>, Query(q): Query<ListQuer
         if q.workflow
             .as_deref()
             .is_some_and(|w| field("workflow") != w)
-            || q.status.as_deref().is_some_and(|s| field("status") != s)
         {
             continue;
         }
@@ -355,10 +404,107 @@ async fn list_sessions(State(st): State<Arc<AppState>>, Query(q): Query<ListQuer
         }
         out.push(v);
     }
-    if q.awaiting.is_some() {
+    if q.awaiting.is_some() && !attention {
         out.sort_by_key(parked_at);
     }
     Ok(Json(Value::Array(out)).into_response())
+}
+
+/// Refuses `who` unless it may prune: an identity named in the server's admins, or an
+/// approver of some state of a workflow the server loaded.
+fn check_pruner(st: &AppState, who: &str) -> Result<(), ApiError> {
+    if st.admins.iter().any(|a| a == who) {
+        return Ok(());
+    }
+    let approver = st.workflows.values().any(|w| match w {
+        crate::Loaded::Ready(h) => h.spec().states.values().any(|s| {
+            s.approvers
+                .as_ref()
+                .is_some_and(|a| a.iter().any(|x| x == who))
+        }),
+        crate::Loaded::Broken(_) => false,
+    });
+    if approver {
+        return Ok(());
+    }
+    Err(ApiError::new(
+        StatusCode::FORBIDDEN,
+        "NotAllowedToPruneError",
+        format!(
+            "'{who}' may not prune sessions: that takes an approver of some state, or an identity listed in {}",
+            crate::ADMINS_VAR
+        ),
+    ))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PruneQuery {
+    status: Option<String>,
+    #[serde(rename = "olderThan")]
+    older_than: Option<String>,
+    #[serde(rename = "dryRun")]
+    dry_run: Option<String>,
+}
+
+/// `DELETE /sessions?status=&olderThan=&dryRun=`: a prune by standing and age.
+async fn prune_sessions(
+    State(st): State<Arc<AppState>>,
+    Extension(Identity(who)): Extension<Identity>,
+    query: Result<Query<PruneQuery>, axum::extract::rejection::QueryRejection>,
+) -> ApiResult {
+    st.metrics.on_request("prune");
+    let Query(q) = query.map_err(|r| ApiError::bad_request(r.body_text()))?;
+    check_pruner(&st, &who)?;
+    let opts = PruneOptions {
+        kinds: kinds(q.status.as_deref())?,
+        older_than_ms: age(q.older_than.as_deref())?,
+        dry_run: on(q.dry_run.as_deref()),
+        session_id: None,
+    };
+    let report = st.any()?.prune_sessions(&opts)?;
+    Ok(Json(report).into_response())
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PruneOneQuery {
+    #[serde(rename = "dryRun")]
+    dry_run: Option<String>,
+}
+
+/// `DELETE /sessions/{id}?dryRun=`: one session, whatever it stands as, unless a turn holds it.
+async fn prune_session(
+    State(st): State<Arc<AppState>>,
+    Extension(Identity(who)): Extension<Identity>,
+    Path(id): Path<String>,
+    query: Result<Query<PruneOneQuery>, axum::extract::rejection::QueryRejection>,
+) -> ApiResult {
+    st.metrics.on_request("prune");
+    let Query(q) = query.map_err(|r| ApiError::bad_request(r.body_text()))?;
+    check_pruner(&st, &who)?;
+    let opts = PruneOptions {
+        dry_run: on(q.dry_run.as_deref()),
+        session_id: Some(id.clone()),
+        ..PruneOptions::default()
+    };
+    let report = st.any()?.prune_sessions(&opts)?;
+    if report.pruned.is_empty() {
+        let reason = report
+            .skipped
+            .first()
+            .map_or("it was not removed", |s| s.reason.as_str());
+        return Err(if reason == "there is no such session" {
+            no_session(&id)
+        } else {
+            ApiError::new(
+                StatusCode::CONFLICT,
+                "SessionNotResumableError",
+                format!("session '{id}' was not pruned: {reason}"),
+            )
+        });
+    }
+    Ok(Json(report).into_response())
 }
 
 async fn session(State(st): State<Arc<AppState>>, Path(id): Path<String>) -> ApiResult {

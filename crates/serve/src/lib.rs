@@ -36,6 +36,19 @@ pub use auth::Tokens;
 /// The variable that holds the tokens: `identity=token` pairs, comma-separated.
 pub const TOKENS_VAR: &str = "ARCHMAX_SERVE_TOKENS";
 
+/// The variable that names the admins: identities (of [`TOKENS_VAR`]), comma-separated,
+/// that may prune sessions besides the approvers of the workspace's human states.
+pub const ADMINS_VAR: &str = "ARCHMAX_SERVE_ADMINS";
+
+/// The identities a text of [`ADMINS_VAR`] names: comma-separated, trimmed, blanks left out.
+pub fn parse_admins(text: &str) -> Vec<String> {
+    text.split(',')
+        .map(str::trim)
+        .filter(|a| !a.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
 /// The default bound on a request body (1 MiB).
 pub const DEFAULT_BODY_LIMIT: usize = 1024 * 1024;
 
@@ -111,6 +124,8 @@ pub struct ServeConfig {
     pub metrics: Arc<metrics::Metrics>,
     /// The largest request body accepted, in bytes.
     pub body_limit: usize,
+    /// The identities that may prune sessions besides the approvers ([`ADMINS_VAR`]).
+    pub admins: Vec<String>,
 }
 
 /// The address to bind: `host` (default 127.0.0.1) and `port`; a non-loopback host is
@@ -158,6 +173,7 @@ pub(crate) struct AppState {
     pub hub: Arc<hub::Hub>,
     pub metrics: Arc<metrics::Metrics>,
     pub tokens: Tokens,
+    pub admins: Vec<String>,
 }
 
 /// The router of every route, with the state assembled: one harness per workflow, all
@@ -192,6 +208,7 @@ pub fn app(config: ServeConfig) -> Result<Router, ServeError> {
         hub,
         metrics,
         tokens: config.tokens,
+        admins: config.admins,
     });
     Ok(api::router(
         state,

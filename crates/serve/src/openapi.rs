@@ -23,6 +23,25 @@ fn session_param() -> Value {
     json!([{ "name": "id", "in": "path", "required": true, "schema": { "type": "string" } }])
 }
 
+fn status_param() -> Value {
+    json!({ "name": "status", "in": "query", "description": "Only sessions standing so, comma-separated: running, awaiting-decision, awaiting-input, waiting, idle, done, failed, cancelled, rejected (the original's completed, awaiting_decision and awaiting_input name the standings they cover)", "schema": { "type": "string" } })
+}
+
+fn older_than_param() -> Value {
+    json!({ "name": "olderThan", "in": "query", "description": "Only sessions standing so for at least this long: a whole number and s, m, h, d or w (7d)", "schema": { "type": "string" } })
+}
+
+fn prune_answer() -> Value {
+    json!({
+        "200": { "description": "What was removed (with dryRun: what would be) and what was left and why", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/PruneReport" } } } },
+        "400": { "$ref": "#/components/responses/Error" },
+        "401": { "$ref": "#/components/responses/Error" },
+        "403": { "$ref": "#/components/responses/Error" },
+        "404": { "$ref": "#/components/responses/Error" },
+        "409": { "$ref": "#/components/responses/Error" }
+    })
+}
+
 /// The document.
 pub(crate) fn document() -> Value {
     let object = json!({ "type": "object", "additionalProperties": true });
@@ -34,6 +53,10 @@ pub(crate) fn document() -> Value {
             "securitySchemes": { "bearer": { "type": "http", "scheme": "bearer", "description": "A token of ARCHMAX_SERVE_TOKENS (identity=token pairs); none needed when the server runs without tokens on loopback" } },
             "schemas": {
                 "Outcome": { "type": "object", "description": "types/Outcome.ts, without `messages`", "required": ["sessionId", "status"] },
+                "PruneReport": { "type": "object", "description": "types/PruneReport.ts", "required": ["dryRun", "pruned", "skipped"], "properties": {
+                    "dryRun": { "type": "boolean" },
+                    "pruned": { "type": "array", "items": { "type": "object", "required": ["sessionId", "standing"], "properties": { "sessionId": { "type": "string" }, "workflow": { "type": "string" }, "standing": { "type": "object" } } } },
+                    "skipped": { "type": "array", "items": { "type": "object", "required": ["sessionId", "reason"], "properties": { "sessionId": { "type": "string" }, "reason": { "type": "string" } } } } } },
                 "Error": { "type": "object", "required": ["error", "code"], "properties": { "error": { "type": "string" }, "code": { "type": "string" } } }
             },
             "responses": { "Error": { "description": "A refusal", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/Error" } } } } }
@@ -50,15 +73,32 @@ pub(crate) fn document() -> Value {
                     { "name": "format", "in": "query", "schema": { "enum": ["svg", "mermaid", "dot"], "default": "svg" } }
                 ],
                 "responses": { "200": { "description": "The diagram" } } } },
-            "/sessions": { "get": {
-                "summary": "Session summaries with their workflow and park record",
-                "parameters": [
-                    { "name": "workflow", "in": "query", "schema": { "type": "string" } },
-                    { "name": "status", "in": "query", "schema": { "type": "string" } },
-                    { "name": "awaiting", "in": "query", "description": "decision or input: only sessions parked so, oldest first", "schema": { "enum": ["decision", "input"] } }
-                ],
-                "responses": { "200": { "description": "[SessionSummary & { workflow?, park? }]" } } } },
-            "/sessions/{id}": { "get": { "summary": "One session's summary, workflow and park record", "parameters": session_param(), "responses": { "200": { "description": "SessionSummary & { workflow?, park? }" }, "404": { "$ref": "#/components/responses/Error" } } } },
+            "/sessions": {
+                "get": {
+                    "summary": "Session summaries with their workflow, park record and standing (where each stands: types/Standing.ts)",
+                    "parameters": [
+                        { "name": "workflow", "in": "query", "schema": { "type": "string" } },
+                        status_param(),
+                        older_than_param(),
+                        { "name": "attention", "in": "query", "description": "The attention view: root sessions that need a person, stalled work first (idle, cancelled, failed and resumable, waiting past its due time, running for over an hour), then sessions parked for over a day, each longest-standing first", "schema": { "type": "boolean" } },
+                        { "name": "awaiting", "in": "query", "description": "decision or input: only sessions parked so, oldest first", "schema": { "enum": ["decision", "input"] } }
+                    ],
+                    "responses": { "200": { "description": "[SessionSummary & { workflow?, park? }]" }, "400": { "$ref": "#/components/responses/Error" } } },
+                "delete": {
+                    "summary": "Prune: remove root sessions (with their child sessions) by standing and age. Without status: done, failed, cancelled and rejected ones; a running or parked standing is refused (remove such a session by id). A session a turn holds is skipped. Only for an approver of some state or an identity of ARCHMAX_SERVE_ADMINS",
+                    "parameters": [
+                        { "name": "status", "in": "query", "description": "Comma-separated: done, failed, cancelled, rejected, idle", "schema": { "type": "string" } },
+                        older_than_param(),
+                        { "name": "dryRun", "in": "query", "description": "Say what would be removed; remove nothing", "schema": { "type": "boolean" } }
+                    ],
+                    "responses": prune_answer() }
+            },
+            "/sessions/{id}": {
+                "get": { "summary": "One session's summary, workflow, park record and standing", "parameters": session_param(), "responses": { "200": { "description": "SessionSummary & { workflow?, park? }" }, "404": { "$ref": "#/components/responses/Error" } } },
+                "delete": { "summary": "Prune one session (and its child sessions) whatever it stands as, parked included; 409 while a turn holds it. Only for an approver of some state or an identity of ARCHMAX_SERVE_ADMINS",
+                    "parameters": [ { "name": "id", "in": "path", "required": true, "schema": { "type": "string" } }, { "name": "dryRun", "in": "query", "schema": { "type": "boolean" } } ],
+                    "responses": prune_answer() }
+            },
             "/sessions/{id}/messages": {
                 "get": { "summary": "The session's transcript", "parameters": session_param(), "responses": { "200": { "description": "Messages" } } },
                 "post": { "summary": "Send a message (a turn, or a reply/delivery as the session's park says)", "parameters": session_param(),

@@ -285,9 +285,116 @@ fn json_results_carry_records_and_the_session_id() {
         json!({ "kind": "grade.closedQA", "threshold": 0.5, "status": "passed", "score": 0.9, "detail": "The customer is told the refund was paid: the reply says paid", "step": 8 })
     );
     assert_eq!(case["records"][2]["detail"], "decision in review");
-    // The session is kept in the workspace's store, under the id shown.
+    // The case ran in a store of its own, removed after the run: the workspace has no
+    // sessions, and none is kept.
+    assert!(!ws.root().join("sessions").exists());
+    assert!(v.get("sessionsKept").is_none(), "{v}");
     let s = cli(&ws, None, &["sessions", sid, "--json"]);
-    assert_eq!(s.code, 0, "{}", s.err);
+    assert_eq!(s.code, 1, "{}", s.err);
+}
+
+/// The folder `--keep` names on the line `the cases' sessions are kept in <dir>`.
+fn kept_in(err: &str) -> std::path::PathBuf {
+    let line = err
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("the cases' sessions are kept in "))
+        .unwrap_or_else(|| panic!("no kept line in:\n{err}"));
+    std::path::PathBuf::from(line)
+}
+
+#[test]
+fn cases_run_in_a_store_of_their_own_kept_only_when_asked() {
+    let ws = workspace(SPEC);
+    // --keep: a temporary folder, named, holding the case's session.
+    let server = ScriptedServer::start(park_replies()).expect("server");
+    let r = cli(&ws, Some(&server), &["test", "refunds", "a-park", "--keep"]);
+    assert_eq!(r.code, 0, "{}", r.err);
+    let dir = kept_in(&r.err);
+    assert!(dir.starts_with(std::env::temp_dir()), "{}", dir.display());
+    let sessions: Vec<String> = std::fs::read_dir(&dir)
+        .expect("the kept folder")
+        .filter_map(Result::ok)
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("test-default-test-run-"))
+        .collect();
+    assert_eq!(sessions.len(), 1, "{sessions:?}");
+    assert!(
+        r.err.contains(&format!(
+            "list them: archmax sessions --workflow refunds --store {}\n",
+            dir.display()
+        )),
+        "{}",
+        r.err
+    );
+    // `archmax sessions --store <dir>` reads them: the case ended at the terminal `paid`.
+    let dir_text = dir.display().to_string();
+    let listed = cli(
+        &ws,
+        None,
+        &[
+            "sessions",
+            "--workflow",
+            "refunds",
+            "--store",
+            &dir_text,
+            "--json",
+        ],
+    );
+    assert_eq!(listed.code, 0, "{}", listed.err);
+    let all: Value = serde_json::from_str(&listed.out).expect("json");
+    assert_eq!(all[0]["sessionId"], sessions[0].as_str());
+    assert_eq!(all[0]["standing"]["kind"], "done", "{all}");
+    let shown = cli(&ws, None, &["sessions", &sessions[0], "--store", &dir_text]);
+    assert_eq!(shown.code, 0, "{}", shown.err);
+    assert!(
+        shown.out.contains("  standing done at 'paid'"),
+        "{}",
+        shown.out
+    );
+    std::fs::remove_dir_all(&dir).expect("clean up");
+    assert!(!ws.root().join("sessions").exists());
+
+    // --store <dir>: the cases' sessions there, removed after the run unless --keep.
+    let chosen = ws.root().join("case-sessions");
+    let server = ScriptedServer::start(park_replies()).expect("server");
+    let r = cli(
+        &ws,
+        Some(&server),
+        &[
+            "test",
+            "refunds",
+            "a-park",
+            "--store",
+            "case-sessions",
+            "--json",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.err);
+    let v: Value = serde_json::from_str(&r.out).expect("json");
+    let sid = v["results"][0]["sessionId"].as_str().unwrap_or_default();
+    assert!(!sid.is_empty());
+    assert!(chosen.is_dir(), "the chosen store was used");
+    assert!(!chosen.join(sid).exists(), "the case's session was removed");
+    let server = ScriptedServer::start(park_replies()).expect("server");
+    let r = cli(
+        &ws,
+        Some(&server),
+        &[
+            "test",
+            "refunds",
+            "a-park",
+            "--store",
+            "case-sessions",
+            "--keep",
+            "--json",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.err);
+    let v: Value = serde_json::from_str(&r.out).expect("json");
+    assert_eq!(v["sessionsKept"], chosen.display().to_string());
+    let sid = v["results"][0]["sessionId"].as_str().unwrap_or_default();
+    assert!(chosen.join(sid).join("checkpoints/state.json").exists());
+    assert!(!ws.root().join("sessions").exists());
 }
 
 #[test]

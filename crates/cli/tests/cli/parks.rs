@@ -73,7 +73,7 @@ pub fn waiting_until(until: &str) -> Vec<Reply> {
 
 /// A workspace whose session `p-1` is parked at `review`; `then` is the rest of
 /// the script, for the commands that follow.
-fn parked_at_review(then: Vec<Reply>) -> (Workspace, ScriptedServer) {
+pub(crate) fn parked_at_review(then: Vec<Reply>) -> (Workspace, ScriptedServer) {
     let ws = workspace();
     let calc = ws.root().join("sessions/p-1/scratchpad/calc.md");
     std::fs::create_dir_all(calc.parent().expect("dir")).expect("mkdir");
@@ -450,9 +450,9 @@ fn sessions_list_a_parked_session_with_its_decision_context() {
         format!("{}\n✔ sessions\n", ws.header("refunds", None))
     );
     assert_eq!(
-        r.out,
+        crate::support::no_times(&r.out),
         format!(
-            "  p-1  awaiting_decision  open  state=review  awaiting=review  vars=trigger\n{CONTEXT}"
+            "  p-1  awaiting_decision  open  state=review  awaiting=review  vars=trigger  → awaiting a decision at 'review' · <age>\n{CONTEXT}"
         )
     );
     let r = cli(&ws, None, &["sessions", "p-1"]);
@@ -470,7 +470,7 @@ fn sessions_list_a_parked_session_with_its_decision_context() {
     let r = crate::support::cli_with(&ws, None, &[], true, &["sessions"]);
     assert!(
         r.out
-            .contains("  \x1b[33mawaiting=review\x1b[0m  vars=trigger\n"),
+            .contains("  \x1b[33mawaiting=review\x1b[0m  vars=trigger  \x1b[33m→ awaiting a decision at 'review' · "),
         "{:?}",
         r.out
     );
@@ -482,8 +482,8 @@ fn sessions_show_what_a_waiting_session_waits_for() {
     let r = cli(&ws, None, &["sessions"]);
     assert_eq!(r.code, 0, "{}", r.err);
     assert_eq!(
-        r.out,
-        "  w-1  awaiting_input  open  state=poll  awaiting=poll  vars=trigger\n    waiting for: the payment  due=2030-01-01T09:00:00.000Z\n"
+        crate::support::no_times(&r.out),
+        "  w-1  awaiting_input  open  state=poll  awaiting=poll  vars=trigger  → waiting at 'poll' until 2030-01-01T09:00:00.000Z · <age>\n    waiting for: the payment  due=2030-01-01T09:00:00.000Z\n"
     );
     let r = cli(&ws, None, &["sessions", "w-1"]);
     assert_eq!(r.code, 0, "{}", r.err);
@@ -526,4 +526,33 @@ fn reply_and_deliver_print_the_outcome_with_json() {
     assert_eq!(outcome["disposition"], "deliver");
     assert_eq!(outcome["sessionId"], "w-1");
     assert_eq!(outcome["status"], "completed");
+}
+
+#[test]
+fn a_parked_session_is_pruned_only_by_id() {
+    let (ws, _server) = parked_at_review(Vec::new());
+    let r = cli(
+        &ws,
+        None,
+        &[
+            "sessions",
+            "prune",
+            "--status",
+            "done,failed,cancelled,rejected,idle",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.err);
+    assert!(r.err.ends_with("✔ pruned 0 sessions\n"), "{}", r.err);
+    assert!(ws.root().join("sessions/p-1").exists());
+    let r = cli(&ws, None, &["sessions", "prune", "p-1", "--dry-run"]);
+    assert_eq!(r.code, 0, "{}", r.err);
+    assert_eq!(
+        crate::support::no_times(&r.out),
+        "  p-1  awaiting a decision at 'review' · <age>  workflow=refunds\n"
+    );
+    assert!(ws.root().join("sessions/p-1").exists());
+    let r = cli(&ws, None, &["sessions", "prune", "p-1"]);
+    assert_eq!(r.code, 0, "{}", r.err);
+    assert!(r.err.ends_with("✔ pruned 1 session\n"), "{}", r.err);
+    assert!(!ws.root().join("sessions/p-1").exists());
 }

@@ -640,3 +640,77 @@ fn an_interrupted_session_that_cannot_be_resumed_is_reported_and_left() {
     // Its claim was dropped: another worker (or a fix) may take it.
     drop(store.acquire(&id).expect("not leased"));
 }
+
+#[test]
+fn test_runs_its_cases_in_the_chosen_postgres_store_and_clears_them() {
+    let Some(url) = store_url() else { return };
+    let ws = workspace();
+    let tests = ws.root().join("workflows/refunds/tests");
+    std::fs::create_dir_all(&tests).expect("tests folder");
+    std::fs::write(
+        tests.join("greet.test.yaml"),
+        "title: A greeting\ndescription: The agent greets and completes in draft.\nsteps:\n  - send: hi\n  - reply: { includes: Hello }\n",
+    )
+    .expect("case");
+    let env = [("ARCHMAX_SESSION_STORE", url.as_str())];
+    let server = ScriptedServer::start(vec![Reply::text("Hello there.")]).expect("server");
+    // The workspace's store is this database too: `archmax test` does not use it unless named.
+    let r = cli_with(
+        &ws,
+        Some(&server),
+        &env,
+        false,
+        &["test", "refunds", "--json"],
+    );
+    assert_eq!(r.code, 0, "{}\n{}", r.err, r.out);
+    let listed = cli_with(&ws, None, &env, false, &["sessions", "--json"]);
+    assert_eq!(listed.out, "[]\n", "{}", listed.err);
+    // Named with --store and --keep: the case's session is there, then pruned by id.
+    let server = ScriptedServer::start(vec![Reply::text("Hello there.")]).expect("server");
+    let r = cli_with(
+        &ws,
+        Some(&server),
+        &[],
+        false,
+        &[
+            "test",
+            "refunds",
+            "--store",
+            url.as_str(),
+            "--keep",
+            "--json",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}\n{}", r.err, r.out);
+    let v: serde_json::Value = serde_json::from_str(&r.out).expect("json");
+    let sid = v["results"][0]["sessionId"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let shown = cli_with(&ws, None, &env, false, &["sessions", &sid, "--json"]);
+    assert_eq!(shown.code, 0, "{}", shown.err);
+    let s: serde_json::Value = serde_json::from_str(&shown.out).expect("json");
+    assert_eq!(s["standing"]["kind"], "idle", "{s}");
+    let pruned = cli_with(
+        &ws,
+        None,
+        &env,
+        false,
+        &["sessions", "prune", "--status", "idle", "--json"],
+    );
+    assert_eq!(pruned.code, 0, "{}", pruned.err);
+    let report: serde_json::Value = serde_json::from_str(&pruned.out).expect("json");
+    assert_eq!(report["pruned"][0]["sessionId"], sid.as_str(), "{report}");
+    // Without --keep, the chosen store is left without the case's session.
+    let server = ScriptedServer::start(vec![Reply::text("Hello there.")]).expect("server");
+    let r = cli_with(
+        &ws,
+        Some(&server),
+        &[],
+        false,
+        &["test", "refunds", "--store", url.as_str(), "--json"],
+    );
+    assert_eq!(r.code, 0, "{}\n{}", r.err, r.out);
+    let listed = cli_with(&ws, None, &env, false, &["sessions", "--json"]);
+    assert_eq!(listed.out, "[]\n", "{}", listed.err);
+}

@@ -103,6 +103,9 @@ impl Served {
     fn get(&self, path: &str) -> Response {
         self.with_token(self.client.get(format!("{}{path}", self.base)), None)
     }
+    fn delete_as(&self, path: &str, token: Option<&str>) -> Response {
+        self.with_token(self.client.delete(format!("{}{path}", self.base)), token)
+    }
     fn post(&self, path: &str, body: Value) -> Response {
         self.post_as(path, body, None)
     }
@@ -517,6 +520,12 @@ fn bodies_are_bounded_cors_is_off_unless_configured_and_openapi_lists_every_rout
     ] {
         assert!(paths.contains(&route), "{route} in the OpenAPI document");
     }
+    for route in ["/sessions", "/sessions/{id}"] {
+        assert!(
+            doc["paths"][route]["delete"].is_object(),
+            "DELETE {route} documented"
+        );
+    }
     let svg = s.get("/workflows/refunds/graph");
     assert_eq!(
         svg.headers()
@@ -563,6 +572,125 @@ fn sessions_live_in_the_postgres_store_that_store_names() {
     let (status, decided) = json_of(s.post("/sessions/p-1/decision", json!({ "target": "paid" })));
     assert_eq!(status, StatusCode::OK, "{decided}");
     assert_eq!(decided["status"], "completed");
+    // `paid` has no transitions: done, and prunable by an approver.
+    let (_, one) = json_of(s.get("/sessions/p-1"));
+    assert_eq!(one["standing"]["kind"], "done", "{one}");
+    let (status, report) = json_of(s.delete_as("/sessions?status=done", Some("tok-finance")));
+    assert_eq!(status, StatusCode::OK, "{report}");
+    assert_eq!(report["pruned"][0]["sessionId"], "p-1", "{report}");
+    let (status, _) = json_of(s.get("/sessions/p-1"));
+    assert_eq!(status, StatusCode::NOT_FOUND);
+}
+
+#[test]
+fn sessions_say_where_they_stand_and_only_approvers_and_admins_prune() {
+    let mut script = handover();
+    script.push(Reply::text("Here is a first draft."));
+    let s = serve(
+        script,
+        &[
+            (
+                "ARCHMAX_SERVE_TOKENS",
+                "finance=tok-finance,bob=tok-bob,carol=tok-carol",
+            ),
+            ("ARCHMAX_SERVE_ADMINS", "carol"),
+        ],
+        &[],
+    );
+    let (status, _) = json_of(s.post("/sessions/p-1/messages", json!({ "message": "Refund 7" })));
+    assert_eq!(status, StatusCode::OK);
+    let (status, _) = json_of(s.post("/sessions/i-1/messages", json!({ "message": "Refund 8" })));
+    assert_eq!(status, StatusCode::OK);
+    let ids = |v: &Value| -> Vec<String> {
+        v.as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|s| s["sessionId"].as_str().map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+
+    // Where each stands, beside the original's fields.
+    let (_, one) = json_of(s.get("/sessions/i-1"));
+    assert_eq!(
+        (one["status"].clone(), one["classification"].clone()),
+        (json!("completed"), json!("finished"))
+    );
+    assert_eq!(one["standing"]["kind"], "idle");
+    assert_eq!(one["standing"]["state"], "draft");
+    assert_eq!(one["standing"]["resumable"], true);
+    assert!(one["standing"]["since"].as_u64().is_some(), "{one}");
+    let (_, idle) = json_of(s.get("/sessions?status=idle"));
+    assert_eq!(ids(&idle), ["i-1"]);
+    let (_, parked) = json_of(s.get("/sessions?status=awaiting-decision,waiting"));
+    assert_eq!(ids(&parked), ["p-1"]);
+    assert_eq!(parked[0]["standing"]["kind"], "awaiting-decision");
+    let (_, legacy) = json_of(s.get("/sessions?status=awaiting_decision"));
+    assert_eq!(ids(&legacy), ["p-1"]);
+    let (_, attention) = json_of(s.get("/sessions?attention=true"));
+    assert_eq!(
+        ids(&attention),
+        ["i-1"],
+        "a fresh park needs no attention yet"
+    );
+    let (_, old) = json_of(s.get("/sessions?olderThan=1d"));
+    assert_eq!(old, json!([]));
+    for (path, message) in [
+        (
+            "/sessions?status=stuck",
+            "status: 'stuck' is not a session status",
+        ),
+        (
+            "/sessions?olderThan=soon",
+            "olderThan: 'soon' is not an age",
+        ),
+    ] {
+        let (status, err) = json_of(s.get(path));
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{path}");
+        assert!(
+            err["error"]
+                .as_str()
+                .is_some_and(|e| e.starts_with(message)),
+            "{err}"
+        );
+    }
+
+    // Pruning: not for bob; for finance (an approver of `review`) and carol (an admin).
+    let (status, refused) = json_of(s.delete_as("/sessions?status=idle", Some("tok-bob")));
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    assert_eq!(refused["code"], "NotAllowedToPruneError");
+    assert_eq!(
+        refused["error"],
+        "'bob' may not prune sessions: that takes an approver of some state, or an identity listed in ARCHMAX_SERVE_ADMINS"
+    );
+    let (status, dry) =
+        json_of(s.delete_as("/sessions?status=idle&dryRun=true", Some("tok-finance")));
+    assert_eq!(status, StatusCode::OK, "{dry}");
+    assert_eq!(dry["dryRun"], true);
+    assert_eq!(dry["pruned"][0]["sessionId"], "i-1");
+    assert_eq!(dry["pruned"][0]["standing"]["kind"], "idle");
+    assert_eq!(json_of(s.get("/sessions/i-1")).0, StatusCode::OK);
+    let (status, err) =
+        json_of(s.delete_as("/sessions?status=awaiting-decision", Some("tok-carol")));
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert_eq!(err["code"], "TypeError");
+    let (status, report) = json_of(s.delete_as("/sessions?status=idle", Some("tok-carol")));
+    assert_eq!(status, StatusCode::OK, "{report}");
+    assert_eq!(
+        (report["dryRun"].clone(), ids(&report["pruned"])),
+        (json!(false), vec!["i-1".to_string()])
+    );
+    assert_eq!(json_of(s.get("/sessions/i-1")).0, StatusCode::NOT_FOUND);
+    // A parked session, by id only.
+    let (status, report) = json_of(s.delete_as("/sessions/p-1", Some("tok-finance")));
+    assert_eq!(status, StatusCode::OK, "{report}");
+    assert_eq!(report["pruned"][0]["standing"]["kind"], "awaiting-decision");
+    assert_eq!(json_of(s.get("/sessions/p-1")).0, StatusCode::NOT_FOUND);
+    let (status, gone) = json_of(s.delete_as("/sessions/p-1", Some("tok-finance")));
+    assert_eq!(status, StatusCode::NOT_FOUND, "{gone}");
+    let (status, _) = json_of(s.delete_as("/sessions/p-1", Some("tok-bob")));
+    assert_eq!(status, StatusCode::FORBIDDEN);
 }
 
 /// `POST <path>` with `body` over a raw connection, the path sent exactly as written (an HTTP

@@ -94,3 +94,34 @@ pub fn cli_with(
         err: io.stderr_text(),
     }
 }
+
+/// `text` with the times a session listing prints made fixed: an age after `· ` or in
+/// `(… ago)` becomes `<age>`, a time after `since ` becomes `<t>`.
+pub fn no_times(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    loop {
+        let next = ["· ", "(", "since "]
+            .iter()
+            .filter_map(|m| rest.find(m).map(|at| (at, *m)))
+            .min_by_key(|(at, _)| *at);
+        let Some((at, marker)) = next else {
+            out.push_str(rest);
+            return out;
+        };
+        out.push_str(&rest[..at + marker.len()]);
+        rest = &rest[at + marker.len()..];
+        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+        let unit = rest[digits..].chars().next();
+        if marker == "since " && rest.len() >= 24 && rest.as_bytes().get(23) == Some(&b'Z') {
+            out.push_str("<t>");
+            rest = &rest[24..];
+        } else if digits > 0 && matches!(unit, Some('s' | 'm' | 'h' | 'd')) {
+            let after = &rest[digits + 1..];
+            if marker != "(" || after.starts_with(" ago)") {
+                out.push_str("<age>");
+                rest = after;
+            }
+        }
+    }
+}

@@ -104,6 +104,10 @@ struct Turn<'h> {
     /// The state this turn's last commit made durable: a commit with no new message and
     /// this same state has nothing to write, and is skipped.
     committed: Option<Value>,
+    /// The status the store holds for the session (as loaded, then as last committed;
+    /// `None` for a session not stored yet): a commit that changes it stamps
+    /// `status_since`.
+    stored_status: Option<crate::state::Status>,
     /// The states whose MCP tools this turn listed (each once: a server that cannot start
     /// is warned about once a turn, not at every step).
     mcp_listed: std::collections::HashSet<String>,
@@ -241,6 +245,7 @@ impl Harness {
             }
             (lease, snapshot)
         };
+        let stored = snapshot.is_some();
         let (session, messages) = match snapshot {
             Some(s) => {
                 let state: SessionState = serde_json::from_value(s.state).map_err(|e| {
@@ -255,6 +260,7 @@ impl Harness {
         };
         let signature = signature_for_trigger(&self.spec_json, &session.trigger);
         let cancel = self.cancels.register(id.as_str());
+        let stored_status = stored.then_some(session.status);
         let turn = Turn {
             h: self,
             id,
@@ -280,6 +286,7 @@ impl Harness {
             spans: crate::trace::TurnSpans::none(),
             committed: None,
             mcp_listed: std::collections::HashSet::new(),
+            stored_status,
         };
         Ok((lease, turn))
     }
@@ -309,6 +316,9 @@ impl Turn<'_> {
     /// thread (`Harness::store_io`); one in memory, in place.
     async fn commit(&mut self) -> Result<(), RunError> {
         self.session.transcript_len = self.transcript.len() as u64;
+        if self.stored_status != Some(self.session.status) {
+            self.session.status_since = crate::clock::now_ms();
+        }
         let state =
             serde_json::to_value(&self.session).map_err(|e| RunError::Store(e.to_string()))?;
         let new_messages = self.transcript.take_pending();
@@ -335,6 +345,7 @@ impl Turn<'_> {
         match committed {
             Ok(()) => {
                 self.committed = step.map(|s| s.state);
+                self.stored_status = Some(self.session.status);
                 Ok(())
             }
             Err(e) => {

@@ -36,19 +36,61 @@ async function api (path, options = {}) {
 
 function status (text) { $('status').textContent = text || '' }
 
+// Where a session stands, in words (the `standing` the server computes; docs/sessions.md).
+function standingWords (st) {
+  const at = st.state ? ` at '${st.state}'` : ''
+  switch (st.kind) {
+    case 'awaiting-decision': return `awaiting a decision${at}`
+    case 'awaiting-input': return `awaiting input${at}`
+    case 'waiting': return `waiting${at} until ${st.until || '?'}`
+    case 'idle': return `idle${at} (not a terminal state)`
+    case 'failed': return `failed${at}${st.resumable ? ', resumable' : ''}`
+    case 'cancelled': return `cancelled${at}, resumable`
+    default: return `${st.kind}${at}`
+  }
+}
+
+function age (since) {
+  if (typeof since !== 'number') return ''
+  const s = Math.max(0, Math.floor((Date.now() - since) / 1000))
+  if (s < 60) return `${s}s`
+  if (s < 3600) return `${Math.floor(s / 60)}m`
+  if (s < 86400) return `${Math.floor(s / 3600)}h`
+  return `${Math.floor(s / 86400)}d`
+}
+
 async function refresh () {
   try {
-    const [decisions, waits] = await Promise.all([
+    const [decisions, waits, attention] = await Promise.all([
       api('/sessions?awaiting=decision'),
-      api('/sessions?awaiting=input')
+      api('/sessions?awaiting=input'),
+      api('/sessions?attention=true')
     ])
     sessions = decisions
-    renderWorkflows(decisions.concat(waits))
+    renderWorkflows(decisions.concat(waits, attention))
     renderList($('decisions'), decisions, (s) => s.park.title || s.park.state)
     renderList($('waits'), waits, (s) => `${s.park.title || s.park.state}: ${s.park.reason || ''}`, true)
+    renderAttention($('attention'), attention)
     $('decision-count').textContent = `(${filtered(decisions).length})`
     status('')
   } catch (e) { status(e.message) }
+}
+
+// The attention view, read-only: a decision among them opens like the others.
+function renderAttention (ul, list) {
+  const w = $('filter-workflow').value
+  const q = $('filter-text').value.trim().toLowerCase()
+  const shown = list.filter((s) => (!w || s.workflow === w) &&
+    (!q || [s.sessionId, s.workflowState || ''].some((t) => t.toLowerCase().includes(q))))
+  const items = shown.map((s) => {
+    const button = el('button', { type: 'button', 'data-session': s.sessionId, 'data-standing': s.standing.kind },
+      standingWords(s.standing), el('small', { text: `${s.workflow || ''} · ${s.sessionId} · ${age(s.standing.since)}` }))
+    if (s.standing.kind === 'awaiting-decision') button.addEventListener('click', () => open(s.sessionId))
+    else button.disabled = true
+    return el('li', {}, button)
+  })
+  $('attention-count').textContent = `(${shown.length})`
+  ul.replaceChildren(...(items.length ? items : [el('li', { class: 'empty', text: 'Nothing is stalled.' })]))
 }
 
 function renderWorkflows (all) {
