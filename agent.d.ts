@@ -367,6 +367,49 @@ export type CreateAgentParams = {
    * `.mcp.json`, if it has one; `false`: none.
    */
   mcpServers?: Record<string, McpServer> | false
+  /**
+   * Answers an MCP server's `elicitation/create` (a question for the person at the client);
+   * the client then advertises the `elicitation` capability. Without it every elicitation is
+   * declined. A handler that throws, or answers another shape, declines.
+   */
+  onMcpElicitation?: (request: McpElicitation) => McpElicitationAnswer | Promise<McpElicitationAnswer>
+  /**
+   * Answers an MCP server's `sampling/createMessage` (a model completion it asks the client
+   * for); the client then advertises the `sampling` capability. Without it every sampling
+   * request is refused. A string answers as the assistant's text (model `host`); a handler
+   * that throws refuses the request with its message.
+   */
+  onMcpSampling?: (request: McpSampling) => McpSamplingAnswer | string | Promise<McpSamplingAnswer | string>
+}
+
+/** An MCP server's elicitation request, as `onMcpElicitation` receives it. */
+export interface McpElicitation {
+  /** The server's name in `mcpServers` / `.mcp.json`. */
+  server: string
+  /** The request's params as the server sent them. */
+  params: { message: string; requestedSchema?: Record<string, unknown>; mode?: string; [key: string]: unknown }
+}
+
+/** The answer to an elicitation: the person's values (a field left out takes the schema's `default`), or no. */
+export type McpElicitationAnswer =
+  | { action: 'accept'; content?: Record<string, unknown> }
+  | { action: 'decline' }
+  | { action: 'cancel' }
+
+/** An MCP server's sampling request, as `onMcpSampling` receives it. */
+export interface McpSampling {
+  /** The server's name in `mcpServers` / `.mcp.json`. */
+  server: string
+  /** The request's params as the server sent them (`messages`, `maxTokens`, `systemPrompt`, …). */
+  params: { messages: Array<{ role: 'user' | 'assistant'; content: unknown }>; maxTokens: number; systemPrompt?: string; [key: string]: unknown }
+}
+
+/** A `CreateMessageResult`: the completion the server asked for. */
+export interface McpSamplingAnswer {
+  role: 'assistant'
+  content: { type: 'text'; text: string } | { type: string; [key: string]: unknown }
+  model: string
+  stopReason?: string
 }
 
 /** One MCP server of `mcpServers` (`.mcp.json`'s shape). */

@@ -482,6 +482,26 @@ function hookAdapter(executors) {
     }, 'the hook executor')
 }
 
+/** `onMcpElicitation` / `onMcpSampling`: the functions given, or null when neither is. */
+function checkMcpHost(params) {
+  const host = { elicitation: params.onMcpElicitation ?? null, sampling: params.onMcpSampling ?? null }
+  for (const [key, fn] of [['onMcpElicitation', host.elicitation], ['onMcpSampling', host.sampling]]) {
+    if (fn !== null && typeof fn !== 'function') throw new TypeError(`'${key}' must be a function, got ${describe(fn)}`)
+  }
+  return host.elicitation || host.sampling ? host : null
+}
+
+/** Answers `{ kind, server, params }` from an MCP server with the host's function for its kind. */
+function mcpHostAdapter(host) {
+  return (callJson) =>
+    settle(async () => {
+      const { kind, server, params } = JSON.parse(callJson)
+      const fn = host[kind]
+      if (!fn) throw new Error(`no handler answers MCP ${kind}`)
+      return fn({ server, params })
+    }, 'the MCP request handler')
+}
+
 /** `cassette`: `{ path, mode: 'record' | 'replay' }`, or undefined when absent. */
 function checkCassette(cassette) {
   if (cassette === undefined || cassette === null) return undefined
@@ -629,6 +649,11 @@ export async function createAgent(params = {}) {
   if (hookExecutors) {
     handlers.hook = hookAdapter(hookExecutors)
     native.useHookExecutors(Object.keys(hookExecutors), sliced(handlers.hook))
+  }
+  const mcpHost = checkMcpHost(params)
+  if (mcpHost) {
+    handlers.mcp = mcpHostAdapter(mcpHost)
+    native.useMcpHost(!!mcpHost.elicitation, !!mcpHost.sampling, sliced(handlers.mcp))
   }
   const policyRules = checkPolicyRules(params.policyRules)
   if (policyRules.length) {

@@ -263,6 +263,12 @@ export declare class NativeAgent {
    */
   useHookExecutors(kinds: Array<string>, handler: (id: number, callJson: string) => void): void
   /**
+   * Registers the host's answers to its MCP servers' requests (call it before `open`):
+   * `handler` answers `{ kind: 'elicitation' | 'sampling', server, params }`; `elicits` and
+   * `samples` say which the host answers (and so which capabilities the client advertises).
+   */
+  useMcpHost(elicits: boolean, samples: boolean, handler: (id: number, callJson: string) => void): void
+  /**
    * Sets the host's governance rules (call it before `open`): `count` rules, asked
    * through `ask` (`agent.js` `policyAsk`), passed twice (called directly, and from
    * worker threads).

@@ -1,5 +1,5 @@
 // Shared helpers for the node:test suites.
-import { cpSync, mkdtempSync, mkdirSync, writeFileSync } from 'node:fs'
+import { cpSync, mkdtempSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve, sep } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -16,6 +16,10 @@ export const EXAMPLE = join(ROOT, 'examples', 'customer-support')
 export function copyExample(dir) {
   const sessions = join(EXAMPLE, 'sessions')
   cpSync(EXAMPLE, dir, { recursive: true, filter: (src) => src !== sessions && !src.startsWith(sessions + sep) })
+  // The example's MCP server (mcp/shop.mjs) imports the MCP SDK: a copy outside the
+  // repository finds it through this link beside the script, as the example finds the
+  // repository's own.
+  symlinkSync(join(ROOT, 'node_modules'), join(dir, 'mcp', 'node_modules'), 'dir')
   return dir
 }
 
@@ -77,7 +81,8 @@ export function refundAnswers(proposal = 'scratchpad/refund.json') {
 /**
  * The agent's side of the example's `refund-approved` case (tests/refund-approved.test.yaml):
  * to `refund-request`, order recorded, the mocked enrich-order called, the proposal written and
- * on to `refund-review`; once approved, the confirmation note and the reply.
+ * on to `refund-review`; once approved, the refund issued through the example's `shop` MCP
+ * server, the confirmation note and the reply.
  */
 export function approvedCaseAnswers() {
   return [
@@ -89,14 +94,16 @@ export function approvedCaseAnswers() {
       call('archmax_advance', { to: 'refund-review', reason: 'proposal written' }, 'c5'),
     ),
     say('A colleague will review your refund for KK-2047.'),
-    tools(call('write_file', { file_path: 'outbox/refund-KK-2047.md', content: 'KK-2047: 10.00 EUR, within 5 working days.' }, 'c6')),
-    say('Your refund of 10.00 EUR for KK-2047 is confirmed.'),
+    tools(call('mcp__shop__issue_refund', { order_id: 'KK-2047', amount: 10, currency: 'EUR' }, 'c6')),
+    tools(call('write_file', { file_path: 'outbox/refund-KK-2047.md', content: 'KK-2047: 10.00 EUR (refund R-KK-2047), within 5 working days.' }, 'c7')),
+    say('Your refund R-KK-2047 of 10.00 EUR for KK-2047 is confirmed.'),
   ]
 }
 /** The agent's answers to the example's `order-status-delayed` case. */
 export function delayedCaseAnswers() {
   return [
     advance('order-question', 'asks where the order is'),
+    tools(call('mcp__shop__lookup_order', { order_id: 'KK-2043' }, 'l1')),
     say('Order KK-2043 is delayed at the carrier; the new estimate is 12 March. Sorry for the wait.'),
   ]
 }

@@ -3,10 +3,11 @@
 // @modelcontextprotocol/server-everything over stdio, the rest refused by the kernel.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { existsSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createAgent } from '@archmax-ai/harness'
-import { ROOT, call, say, scripted, tools, workspace } from './helpers.mjs'
+import { REFUND, ROOT, advance, call, copyExample, say, scripted, tools, workspace } from './helpers.mjs'
 
 const EVERYTHING = join(ROOT, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js')
 const SERVERS = { everything: { command: 'node', args: [EVERYTHING, 'stdio'] } }
@@ -53,6 +54,12 @@ test('the tools a state grants are offered and called; the rest are refused with
     assert.match(results[3], /^\[workflow\] BLOCKED: 'mcp__everything__get-env' is not allowed in state 'lookup'/)
     const blocked = events.filter((e) => e.type === 'tool-blocked').map((e) => e.tool)
     assert.deepEqual(blocked, ['mcp__everything__get-sum', 'mcp__everything__get-env'])
+    // The calls that ran name the server and its tool.
+    const called = events.filter((e) => e.type === 'tool-called' && e.tool.startsWith('mcp__')).map((e) => [e.tool, e.mcp])
+    assert.deepEqual(called, [
+      ['mcp__everything__echo', { server: 'everything', tool: 'echo' }],
+      ['mcp__everything__get-sum', { server: 'everything', tool: 'get-sum' }],
+    ])
   } finally {
     agent.dispose()
   }
@@ -117,4 +124,121 @@ test('a cassette records the MCP answers with the model\'s, and its replay start
   } finally {
     replayed.dispose()
   }
+})
+
+test("the example's shop server: the lookup where a state grants it, the refund only after the approval and only for the conversation's order", async () => {
+  const root = copyExample(mkdtempSync(join(tmpdir(), 'archmax-shop-')))
+  const ledger = join(root, 'ledger.jsonl')
+  process.env.SHOP_LEDGER = ledger
+  const refund = (order_id, id) => call('mcp__shop__issue_refund', { order_id, amount: 10, currency: 'EUR' }, id)
+  const { model, requests } = scripted([
+    tools(call('mcp__shop__lookup_order', { order_id: 'KK-2047' }, 'l1'), refund('KK-2047', 'r1')),
+    advance('refund-request', 'wants money back'),
+    tools(
+      call('archmax_set_variables', { variables: { order_id: 'KK-2047' } }, 's1'),
+      refund('KK-2047', 'r2'),
+      call('write_file', { file_path: 'scratchpad/refund.json', content: REFUND.replace('KK-2043', 'KK-2047') }, 'w1'),
+      call('archmax_advance', { to: 'refund-review', reason: 'proposal written' }, 'a1'),
+    ),
+    say('A colleague will review your refund.'),
+    tools(refund('KK-2043', 'r3')),
+    tools(refund('KK-2047', 'r4')),
+    say('Your refund R-KK-2047 is on its way.'),
+  ])
+  const agent = await createAgent({ workflow: 'order-lookup', workspace: { rootDir: root }, model })
+  try {
+    const parked = await agent.workflow.send('shop-1', { message: 'The kettle of KK-2047 is dented. Refund, please.' })
+    assert.equal(parked.kind, 'parked', JSON.stringify(parked))
+    const approved = await agent.workflow.decide('shop-1', { to: 'refund-approved', comment: 'Fine.' })
+    assert.equal(approved.kind, 'completed', JSON.stringify(approved))
+    assert.equal(approved.state, 'refund-approved')
+    const answer = (i, id) => requests[i].messages.find((m) => m.role === 'tool' && m.tool_call_id === id)?.content
+    const offered = (i) => requests[i].tools.map((d) => d.function?.name ?? d.name).filter((n) => n.startsWith('mcp__'))
+    // classify: the lookup is offered and answers from the shop; the refund is not granted there.
+    assert.deepEqual(offered(0), ['mcp__shop__lookup_order'])
+    assert.match(answer(1, 'l1'), /"customer":"Hollow Pine Outfitters"/)
+    assert.match(answer(1, 'r1'), /^\[workflow\] BLOCKED: 'mcp__shop__issue_refund' is not allowed in state 'classify'/)
+    // refund-request decides a refund but may not pay it.
+    assert.deepEqual(offered(2), [])
+    assert.match(answer(3, 'r2'), /^\[workflow\] BLOCKED: 'mcp__shop__issue_refund' is not allowed in state 'refund-request'/)
+    // refund-approved, after the person's approval: only for this conversation's order.
+    assert.deepEqual(offered(4), ['mcp__shop__issue_refund'])
+    assert.match(answer(5, 'r3'), /^\[workflow\] BLOCKED: 'mcp__shop__issue_refund' is not allowed in state 'refund-approved'/)
+    assert.match(answer(5, 'r3'), /mcp__shop__issue_refund\(order_id=\$\{\{order_id\}\}\)/)
+    assert.equal(answer(6, 'r4'), 'Refund R-KK-2047 of 10.00 EUR issued for KK-2047.')
+    const paid = readFileSync(ledger, 'utf8').trim().split('\n').map((l) => JSON.parse(l))
+    assert.deepEqual(paid.map((p) => [p.order_id, p.amount]), [['KK-2047', 10]])
+  } finally {
+    agent.dispose()
+    delete process.env.SHOP_LEDGER
+  }
+})
+
+test('onMcpElicitation and onMcpSampling answer what a server asks; the client advertises only what the host answers', async (t) => {
+  if (skipUnlessInstalled(t)) return
+  const root = workspace({
+    'workflows/mcp/workflow.yaml': SPEC.replace('allow: [mcp__everything__echo, { tool: mcp__everything__get-sum, args: { a: ["1"] } }]', 'allow: [mcp__everything]'),
+  })
+  const offered = (requests) => requests[0].tools.map((d) => d.function?.name ?? d.name).filter((n) => n.startsWith('mcp__everything__trigger-'))
+  const asked = []
+  const { model, requests } = scripted([
+    tools(
+      call('mcp__everything__trigger-elicitation-request', {}, 'e1'),
+      call('mcp__everything__trigger-sampling-request', { prompt: 'the answer', maxTokens: 10 }, 's1'),
+    ),
+    say('Done.'),
+  ])
+  const agent = await createAgent({
+    workflow: 'mcp',
+    workspace: { rootDir: root },
+    model,
+    mcpServers: SERVERS,
+    onMcpElicitation: async (request) => {
+      asked.push(request)
+      return { action: 'accept', content: { name: 'Ada Lovelace', check: true } }
+    },
+    onMcpSampling: (request) => {
+      asked.push(request)
+      return 'forty-two'
+    },
+  })
+  try {
+    const out = await agent.workflow.send('ask-1', { message: 'Ask me.' })
+    assert.equal(out.kind, 'completed')
+    assert.ok(offered(requests).includes('mcp__everything__trigger-elicitation-request'), offered(requests).join())
+    assert.ok(offered(requests).includes('mcp__everything__trigger-sampling-request'), offered(requests).join())
+    const results = requests[1].messages.filter((m) => m.role === 'tool').map((m) => m.content)
+    assert.match(results[0], /User provided the requested information/)
+    assert.match(results[0], /Ada Lovelace/)
+    // A field the person left out is sent with the schema's default.
+    assert.match(results[0], /It was a dark and stormy night\./)
+    assert.match(results[1], /forty-two/)
+    const elicitation = asked.find((r) => r.params.requestedSchema)
+    assert.equal(elicitation.server, 'everything')
+    assert.match(elicitation.params.message, /^Please provide inputs/)
+    const sampling = asked.find((r) => r.params.messages)
+    assert.equal(sampling.params.maxTokens, 10)
+    assert.match(JSON.stringify(sampling.params.messages), /the answer/)
+  } finally {
+    agent.dispose()
+  }
+  // Only elicitation answered: the server sees no sampling capability (its sampling tool is not
+  // there); neither: no elicitation tool either, and nothing the server asks reaches the host.
+  for (const [options, expected] of [
+    [{ onMcpElicitation: () => ({ action: 'decline' }) }, ['mcp__everything__trigger-elicitation-request']],
+    [{}, []],
+  ]) {
+    const probe = scripted([say('Nothing to do.')])
+    const bare = await createAgent({ workflow: 'mcp', workspace: { rootDir: root }, model: probe.model, mcpServers: SERVERS, ...options })
+    try {
+      await bare.workflow.send('probe', { message: 'Hi.' })
+      assert.deepEqual(offered(probe.requests).filter((n) => /elicitation-request$|sampling-request$/.test(n)), expected)
+    } finally {
+      bare.dispose()
+    }
+  }
+  await assert.rejects(createAgent({ workflow: 'mcp', workspace: { rootDir: root }, model, onMcpSampling: 'yes' }), {
+    name: 'TypeError',
+    message: "'onMcpSampling' must be a function, got string yes",
+  })
 })

@@ -212,13 +212,13 @@ function spanTrees(service) {
 }
 
 
-/** The example's refund-approved case ran on session `case-1` and passed, all 7 records. */
+/** The example's refund-approved case ran on session `case-1` and passed, all 8 records. */
 function assertApprovedCasePassed(result) {
   assert.equal(result.exitCode, 0, JSON.stringify(result))
   const [approved] = result.results
   assert.equal(approved.sessionId, 'case-1')
   assert.deepEqual(approved.verdict, { status: 'passed', failures: [] })
-  assert.equal(approved.records.length, 7)
+  assert.equal(approved.records.length, 8)
 }
 /** The installed MCP server the MCP scenario starts over stdio (the test setup installs it). */
 const EVERYTHING = join(ROOT, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js')
@@ -287,8 +287,10 @@ const SCENARIOS = [
     ],
     check: ([result], requests) => {
       assertApprovedCasePassed(result)
-      // The mock answered the delegation: no child's model call, its message and returns sent back.
-      assert.equal(requests.length, 5)
+      // The mock answered the delegation: no child's model call, its message and returns sent
+      // back; after the approval the refund is paid through the shop's MCP server.
+      assert.equal(requests.length, 6)
+      assert.match(contents(requests[4]), /Refund R-KK-2047 of 10\.00 EUR issued for KK-2047\./)
       assert.match(contents(requests[2]), /Hollow Pine Outfitters \(gold\)/)
     },
   },

@@ -155,3 +155,18 @@ test("the README's main job runs the example's cases offline from their cassette
   assert.ok(r.err.includes("sub-workflow 'enrich-order' done"), r.err)
   assert.ok(r.err.includes('replayed from each case'), r.err)
 })
+
+test("the README's governance matrix of the example is what archmax tools prints", async () => {
+  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8')
+  const command = '$ npx archmax tools order-lookup --root examples/customer-support\n'
+  const start = readme.indexOf(command)
+  assert.ok(start > 0, 'the README shows the example\'s governance matrix')
+  const shown = readme.slice(start + command.length, readme.indexOf('\n```', start))
+  const printed = await sh(`node ${join(ROOT, 'bin/archmax.js')} tools order-lookup --root ${EXAMPLE}`, ROOT, {
+    ...process.env,
+    NO_COLOR: '1',
+    ARCHMAX_CLI_NO_BANNER: '1',
+  })
+  assert.equal(printed.code, 0, printed.out)
+  assert.equal(printed.out.replaceAll(EXAMPLE, '…/examples/customer-support').trimEnd(), shown.trimEnd())
+})

@@ -76,6 +76,7 @@ test("the example's delayed-order case runs under a JS model: routing, the rubri
     delayed.records.map((r) => [r.kind, r.status]),
     [
       ['reachedState', 'passed'],
+      ['calledTool', 'passed'],
       ['succeeded', 'passed'],
       ['notCalledTool', 'passed'],
       ['reply.includes', 'passed'],
@@ -83,13 +84,13 @@ test("the example's delayed-order case runs under a JS model: routing, the rubri
       ['grade.closedQA', 'passed'],
     ],
   )
-  assert.deepEqual(delayed.records[5], {
+  assert.deepEqual(delayed.records[6], {
     kind: 'grade.closedQA',
     threshold: 0.7,
     status: 'passed',
     score: 0.9,
     detail: 'The reply says the order is delayed, gives the new estimated delivery date, and apologises without blaming anyone.: fine',
-    step: 5,
+    step: 6,
   })
   // The rubric after-hook and the judge were asked in their roles; the judge saw the evidence.
   assert.ok(roles.includes('rubric') && roles.includes('judge'), roles.join(','))
@@ -124,6 +125,7 @@ test('the approval case: the mocked enrich-order answers, the run parks at refun
       'variables:passed:order_id: expected "KK-2047", got "KK-2047"',
       'parked:passed:decision in refund-review',
       'reachedState:passed:refund-approved',
+      'calledTool:passed:mcp__shop__issue_refund',
       'succeeded:passed:',
       'reply.includes:passed:KK-2047',
     ],

@@ -60,12 +60,25 @@ impl TempWorkspace {
         }
         let ws = TempWorkspace::new(&[]);
         copy(from, ws.root(), true);
+        link_mcp_sdk(ws.root());
         ws
     }
 
     /// The root directory.
     pub fn root(&self) -> &Path {
         &self.root
+    }
+}
+
+/// A copy of the example workspace runs its MCP server (`mcp/shop.mjs`), which imports the
+/// MCP SDK: a link to the repository's `node_modules` beside the script lets it resolve from a
+/// copy outside the repository. Nothing for a workspace without `mcp/`.
+pub fn link_mcp_sdk(root: &Path) {
+    let mcp = root.join("mcp");
+    if mcp.is_dir() {
+        #[cfg(unix)]
+        let _ =
+            std::os::unix::fs::symlink(repo_root().join("node_modules"), mcp.join("node_modules"));
     }
 }
 
@@ -103,8 +116,9 @@ pub fn harness(
     };
     customize(&mut opts);
     // The workspace's MCP servers, as the builder reads them.
-    let mcp = archmax_machine::mcp::McpTools::from_workspace(root, &|n| std::env::var(n).ok())
-        .expect("the .mcp.json reads");
+    let mcp =
+        archmax_machine::mcp::McpTools::from_workspace(root, &|n| std::env::var(n).ok(), None)
+            .expect("the .mcp.json reads");
     Harness::assemble_with(
         opts,
         archmax_machine::AssemblyExtras {

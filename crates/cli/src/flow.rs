@@ -614,6 +614,7 @@ mod tests {
                 args: None,
                 detail: None,
                 origin: None,
+                mcp: None,
             },
             Event::ToolCalled {
                 state: "a".into(),
@@ -622,6 +623,7 @@ mod tests {
                 args: None,
                 detail: None,
                 origin: None,
+                mcp: None,
             },
             Event::ToolBlocked {
                 state: "a".into(),
@@ -913,6 +915,7 @@ mod hook_lines {
             args: None,
             detail: None,
             origin: Some(origin.into()),
+            mcp: None,
         };
         assert_eq!(
             line(called("lifecycle")),

@@ -87,6 +87,10 @@ pub enum Event {
         #[serde(skip_serializing_if = "Option::is_none")]
         #[ts(optional, type = r#""script" | "lifecycle""#)]
         origin: Option<String>,
+        /// An MCP tool's server and its name there; absent for every other tool.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        mcp: Option<McpRef>,
     },
     /// A tool call that is still running said how far it got (an MCP server's progress
     /// notification).
@@ -341,6 +345,15 @@ impl Event {
             _ => "info",
         }
     }
+}
+
+/// Which MCP server's tool a call runs: the server's name in `.mcp.json` and the tool's
+/// name as the server lists it (`mcp__<server>__<tool>` may have changed characters of it).
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[ts(export)]
+pub struct McpRef {
+    pub server: String,
+    pub tool: String,
 }
 
 /// An event with its envelope.

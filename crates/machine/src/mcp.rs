@@ -20,8 +20,8 @@ use std::sync::{Arc, RwLock};
 use archmax_kernel::{NativeBase, ToolPaths};
 use archmax_mcp::config;
 pub use archmax_mcp::{
-    CallOptions, CallResult, McpConfig, McpError, McpEvent, McpHost, McpPool, PoolOptions,
-    Progress, ProgressFn,
+    CallOptions, CallResult, ElicitAnswer, McpConfig, McpError, McpEvent, McpHost, McpPool,
+    PoolOptions, Progress, ProgressFn,
 };
 use serde_json::Value;
 
@@ -96,6 +96,7 @@ impl McpTools {
     pub fn from_workspace(
         root: &Path,
         lookup: &dyn Fn(&str) -> Option<String>,
+        host: Option<Arc<dyn McpHost>>,
     ) -> Result<Option<Arc<McpTools>>, RunError> {
         let text = archmax_spec::disk::read_text_within(
             root,
@@ -107,7 +108,7 @@ impl McpTools {
             return Ok(None);
         };
         let config = parse(&text, CONFIG_FILE, lookup)?;
-        Ok(Some(Self::of(config, root, None)))
+        Ok(Some(Self::of(config, root, host)))
     }
 
     /// The tools of the servers `config` declares, started under `root` (a stdio server's
@@ -441,6 +442,12 @@ impl HostTool for McpTool {
     }
     fn schema(&self) -> Value {
         self.schema.clone()
+    }
+    fn mcp(&self) -> Option<crate::events::McpRef> {
+        Some(crate::events::McpRef {
+            server: self.server.clone(),
+            tool: self.tool.clone(),
+        })
     }
     fn call<'a>(&'a self, args: Value, _ctx: ToolContext) -> BoxFuture<'a, Result<String, String>> {
         Box::pin(async move {

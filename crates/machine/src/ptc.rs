@@ -139,6 +139,11 @@ impl ScriptTools {
             args: Some(args.clone()),
             detail: None,
             origin: origin.clone(),
+            mcp: self
+                .host
+                .iter()
+                .find(|t| t.name() == name)
+                .and_then(|t| t.mcp()),
         });
         let started = std::time::Instant::now();
         let result = self.run(name, args).await;

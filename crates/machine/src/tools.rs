@@ -41,6 +41,10 @@ pub trait HostTool: Send + Sync {
     }
     /// Runs the tool.
     fn call<'a>(&'a self, args: Value, ctx: ToolContext) -> BoxFuture<'a, Result<String, String>>;
+    /// The MCP server and tool it calls, for an MCP tool (events and spans name them).
+    fn mcp(&self) -> Option<crate::events::McpRef> {
+        None
+    }
 }
 
 /// Refuses host tools that take the runtime's names: the prefix is checked first.

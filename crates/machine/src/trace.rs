@@ -127,7 +127,17 @@ pub(crate) fn tool_span(name: &str, call_id: &str) -> tracing::Span {
         archmax.governance.rule = tracing::field::Empty,
         archmax.tool.status = tracing::field::Empty,
         archmax.tool.duration_ms = tracing::field::Empty,
+        archmax.mcp.server = tracing::field::Empty,
+        archmax.mcp.tool = tracing::field::Empty,
     )
+}
+
+/// Names an MCP tool's server and tool on its call's span.
+pub(crate) fn record_mcp(span: &tracing::Span, mcp: Option<&crate::events::McpRef>) {
+    if let Some(m) = mcp.filter(|_| !span.is_disabled()) {
+        span.record("archmax.mcp.server", m.server.as_str());
+        span.record("archmax.mcp.tool", m.tool.as_str());
+    }
 }
 
 /// A hook's span (`hook {phase} {label}`), a child of the current span.

@@ -21,8 +21,21 @@ pub enum ElicitAnswer {
 
 /// The harness's side of server-initiated requests. Given to the pool in
 /// [`crate::PoolOptions::host`], it makes the pool advertise the `elicitation`
-/// (form mode) and `sampling` capabilities.
+/// (form mode) and `sampling` capabilities it answers ([`McpHost::elicits`],
+/// [`McpHost::samples`]).
 pub trait McpHost: Send + Sync {
+    /// Whether this host answers elicitation: the pool advertises the capability only then
+    /// (otherwise a server's request is declined).
+    fn elicits(&self) -> bool {
+        true
+    }
+
+    /// Whether this host answers sampling: the pool advertises the capability only then
+    /// (otherwise a server's request is refused).
+    fn samples(&self) -> bool {
+        true
+    }
+
     /// `elicitation/create` from `server`: `params` is the request's params as
     /// the server sent them (`mode`, `message`, `requestedSchema` or `url`).
     fn elicit<'a>(&'a self, server: &'a str, params: Value) -> BoxFuture<'a, ElicitAnswer>;

@@ -1008,6 +1008,10 @@ pub struct NativeAgent {
     pub(crate) policy_rules: Mutex<archmax_machine::HostRules>,
     /// The host's custom hook kinds `open` assembles with (`useHookExecutors`).
     pub(crate) hook_kinds: Mutex<Option<archmax_machine::hooks::HostHookKinds>>,
+    /// The host's answers to its MCP servers' requests (`useMcpHost`), and the JS function
+    /// behind them, which `dispose` releases.
+    pub(crate) mcp_host: Mutex<Option<Arc<crate::mcp_host::JsMcpHost>>>,
+    pub(crate) mcp_handler: Slot<AsyncJsFn>,
     /// The `context.workspace` handles of the host tool calls in flight.
     pub(crate) tool_workspaces: Arc<crate::tool_workspace::ToolWorkspaces>,
     /// Where this agent's spans go (`open`), if anywhere.
@@ -1072,6 +1076,8 @@ impl NativeAgent {
             js_model: RwLock::new(None),
             policy_rules: Mutex::default(),
             hook_kinds: Mutex::default(),
+            mcp_host: Mutex::default(),
+            mcp_handler: Arc::default(),
             tool_workspaces: Arc::default(),
             telemetry: RwLock::new(None),
             traceparent: Mutex::new(None),
@@ -1253,14 +1259,20 @@ impl NativeAgent {
             Ok(images) => images,
             Err(message) => return plain_error("TypeError", message),
         };
+        let mcp_host = self
+            .mcp_host
+            .lock()
+            .ok()
+            .and_then(|h| h.clone())
+            .map(|h| h as Arc<dyn archmax_machine::mcp::McpHost>);
         let builder = match &options.mcp_servers {
-            None | Some(Value::Null) => builder,
+            None | Some(Value::Null) => builder.mcp_host(mcp_host),
             Some(Value::Bool(false)) => builder.mcp(None),
             Some(servers @ Value::Object(_)) => {
                 let text = json!({ "mcpServers": servers }).to_string();
                 match archmax_machine::mcp::parse(&text, "mcpServers", &*lookup) {
                     Ok(config) => builder.mcp(Some(archmax_machine::mcp::McpTools::of(
-                        config, &root, None,
+                        config, &root, mcp_host,
                     ))),
                     Err(e) => return plain_error("TypeError", e.to_string()),
                 }
@@ -1841,7 +1853,7 @@ impl NativeAgent {
                 h.cancel(&id);
             }
         }
-        for slot in [&self.model, &self.tools] {
+        for slot in [&self.model, &self.tools, &self.mcp_handler] {
             if let Ok(mut g) = slot.write() {
                 *g = None;
             }

@@ -13,6 +13,7 @@ mod dto;
 mod generated;
 mod governance;
 mod hook_kinds;
+mod mcp_host;
 mod model_stream;
 mod policy;
 mod pump;

@@ -33,6 +33,11 @@ fn example() -> Workspace {
     let ws = Workspace::new(&[]);
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/customer-support");
     copy_dir(&root, ws.root());
+    // Its MCP server (mcp/shop.mjs) imports the MCP SDK: resolved through a link beside it.
+    let _ = std::os::unix::fs::symlink(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../node_modules"),
+        ws.root().join("mcp/node_modules"),
+    );
     ws
 }
 
@@ -63,6 +68,12 @@ fn refund_script() -> Vec<Reply> {
             ),
         ]),
         Reply::text("A colleague will review your refund."),
+        // The refund paid through the example's shop MCP server (a real one, over stdio).
+        Reply::tool_calls(vec![(
+            "c6",
+            "mcp__shop__issue_refund",
+            json!({ "order_id": "KK-2043", "amount": 10, "currency": "EUR" }),
+        )]),
         Reply::tool_calls(vec![(
             "c5",
             "write_file",
@@ -290,6 +301,13 @@ fn the_refund_flow_is_one_span_tree_per_turn_and_the_decision_links_to_the_park(
     let approved = one(&second, "state refund-approved");
     assert_eq!(approved.parent_span_id, resumed.span_id);
     assert_eq!(tool(&second, "c5").parent_span_id, approved.span_id);
+    // An MCP tool's span names its server and the tool as the server lists it.
+    let refund = tool(&second, "c6");
+    assert_eq!(refund.name, "execute_tool mcp__shop__issue_refund");
+    assert_eq!(refund.attr("archmax.mcp.server"), Some("shop"));
+    assert_eq!(refund.attr("archmax.mcp.tool"), Some("issue_refund"));
+    assert_eq!(refund.attr("archmax.tool.status"), Some("ok"));
+    assert!(write.attr("archmax.mcp.server").is_none(), "{write:?}");
 }
 
 #[test]
@@ -382,6 +400,7 @@ fn decide_approved(ws: &Workspace, server: &ScriptedServer, env: &[(&str, String
         .env("ARCHMAX_API_KEY", "test-key")
         .env("ARCHMAX_MODEL", "scripted-model")
         .env("ARCHMAX_CLI_NO_BANNER", "1")
+        .env("SHOP_LEDGER", ws.root().join("ledger.jsonl"))
         .output()
         .expect("archmax decide");
     assert!(

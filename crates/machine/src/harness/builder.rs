@@ -106,6 +106,8 @@ pub struct HarnessBuilder {
     seeds: Map<String, Value>,
     mcp: McpChoice,
     mcp_tape: Option<Arc<dyn crate::mcp::McpTape>>,
+    /// Who answers the workspace's servers' elicitation and sampling requests.
+    mcp_host: Option<Arc<dyn crate::mcp::McpHost>>,
 }
 
 /// Where a harness's MCP servers come from.
@@ -145,6 +147,7 @@ impl HarnessBuilder {
             seeds: Map::new(),
             mcp: McpChoice::Workspace,
             mcp_tape: None,
+            mcp_host: None,
         }
     }
 
@@ -163,12 +166,21 @@ impl HarnessBuilder {
         self
     }
 
+    /// Who answers elicitation and sampling requests of the workspace's `.mcp.json`
+    /// servers (given servers carry their own); without one they are declined.
+    pub fn mcp_host(mut self, host: Option<Arc<dyn crate::mcp::McpHost>>) -> Self {
+        self.mcp_host = host;
+        self
+    }
+
     /// The servers this builder would give its harness: the given ones, else those of the
     /// workspace's `.mcp.json` (read with this builder's settings).
     pub fn mcp_servers(&self) -> Result<Option<Arc<crate::mcp::McpTools>>, RunError> {
         match &self.mcp {
             McpChoice::Given(given) => Ok(given.clone()),
-            McpChoice::Workspace => crate::mcp::McpTools::from_workspace(&self.root, &*self.env),
+            McpChoice::Workspace => {
+                crate::mcp::McpTools::from_workspace(&self.root, &*self.env, self.mcp_host.clone())
+            }
         }
     }
 

@@ -392,6 +392,12 @@ impl Turn<'_> {
             };
         }
         let started = Instant::now();
+        let mcp = self
+            .h
+            .mcp_tool(&name)
+            .and_then(|t| crate::tools::HostTool::mcp(&*t));
+        let span = allowed_span(&name, &call.id, rule);
+        crate::trace::record_mcp(&span, mcp.as_ref());
         self.emit(Event::ToolCalled {
             state: state.clone(),
             tool: name.clone(),
@@ -399,9 +405,10 @@ impl Turn<'_> {
             args: Some(args.clone()),
             detail: None,
             origin: None,
+            mcp,
         });
         Planned::Allowed(Box::new(Allowed {
-            span: allowed_span(&name, &call.id, rule),
+            span,
             name,
             args,
             call_id: call.id.clone(),

@@ -111,9 +111,13 @@ pub(crate) struct Handler {
 impl Handler {
     pub(crate) fn new(server: &str, shared: Arc<Shared>) -> Handler {
         let mut caps = json!({});
-        if shared.host.is_some() {
-            caps["elicitation"] = json!({"form": {}});
-            caps["sampling"] = json!({});
+        if let Some(host) = &shared.host {
+            if host.elicits() {
+                caps["elicitation"] = json!({"form": {}});
+            }
+            if host.samples() {
+                caps["sampling"] = json!({});
+            }
         }
         if shared.roots.is_some() {
             caps["roots"] = json!({"listChanged": false});
@@ -183,12 +187,12 @@ impl ClientHandler for Handler {
         _context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, ErrorData> {
         let (answer, schema) = match &self.state.shared.host {
-            Some(host) => {
+            Some(host) if host.elicits() => {
                 let params = serde_json::to_value(&request).unwrap_or_default();
                 let schema = params.get("requestedSchema").cloned();
                 (host.elicit(&self.state.server, params).await, schema)
             }
-            None => (ElicitAnswer::Decline, None),
+            _ => (ElicitAnswer::Decline, None),
         };
         Ok(match answer {
             ElicitAnswer::Accept(content) => ElicitResult::new(ElicitationAction::Accept)
@@ -203,7 +207,7 @@ impl ClientHandler for Handler {
         params: CreateMessageRequestParams,
         _context: RequestContext<RoleClient>,
     ) -> Result<CreateMessageResult, ErrorData> {
-        let Some(host) = &self.state.shared.host else {
+        let Some(host) = self.state.shared.host.as_ref().filter(|h| h.samples()) else {
             return Err(refusal("the client declines sampling requests"));
         };
         let params = serde_json::to_value(&params).unwrap_or_default();
