@@ -695,3 +695,32 @@ fn an_undeclared_trigger_on_a_named_session_that_never_ran_is_refused() {
             .exists()
     );
 }
+
+#[test]
+fn a_404_from_a_base_url_without_v1_suggests_it() {
+    let ws = workspace();
+    let server = ScriptedServer::start(vec![Reply::error(404, "File Not Found")]).expect("server");
+    let base = format!("http://{}", server.addr());
+    let r = cli_with(
+        &ws,
+        None,
+        &[
+            ("ARCHMAX_API_BASE_URL", base.as_str()),
+            ("ARCHMAX_API_KEY", "test-key"),
+            ("ARCHMAX_MODEL", "scripted-model"),
+        ],
+        false,
+        &["run", "orders", "hi", "--session", "v-1"],
+    );
+    assert_eq!((r.code, r.out.as_str()), (1, ""));
+    let hint = format!(
+        "failed with HTTP 404: {{\"error\":{{\"message\":\"File Not Found\"}}}} — is the base URL missing /v1? (try {base}/v1)\n"
+    );
+    assert!(r.err.ends_with(&hint), "{}", r.err);
+    assert!(
+        r.err
+            .contains(&format!("model request to {base}/chat/completions")),
+        "{}",
+        r.err
+    );
+}
