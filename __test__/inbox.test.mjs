@@ -93,9 +93,10 @@ test('the inbox shows a pending refund, decides it by a click and shows the sess
     const result = page.locator('#result[data-status="completed"]')
     await result.waitFor()
     assert.match(await result.innerText(), /Session completed at refund-approved: Your refund of 10\.00 EUR is confirmed\./)
-    // The live stream showed the decision's events as they happened.
-    assert.match(await page.locator('#live').innerText(), /decided/)
-    assert.match(await page.locator('#live').innerText(), /state-enter refund-approved/)
+    // The live stream showed the decision's events as they happened, in words.
+    assert.match(await page.locator('#live').innerText(), /decided for refund-approved/)
+    assert.match(await page.locator('#live').innerText(), /entered refund-approved/)
+    assert.doesNotMatch(await page.locator('#live').innerText(), /state-enter/)
     // Nothing but this server was asked for anything.
     assert.ok(requested.length > 3)
     for (const url of requested) assert.ok(url.startsWith(`${base}/`) || url.startsWith('blob:'), url)

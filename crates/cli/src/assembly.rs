@@ -50,12 +50,30 @@ impl Model for NoModel {
     }
 }
 
+/// How many of a load error's findings `Error: Cannot load workflow …` lists under it.
+const LOAD_FINDINGS: usize = 3;
+
 /// A runtime error as the CLI reports it: the known refusals (cli digest §10)
-/// are one `Error: <message>` line; anything else is `archmax failed:`.
+/// are one `Error: <message>` line; anything else is `archmax failed:`. A workflow that
+/// cannot load lists the first findings that stop it under that line, as `archmax validate`
+/// words them, so a YAML typo's reason shows without a second command.
 pub(crate) fn failure(e: &RunError) -> Failure {
     match e {
-        RunError::WorkflowLoad(_)
-        | RunError::WorkflowDisabled(_)
+        RunError::WorkflowLoad(load) => {
+            let errors: Vec<_> = load.diagnostics.iter().filter(|d| d.is_error()).collect();
+            let mut text = e.to_string();
+            for d in errors.iter().take(LOAD_FINDINGS) {
+                text.push_str(&format!("\n  {} error  {}", crate::style::CROSS, d.message));
+                if let Some(at) = crate::validate::location(d) {
+                    text.push_str(&format!(" [{at}]"));
+                }
+            }
+            if errors.len() > LOAD_FINDINGS {
+                text.push_str(&format!("\n  … and {} more", errors.len() - LOAD_FINDINGS));
+            }
+            Failure::Command(text)
+        }
+        RunError::WorkflowDisabled(_)
         | RunError::UnknownTrigger { .. }
         | RunError::UnknownSessionTrigger(_)
         | RunError::Busy { .. }

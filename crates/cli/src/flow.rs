@@ -4,18 +4,27 @@
 
 use archmax_machine::{Envelope, Event};
 
+use archmax_kernel::tools::WORKFLOW_TOOL_PREFIX as WORKFLOW_TOOL;
+
 use crate::style::{ARROW, BULLET, CHECK, CROSS, DOT, QUOTE, Style, WARN};
 
 const INDENT: &str = "    ";
 
 /// Renders events as state-flow lines. It remembers just enough to render a
-/// leave after a raise as `✖ <state> → failed`, and to fold the leave that
-/// follows an `on_error` routing into the routing line.
+/// leave after a raise as `✖ <state> → failed`, to fold the leave that
+/// follows an `on_error` routing into the routing line, and to say a hook's
+/// refusal of a move once.
 #[derive(Debug, Clone)]
 pub struct FlowRenderer {
     style: Style,
     raised: bool,
     routed: Option<(String, String)>,
+    /// The reason of the `hook-rejected` just shown: the refused move's answer that
+    /// follows it with the same reason is not shown again.
+    hook_refused: Option<String>,
+    /// The delegation tool (`archmax_workflow_<slug>`) just refused at dispatch: the
+    /// sub-workflow start and failure the runtime reports for it say nothing more.
+    refused_delegation: Option<String>,
     /// The target of the last `advance`: a leave to the state itself without
     /// one is the turn ending in that state (a final state's completion, or a
     /// state waiting for the next message), not a self-transition.
@@ -35,6 +44,8 @@ impl FlowRenderer {
             style,
             raised: false,
             routed: None,
+            hook_refused: None,
+            refused_delegation: None,
             advanced_to: None,
             streaming: None,
             closed: None,
@@ -161,6 +172,17 @@ impl FlowRenderer {
     fn event_lines(&mut self, envelope: &Envelope) -> String {
         let s = self.style;
         let routed = self.routed.take();
+        let hook_refused = self.hook_refused.take();
+        let refused_delegation = self.refused_delegation.take();
+        let this_delegation = |workflow: &str| {
+            refused_delegation.as_deref() == Some(&format!("{WORKFLOW_TOOL}{workflow}"))
+        };
+        if let Some((tool, reason)) = envelope.event.control_refusal() {
+            if tool == "archmax_advance" && hook_refused.as_deref() == Some(reason) {
+                return String::new();
+            }
+            return refused(s, tool, reason);
+        }
         match &envelope.event {
             Event::StateEnter { state } => {
                 self.raised = false;
@@ -230,19 +252,18 @@ impl FlowRenderer {
             }
             Event::ToolBlocked {
                 tool,
-                state,
+                reason,
                 origin,
                 ..
             } => {
-                let from = origin
-                    .as_deref()
-                    .map(|o| format!(", from a {}", origin_label(o)))
-                    .unwrap_or_default();
-                format!(
-                    "{INDENT}{} {}\n",
-                    s.yellow(&format!("{WARN} blocked {tool}")),
-                    s.dim(&format!("(not allowed in {state}{from})"))
-                )
+                if tool.starts_with(WORKFLOW_TOOL) {
+                    self.refused_delegation = Some(tool.clone());
+                }
+                let who = match origin.as_deref() {
+                    Some(o) => format!("{tool} (from a {})", origin_label(o)),
+                    None => tool.clone(),
+                };
+                refused(s, &who, reason)
             }
             Event::HookOutput { line, .. } => format!("{INDENT}  {}\n", s.dim(line)),
             Event::AgentText { text, .. } => quoted(s, text),
@@ -344,11 +365,17 @@ impl FlowRenderer {
                     s.dim(&said)
                 )
             }
-            Event::HookRejected { phase, reason, .. } => format!(
-                "{INDENT}{} {}\n",
-                s.red(&format!("{CROSS} {phase} rejected")),
-                s.dim(reason)
-            ),
+            Event::HookRejected { phase, reason, .. } => {
+                self.hook_refused = Some(reason.clone());
+                refused(s, &format!("{phase} hook"), reason)
+            }
+            Event::SubWorkflowStart { workflow, .. } if this_delegation(workflow) => {
+                self.refused_delegation = refused_delegation.clone();
+                String::new()
+            }
+            Event::SubWorkflowResult {
+                workflow, status, ..
+            } if status == "error" && this_delegation(workflow) => String::new(),
             Event::SubWorkflowStart {
                 state, workflow, ..
             } => format!(
@@ -392,7 +419,28 @@ impl FlowRenderer {
     }
 }
 
-/// Text quoted line by line under the current state (`    │ <line>`).
+/// A refusal, the reason shown as its first line without the kernel's `[workflow] BLOCKED:`
+/// mark (the whole text is the model's, in the transcript):
+/// `    ✖ <who> refused: <reason>` (the mark and `who refused:` red, the reason dim).
+fn refused(s: Style, who: &str, reason: &str) -> String {
+    let reason = reason.trim_start();
+    let reason = reason
+        .strip_prefix("[workflow] BLOCKED:")
+        .unwrap_or(reason)
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .trim();
+    if reason.is_empty() {
+        return format!("{INDENT}{}\n", s.red(&format!("{CROSS} {who} refused")));
+    }
+    format!(
+        "{INDENT}{} {}\n",
+        s.red(&format!("{CROSS} {who} refused:")),
+        s.dim(reason)
+    )
+}
+
 /// How the flow names a script caller: `script`, or `lifecycle hook`.
 fn origin_label(origin: &str) -> &str {
     if origin == "lifecycle" {
@@ -402,6 +450,7 @@ fn origin_label(origin: &str) -> &str {
     }
 }
 
+/// Text quoted line by line under the current state (`    │ <line>`).
 fn quoted(s: Style, text: &str) -> String {
     text.split('\n')
         .map(|line| format!("{INDENT}{} {line}\n", s.gray(QUOTE)))
@@ -653,7 +702,7 @@ mod tests {
         ]);
         assert_eq!(
             out,
-            "\n● a\n    › read_file\n    ⚠ blocked write_file (not allowed in a)\n    → done\n✔ a → b\n\n● b\n    │ one\n    │ two\n"
+            "\n● a\n    › read_file\n    ✖ write_file refused: no\n    → done\n✔ a → b\n\n● b\n    │ one\n    │ two\n"
         );
     }
 
@@ -731,6 +780,124 @@ mod tests {
             r.on_event(&env(Event::StateEnter { state: "a".into() })),
             "\n\x1b[36m●\x1b[0m \x1b[1ma\x1b[0m\n"
         );
+    }
+}
+
+#[cfg(test)]
+mod refusals {
+    use super::*;
+
+    fn render(color: bool, events: Vec<Event>) -> String {
+        let mut r = FlowRenderer::new(Style::new(color));
+        events
+            .into_iter()
+            .map(|event| {
+                r.on_event(&Envelope {
+                    event,
+                    level: "info",
+                    ts: 0,
+                    seq: 1,
+                    session_id: Some("s".into()),
+                })
+            })
+            .collect()
+    }
+
+    fn answered(tool: &str, output: &str) -> Event {
+        Event::ToolResult {
+            state: "classify".into(),
+            tool: tool.into(),
+            call_id: "c1".into(),
+            status: "ok".into(),
+            duration_ms: 1,
+            output: output.into(),
+            truncated: false,
+            origin: None,
+        }
+    }
+
+    fn hook_refused(reason: &str) -> Event {
+        Event::HookRejected {
+            state: "classify".into(),
+            phase: "after".into(),
+            reason: reason.into(),
+        }
+    }
+
+    #[test]
+    fn a_refused_move_shows_its_reason_and_an_allowed_one_nothing() {
+        let out = render(
+            false,
+            vec![
+                answered(
+                    "archmax_advance",
+                    "archmax_advance rejected: cannot advance from 'classify' to 'refund-approved'. Valid target slugs: refund-review.",
+                ),
+                answered("archmax_advance", "Advanced to state 'refund-review'."),
+                answered(
+                    "archmax_set_variables",
+                    "archmax_set_variables rejected: 'k' is locked and cannot be changed (current value: 1). Nothing was written.",
+                ),
+                answered("read_file", "read_file rejected: not a control tool"),
+            ],
+        );
+        assert_eq!(
+            out,
+            "    ✖ archmax_advance refused: cannot advance from 'classify' to 'refund-approved'. Valid target slugs: refund-review.\n    ✖ archmax_set_variables refused: 'k' is locked and cannot be changed (current value: 1). Nothing was written.\n"
+        );
+    }
+
+    #[test]
+    fn a_kernel_refusal_shows_its_first_line_without_the_mark() {
+        let out = render(
+            false,
+            vec![Event::ToolBlocked {
+                state: "classify".into(),
+                tool: "read_file".into(),
+                reason: "[workflow] BLOCKED: 'read_file' on 'secrets/keys.md' is not allowed in state 'classify'.\nAllowed in 'classify': read_file (notes/**).\n".into(),
+                call_id: Some("c1".into()),
+                args: None,
+                origin: None,
+            }],
+        );
+        assert_eq!(
+            out,
+            "    ✖ read_file refused: 'read_file' on 'secrets/keys.md' is not allowed in state 'classify'.\n"
+        );
+    }
+
+    #[test]
+    fn a_hooks_refusal_of_a_move_is_said_once() {
+        let out = render(
+            false,
+            vec![
+                hook_refused("hook veto: no date"),
+                answered(
+                    "archmax_advance",
+                    "archmax_advance rejected: hook veto: no date",
+                ),
+                // Another reason is another refusal.
+                hook_refused("hook veto: no date"),
+                answered(
+                    "archmax_advance",
+                    "archmax_advance rejected: something else",
+                ),
+            ],
+        );
+        assert_eq!(
+            out,
+            "    ✖ after hook refused: hook veto: no date\n    ✖ after hook refused: hook veto: no date\n    ✖ archmax_advance refused: something else\n"
+        );
+    }
+
+    #[test]
+    fn refusals_are_red_with_color_and_plain_without() {
+        let refusal = || answered("archmax_advance", "archmax_advance rejected: no edge");
+        assert_eq!(
+            render(true, vec![refusal()]),
+            "    \x1b[31m✖ archmax_advance refused:\x1b[0m \x1b[2mno edge\x1b[0m\n"
+        );
+        assert!(!render(false, vec![refusal()]).contains('\x1b'));
     }
 }
 
@@ -895,7 +1062,7 @@ mod hook_lines {
                 phase: phase("before"),
                 reason: "cannot run".into()
             }),
-            "    ✖ before rejected cannot run\n"
+            "    ✖ before hook refused: cannot run\n"
         );
         assert_eq!(
             line(Event::HookOutput {
@@ -931,7 +1098,7 @@ mod hook_lines {
                 args: None,
                 origin: Some("script".into()),
             }),
-            "    ⚠ blocked write_file (not allowed in a, from a script)\n"
+            "    ✖ write_file (from a script) refused: no\n"
         );
     }
 }

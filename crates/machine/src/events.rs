@@ -328,6 +328,24 @@ impl Event {
         }
     }
 
+    /// What a refused control call answered, as `(tool, reason)`: a runtime tool's
+    /// (`archmax_*`) `tool-result` whose output is the refusal the model reads,
+    /// `<tool> rejected: <reason>` (a move the kernel or a hook refused, invalid arguments, a
+    /// second move, …). Hosts show it beside the kernel's `tool-blocked` and a hook's
+    /// `hook-rejected`.
+    pub fn control_refusal(&self) -> Option<(&str, &str)> {
+        let Event::ToolResult { tool, output, .. } = self else {
+            return None;
+        };
+        if !tool.starts_with("archmax_") {
+            return None;
+        }
+        let reason = output
+            .strip_prefix(tool.as_str())?
+            .strip_prefix(" rejected: ")?;
+        Some((tool, reason))
+    }
+
     /// `warn` for warnings, refusals and raises; `info` otherwise.
     pub fn level(&self) -> &'static str {
         match self {
@@ -506,6 +524,45 @@ mod tests {
                 v.push(text);
             }
         }
+    }
+
+    #[test]
+    fn a_control_tools_refusal_is_read_from_its_answer() {
+        let result = |tool: &str, output: &str| Event::ToolResult {
+            state: "classify".into(),
+            tool: tool.into(),
+            call_id: "c1".into(),
+            status: "ok".into(),
+            duration_ms: 0,
+            output: output.into(),
+            truncated: false,
+            origin: None,
+        };
+        assert_eq!(
+            result(
+                "archmax_advance",
+                "archmax_advance rejected: cannot advance from 'classify' to 'refund-approved'."
+            )
+            .control_refusal(),
+            Some((
+                "archmax_advance",
+                "cannot advance from 'classify' to 'refund-approved'."
+            ))
+        );
+        assert_eq!(
+            result("archmax_advance", "Advanced to state 'b'.").control_refusal(),
+            None
+        );
+        assert_eq!(
+            result("archmax_wait", "archmax_advance rejected: x").control_refusal(),
+            None,
+            "another tool's words"
+        );
+        assert_eq!(
+            result("read_file", "read_file rejected: x").control_refusal(),
+            None,
+            "only the runtime's own tools answer so"
+        );
     }
 
     #[test]

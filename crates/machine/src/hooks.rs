@@ -12,6 +12,18 @@ use serde_json::{Map, Value};
 use crate::model::{ChatMessage, ChatRequest, Model};
 use crate::tools::BoxFuture;
 
+/// Parses a hook script as a run would, without running it ([`archmax_sandbox::check_hook_syntax`]):
+/// the parser `validate` hands the language's checks (`ValidateOptions::parse_script`).
+pub fn parse_script(file: &str, source: &str) -> Option<archmax_spec::ScriptSyntaxError> {
+    archmax_sandbox::check_hook_syntax(file, source)
+        .err()
+        .map(|e| archmax_spec::ScriptSyntaxError {
+            message: e.message,
+            line: e.line,
+            column: e.column,
+        })
+}
+
 /// Where a hook runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Phase {

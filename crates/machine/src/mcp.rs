@@ -530,12 +530,16 @@ pub fn validate(
 }
 
 /// `validate` of a workflow of the workspace at `root`, as `archmax validate` and
-/// `validateWorkflow` run it: the language's checks, then the workspace's MCP servers.
+/// `validateWorkflow` run it: the language's checks (with every hook script parsed by the
+/// sandbox, unless `opts` names another parser), then the workspace's MCP servers.
 pub fn validate_workspace(
     root: &Path,
     opts: &archmax_spec::ValidateOptions,
 ) -> archmax_spec::ValidationResult {
     let files = archmax_spec::DiskFiles::new(root);
+    let mut opts = opts.clone();
+    opts.parse_script.get_or_insert(crate::hooks::parse_script);
+    let opts = &opts;
     let mut result = archmax_spec::validate_workflow(&files, opts);
     let loaded = archmax_spec::workspace::load_workflow(&files, &opts.workflow, &opts.skills).ok();
     result

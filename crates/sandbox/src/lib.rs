@@ -22,6 +22,7 @@ mod native_guard;
 mod prelude;
 mod sandbox;
 mod source;
+mod syntax;
 mod verdict;
 
 pub use bridge::{PTC_EXCLUDED_TOOLS, ToolBridge};
@@ -33,4 +34,5 @@ pub use sandbox::Sandbox;
 pub use source::{
     HARNESS_SPECIFIER, ImportError, camel_case, is_harness_specifier, strip_harness_imports,
 };
+pub use syntax::{SyntaxError, check_hook_syntax};
 pub use verdict::{HookRun, HookVerdict, from_parts as verdict_from_parts};

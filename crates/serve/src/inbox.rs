@@ -1,12 +1,18 @@
-//! The web inbox: one HTML page, its script and its stylesheet, embedded in the binary
-//! (so a packaged `archmax` serves them with nothing beside it) and served without a
-//! token (they hold no data; every call the page makes sends the token the person types).
+//! The web inbox: one HTML page, its script (`sentences.js` then `inbox.js`) and its
+//! stylesheet, embedded in the binary (so a packaged `archmax` serves them with nothing
+//! beside it) and served without a token (they hold no data; every call the page makes
+//! sends the token the person types).
 
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
 
 const PAGE: &str = include_str!("inbox/index.html");
-const SCRIPT: &str = include_str!("inbox/inbox.js");
+/// The live log's sentences (a pure function, tested from Node) ahead of the page's script.
+const SCRIPT: &str = concat!(
+    include_str!("inbox/sentences.js"),
+    "\n",
+    include_str!("inbox/inbox.js")
+);
 const STYLE: &str = include_str!("inbox/inbox.css");
 
 /// Nothing but this server: no external script, style, image or connection.

@@ -1,6 +1,7 @@
 //! The Prometheus metrics of `GET /metrics` (text exposition via `prometheus-client`):
-//! turns and their latency by arrival, model calls and their latency, tokens, parks, HTTP
-//! requests.
+//! turns and their latency by arrival, model calls (counted where they are made, so a call
+//! whose endpoint reports no usage counts too), their failures and latency, tokens (as the
+//! endpoint reports them), parks, HTTP requests.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -27,6 +28,7 @@ pub struct Metrics {
     turns: Family<Kind, Counter>,
     turn_seconds: Family<Kind, Histogram>,
     model_calls: Counter,
+    model_failures: Counter,
     model_seconds: Histogram,
     tokens: Family<Kind, Counter>,
     parks: Family<Kind, Counter>,
@@ -45,6 +47,7 @@ impl Metrics {
         let turn_seconds =
             Family::<Kind, Histogram>::new_with_constructor(turn_histogram as fn() -> Histogram);
         let model_calls = Counter::default();
+        let model_failures = Counter::default();
         let model_seconds = turn_histogram();
         let tokens = Family::<Kind, Counter>::default();
         let parks = Family::<Kind, Counter>::default();
@@ -57,8 +60,13 @@ impl Metrics {
         );
         registry.register(
             "model_calls",
-            "Model calls that reported usage",
+            "Model calls (answered or failed), whether or not the endpoint reported usage",
             model_calls.clone(),
+        );
+        registry.register(
+            "model_call_failures",
+            "Model calls that failed, retries included",
+            model_failures.clone(),
         );
         registry.register(
             "model_call_seconds",
@@ -73,6 +81,7 @@ impl Metrics {
             turns,
             turn_seconds,
             model_calls,
+            model_failures,
             model_seconds,
             tokens,
             parks,
@@ -86,7 +95,7 @@ impl Metrics {
         }
     }
 
-    /// Counts what an event says about model calls, tokens and parks.
+    /// Counts what an event says about tokens and parks.
     pub fn on_event(&self, event: &Event) {
         match event {
             Event::ModelUsage {
@@ -96,7 +105,6 @@ impl Metrics {
                 cache_creation_tokens,
                 ..
             } => {
-                self.model_calls.inc();
                 for (k, n) in [
                     ("input", input_tokens),
                     ("output", output_tokens),
@@ -122,8 +130,12 @@ impl Metrics {
             .observe(took.as_secs_f64());
     }
 
-    /// Records one model call that took `took`.
-    pub fn on_model_call(&self, took: Duration) {
+    /// Counts one model call that took `took` (`ok`: it answered).
+    pub fn on_model_call(&self, took: Duration, ok: bool) {
+        self.model_calls.inc();
+        if !ok {
+            self.model_failures.inc();
+        }
         self.model_seconds.observe(took.as_secs_f64());
     }
 
@@ -148,7 +160,8 @@ impl Default for Metrics {
     }
 }
 
-/// A model whose every call's wall-clock time goes to [`Metrics`] (`model_call_seconds`).
+/// A model whose every call is counted into [`Metrics`] (`model_calls`, `model_call_failures`)
+/// with its wall-clock time (`model_call_seconds`).
 pub struct TimedModel {
     inner: Arc<dyn Model>,
     metrics: Arc<Metrics>,
@@ -166,7 +179,8 @@ impl Model for TimedModel {
         Box::pin(async move {
             let started = Instant::now();
             let answer = self.inner.complete(req).await;
-            self.metrics.on_model_call(started.elapsed());
+            self.metrics
+                .on_model_call(started.elapsed(), answer.is_ok());
             answer
         })
     }
@@ -175,8 +189,88 @@ impl Model for TimedModel {
         Box::pin(async move {
             let started = Instant::now();
             let answer = self.inner.stream(req, text).await;
-            self.metrics.on_model_call(started.elapsed());
+            self.metrics
+                .on_model_call(started.elapsed(), answer.is_ok());
             answer
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use archmax_machine::model::{ChatResponse, ModelError, NoText};
+    use serde_json::json;
+
+    use super::*;
+
+    /// Answers without `usage` (as llama.cpp does), then fails.
+    struct NoUsage;
+
+    impl Model for NoUsage {
+        fn complete<'a>(&'a self, req: &'a ChatRequest) -> ModelFuture<'a> {
+            Box::pin(async move {
+                if req.messages.is_empty() {
+                    return Err(ModelError::Replayed {
+                        message: "down".into(),
+                    });
+                }
+                ChatResponse::from_value(&json!({
+                    "choices": [{ "message": { "role": "assistant", "content": "hi" }, "finish_reason": "stop" }]
+                }))
+                .map_err(|message| ModelError::Replayed { message })
+            })
+        }
+    }
+
+    fn line<'a>(text: &'a str, name: &str) -> &'a str {
+        text.lines()
+            .find(|l| l.starts_with(name))
+            .unwrap_or_default()
+    }
+
+    #[tokio::test]
+    async fn every_call_counts_whether_it_reported_usage_answered_or_failed() {
+        let metrics = Arc::new(Metrics::new());
+        let model = TimedModel::new(Arc::new(NoUsage), Arc::clone(&metrics));
+        let ask = |messages: serde_json::Value| -> ChatRequest {
+            serde_json::from_value(json!({ "model": "m", "messages": messages }))
+                .unwrap_or_else(|e| panic!("a request: {e}"))
+        };
+        let said = ask(json!([{ "role": "user", "content": "hello" }]));
+        assert!(model.complete(&said).await.is_ok());
+        assert!(model.stream(&said, &NoText).await.is_ok());
+        assert!(model.complete(&ask(json!([]))).await.is_err());
+        let text = metrics.render();
+        assert_eq!(
+            line(&text, "archmax_model_calls_total"),
+            "archmax_model_calls_total 3"
+        );
+        assert_eq!(
+            line(&text, "archmax_model_call_failures_total"),
+            "archmax_model_call_failures_total 1"
+        );
+        assert_eq!(
+            line(&text, "archmax_model_call_seconds_count"),
+            "archmax_model_call_seconds_count 3"
+        );
+        // A usage event adds tokens, never a second count of its call.
+        metrics.on_event(&Event::ModelUsage {
+            state: "a".into(),
+            input_tokens: 7,
+            output_tokens: 2,
+            cache_read_tokens: 0,
+            cache_creation_tokens: 0,
+            model: None,
+            cost_usd: None,
+        });
+        let text = metrics.render();
+        assert_eq!(
+            line(&text, "archmax_model_calls_total"),
+            "archmax_model_calls_total 3"
+        );
+        assert!(
+            text.contains("archmax_tokens_total{kind=\"input\"} 7"),
+            "{text}"
+        );
     }
 }

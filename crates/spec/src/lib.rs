@@ -44,7 +44,9 @@ pub mod yaml;
 pub use diagnostic::{Diagnostic, Severity};
 pub use disk::DiskFiles;
 pub use model::Workflow;
-pub use workspace::{Files, ValidateOptions, ValidationResult, validate_workflow};
+pub use workspace::{
+    Files, ScriptParser, ScriptSyntaxError, ValidateOptions, ValidationResult, validate_workflow,
+};
 
 use serde::Serialize;
 use ts_rs::TS;

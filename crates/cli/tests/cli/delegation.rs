@@ -86,9 +86,7 @@ fn a_caller_shows_its_child_indented_under_the_calling_state() {
     );
     // The refused call reports at dispatch, before the batch's child runs.
     let expected = "● work
-    ⚠ blocked archmax_workflow_enrich (not allowed in work)
-    › running sub-workflow 'enrich' from 'work'
-    ✖ sub-workflow 'enrich' failed Refusing to run sub-workflow 'enrich': 'quantity' must be an integer (a number with no fractional part), but a string (\"two\") arrived. Call it again with a value of the declared type.
+    ✖ archmax_workflow_enrich refused: Refusing to run sub-workflow 'enrich': 'quantity' must be an integer (a number with no fractional part), but a string (\"two\") arrived. Call it again with a value of the declared type.
     › running sub-workflow 'enrich' from 'work'
 
     ● enrich

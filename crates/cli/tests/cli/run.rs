@@ -228,7 +228,7 @@ fn a_governance_block_is_shown_and_the_turn_goes_on() {
     assert_eq!(
         r.err,
         format!(
-            "{}\n● classify\n    ⚠ blocked read_file (not allowed in classify)\n    │ I cannot read that file.\n✔ classify (turn ends here)\n\n✔ answer\n",
+            "{}\n● classify\n    ✖ read_file refused: 'read_file' on 'secrets/keys.md' is not allowed in state 'classify'.\n    │ I cannot read that file.\n✔ classify (turn ends here)\n\n✔ answer\n",
             ws.header("orders", Some("scripted-model"))
         )
     );
@@ -693,5 +693,86 @@ fn an_undeclared_trigger_on_a_named_session_that_never_ran_is_refused() {
             .join("s-new")
             .join("checkpoints/state.json")
             .exists()
+    );
+}
+
+#[test]
+fn a_404_from_a_base_url_without_v1_suggests_it() {
+    let ws = workspace();
+    let server = ScriptedServer::start(vec![Reply::error(404, "File Not Found")]).expect("server");
+    let base = format!("http://{}", server.addr());
+    let r = cli_with(
+        &ws,
+        None,
+        &[
+            ("ARCHMAX_API_BASE_URL", base.as_str()),
+            ("ARCHMAX_API_KEY", "test-key"),
+            ("ARCHMAX_MODEL", "scripted-model"),
+        ],
+        false,
+        &["run", "orders", "hi", "--session", "v-1"],
+    );
+    assert_eq!((r.code, r.out.as_str()), (1, ""));
+    let hint = format!(
+        "failed with HTTP 404: {{\"error\":{{\"message\":\"File Not Found\"}}}} — is the base URL missing /v1? (try {base}/v1)\n"
+    );
+    assert!(r.err.ends_with(&hint), "{}", r.err);
+    assert!(
+        r.err
+            .contains(&format!("model request to {base}/chat/completions")),
+        "{}",
+        r.err
+    );
+}
+
+/// A refund that needs a person's review before it is approved.
+const REVIEWED: &str = r#"title: Refunds
+instructions: Handle refund requests.
+states:
+  classify:
+    triggers: { manual: }
+    instructions: Route the request.
+    tools:
+      forbid: [write_file]
+    transitions:
+      - { to: review, description: A refund needs a review. }
+  review:
+    type: human
+    instructions: Approve the refund or not.
+    transitions:
+      - { to: approved, description: Approve., type: approve }
+  approved:
+    instructions: Confirm the refund.
+"#;
+
+#[test]
+fn a_refused_move_and_a_refused_tool_show_their_reasons_live() {
+    let ws = Workspace::new(&[("workflows/refunds/workflow.yaml", REVIEWED)]);
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(vec![(
+            "c1",
+            "archmax_advance",
+            json!({ "to": "approved", "reason": "the customer is right" }),
+        )]),
+        Reply::tool_calls(vec![(
+            "c2",
+            "write_file",
+            json!({ "file_path": "scratchpad/refund.json", "content": "{}" }),
+        )]),
+        Reply::text("A person has to review the refund first."),
+    ])
+    .expect("server");
+    let r = cli(
+        &ws,
+        Some(&server),
+        &["run", "refunds", "Refund KK-1", "--session", "x-1"],
+    );
+    assert_eq!(r.code, 0, "{}", r.err);
+    assert_eq!(
+        r.err,
+        format!(
+            "{}\n● classify\n    ✖ archmax_advance refused: cannot advance from 'classify' to 'approved'. Valid target slugs: review.\n    ✖ write_file refused: 'write_file' on 'scratchpad/refund.json' is forbidden by state 'classify' (states.classify.tools.forbid). A denial beats every grant, so no allow entry here permits it.\n    │ A person has to review the refund first.\n✔ classify (turn ends here)\n\n✔ answer\n",
+            ws.header("refunds", Some("scripted-model"))
+        )
     );
 }

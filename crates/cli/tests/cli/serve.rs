@@ -317,11 +317,17 @@ fn a_decision_is_refused_to_a_non_approver_and_made_by_an_approver() {
     ] {
         assert!(metrics.contains(line), "{line} in\n{metrics}");
     }
-    // Every model call the two turns made is timed: one per request the model server got.
+    // Every model call the two turns made is counted and timed: one per request the model
+    // server got, though only the first answer reported usage (the tokens are that one's).
     let calls = s.server.requests().len();
     assert!(calls >= 2, "{calls} model calls");
-    let timed = format!("archmax_model_call_seconds_count {calls}");
-    assert!(metrics.contains(&timed), "{timed} in\n{metrics}");
+    for line in [
+        format!("archmax_model_calls_total {calls}"),
+        format!("archmax_model_call_seconds_count {calls}"),
+        "archmax_model_call_failures_total 0".to_string(),
+    ] {
+        assert!(metrics.contains(&line), "{line} in\n{metrics}");
+    }
 }
 
 #[test]

@@ -153,3 +153,62 @@ fn an_unknown_key_names_the_nearest_known_one() {
         r.err
     );
 }
+
+/// A workflow whose `refunds` state's `after` hook is `hooks/check.js`, holding `hook`.
+fn with_hook(hook: &str) -> crate::support::Workspace {
+    crate::support::Workspace::new(&[
+        (
+            "workflows/w/workflow.yaml",
+            "instructions: Handle refunds.\nstates:\n  refunds:\n    triggers: { manual: }\n    instructions: Decide the refund.\n    after: { script: hooks/check.js }\n",
+        ),
+        ("workflows/w/hooks/check.js", hook),
+    ])
+}
+
+#[test]
+fn a_yaml_syntax_error_says_why_in_validate_and_in_run() {
+    let ws = crate::support::Workspace::new(&[(
+        "workflows/w/workflow.yaml",
+        "instructions: \"Handle refunds.\nstates:\n  a: {}\n",
+    )]);
+    let r = crate::support::cli(&ws, None, &["validate"]);
+    assert_eq!(r.code, 1, "{}", r.err);
+    let finding = "workflows/w/workflow.yaml machine spec is not a YAML mapping: invalid indentation in quoted scalar [workflows/w/workflow.yaml:1:15]";
+    assert_eq!(
+        r.err,
+        format!("{}  ✖ error  {finding}\n\n", ws.header("w", None))
+    );
+    let server = crate::scripted::ScriptedServer::start(Vec::new()).expect("server");
+    let r = crate::support::cli(&ws, Some(&server), &["run", "w", "hello"]);
+    assert_eq!((r.code, r.out.as_str()), (1, ""));
+    assert!(
+        r.err.ends_with(&format!(
+            "Error: Cannot load workflow 'w' (workflows/w/workflow.yaml): no valid machine spec. Run 'archmax validate w' for details.\n  ✖ error  {finding}\n"
+        )),
+        "{}",
+        r.err
+    );
+    assert!(server.requests().is_empty());
+}
+
+#[test]
+fn a_hook_script_that_does_not_parse_is_an_error_at_its_line_and_column() {
+    let ws = with_hook(
+        "import { defineHook, veto } from '@archmax-ai/harness/sandbox'\n\nexport default defineHook((input) => {\n  if (input.to === 'paid' {\n    return veto('no date')\n  }\n})\n",
+    );
+    let r = crate::support::cli(&ws, None, &["validate"]);
+    assert_eq!(r.code, 1, "{}", r.err);
+    assert_eq!(r.out, "invalid — 1 error(s), 0 warning(s)\n");
+    assert_eq!(
+        r.err,
+        format!(
+            "{}  ✖ error  State 'refunds' 'after' hook script 'workflows/w/hooks/check.js' does not parse: SyntaxError: Unexpected token '{{' [workflows/w/hooks/check.js:4:27]\n\n",
+            ws.header("w", None)
+        )
+    );
+    let ws = with_hook(
+        "import { defineHook, veto } from '@archmax-ai/harness/sandbox'\n\nexport default defineHook((input) => {\n  if (input.to === 'paid') {\n    return veto('no date')\n  }\n})\n",
+    );
+    let r = crate::support::cli(&ws, None, &["validate"]);
+    assert_eq!(r.code, 0, "{}", r.err);
+}

@@ -75,7 +75,7 @@ impl<M: Model + ?Sized> Model for Box<M> {
 #[non_exhaustive]
 pub enum ModelError {
     /// The endpoint answered with a non-success HTTP status.
-    #[error("model request to {url} (model '{model}') failed with HTTP {status}: {}", excerpt_text(.body_excerpt))]
+    #[error("model request to {url} (model '{model}') failed with HTTP {status}: {}{}", excerpt_text(.body_excerpt), not_found_hint(.url, *.status))]
     Http {
         /// The request URL.
         url: String,
@@ -171,6 +171,30 @@ fn excerpt_text(excerpt: &str) -> &str {
         "(empty body)"
     } else {
         excerpt
+    }
+}
+
+/// After a 404 from a URL whose path names no API version (`/v1`, `/v1beta`, …): the likely
+/// cause, a base URL without `/v1` (llama.cpp, vLLM and Ollama serve `/v1/chat/completions`),
+/// and the base URL to try. Empty otherwise.
+fn not_found_hint(url: &str, status: u16) -> String {
+    if status != 404 {
+        return String::new();
+    }
+    let Some(base) = url.strip_suffix("/chat/completions") else {
+        return String::new();
+    };
+    let after_scheme = base.split_once("://").map_or(base, |(_, rest)| rest);
+    let path = after_scheme.split_once('/').map_or("", |(_, path)| path);
+    let versioned = path.split('/').any(|segment| {
+        segment
+            .strip_prefix('v')
+            .is_some_and(|rest| rest.starts_with(|c: char| c.is_ascii_digit()))
+    });
+    if versioned {
+        String::new()
+    } else {
+        format!(" \u{2014} is the base URL missing /v1? (try {base}/v1)")
     }
 }
 
@@ -728,6 +752,29 @@ mod tests {
             empty.to_string(),
             "model request to http://h/v1/chat/completions (model 'gpt-x') failed with HTTP 502: (empty body)"
         );
+        let not_found = |url: &str| {
+            ModelError::Http {
+                url: url.into(),
+                model: model.clone(),
+                status: 404,
+                body_excerpt: String::new(),
+            }
+            .to_string()
+        };
+        assert_eq!(
+            not_found("http://127.0.0.1:8080/chat/completions"),
+            "model request to http://127.0.0.1:8080/chat/completions (model 'gpt-x') failed with HTTP 404: (empty body) \u{2014} is the base URL missing /v1? (try http://127.0.0.1:8080/v1)"
+        );
+        assert_eq!(
+            not_found("https://gw.example/openai/chat/completions"),
+            "model request to https://gw.example/openai/chat/completions (model 'gpt-x') failed with HTTP 404: (empty body) \u{2014} is the base URL missing /v1? (try https://gw.example/openai/v1)"
+        );
+        for versioned in [
+            "http://h/v1/chat/completions",
+            "https://g.example/v1beta/openai/chat/completions",
+        ] {
+            assert!(!not_found(versioned).contains("missing /v1"), "{versioned}");
+        }
         let timeout = ModelError::Timeout {
             url: url.clone(),
             model: model.clone(),

@@ -235,8 +235,10 @@ async function follow (id, since, live, signal) {
       const data = block.split('\n').filter((l) => l.startsWith('data:')).map((l) => l.slice(5).trimStart()).join('\n')
       if (!data) continue
       const e = JSON.parse(data)
-      if (e.type === 'agent-text-delta') continue
-      live.append(el('div', { text: `${e.type}${e.state ? ' ' + e.state : ''}${e.text ? ': ' + e.text : ''}` }))
+      // In words (sentences.js): a refusal with its reason, streamed pieces left out.
+      const line = eventSentence(e)
+      if (!line) continue
+      live.append(el('div', { text: line.text, class: line.refused ? 'refused' : 'event', 'data-type': e.type }))
       live.scrollTop = live.scrollHeight
     }
   }

@@ -147,8 +147,30 @@ fn script(
         );
         return;
     };
-    for (line, spec) in static_imports(&source) {
-        if spec != HARNESS_PACKAGE && !spec.starts_with("@archmax-ai/harness/") {
+    let imports = static_imports(&source);
+    let refused = |spec: &str| spec != HARNESS_PACKAGE && !spec.starts_with("@archmax-ai/harness/");
+    // A refused import is reported above, and a run never gets as far as parsing the rest.
+    if let Some(parse) = ctx.parse_script
+        && !imports.iter().any(|(_, spec)| refused(spec))
+        && let Some(e) = parse(&resolved, &source)
+    {
+        out.push(
+            Diagnostic::error(
+                field,
+                format!(
+                    "State '{slug}' '{phase}' hook script '{resolved}' does not parse: {}",
+                    e.message
+                ),
+            )
+            .in_file(&resolved)
+            .at(Some(crate::yaml::Pos {
+                line: e.line,
+                column: e.column,
+            })),
+        );
+    }
+    for (line, spec) in imports {
+        if refused(&spec) {
             out.push(
                 Diagnostic::error(
                     field,

@@ -90,8 +90,24 @@ impl Files for MemFiles {
     }
 }
 
+/// Where a script does not parse: the parser's words and the 1-based line and column.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScriptSyntaxError {
+    /// The parser's reason (`unexpected token in expression: ')'`).
+    pub message: String,
+    /// 1-based line in the script.
+    pub line: u32,
+    /// 1-based column in the script.
+    pub column: u32,
+}
+
+/// Parses one hook script without running it: `None` when it parses. The language crate runs
+/// no JavaScript; a host with a JavaScript engine hands it one (`archmax validate` hands it the
+/// sandbox's, so a hook is parsed exactly as a run would parse it).
+pub type ScriptParser = fn(file: &str, source: &str) -> Option<ScriptSyntaxError>;
+
 /// What to validate.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct ValidateOptions {
     /// The workflow slug (the directory under `workflows/`).
     pub workflow: String,
@@ -99,6 +115,9 @@ pub struct ValidateOptions {
     pub skills: Vec<String>,
     /// The host's mount table; `None` = the zero-config table.
     pub mounts: Option<Vec<MountDecl>>,
+    /// Parses every hook script found, reporting a syntax error in the script's file; `None`
+    /// (the default) leaves scripts unparsed.
+    pub parse_script: Option<ScriptParser>,
 }
 
 impl ValidateOptions {
@@ -108,6 +127,7 @@ impl ValidateOptions {
             workflow: workflow.into(),
             skills: vec!["skills/".to_string()],
             mounts: None,
+            parse_script: None,
         }
     }
 }
@@ -165,13 +185,17 @@ pub(crate) fn load(files: &dyn Files, workflow: &str) -> Option<Loaded> {
     let mut diagnostics = Vec::new();
     let mut usable = read.validation.ok;
     if read.tree.is_none() {
+        // The reader's finding (`machine spec is not a YAML mapping: <the parser's reason>`,
+        // or `… (found <kind>)`), after the file: the contract's prefix, and why.
+        let first = read.validation.schema.first();
+        let finding = first
+            .map(|d| d.message.as_str())
+            .filter(|m| m.starts_with(NOT_A_MAPPING))
+            .unwrap_or(NOT_A_MAPPING);
         diagnostics.push(
-            Diagnostic::error("", format!("{file} {NOT_A_MAPPING}"))
+            Diagnostic::error("", format!("{file} {finding}"))
                 .in_file(&file)
-                .at(read
-                    .validation
-                    .schema
-                    .first()
+                .at(first
                     .and_then(|d| d.line.zip(d.column))
                     .map(|(line, column)| crate::yaml::Pos { line, column })),
         );
@@ -347,6 +371,7 @@ pub fn validate_workflow(files: &dyn Files, opts: &ValidateOptions) -> Validatio
         tree,
         bundles: &bundles,
         mounts: mount_table,
+        parse_script: opts.parse_script,
     };
     skills::check(&ctx, skill_issues, &mut out);
     mounts::check(&ctx, &mut out);
@@ -388,6 +413,8 @@ pub(crate) struct Context<'a> {
     pub bundles: &'a [skills::SkillBundle],
     /// The host's mount table (or the zero-config one).
     pub mounts: &'a [MountDecl],
+    /// The host's script parser, if it gave one.
+    pub parse_script: Option<ScriptParser>,
 }
 
 impl Context<'_> {
@@ -442,5 +469,84 @@ impl Context<'_> {
     pub fn at(&self, d: Diagnostic) -> Diagnostic {
         let pos = crate::locate(self.tree, d.field.as_deref().unwrap_or(""));
         d.in_file(self.file).at(pos)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SPEC: &str = "instructions: Work.\nstates:\n  a:\n    triggers: { manual: }\n    instructions: Do it.\n    after: { script: hooks/check.js }\n";
+
+    fn files(hook: &str) -> MemFiles {
+        let mut files = MemFiles::new();
+        files.insert("workflows/w/workflow.yaml", SPEC);
+        files.insert("workflows/w/hooks/check.js", hook);
+        files
+    }
+
+    #[test]
+    fn a_yaml_syntax_error_keeps_the_contract_prefix_and_says_why() {
+        let mut files = MemFiles::new();
+        files.insert(
+            "workflows/w/workflow.yaml",
+            "instructions: \"Work.\nstates:\n  a: {\n",
+        );
+        let found = validate_workflow(&files, &ValidateOptions::new("w")).diagnostics;
+        assert_eq!(found.len(), 1, "{found:?}");
+        let prefix = "workflows/w/workflow.yaml machine spec is not a YAML mapping: ";
+        assert!(
+            found[0].message.starts_with(prefix) && found[0].message.len() > prefix.len(),
+            "{}",
+            found[0].message
+        );
+        assert!(found[0].line.is_some() && found[0].column.is_some());
+        let mut files = MemFiles::new();
+        files.insert("workflows/w/workflow.yaml", "- a\n");
+        let found = validate_workflow(&files, &ValidateOptions::new("w")).diagnostics;
+        assert_eq!(
+            found[0].message,
+            "workflows/w/workflow.yaml machine spec is not a YAML mapping (found array)"
+        );
+    }
+
+    fn at_line_two(_file: &str, source: &str) -> Option<ScriptSyntaxError> {
+        source.contains("((").then(|| ScriptSyntaxError {
+            message: "unexpected token".into(),
+            line: 2,
+            column: 7,
+        })
+    }
+
+    #[test]
+    fn a_host_parser_reports_a_hook_that_does_not_parse_in_its_file() {
+        let mut opts = ValidateOptions::new("w");
+        let broken = files("export default () => {\n  ok((\n}\n");
+        assert!(
+            validate_workflow(&broken, &opts).valid,
+            "no parser, no parse"
+        );
+        opts.parse_script = Some(at_line_two);
+        let found = validate_workflow(&broken, &opts).diagnostics;
+        let d = found
+            .iter()
+            .find(|d| d.message.contains("does not parse"))
+            .expect("the syntax error");
+        assert_eq!(
+            d.message,
+            "State 'a' 'after' hook script 'workflows/w/hooks/check.js' does not parse: unexpected token"
+        );
+        assert_eq!(d.file.as_deref(), Some("workflows/w/hooks/check.js"));
+        assert_eq!((d.line, d.column), (Some(2), Some(7)));
+        assert_eq!(d.field.as_deref(), Some("states.a.after"));
+        assert!(validate_workflow(&files("export default () => true\n"), &opts).valid);
+        // A refused import is the one finding: a run stops there.
+        let found = validate_workflow(&files("import x from 'lodash'\nok((\n"), &opts).diagnostics;
+        assert!(found.iter().all(|d| !d.message.contains("does not parse")));
+        assert!(
+            found
+                .iter()
+                .any(|d| d.message.contains("imports from 'lodash'"))
+        );
     }
 }
