@@ -469,6 +469,17 @@ pub const COMMANDS: &[Command] = &[
         long: Some(SERVE_LONG),
     },
     Command {
+        name: "mcp",
+        positionals: &[],
+        options: &[value(
+            "store",
+            "<url>",
+            "A postgres:// session store (default: ARCHMAX_SESSION_STORE, else sessions/)",
+        )],
+        summary: "Serve the workspace's workflows as MCP tools over stdio (for an MCP client)",
+        long: Some(MCP_LONG),
+    },
+    Command {
         name: "help",
         positionals: &[optional("command", "The command to describe")],
         options: &[],
@@ -512,6 +523,14 @@ lease expired, from the last committed step), runs the deliveries 'archmax deliv
 session's in arrival order), and wakes sessions whose archmax_wait fell due with a delivery of --trigger, \
 as a host's scheduler would deliver it. Each is claimed by exactly one worker, however many run on however \
 many machines. Runs until stopped, or with --once until nothing is ready.";
+
+const MCP_LONG: &str = "Serves every workflow of the workspace as MCP tools over stdin and stdout, for an \
+MCP client's configuration (\"command\": \"npx\", \"args\": [\"archmax\", \"mcp\", \"--root\", \"<workspace>\"]): one tool \
+per entry a host may fire (<workflow> for its manual trigger, <workflow>__<trigger> for the others), each \
+running one governed turn and answering its outcome, and decide, reply, deliver and sessions for the \
+sessions it leaves parked. The workflow, not the client, decides every tool call inside a session. Over \
+stdio the caller is the local user, as with 'archmax decide'; 'archmax serve' offers the same at /mcp over \
+streamable HTTP, with its bearer tokens and approvers. See docs/mcp-server.md.";
 
 const SERVE_LONG: &str = "Serves every workflow of the workspace over HTTP: sessions, messages, decisions, \
 replies, deliveries and trigger webhooks answer the Outcome that --json prints; GET /sessions/<id>/events \

@@ -223,6 +223,7 @@ fn dispatch(cli: &mut Cli<'_>, args: &[String]) -> i32 {
         "skill" => skill::run(cli, &parsed, &positionals),
         "worker" => worker::run(cli, &parsed, &positionals),
         "serve" => serve::run(cli, &parsed, &positionals),
+        "mcp" => serve::mcp(cli, &parsed, &positionals),
         _ => preflight::run(cli, cmd, &parsed, &positionals),
     };
     match outcome {

@@ -50,6 +50,72 @@ pub(crate) fn run(
         .map_err(|e| Failure::Command(e.to_string()))?;
     let addr = archmax_serve::bind_address(parsed.non_empty("host"), port, &tokens)
         .map_err(|e| Failure::Command(e.to_string()))?;
+    let identities = tokens.len();
+    let config = config(cli, parsed, root, tokens, body_limit)?;
+    let (workflows, store) = (config.workflows.clone(), Arc::clone(&config.store));
+    let app = archmax_serve::app(config).map_err(|e| Failure::Command(e.to_string()))?;
+    let rt = runtime()?;
+    rt.block_on(async {
+        let listener = archmax_serve::TcpListener::bind(addr)
+            .await
+            .map_err(|e| Failure::Command(format!("cannot listen on {addr}: {e}")))?;
+        let local = listener
+            .local_addr()
+            .map_err(|e| Failure::Command(format!("cannot listen on {addr}: {e}")))?;
+        let access = if identities == 0 {
+            format!("no tokens, loopback only (set {TOKENS_VAR} to require them)")
+        } else {
+            format!("{identities} token(s)")
+        };
+        cli.err(&format!(
+            "archmax serve: listening on http://{local} ({} workflow(s): {}; {} store; {access})\n",
+            workflows.len(),
+            workflows.join(", "),
+            store.kind()
+        ));
+        let _ = cli.io.stderr().flush();
+        archmax_serve::run(listener, app)
+            .await
+            .map_err(|e| Failure::Command(format!("the server stopped: {e}")))
+    })?;
+    Ok(0)
+}
+
+/// `archmax mcp`: the workspace's workflows as MCP tools over stdin and stdout, until the
+/// client closes them. Nothing but MCP messages goes to stdout.
+pub(crate) fn mcp(
+    cli: &mut Cli<'_>,
+    parsed: &Parsed,
+    _positionals: &[Option<String>],
+) -> Result<i32, Failure> {
+    let root = resolve_root(&cli.cwd, parsed.text("root"));
+    cli.load_root_env(&root);
+    let config = config(cli, parsed, root, Tokens::default(), DEFAULT_BODY_LIMIT)?;
+    runtime()?.block_on(async {
+        archmax_serve::mcp_stdio(config)
+            .await
+            .map_err(|e| Failure::Command(e.to_string()))
+    })?;
+    Ok(0)
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime, Failure> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Failure::Crash(format!("cannot start the async runtime: {e}")))
+}
+
+/// What `serve` and `mcp` serve: every workflow of the workspace at `root`, each assembled
+/// as `archmax run` assembles it, over the chosen session store, sharing one set of MCP
+/// servers.
+fn config(
+    cli: &mut Cli<'_>,
+    parsed: &Parsed,
+    root: std::path::PathBuf,
+    tokens: Tokens,
+    body_limit: usize,
+) -> Result<ServeConfig, Failure> {
     let store = match parsed.non_empty("store") {
         Some(url) => Arc::new(crate::store::postgres(url)?),
         None => crate::store::open(cli, &root)?,
@@ -83,11 +149,10 @@ pub(crate) fn run(
             .build()
             .map_err(|e| message(crate::assembly::failure(&e)))
     });
-    let identities = tokens.len();
-    let app = archmax_serve::app(ServeConfig {
-        root: root.clone(),
-        workflows: workflows.clone(),
-        store: Arc::clone(&store),
+    Ok(ServeConfig {
+        root,
+        workflows,
+        store,
         assemble,
         tokens,
         cors_origin: parsed.non_empty("cors-origin").map(str::to_string),
@@ -95,33 +160,4 @@ pub(crate) fn run(
         body_limit,
         admins: archmax_serve::parse_admins(&cli.var(ADMINS_VAR).unwrap_or_default()),
     })
-    .map_err(|e| Failure::Command(e.to_string()))?;
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| Failure::Crash(format!("cannot start the async runtime: {e}")))?;
-    rt.block_on(async {
-        let listener = archmax_serve::TcpListener::bind(addr)
-            .await
-            .map_err(|e| Failure::Command(format!("cannot listen on {addr}: {e}")))?;
-        let local = listener
-            .local_addr()
-            .map_err(|e| Failure::Command(format!("cannot listen on {addr}: {e}")))?;
-        let access = if identities == 0 {
-            format!("no tokens, loopback only (set {TOKENS_VAR} to require them)")
-        } else {
-            format!("{identities} token(s)")
-        };
-        cli.err(&format!(
-            "archmax serve: listening on http://{local} ({} workflow(s): {}; {} store; {access})\n",
-            workflows.len(),
-            workflows.join(", "),
-            store.kind()
-        ));
-        let _ = cli.io.stderr().flush();
-        archmax_serve::run(listener, app)
-            .await
-            .map_err(|e| Failure::Command(format!("the server stopped: {e}")))
-    })?;
-    Ok(0)
 }

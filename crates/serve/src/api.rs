@@ -43,8 +43,16 @@ impl ApiError {
             message: message.into(),
         }
     }
-    fn bad_request(message: impl Into<String>) -> ApiError {
+    pub(crate) fn bad_request(message: impl Into<String>) -> ApiError {
         ApiError::new(StatusCode::BAD_REQUEST, "BadRequestError", message)
+    }
+    /// What went wrong, in words.
+    pub(crate) fn message(&self) -> &str {
+        &self.message
+    }
+    /// The error's class name (`NotAnApproverError`, …).
+    pub(crate) fn code(&self) -> &str {
+        &self.code
     }
     fn not_found(message: impl Into<String>) -> ApiError {
         ApiError::new(StatusCode::NOT_FOUND, "NotFoundError", message)
@@ -119,6 +127,7 @@ pub(crate) fn router(state: Arc<AppState>, cors_origin: Option<&str>, body_limit
         .route("/sessions/{id}/events", get(events))
         .route("/sessions/{id}/evidence/{*path}", get(evidence))
         .route("/triggers/{workflow}/{trigger}", post(trigger))
+        .nest_service("/mcp", crate::mcp::http(Arc::clone(&state)))
         .layer(axum::middleware::from_fn_with_state(
             Arc::clone(&state),
             crate::auth::require_token,
@@ -142,7 +151,7 @@ pub(crate) fn router(state: Arc<AppState>, cors_origin: Option<&str>, body_limit
 
 impl AppState {
     /// The harness of `slug`, or why not.
-    fn harness(&self, slug: &str) -> Result<Arc<Harness>, ApiError> {
+    pub(crate) fn harness(&self, slug: &str) -> Result<Arc<Harness>, ApiError> {
         match self.workflows.get(slug) {
             Some(Loaded::Ready(h)) => Ok(Arc::clone(h)),
             Some(Loaded::Broken(e)) => Err(ApiError::new(
@@ -186,7 +195,11 @@ impl AppState {
 
     /// The harness for session `id`: `given`, else the session's own workflow, else the
     /// workspace's only one.
-    fn harness_for(&self, id: &str, given: Option<&str>) -> Result<Arc<Harness>, ApiError> {
+    pub(crate) fn harness_for(
+        &self,
+        id: &str,
+        given: Option<&str>,
+    ) -> Result<Arc<Harness>, ApiError> {
         let recorded = self.recorded(id)?;
         let given = given.map(str::trim).filter(|g| !g.is_empty());
         let slug = match (given, recorded) {
@@ -209,7 +222,7 @@ impl AppState {
     }
 
     /// The harness of a session that must exist.
-    fn existing(&self, id: &str) -> Result<Arc<Harness>, ApiError> {
+    pub(crate) fn existing(&self, id: &str) -> Result<Arc<Harness>, ApiError> {
         match self.recorded(id)? {
             Some(slug) => self.harness(&slug),
             None if self.any()?.session_state(id)?.is_some() => self.harness_for(id, None),
@@ -230,7 +243,7 @@ impl AppState {
     }
 }
 
-fn no_session(id: &str) -> ApiError {
+pub(crate) fn no_session(id: &str) -> ApiError {
     ApiError::not_found(format!("no durable session '{id}'"))
 }
 
@@ -292,7 +305,7 @@ async fn graph(
 }
 
 /// A session summary with its workflow and, when parked, its park record.
-fn described(st: &AppState, id: &str) -> Result<Option<Value>, ApiError> {
+pub(crate) fn described(st: &AppState, id: &str) -> Result<Option<Value>, ApiError> {
     // The summary through the session's own workflow, which knows its terminal states.
     let own = st
         .recorded(id)?
@@ -369,15 +382,36 @@ fn parked_at(v: &Value) -> String {
 
 async fn list_sessions(State(st): State<Arc<AppState>>, Query(q): Query<ListQuery>) -> ApiResult {
     st.metrics.on_request("sessions");
-    let attention = on(q.attention.as_deref());
+    let out = session_list(
+        &st,
+        q.workflow.as_deref(),
+        q.status.as_deref(),
+        q.older_than.as_deref(),
+        q.awaiting.as_deref(),
+        on(q.attention.as_deref()),
+    )?;
+    Ok(Json(Value::Array(out)).into_response())
+}
+
+/// The sessions `GET /sessions` lists (and the MCP `sessions` tool): each summary with its
+/// workflow and park, filtered by workflow, standing words, age and park channel; pending
+/// ones oldest first, the attention view stalled-longest first.
+pub(crate) fn session_list(
+    st: &AppState,
+    workflow: Option<&str>,
+    status: Option<&str>,
+    older_than: Option<&str>,
+    awaiting: Option<&str>,
+    attention: bool,
+) -> Result<Vec<Value>, ApiError> {
     let query = SessionQuery {
-        kinds: kinds(q.status.as_deref())?,
-        older_than_ms: age(q.older_than.as_deref())?,
+        kinds: kinds(status)?,
+        older_than_ms: age(older_than)?,
         attention,
     };
     let mut out = Vec::new();
     for summary in st.any()?.list_sessions(&query)? {
-        let Ok(v) = with_park(&st, summary) else {
+        let Ok(v) = with_park(st, summary) else {
             continue;
         };
         let field = |name: &str| {
@@ -386,13 +420,10 @@ async fn list_sessions(State(st): State<Arc<AppState>>, Query(q): Query<ListQuer
                 .unwrap_or("")
                 .to_string()
         };
-        if q.workflow
-            .as_deref()
-            .is_some_and(|w| field("workflow") != w)
-        {
+        if workflow.is_some_and(|w| field("workflow") != w) {
             continue;
         }
-        if let Some(a) = q.awaiting.as_deref() {
+        if let Some(a) = awaiting {
             let channel = v
                 .get("park")
                 .and_then(|p| p.get("channel"))
@@ -404,10 +435,10 @@ async fn list_sessions(State(st): State<Arc<AppState>>, Query(q): Query<ListQuer
         }
         out.push(v);
     }
-    if q.awaiting.is_some() && !attention {
+    if awaiting.is_some() && !attention {
         out.sort_by_key(parked_at);
     }
-    Ok(Json(Value::Array(out)).into_response())
+    Ok(out)
 }
 
 /// Refuses `who` unless it may prune: an identity named in the server's admins, or an
@@ -562,7 +593,7 @@ struct DecisionBody {
 }
 
 /// Refuses `who` when the parked state names approvers and `who` is not one of them.
-fn check_approver(h: &Harness, id: &str, who: &str) -> Result<(), ApiError> {
+pub(crate) fn check_approver(h: &Harness, id: &str, who: &str) -> Result<(), ApiError> {
     let Some(park) = h.session_park(id)? else {
         return Ok(());
     };
@@ -653,7 +684,7 @@ fn at_path<'v>(vars: &'v Map<String, Value>, path: &str) -> Option<&'v Value> {
 
 /// The message of a webhook firing: the string at the trigger's `message:` path, else the
 /// body's `message`, else the body itself as JSON text.
-fn firing_message(h: &Harness, trigger: &str, vars: &Map<String, Value>) -> String {
+pub(crate) fn firing_message(h: &Harness, trigger: &str, vars: &Map<String, Value>) -> String {
     let declared = h
         .spec()
         .states

@@ -18,6 +18,7 @@ mod api;
 mod auth;
 pub mod hub;
 mod inbox;
+mod mcp;
 pub mod metrics;
 mod openapi;
 
@@ -103,6 +104,9 @@ pub enum ServeError {
     /// The workspace has no workflow that loads.
     #[error("no workflow of the workspace loads: {0}")]
     NoWorkflow(String),
+    /// The MCP connection failed (stdio).
+    #[error("the MCP connection failed: {0}")]
+    Mcp(std::io::Error),
 }
 
 /// What the server is built from.
@@ -179,6 +183,22 @@ pub(crate) struct AppState {
 /// The router of every route, with the state assembled: one harness per workflow, all
 /// sharing the store and the event hub.
 pub fn app(config: ServeConfig) -> Result<Router, ServeError> {
+    let (cors, limit) = (config.cors_origin.clone(), config.body_limit);
+    let state = state(config)?;
+    Ok(api::router(state, cors.as_deref(), limit))
+}
+
+/// Serves the workspace's workflows as MCP tools over this process's stdin and stdout
+/// (`archmax mcp`) until the client closes them. Calls carry no identity: the local user
+/// decides, as with `archmax decide`.
+pub async fn mcp_stdio(config: ServeConfig) -> Result<(), ServeError> {
+    let state = state(config)?;
+    mcp::stdio(state).await.map_err(ServeError::Mcp)
+}
+
+/// The state every route shares: one harness per workflow, all sharing the store and the
+/// event hub.
+fn state(config: ServeConfig) -> Result<Arc<AppState>, ServeError> {
     let metrics = config.metrics;
     let hub = Arc::new(hub::Hub::new(Arc::clone(&metrics)));
     let mut workflows = BTreeMap::new();
@@ -202,19 +222,14 @@ pub fn app(config: ServeConfig) -> Result<Router, ServeError> {
             .to_string();
         return Err(ServeError::NoWorkflow(why));
     }
-    let state = Arc::new(AppState {
+    Ok(Arc::new(AppState {
         workflows,
         store: config.store,
         hub,
         metrics,
         tokens: config.tokens,
         admins: config.admins,
-    });
-    Ok(api::router(
-        state,
-        config.cors_origin.as_deref(),
-        config.body_limit,
-    ))
+    }))
 }
 
 /// The listener [`run`] serves on.
