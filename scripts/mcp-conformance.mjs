@@ -1,8 +1,10 @@
 #!/usr/bin/env node
 // The official MCP conformance suite's client scenarios that apply to a tools client, run
-// against archmax-mcp's conformance client (crates/mcp/examples/conformance_client.rs).
+// against archmax-mcp's conformance client (crates/mcp/examples/conformance_client.rs); with
+// --server, its server scenarios that apply to a tools server, run against `archmax serve`'s
+// /mcp on a copy of the example workspace (the built addon, as `npm run build` leaves it).
 //
-//   node scripts/mcp-conformance.mjs [--json] [--scenario <name>]...
+//   node scripts/mcp-conformance.mjs [--server] [--json] [--scenario <name>]...
 //
 // It installs Node 22 (the suite needs it) and @modelcontextprotocol/conformance from npm into
 // a scratch folder (target/mcp-conformance/, kept between runs), builds the example, runs each
@@ -41,6 +43,32 @@ const APPLICABLE = {
 const NOT_APPLICABLE = [
   ['auth/', 'OAuth 2.1 authorization: the client has no OAuth support; a remote server takes static headers (a bearer token from the environment)'],
 ]
+// The server scenarios a tools server answers, with the checks each must pass.
+const SERVER_APPLICABLE = {
+  'server-initialize': ['server-initialize'],
+  ping: ['ping'],
+  'tools-list': ['tools-list'],
+  'server-sse-polling': ['server-sse-priming-event', 'server-sse-retry-field'],
+  'server-sse-multiple-streams': ['server-accepts-multiple-post-streams', 'server-sse-streams-functional'],
+  'dns-rebinding-protection': ['localhost-host-rebinding-rejected', 'localhost-host-valid-accepted'],
+}
+// A warning a server scenario may give, and why it is not a problem.
+const SERVER_ALLOWED_WARNINGS = {
+  // It calls a reference tool that closes its stream mid-call (SEP-1699 polling, a MAY); a
+  // workflow turn answers on the stream it was asked on.
+  'server-sse-disconnect-resume': 'closing a stream mid-call for the client to poll is optional; a turn answers on its stream',
+}
+const SERVER_NOT_APPLICABLE = [
+  ['tools-call-', "calls the reference server's test tools (echo, image, audio, sampling, elicitation, …); the tools here are the workspace's workflows"],
+  ['json-schema-2020-12', "calls the reference server's json_schema_2020_12_tool"],
+  ['elicitation-', "asks through the reference server's elicitation tools"],
+  ['resources-', 'the server offers no resources yet'],
+  ['prompts-', 'the server offers no prompts'],
+  ['logging-', 'the server does not advertise the logging capability'],
+  ['completion-', 'the server offers no completions'],
+]
+const SERVER = process.argv.includes('--server')
+const SIDE = SERVER ? 'server' : 'client'
 // sse-retry times the client's reconnection (within 50 ms early and 200 ms late of the
 // server's `retry`); on a loaded machine a run may miss it, so a run whose only problem is
 // that timing is tried once more, and says so.
@@ -109,19 +137,50 @@ function build() {
   return exe
 }
 
-// The scenarios of the `client` command, from the suite's own list.
-function clientScenarios(suite) {
+// The scenarios of the `client` command (or, `server`, the `server` command), from the
+// suite's own list.
+function clientScenarios(suite, server = false) {
   const r = run(suite.node, [suite.entry, 'list'], { cwd: SCRATCH })
   if (r.status !== 0) fail(`the suite's list failed: ${r.stderr}`)
-  const section = r.stdout.split(/^Client scenarios.*$/m)[1] ?? ''
+  const section = server
+    ? (r.stdout.split(/^Server scenarios.*$/m)[1] ?? '').split(/^Client scenarios.*$/m)[0]
+    : r.stdout.split(/^Client scenarios.*$/m)[1] ?? ''
   return [...section.matchAll(/^\s+- (\S+)/gm)].map((m) => m[1])
 }
 
-// 3. One scenario: the suite's checks (JSON on stdout with --verbose) and its verdict.
+// 2b. `archmax serve` on a copy of the example (no model is asked: the scenarios list and
+// ping, they run no workflow); its /mcp URL and the child to stop.
+async function startServer() {
+  const { cpSync, mkdtempSync, symlinkSync } = await import('node:fs')
+  const { tmpdir } = await import('node:os')
+  const ws = mkdtempSync(join(tmpdir(), 'archmax-conformance-'))
+  cpSync(join(ROOT, 'examples/customer-support'), ws, { recursive: true, filter: (src) => !src.includes('/sessions') })
+  symlinkSync(join(ROOT, 'node_modules'), join(ws, 'mcp', 'node_modules'), 'dir')
+  const env = { ...process.env, ARCHMAX_CLI_NO_BANNER: '1', NO_COLOR: '1', ARCHMAX_API_BASE_URL: 'http://127.0.0.1:9/v1', ARCHMAX_MODEL: 'none' }
+  delete env.ARCHMAX_SESSION_STORE
+  delete env.ARCHMAX_SERVE_TOKENS
+  const child = spawn(process.execPath, [join(ROOT, 'bin/archmax.js'), 'serve', '--root', ws, '--port', '0'], { cwd: ws, env, stdio: ['ignore', 'ignore', 'pipe'] })
+  let err = ''
+  const base = await new Promise((resolve, reject) => {
+    child.stderr.on('data', (d) => {
+      err += d
+      const m = err.match(/listening on (http:\/\/127\.0\.0\.1:\d+)/)
+      if (m) resolve(m[1])
+    })
+    child.on('exit', (code) => reject(new Error(`archmax serve exited ${code}: ${err}`)))
+  }).catch((e) => fail(e.message))
+  return { url: `${base}/mcp`, child }
+}
+
+// 3. One scenario: the suite's checks (JSON on stdout with --verbose) and its verdict. `exe`
+// is the client to run, or (server scenarios) `{ url }` of the server to test.
 function runScenario(suite, exe, scenario) {
   return new Promise((resolve) => {
     // `--command` is split at spaces by the suite: pass the path as a single word.
-    const child = spawn(suite.node, [suite.entry, 'client', '--command', exe, '--scenario', scenario, '--timeout', '30000', '--verbose'], { cwd: SCRATCH, stdio: ['ignore', 'pipe', 'pipe'] })
+    const target = typeof exe === 'string' ? ['client', '--command', exe] : ['server', '--url', exe.url]
+    // Only the client command takes a timeout.
+    const timeout = typeof exe === 'string' ? ['--timeout', '30000'] : []
+    const child = spawn(suite.node, [suite.entry, ...target, '--scenario', scenario, ...timeout, '--verbose'], { cwd: SCRATCH, stdio: ['ignore', 'pipe', 'pipe'] })
     let out = ''
     let err = ''
     child.stdout.on('data', (d) => { out += d })
@@ -131,7 +190,8 @@ function runScenario(suite, exe, scenario) {
       clearTimeout(limit)
       let checks = null
       try {
-        checks = JSON.parse(out.trim())
+        // The server command prints a line before the checks and its results after them.
+        checks = JSON.parse(out.slice(out.indexOf('['), out.lastIndexOf(']') + 1))
       } catch {}
       resolve({ code, signal, checks, stderr: err })
     })
@@ -146,7 +206,8 @@ function judge(scenario, r) {
   }
   const counted = r.checks.filter((c) => c.status === 'SUCCESS' || c.status === 'FAILURE')
   const passed = counted.filter((c) => c.status === 'SUCCESS').length
-  const bad = r.checks.filter((c) => c.status === 'FAILURE' || c.status === 'WARNING')
+  const allowed = SERVER ? SERVER_ALLOWED_WARNINGS : {}
+  const bad = r.checks.filter((c) => c.status === 'FAILURE' || (c.status === 'WARNING' && !allowed[c.id]))
   for (const c of bad) problems.push(`${c.status} ${c.id}: ${c.errorMessage ?? c.description}`)
   for (const id of APPLICABLE[scenario]) {
     if (!r.checks.some((c) => c.id === id && c.status === 'SUCCESS')) problems.push(`check ${id} did not pass`)
@@ -158,18 +219,26 @@ function judge(scenario, r) {
   return { problems, passed, counted: counted.length, timingOnly }
 }
 
+if (SERVER) {
+  // The same run, over the server scenarios.
+  for (const key of Object.keys(APPLICABLE)) delete APPLICABLE[key]
+  Object.assign(APPLICABLE, SERVER_APPLICABLE)
+  NOT_APPLICABLE.splice(0, NOT_APPLICABLE.length, ...SERVER_NOT_APPLICABLE)
+}
 const suite = install()
-const exe = process.env.MCP_CONFORMANCE_CLIENT || build()
-const listed = clientScenarios(suite)
+const served = SERVER ? await startServer() : null
+process.on('exit', () => served?.child.kill())
+const exe = served ?? (process.env.MCP_CONFORMANCE_CLIENT || build())
+const listed = clientScenarios(suite, SERVER)
 const wanted = only.length ? only : Object.keys(APPLICABLE)
 for (const s of wanted) {
   if (!APPLICABLE[s]) fail(`'${s}' is not a scenario this script runs (it runs ${Object.keys(APPLICABLE).join(', ')})`)
-  if (!listed.includes(s)) fail(`the suite ${SUITE_VERSION} has no client scenario '${s}' (it lists ${listed.join(', ')})`)
+  if (!listed.includes(s)) fail(`the suite ${SUITE_VERSION} has no ${SIDE} scenario '${s}' (it lists ${listed.join(', ')})`)
 }
 const unexplained = listed.filter((s) => !APPLICABLE[s] && !NOT_APPLICABLE.some(([p]) => s.startsWith(p)))
-if (unexplained.length) fail(`the suite lists client scenarios this script neither runs nor explains: ${unexplained.join(', ')}`)
+if (unexplained.length) fail(`the suite lists ${SIDE} scenarios this script neither runs nor explains: ${unexplained.join(', ')}`)
 
-say(`suite @modelcontextprotocol/conformance ${SUITE_VERSION} on Node ${suite.version}; client ${exe}`)
+say(`suite @modelcontextprotocol/conformance ${SUITE_VERSION} on Node ${suite.version}; ${SERVER ? `server ${exe.url}` : `client ${exe}`}`)
 const results = []
 for (const scenario of wanted) {
   let r = await runScenario(suite, exe, scenario)
@@ -197,7 +266,7 @@ for (const [prefix, why] of NOT_APPLICABLE) {
 const total = results.reduce((n, r) => n + r.passed, 0)
 const allOk = results.every((r) => r.ok) && total > 0
 say(allOk
-  ? `all ${results.length} applicable client scenarios passed: ${total} checks`
+  ? `all ${results.length} applicable ${SIDE} scenarios passed: ${total} checks`
   : `FAILED: ${results.filter((r) => !r.ok).map((r) => r.scenario).join(', ') || 'no check passed'}`)
 if (json) process.stdout.write(`${JSON.stringify({ suite: SUITE_VERSION, node: suite.version, results, notApplicable: skipped, ok: allOk }, null, 2)}\n`)
 process.exit(allOk ? 0 : 1)

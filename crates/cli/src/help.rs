@@ -127,6 +127,7 @@ Commands:
   deliver <session>             Resume a session parked for input by delivering a trigger
   worker [workflow]             Finish interrupted turns, run queued deliveries, wake due waits (PostgreSQL session store)
   serve                         Serve the workspace over HTTP, with the web inbox at /
+  mcp                           Serve the workspace's workflows as MCP tools over stdio (for an MCP client)
   help [command]                Show help for the CLI or one command
 
 Global options:
