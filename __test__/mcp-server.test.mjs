@@ -9,6 +9,7 @@ import { join } from 'node:path'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js'
 import { ROOT, call, copyExample, refundAnswers, say, serveArchmax, sseEndpoint, tools } from './helpers.mjs'
 
 const LEAD = 'support-lead@kettleandkite.example'
@@ -24,12 +25,14 @@ async function setup(answers) {
   return { root, endpoint }
 }
 
-/** An SDK client over `archmax mcp --root <root>` (the npm bin, so the built addon). */
-async function stdioClient(root, endpointUrl) {
+/** An SDK client over `archmax mcp --root <root>` (the npm bin, so the built addon); `onElicit`
+ * answers the server's elicitation requests (the client then declares the capability). */
+async function stdioClient(root, endpointUrl, onElicit = null) {
   const env = { ...process.env, ARCHMAX_CLI_NO_BANNER: '1', NO_COLOR: '1', ARCHMAX_API_BASE_URL: endpointUrl, ARCHMAX_MODEL: 'scripted' }
   delete env.ARCHMAX_SESSION_STORE
   const transport = new StdioClientTransport({ command: process.execPath, args: [join(ROOT, 'bin', 'archmax.js'), 'mcp', '--root', root], env, cwd: root, stderr: 'pipe' })
-  const client = new Client({ name: 'test-client', version: '1.0.0' })
+  const client = new Client({ name: 'test-client', version: '1.0.0' }, onElicit ? { capabilities: { elicitation: {} } } : undefined)
+  if (onElicit) client.setRequestHandler(ElicitRequestSchema, onElicit)
   await client.connect(transport)
   return client
 }
@@ -70,6 +73,22 @@ test('archmax mcp over stdio: the workflows are tools; a turn parks for a person
     assert.ok(progress.includes('entered refund-request'), progress.join(' | '))
     assert.ok(progress.includes('called write_file'), progress.join(' | '))
     const id = s.sessionId
+
+    // The evidence is linked, and read as a resource with the evidence route's checks.
+    const evidence = `archmax://sessions/${id}/evidence/scratchpad/refund.json`
+    assert.deepEqual(parked.content.slice(1).map((c) => [c.type, c.uri]), [['resource_link', evidence]])
+    const read = await client.readResource({ uri: evidence })
+    assert.equal(JSON.parse(read.contents[0].text).order_id, 'KK-2043')
+    await assert.rejects(client.readResource({ uri: `archmax://sessions/${id}/evidence/checkpoints/state.json` }), /is not evidence of session/)
+    const transcript = JSON.parse((await client.readResource({ uri: `archmax://sessions/${id}/transcript` })).contents[0].text)
+    assert.equal(transcript[0].role, 'user')
+    const trail = JSON.parse((await client.readResource({ uri: `archmax://sessions/${id}/trail` })).contents[0].text)
+    assert.equal(trail.park.state, 'refund-review')
+    const { resources } = await client.listResources()
+    assert.deepEqual(resources.map((r) => r.uri), ['archmax://workflows/enrich-order/diagram', 'archmax://workflows/order-lookup/diagram'])
+    assert.match((await client.readResource({ uri: resources[1].uri })).contents[0].text, /^flowchart /)
+    const { resourceTemplates } = await client.listResourceTemplates()
+    assert.equal(resourceTemplates.length, 3)
 
     // The calling agent cannot move the session on itself: a message is a reply at the park,
     // a delivery is refused, and the workflow stays at the human state.
@@ -180,5 +199,34 @@ test("a client's cancel stops the turn as Ctrl-C does: the session is left cance
     await client.close()
     for (const res of held) res.destroy()
     hang.close()
+  }
+})
+
+test('a client that can ask its person (elicitation) gets the decision asked in the same call; declining leaves the session parked', async () => {
+  const { root, endpoint } = await setup([...refundAnswers(), ...refundAnswers().slice(0, 3)])
+  const asked = []
+  let answer = { action: 'accept', content: { target: 'refund-approved', comment: 'Matches the policy.' } }
+  const client = await stdioClient(root, endpoint.url, async (request) => {
+    asked.push(request.params)
+    return answer
+  })
+  try {
+    const done = await client.callTool({ name: 'order-lookup', arguments: { message: 'Refund KK-2043, please.' } })
+    assert.equal(done.structuredContent.kind, 'completed', JSON.stringify(done))
+    assert.equal(done.structuredContent.state, 'refund-approved')
+    assert.equal(asked.length, 1)
+    assert.match(asked[0].message, /^Decide: Approve the proposed refund\n\nThe agent says: A colleague will review your refund\.\n\nEvidence: scratchpad\/refund\.json$/)
+    assert.deepEqual(asked[0].requestedSchema.properties.target.oneOf.map((o) => o.const), ['refund-approved', 'refund-request', 'closed'])
+    // The decision's comment reached the session as a decide would.
+    const trail = JSON.parse((await client.readResource({ uri: `archmax://sessions/${done.structuredContent.sessionId}/trail` })).contents[0].text)
+    assert.equal(trail.workflowState, 'refund-approved')
+
+    answer = { action: 'decline' }
+    const parked = await client.callTool({ name: 'order-lookup', arguments: { message: 'Refund KK-2043 again.' } })
+    assert.equal(parked.structuredContent.kind, 'parked')
+    assert.equal(asked.length, 2)
+  } finally {
+    await client.close()
+    await endpoint.close()
   }
 })

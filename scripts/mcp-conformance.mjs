@@ -62,7 +62,7 @@ const SERVER_NOT_APPLICABLE = [
   ['tools-call-', "calls the reference server's test tools (echo, image, audio, sampling, elicitation, …); the tools here are the workspace's workflows"],
   ['json-schema-2020-12', "calls the reference server's json_schema_2020_12_tool"],
   ['elicitation-', "asks through the reference server's elicitation tools"],
-  ['resources-', 'the server offers no resources yet'],
+  ['resources-', "reads the reference server's test resources (test://static-text, …); the resources here are sessions' and workflows'"],
   ['prompts-', 'the server offers no prompts'],
   ['logging-', 'the server does not advertise the logging capability'],
   ['completion-', 'the server offers no completions'],

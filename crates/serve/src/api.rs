@@ -775,8 +775,26 @@ async fn evidence(
     State(st): State<Arc<AppState>>,
     Path((id, path)): Path<(String, String)>,
 ) -> ApiResult {
-    let h = st.existing(&id)?;
-    let park = h.session_park(&id)?.ok_or_else(|| {
+    let (bytes, kind) = evidence_file(&st, &id, &path)?;
+    Ok((
+        [
+            (header::CONTENT_TYPE, kind),
+            (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+        ],
+        bytes,
+    )
+        .into_response())
+}
+
+/// One evidence file of session `id`'s pending decision and its content type: only a path
+/// the park lists, a plain relative one, read from the session's files.
+pub(crate) fn evidence_file(
+    st: &AppState,
+    id: &str,
+    path: &str,
+) -> Result<(Vec<u8>, &'static str), ApiError> {
+    let h = st.existing(id)?;
+    let park = h.session_park(id)?.ok_or_else(|| {
         ApiError::not_found(format!(
             "session '{id}' is not parked; it has no evidence to show"
         ))
@@ -784,13 +802,13 @@ async fn evidence(
     let listed = park
         .get("evidence")
         .and_then(Value::as_array)
-        .is_some_and(|a| a.iter().any(|e| e.as_str() == Some(path.as_str())));
-    if !listed || !plain_path(&path) {
+        .is_some_and(|a| a.iter().any(|e| e.as_str() == Some(path)));
+    if !listed || !plain_path(path) {
         return Err(ApiError::not_found(format!(
             "'{path}' is not evidence of session '{id}'s decision"
         )));
     }
-    let sid = archmax_machine::store::SessionId::parse(&id)
+    let sid = archmax_machine::store::SessionId::parse(id)
         .map_err(|e| ApiError::bad_request(e.to_string()))?;
     let files = st.store.session_files(&sid).ok_or_else(|| {
         ApiError::not_found(format!(
@@ -800,9 +818,9 @@ async fn evidence(
     })?;
     let bytes = files
         .backend
-        .read(&files.dir.join(&path))
+        .read(&files.dir.join(path))
         .map_err(|e| ApiError::not_found(format!("evidence '{path}' of session '{id}': {e}")))?;
-    let kind = match FsPath::new(&path).extension().and_then(|e| e.to_str()) {
+    let kind = match FsPath::new(path).extension().and_then(|e| e.to_str()) {
         Some("json") => "application/json",
         Some("md") | Some("markdown") => "text/markdown; charset=utf-8",
         Some("png") => "image/png",
@@ -812,12 +830,5 @@ async fn evidence(
         Some("svg") => "text/plain; charset=utf-8",
         _ => "text/plain; charset=utf-8",
     };
-    Ok((
-        [
-            (header::CONTENT_TYPE, kind),
-            (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
-        ],
-        bytes,
-    )
-        .into_response())
+    Ok((bytes, kind))
 }

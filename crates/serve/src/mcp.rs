@@ -14,9 +14,10 @@ use std::sync::Arc;
 use archmax_machine::{Harness, Outcome, OutcomeKind, SendInput};
 use archmax_spec::signature::{normalize_signature, signature_json_schema};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, InitializeResult,
-    JsonObject, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
-    ServerCapabilities, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ElicitRequestParams,
+    ElicitationAction, Implementation, InitializeResult, JsonObject, ListResourceTemplatesResult,
+    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
+    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, ServerCapabilities, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -285,8 +286,32 @@ fn answer(outcome: &Outcome, returns: &[String]) -> CallToolResult {
         CallToolResult::structured(Value::Object(structured))
     };
     result.content = vec![rmcp::model::ContentBlock::text(text)];
+    // The evidence of a pending decision, as links a client reads (`resources/read`).
+    let evidence = full
+        .get("pending")
+        .and_then(|p| p.get("evidence"))
+        .and_then(Value::as_array);
+    for path in evidence.into_iter().flatten().filter_map(Value::as_str) {
+        let link = json!({
+            "type": "resource_link",
+            "uri": evidence_uri(&outcome.session_id, path),
+            "name": path,
+            "description": "Evidence of the pending decision",
+        });
+        if let Ok(block) = serde_json::from_value(link) {
+            result.content.push(block);
+        }
+    }
     result
 }
+
+/// The URI of an evidence file of a session's pending decision.
+fn evidence_uri(session: &str, path: &str) -> String {
+    format!("{SCHEME}sessions/{session}/evidence/{path}")
+}
+
+/// The scheme of the server's resources.
+const SCHEME: &str = "archmax://";
 
 /// What a parked session waits for, in a line the calling model can act on.
 fn park_line(full: &Value) -> String {
@@ -439,6 +464,7 @@ impl McpServer {
         let outcome = self
             .run_turn(&h, &id, "mcp", context, h.send(&id, input))
             .await?;
+        let outcome = self.ask_decisions(&h, outcome, context).await?;
         Ok(answer(&outcome, &entry.returns))
     }
 
@@ -509,13 +535,122 @@ impl McpServer {
                 .await?
             }
         };
+        let outcome = self.ask_decisions(&h, outcome, context).await?;
         Ok(answer(&outcome, &[]))
     }
+
+    /// While `outcome` is parked for a decision that the caller may make and its client can
+    /// ask its person (elicitation), asks, decides as answered and runs the turn that follows;
+    /// a person who declines or cancels leaves the session parked. The outcome it ends with.
+    async fn ask_decisions(
+        &self,
+        h: &Harness,
+        mut outcome: Outcome,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<Outcome, ApiError> {
+        let asks = context
+            .peer
+            .peer_info()
+            .is_some_and(|info| info.capabilities.elicitation.is_some());
+        // A bound on decisions asked in one call (a workflow may park again after each).
+        for _ in 0..MAX_ASKED_DECISIONS {
+            if !asks || outcome.kind != OutcomeKind::Parked {
+                break;
+            }
+            let full = outcome_value(&outcome);
+            let Some(park) = full
+                .get("pending")
+                .filter(|p| p.get("channel").and_then(Value::as_str) == Some("decision"))
+            else {
+                break;
+            };
+            let id = outcome.session_id.clone();
+            if let Some(who) = self.identity(context)
+                && crate::api::check_approver(h, &id, &who).is_err()
+            {
+                break;
+            }
+            let Some(params) = decision_question(park, &outcome.reply) else {
+                break;
+            };
+            let Ok(asked) = context.peer.create_elicitation(params).await else {
+                break;
+            };
+            let content = asked.content.unwrap_or(Value::Null);
+            let Some(target) = content
+                .get("target")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+                .filter(|_| asked.action == ElicitationAction::Accept)
+            else {
+                break;
+            };
+            let comment = text_arg(content.as_object().unwrap_or(&Map::new()), "comment");
+            outcome = self
+                .run_turn(
+                    h,
+                    &id,
+                    "decision",
+                    context,
+                    h.decide(&id, &target, comment.as_deref()),
+                )
+                .await?;
+        }
+        Ok(outcome)
+    }
+}
+
+/// The most decisions one call asks its client's person for.
+const MAX_ASKED_DECISIONS: usize = 8;
+
+/// The form asking the person at the client for a pending decision: the options as an enum
+/// (titled by their descriptions) and an optional comment.
+fn decision_question(park: &Value, reply: &str) -> Option<ElicitRequestParams> {
+    let options: Vec<&Value> = park.get("transitions")?.as_array()?.iter().collect();
+    let one_of: Vec<Value> = options
+        .iter()
+        .filter_map(|t| {
+            let to = t.get("to")?.as_str()?;
+            let title = t.get("description").and_then(Value::as_str).unwrap_or(to);
+            Some(json!({ "const": to, "title": title }))
+        })
+        .collect();
+    if one_of.is_empty() {
+        return None;
+    }
+    let state = park.get("state").and_then(Value::as_str).unwrap_or("");
+    let title = park.get("title").and_then(Value::as_str).unwrap_or(state);
+    let mut message = format!("Decide: {title}");
+    if !reply.trim().is_empty() {
+        message.push_str(&format!("\n\nThe agent says: {reply}"));
+    }
+    if let Some(evidence) = park.get("evidence").and_then(Value::as_array) {
+        let paths: Vec<&str> = evidence.iter().filter_map(Value::as_str).collect();
+        if !paths.is_empty() {
+            message.push_str(&format!("\n\nEvidence: {}", paths.join(", ")));
+        }
+    }
+    serde_json::from_value(json!({
+        "mode": "form",
+        "message": message,
+        "requestedSchema": {
+            "type": "object",
+            "properties": {
+                "target": { "type": "string", "title": "Decision", "oneOf": one_of },
+                "comment": { "type": "string", "title": "Comment" },
+            },
+            "required": ["target"],
+        },
+    }))
+    .ok()
 }
 
 impl ServerHandler for McpServer {
     fn get_info(&self) -> InitializeResult {
-        let caps = ServerCapabilities::builder().enable_tools().build();
+        let caps = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_resources()
+            .build();
         let mut info = InitializeResult::new(caps)
             .with_instructions("Each workflow tool runs one governed turn of a workflow of this workspace; the workflow, not the caller, decides what its agent may do. A session that parks for a person is decided with 'decide' by one of the state's approvers.");
         info.server_info = Implementation::new("archmax", env!("CARGO_PKG_VERSION"));
@@ -539,6 +674,56 @@ impl ServerHandler for McpServer {
             .map(|(t, _)| t.clone())
     }
 
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        let diagrams: Vec<Value> = self
+            .state
+            .workflows
+            .keys()
+            .map(|slug| {
+                json!({
+                    "uri": format!("{SCHEME}workflows/{slug}/diagram"),
+                    "name": format!("{slug} diagram"),
+                    "description": format!("The workflow '{slug}' as a Mermaid flowchart."),
+                    "mimeType": "text/plain",
+                })
+            })
+            .collect();
+        serde_json::from_value(json!({ "resources": diagrams }))
+            .map_err(|e| ErrorData::internal_error(e.to_string(), None))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        let templates = json!({ "resourceTemplates": [
+            { "uriTemplate": format!("{SCHEME}sessions/{{session}}/transcript"), "name": "transcript", "description": "A session's transcript (the chat messages, as JSON).", "mimeType": "application/json" },
+            { "uriTemplate": format!("{SCHEME}sessions/{{session}}/trail"), "name": "trail", "description": "A session's summary and trail: the states it entered, how and why (JSON).", "mimeType": "application/json" },
+            { "uriTemplate": format!("{SCHEME}sessions/{{session}}/evidence/{{path}}"), "name": "evidence", "description": "An evidence file of a session's pending decision." },
+        ] });
+        serde_json::from_value(templates)
+            .map_err(|e| ErrorData::internal_error(e.to_string(), None))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let uri = request.uri;
+        let contents = self
+            .resource(&uri)
+            .map_err(|e| ErrorData::resource_not_found(format!("{uri}: {}", e.message()), None))?;
+        let result: ReadResourceResult = serde_json::from_value(json!({ "contents": [contents] }))
+            .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+        Ok(result.into())
+    }
+
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
@@ -557,6 +742,60 @@ impl ServerHandler for McpServer {
         };
         Ok(done.unwrap_or_else(|e| refusal(&e)).into())
     }
+}
+
+impl McpServer {
+    /// The contents of resource `uri` (`archmax://workflows/<slug>/diagram`,
+    /// `archmax://sessions/<id>/transcript|trail|evidence/<path>`), read with the same checks
+    /// as the HTTP routes that show them.
+    fn resource(&self, uri: &str) -> Result<Value, ApiError> {
+        let unknown = || ApiError::bad_request(format!("no resource '{uri}'"));
+        let rest = uri.strip_prefix(SCHEME).ok_or_else(unknown)?;
+        let text = |mime: &str, text: String| json!({ "uri": uri, "mimeType": mime, "text": text });
+        if let Some(slug) = rest
+            .strip_prefix("workflows/")
+            .and_then(|r| r.strip_suffix("/diagram"))
+        {
+            let h = self.state.harness(slug)?;
+            let diagram = archmax_spec::graph::Graph::of(h.spec())
+                .render(archmax_spec::graph::Format::Mermaid);
+            return Ok(text("text/plain", diagram));
+        }
+        let (id, what) = rest
+            .strip_prefix("sessions/")
+            .and_then(|r| r.split_once('/'))
+            .ok_or_else(unknown)?;
+        match what {
+            "transcript" => {
+                let h = self.state.existing(id)?;
+                let messages = Value::Array(h.session_messages(id)?);
+                Ok(text("application/json", messages.to_string()))
+            }
+            "trail" => {
+                let shown = crate::api::described(&self.state, id)?
+                    .ok_or_else(|| crate::api::no_session(id))?;
+                Ok(text("application/json", shown.to_string()))
+            }
+            _ => {
+                let path = what.strip_prefix("evidence/").ok_or_else(unknown)?;
+                let (bytes, kind) = crate::api::evidence_file(&self.state, id, path)?;
+                let mime = kind.split(';').next().unwrap_or(kind);
+                Ok(match String::from_utf8(bytes) {
+                    Ok(t) if !mime.starts_with("image/") => text(mime, t),
+                    Ok(t) => json!({ "uri": uri, "mimeType": mime, "blob": base64(t.as_bytes()) }),
+                    Err(e) => {
+                        json!({ "uri": uri, "mimeType": mime, "blob": base64(e.as_bytes()) })
+                    }
+                })
+            }
+        }
+    }
+}
+
+/// Standard base64 with padding (a resource's binary contents).
+fn base64(bytes: &[u8]) -> String {
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD.encode(bytes)
 }
 
 /// Serves `state` over this process's stdin and stdout until the client closes them.
