@@ -137,6 +137,19 @@ test("archmax serve's /mcp: bearer tokens name the caller, and only an approver 
       assert.match(refused.content[0].text, /^NotAnApproverError: 'agent' may not decide the human state 'refund-review'/)
       const decided = await lead.callTool({ name: 'decide', arguments: { session: id, target: 'refund-approved' } })
       assert.equal(decided.structuredContent.kind, 'completed', JSON.stringify(decided))
+      // With tokens, a server reached under another name (behind a proxy, on 0.0.0.0) answers
+      // /mcp; without them only loopback names do (the conformance suite's rebinding check).
+      const { request } = await import('node:http')
+      const port = new URL(base).port
+      const status = await new Promise((resolve, reject) => {
+        const req = request({ host: '127.0.0.1', port, path: '/mcp', method: 'POST', headers: { host: `desk.example:${port}`, authorization: 'Bearer t-lead', 'content-type': 'application/json', accept: 'application/json, text/event-stream' } }, (res) => {
+          res.resume()
+          resolve(res.statusCode)
+        })
+        req.on('error', reject)
+        req.end(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } }))
+      })
+      assert.equal(status, 200)
       // The same session over the HTTP API: one store, one truth.
       const summary = await (await fetch(`${base}/sessions/${id}`, { headers: { Authorization: 'Bearer t-lead' } })).json()
       assert.equal(summary.workflowState, 'refund-approved')

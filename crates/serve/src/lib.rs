@@ -235,8 +235,16 @@ fn state(config: ServeConfig) -> Result<Arc<AppState>, ServeError> {
 /// The listener [`run`] serves on.
 pub use tokio::net::TcpListener;
 
-/// Serves `app` on `listener` until the process ends.
+/// Serves `app` on `listener` until the process ends. Small writes go out at once
+/// (`TCP_NODELAY`): a streamed answer (SSE, `/mcp`) is several small writes, which Nagle's
+/// algorithm would hold back until the client's delayed acknowledgement.
 pub async fn run(listener: TcpListener, app: Router) -> std::io::Result<()> {
+    use axum::serve::ListenerExt;
+    let listener = listener.tap_io(|tcp| {
+        if let Err(e) = tcp.set_nodelay(true) {
+            tracing::debug!("cannot set TCP_NODELAY: {e}");
+        }
+    });
     axum::serve(listener, app).await
 }
 

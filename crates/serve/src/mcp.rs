@@ -812,18 +812,25 @@ pub(crate) async fn stdio(state: Arc<AppState>) -> std::io::Result<()> {
         .map_err(|e| std::io::Error::other(e.to_string()))
 }
 
-/// The streamable-HTTP service of `/mcp` (behind the server's bearer tokens).
+/// The streamable-HTTP service of `/mcp` (behind the server's bearer tokens). Without tokens
+/// the server listens on loopback only, and `/mcp` also refuses a `Host` that is not a
+/// loopback name (DNS rebinding: a page in the user's browser reaching a local server); with
+/// tokens any host may be served, as every request must carry one.
 pub(crate) fn http(
     state: Arc<AppState>,
 ) -> rmcp::transport::streamable_http_server::StreamableHttpService<
     McpServer,
     rmcp::transport::streamable_http_server::session::local::LocalSessionManager,
 > {
+    let mut config = rmcp::transport::streamable_http_server::StreamableHttpServerConfig::default();
+    if !state.tokens.is_empty() {
+        config = config.disable_allowed_hosts();
+    }
     let server = McpServer::new(state, false);
     rmcp::transport::streamable_http_server::StreamableHttpService::new(
         move || Ok(server.clone()),
         Arc::default(),
-        rmcp::transport::streamable_http_server::StreamableHttpServerConfig::default(),
+        config,
     )
 }
 
