@@ -35,6 +35,8 @@ pub mod standing;
 pub mod state;
 pub mod store;
 pub mod substitute;
+#[cfg(any(test, feature = "test-support"))]
+pub mod testing;
 pub mod tooldefs;
 pub mod tools;
 pub mod trace;

@@ -461,3 +461,6 @@ impl Turn<'_> {
             .with_disposition(self.mode.disposition)
     }
 }
+
+#[cfg(test)]
+mod behaviour_tests;

@@ -1,0 +1,148 @@
+//! Turn behaviours, in-process: a workflow, a scripted model, the arrivals, and what happened
+//! as an inline snapshot (`UPDATE_EXPECT=1 cargo test` rewrites them).
+
+use expect_test::expect;
+use serde_json::json;
+
+use crate::testing::{Turns, reply};
+
+const REVIEW: &str = "\
+instructions: A test workflow.
+states:
+  draft:
+    triggers: { manual: }
+    instructions: Draft it.
+    transitions:
+      - to: review
+  review:
+    type: human
+    instructions: A person approves.
+    transitions:
+      - { to: done, type: approve, description: Approve. }
+      - { to: draft, type: refine, description: Send it back. }
+  done:
+    instructions: Say goodbye.
+";
+
+#[test]
+fn a_turn_parks_at_the_human_state_and_the_decision_finishes_it() {
+    let mut t = Turns::new(
+        REVIEW,
+        vec![
+            reply::call(
+                "c1",
+                "archmax_advance",
+                json!({ "to": "review", "reason": "drafted" }),
+            ),
+            reply::text("A person will look at it."),
+            reply::text("Goodbye."),
+        ],
+    );
+    expect![[r#"
+        > send "Write it."
+          advance to=draft from=__start__
+          state-enter state=draft
+          tool-called args={"to":"review","reason":"drafted"} state=draft tool=archmax_advance callId=c1
+          advance callId=c1 from=draft to=review reason=drafted
+          state-leave next=review state=draft
+          state-enter state=review
+          parked awaiting=decision state=review
+          tool-result truncated=false state=draft tool=archmax_advance callId=c1 status=ok output=Advanced to state 'review'. You may now use the tools allowed in this state.
+          agent-text-delta text=A person will look at it. state=review
+          agent-text text=A person will look at it. state=review
+        = parked at review: A person will look at it.
+          trail: draft(trigger) → review(agent)
+    "#]]
+    .assert_eq(&t.send("s-1", "Write it."));
+    expect![[r#"
+        > decide done
+          decided to=done state=review
+          state-leave next=done state=review
+          state-enter state=done
+          agent-text-delta text=Goodbye. state=done
+          agent-text text=Goodbye. state=done
+          state-leave next=done state=done
+        = completed at done: Goodbye.
+          trail: draft(trigger) → review(agent) → done(human)
+    "#]]
+    .assert_eq(&t.decide("s-1", "done", None));
+    assert_eq!(t.model.left(), 0);
+}
+
+#[test]
+fn a_jump_past_the_human_state_is_refused_with_the_kernel_s_reason() {
+    let mut t = Turns::new(
+        REVIEW,
+        vec![
+            reply::call(
+                "c1",
+                "archmax_advance",
+                json!({ "to": "done", "reason": "skip" }),
+            ),
+            reply::text("I stay here."),
+        ],
+    );
+    expect![[r#"
+        > send "Skip the review."
+          advance to=draft from=__start__
+          state-enter state=draft
+          tool-called args={"to":"done","reason":"skip"} state=draft tool=archmax_advance callId=c1
+          tool-result truncated=false state=draft tool=archmax_advance callId=c1 status=error output=archmax_advance rejected: cannot advance from 'draft' to 'done'. Valid target slugs: review.
+          agent-text-delta text=I stay here. state=draft
+          agent-text text=I stay here. state=draft
+          state-leave next=draft state=draft
+        = completed at draft: I stay here.
+          trail: draft(trigger)
+    "#]]
+    .assert_eq(&t.send("s-1", "Skip the review."));
+}
+
+#[test]
+fn a_tool_the_state_does_not_grant_is_refused_and_the_turn_goes_on() {
+    let yaml = "\
+instructions: A test workflow.
+states:
+  read-only:
+    triggers: { manual: }
+    instructions: Look only.
+    tools:
+      forbid: [write_file]
+";
+    let mut t = Turns::new(
+        yaml,
+        vec![
+            reply::call(
+                "c1",
+                "write_file",
+                json!({ "file_path": "notes.md", "content": "x" }),
+            ),
+            reply::text("I could not write."),
+        ],
+    );
+    expect![[r#"
+        > send "Write a note."
+          advance to=read-only from=__start__
+          state-enter state=read-only
+          tool-blocked args={"file_path":"notes.md","content":"x"} state=read-only tool=write_file reason=[workflow] BLOCKED: 'write_file' on 'notes.md' is forbidden by state 'read-only' (states.read-only.tools.forbid). A denial beats every grant, so no allow entry here permits it. callId=c1
+          agent-text-delta text=I could not write. state=read-only
+          agent-text text=I could not write. state=read-only
+          state-leave next=read-only state=read-only
+        = completed at read-only: I could not write.
+          trail: read-only(trigger)
+    "#]]
+    .assert_eq(&t.send("s-1", "Write a note."));
+}
+
+#[test]
+fn a_script_that_runs_out_fails_the_turn_with_the_model_s_error() {
+    let mut t = Turns::new(REVIEW, vec![]);
+    expect![[r#"
+        > send "Hi."
+          advance to=draft from=__start__
+          state-enter state=draft
+        = failed at draft: 
+          exit: {"success":false,"code":"turn-error","reason":"the script ran out of answers (model 'default')"}
+          trail: draft(trigger)
+    "#]]
+    .assert_eq(&t.send("s-1", "Hi."));
+}
