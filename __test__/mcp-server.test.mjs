@@ -3,7 +3,7 @@
 // parks for a person, the decision, and the kernel still deciding inside the session.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { mkdtempSync } from 'node:fs'
+import { existsSync, mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
@@ -27,10 +27,11 @@ async function setup(answers) {
 
 /** An SDK client over `archmax mcp --root <root>` (the npm bin, so the built addon); `onElicit`
  * answers the server's elicitation requests (the client then declares the capability). */
-async function stdioClient(root, endpointUrl, onElicit = null) {
+async function stdioClient(root, endpointUrl, onElicit = null, store = null) {
   const env = { ...process.env, ARCHMAX_CLI_NO_BANNER: '1', NO_COLOR: '1', ARCHMAX_API_BASE_URL: endpointUrl, ARCHMAX_MODEL: 'scripted' }
   delete env.ARCHMAX_SESSION_STORE
-  const transport = new StdioClientTransport({ command: process.execPath, args: [join(ROOT, 'bin', 'archmax.js'), 'mcp', '--root', root], env, cwd: root, stderr: 'pipe' })
+  const args = [join(ROOT, 'bin', 'archmax.js'), 'mcp', '--root', root, ...(store ? ['--store', store] : [])]
+  const transport = new StdioClientTransport({ command: process.execPath, args, env, cwd: root, stderr: 'pipe' })
   const client = new Client({ name: 'test-client', version: '1.0.0' }, onElicit ? { capabilities: { elicitation: {} } } : undefined)
   if (onElicit) client.setRequestHandler(ElicitRequestSchema, onElicit)
   await client.connect(transport)
@@ -238,6 +239,31 @@ test('a client that can ask its person (elicitation) gets the decision asked in 
     const parked = await client.callTool({ name: 'order-lookup', arguments: { message: 'Refund KK-2043 again.' } })
     assert.equal(parked.structuredContent.kind, 'parked')
     assert.equal(asked.length, 2)
+  } finally {
+    await client.close()
+    await endpoint.close()
+  }
+})
+
+test('archmax mcp --store postgres://: the park and the decision go through the PostgreSQL store', async (t) => {
+  const url = process.env.ARCHMAX_TEST_PG_URL
+  if (!url) {
+    if (process.env.CI && process.env.CI !== 'false') throw new Error('ARCHMAX_TEST_PG_URL is not set under CI')
+    t.skip('no PostgreSQL (ARCHMAX_TEST_PG_URL)')
+    return
+  }
+  const { root, endpoint } = await setup(refundAnswers())
+  const client = await stdioClient(root, endpoint.url, null, url)
+  const id = `mcp-pg-${process.pid}-${Date.now()}`
+  try {
+    const parked = await client.callTool({ name: 'order-lookup', arguments: { message: 'Refund KK-2043, please.', session: id } })
+    assert.equal(parked.structuredContent.kind, 'parked', JSON.stringify(parked))
+    const decided = await client.callTool({ name: 'decide', arguments: { session: id, target: 'refund-approved' } })
+    assert.equal(decided.structuredContent.kind, 'completed', JSON.stringify(decided))
+    const shown = await client.callTool({ name: 'sessions', arguments: { session: id } })
+    assert.equal(shown.structuredContent.session.standing.kind, 'done')
+    // Nothing went to the workspace's folder.
+    assert.equal(existsSync(join(root, 'sessions', id)), false)
   } finally {
     await client.close()
     await endpoint.close()
