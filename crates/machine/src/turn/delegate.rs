@@ -409,7 +409,12 @@ impl Harness {
 }
 
 /// The dispatch checks of §7.2, in order, for a call of `workflow` from a caller running
-/// `chain`; `child` is the target as the registry loads it. `Err` is the refusal.
+/// `chain` (the workflows from the root's down to the caller's); `child` is the target as
+/// the registry loads it. `Err` is the refusal.
+///
+/// As in the original, the cycle check and the refusals' chain count the delegations only:
+/// the root session's own workflow is not among them, so a workflow may call itself once
+/// (the child runs) and the child's own call of it is refused.
 pub(crate) fn check(
     workflow: &str,
     chain: &[String],
@@ -418,9 +423,10 @@ pub(crate) fn check(
     child: Result<Arc<Harness>, String>,
 ) -> Result<(Arc<Harness>, Map<String, Value>), String> {
     let w = workflow;
-    let depth = chain.len();
+    let delegations = chain.get(1..).unwrap_or_default();
+    let depth = delegations.len() + 1;
     let through = || {
-        let mut all = chain.to_vec();
+        let mut all = delegations.to_vec();
         all.push(w.to_string());
         all.join(" → ")
     };
@@ -430,7 +436,7 @@ pub(crate) fn check(
             through()
         ));
     }
-    if chain.iter().any(|c| c == w) {
+    if delegations.iter().any(|c| c == w) {
         return Err(format!(
             "Refusing to run sub-workflow '{w}': it is already running in this chain ({}), so the run would not terminate.",
             through()
@@ -675,14 +681,11 @@ impl Caller {
     }
 }
 
-/// The names a signed child's answer returns (`sub-workflow-result`'s `returns`).
+/// The names a signed child's answer returns (`sub-workflow-result`'s `returns`), as the
+/// answer holds them: `note` among them when the child set fewer than it declares.
 fn returns_named(text: &str) -> Option<Vec<String>> {
     let v: Value = serde_json::from_str(text).ok()?;
-    let names = v
-        .get("returns")?
-        .as_object()?
-        .keys()
-        .filter(|k| *k != "note");
+    let names = v.get("returns")?.as_object()?.keys();
     Some(names.cloned().collect())
 }
 
