@@ -7,6 +7,7 @@ import type { SessionExit } from './types/SessionExit.js'
 import type { Workflow } from './types/Workflow.js'
 import type { TranscriptMessage } from './messages.js'
 import type { ParkRecord } from './types/ParkRecord.js'
+import type { DelegatedPark } from './types/DelegatedPark.js'
 import type { ResolvedSession } from './types/ResolvedSession.js'
 import type { RuntimeContract } from './types/RuntimeContract.js'
 import type { SessionSummary } from './types/SessionSummary.js'
@@ -18,6 +19,7 @@ import type { SessionStore, HostSessionStore } from './store.js'
 
 export type { Classification } from './types/Classification.js'
 export type { DecisionOption } from './types/DecisionOption.js'
+export type { DelegatedPark } from './types/DelegatedPark.js'
 export type { EventEnvelope } from './types/EventEnvelope.js'
 export type { LifecycleEvent } from './types/LifecycleEvent.js'
 export type { OutcomeKind } from './types/OutcomeKind.js'
@@ -45,21 +47,25 @@ export type PendingDecision = Extract<ParkRecord, { channel: 'decision' }>
 /** A session parked for an outside event: what it waits for. */
 export type PendingInput = Extract<ParkRecord, { channel: 'input' }>
 
-type OutcomeBase = Omit<OutcomeRecord, 'kind' | 'parkedChannel' | 'pending' | 'rejected' | 'exit' | 'messages'> & {
+type OutcomeBase = Omit<OutcomeRecord, 'kind' | 'parkedChannel' | 'pending' | 'delegation' | 'rejected' | 'exit' | 'messages'> & {
   /** The session's whole transcript (OpenAI chat messages; runtime notes carry `archmax`). */
   messages: Array<TranscriptMessage>
 }
 /** A turn that finished normally. */
-export type CompletedOutcome = OutcomeBase & { kind: 'completed'; exit?: SessionExit; parkedChannel?: undefined; pending?: undefined; rejected?: undefined }
-/** A session waiting for a person (`decision`) or an outside event (`input`): the park record is always there. */
-export type ParkedOutcome = OutcomeBase & { kind: 'parked'; exit?: SessionExit; rejected?: undefined } & (
+export type CompletedOutcome = OutcomeBase & { kind: 'completed'; exit?: SessionExit; parkedChannel?: undefined; pending?: undefined; delegation?: undefined; rejected?: undefined }
+/**
+ * A session waiting for a person (`decision`) or an outside event (`input`): the park record is
+ * always there. `delegation` names the sub-workflow child whose park this is, when a child
+ * parked (absent for the session's own park).
+ */
+export type ParkedOutcome = OutcomeBase & { kind: 'parked'; exit?: SessionExit; rejected?: undefined; delegation?: DelegatedPark } & (
   | { parkedChannel: 'decision'; pending: PendingDecision }
   | { parkedChannel: 'input'; pending: PendingInput }
 )
 /** Governance ended the turn; `rejected` says why. */
-export type RejectedOutcome = OutcomeBase & { kind: 'rejected'; rejected: string; exit?: SessionExit; parkedChannel?: undefined; pending?: undefined }
+export type RejectedOutcome = OutcomeBase & { kind: 'rejected'; rejected: string; exit?: SessionExit; parkedChannel?: undefined; pending?: undefined; delegation?: undefined }
 /** The agent raised, or the turn threw (`turn-error`, `turn-cancelled`, `recursion-limit`). */
-export type FailedOutcome = OutcomeBase & { kind: 'failed'; exit: SessionExit; parkedChannel?: undefined; pending?: undefined; rejected?: undefined }
+export type FailedOutcome = OutcomeBase & { kind: 'failed'; exit: SessionExit; parkedChannel?: undefined; pending?: undefined; delegation?: undefined; rejected?: undefined }
 /** The result of a turn, discriminated on `kind`. */
 export type Outcome = CompletedOutcome | ParkedOutcome | RejectedOutcome | FailedOutcome
 /** The original's name of the resolved runtime contract (`agent.runtimeContract`). */

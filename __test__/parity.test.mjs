@@ -190,7 +190,8 @@ function meetingTools() {
  * name, a workspace maker, the agent options beyond model/store/onEvent, the model's
  * scripted answers (to the agent and to any grader, in the order asked), the steps (each
  * a harness call on `agent.workflow`), and `check`: what the reference outcomes must say.
- * `files`: the scenario's tools read or write session files.
+ * `files`: the scenario's tools read or write session files. `everyCell`: `checkEvents` holds
+ * every listening cell's events to it, not the reference cell's alone.
  */
 /** One OTLP receiver for the telemetry row; each cell exports under its own service name. */
 const OTLP = await otlpReceiver()
@@ -232,6 +233,90 @@ states:
     instructions: Echo, then stop.
     tools:
       allow: [mcp__everything__echo]
+`
+
+/** A workflow that may hand part of its work to itself; the run must set `verdict`. */
+const SELF_SPEC = `title: Splitter
+instructions: Split the order.
+mounts:
+  allow_always: []
+states:
+  split:
+    triggers:
+      manual:
+        description: Split one order
+        returns: [verdict]
+    instructions: Split the order, or hand a part of it to yourself.
+    tools:
+      allow: [archmax_workflow_split]
+`
+/** The answers of a run of SELF_SPEC whose child calls itself once more (refused). */
+const selfAnswers = () => [
+  { role: 'assistant', content: 'Handing a part over.', tool_calls: [call('archmax_workflow_split', {}, 'c1')] },
+  { role: 'assistant', content: 'Splitting again.', tool_calls: [call('archmax_workflow_split', {}, 'k1')] },
+  say('Part done.'),
+  tools(call('archmax_set_variables', { variables: { verdict: 'split' } }, 'c2')),
+  say('Done.'),
+]
+/** What the first request (the caller's) and the second (its child's) say, and how the outer call ended. */
+function checkSelfCall([done], requests) {
+  assert.equal(done.kind, 'completed')
+  assert.equal(done.reply, 'Done.')
+  // The caller is asked for a title and told its returns are checked; its child is neither.
+  assert.match(contents(requests[0]), /1\. Give the run a short title first/)
+  assert.match(contents(requests[0]), /finishing without every one set ends it rejected/)
+  assert.doesNotMatch(contents(requests[1]), /short title/)
+  assert.match(contents(requests[1]), /1\. Do the work the current state asks for\./)
+  assert.match(contents(requests[1]), /This run must set verdict with `archmax_set_variables` before it finishes — your caller gets the ones you set, with a note naming any you did not\./)
+  // The child's own call of the workflow is refused; the outer call answers with the child's result.
+  assert.ok(contents(requests[2]).includes("Refusing to run sub-workflow 'split': it is already running in this chain (split → split), so the run would not terminate."), contents(requests[2]))
+  assert.ok(contents(requests[3]).includes('{"message":"Part done.","returns":{"note":"Not all return variables were set by the sub-workflow: \'verdict\' was not set."}}'), contents(requests[3]))
+  assert.deepEqual(done.auditTrail.filter((t) => t.kind === 'sub-workflow').map((t) => [t.workflow, t.status]), [['split', 'ok']])
+}
+/**
+ * Every event of the child (session `s1~split:split:0`) carries its dispatch's id and no
+ * event of the caller does; the caller's text is its untagged text alone, in deltas and in
+ * `agent-text`; the results list `note` among the returns.
+ */
+function checkSelfCallEvents(events) {
+  for (const e of events) {
+    const child = e.sessionId?.startsWith('s1~')
+    assert.equal(e.subWorkflowDispatchId, child ? 'subwf-0' : undefined, JSON.stringify(e))
+  }
+  const text = (type, tagged) => events.filter((e) => e.type === type && !!e.subWorkflowDispatchId === tagged).map((e) => e.text).join('')
+  assert.equal(text('agent-text-delta', false), 'Handing a part over.Done.')
+  assert.equal(text('agent-text', false), 'Handing a part over.Done.')
+  assert.equal(text('agent-text-delta', true), 'Splitting again.Part done.')
+  assert.equal(text('agent-text', true), 'Splitting again.Part done.')
+  const results = events.filter((e) => e.type === 'sub-workflow-result')
+  assert.deepEqual(
+    results.map((e) => [e.sessionId, e.subWorkflowDispatchId, e.dispatchId, e.depth, e.status, e.returns]),
+    [
+      ['s1~split:split:0', 'subwf-0', 'subwf-0.0', 2, 'error', undefined],
+      ['s1', undefined, 'subwf-0', 1, 'ok', ['note']],
+    ],
+  )
+}
+
+/** A draft handed to a person at the human state `review`. */
+const REVIEW_SPEC = `title: Reviews
+instructions: A test workflow.
+mounts:
+  allow_always: []
+states:
+  draft:
+    triggers: { manual: }
+    instructions: Draft it, then hand it to a person.
+    transitions:
+      - { to: review, description: Ready for a person. }
+  review:
+    type: human
+    title: Review the draft
+    instructions: A person reviews the draft.
+    transitions:
+      - { to: done, description: Approve it., type: approve }
+  done:
+    instructions: Say goodbye.
 `
 
 const SCENARIOS = [
@@ -537,6 +622,9 @@ const SCENARIOS = [
       assert.equal(parked.reply, 'Your order is being reviewed.')
       assert.equal(parked.pending.seq, 1)
       assert.equal(parked.pending.title, 'Approve the order')
+      // The park is the child's: which child, and which call.
+      assert.deepEqual(parked.delegation, { workflow: 'enrich', sessionId: 's1~work:enrich:0', identity: 'work:enrich:0', dispatchId: 'subwf-0', toolCallId: 'c1', state: 'work' })
+      assert.equal(done.delegation, undefined)
       assert.deepEqual(parked.pending.transitions.map((t) => t.to), ['done', 'check'])
       assert.match(contents(requests[3]), /The 'enrich' sub-workflow stopped for a person at its 'approve' step\./)
       const child = listed.find((s) => s.sessionId === 's1~work:enrich:0')
@@ -554,6 +642,60 @@ const SCENARIOS = [
     checkEvents: (events) => {
       assert.deepEqual(events.filter((e) => e.type === 'sub-workflow-result').map((e) => e.status), ['parked', 'ok'])
       assert.deepEqual(events.filter((e) => e.type === 'decided').map((e) => e.sessionId), ['s1', 's1~work:enrich:0'])
+      // The child's events, in its first run and after the decision, carry the dispatch's id.
+      assert.deepEqual(events.filter((e) => e.type === 'decided').map((e) => e.subWorkflowDispatchId), [undefined, 'subwf-0'])
+      for (const e of events) assert.equal(e.subWorkflowDispatchId, e.sessionId === 's1~work:enrich:0' ? 'subwf-0' : undefined, JSON.stringify(e))
+    },
+  },
+  {
+    name: 'a workflow calls itself: the first hop runs, the child\'s own call is refused, the outer call ends ok',
+    everyCell: true,
+    workspace: () => workspace({ 'workflows/split/workflow.yaml': SELF_SPEC }),
+    options: { workflow: 'split' },
+    answers: selfAnswers(),
+    steps: [(w) => w.send('s1', { message: 'Split KK-1.' })],
+    check: checkSelfCall,
+    checkEvents: checkSelfCallEvents,
+  },
+  {
+    name: 'a workflow calls itself, streamed: the child\'s text deltas carry its dispatch id, the caller\'s do not',
+    everyCell: true,
+    stream: true,
+    workspace: () => workspace({ 'workflows/split/workflow.yaml': SELF_SPEC }),
+    options: { workflow: 'split' },
+    answers: selfAnswers(),
+    steps: [(w) => w.send('s1', { message: 'Split KK-1.' })],
+    check: checkSelfCall,
+    checkEvents: checkSelfCallEvents,
+  },
+  {
+    name: 'a new turn on a session parked for a decision presents the decision again; a reply keeps it',
+    workspace: () => workspace({ 'workflows/reviews/workflow.yaml': REVIEW_SPEC }),
+    options: { workflow: 'reviews' },
+    answers: [advance('review', 'drafted', 'a1'), say('It is with a reviewer.'), say('Still with the reviewer.'), say('It is still with a reviewer.'), say('Goodbye.')],
+    steps: [
+      (w) => w.send('v1', { message: 'Draft it.' }),
+      (w) => w.send('v1', { message: 'Any news?' }),
+      (w, agent) => agent.invoke({ messages: [{ role: 'user', content: 'Hello again.' }] }, { configurable: { thread_id: 'v1' } }),
+      (w) => w.decide('v1', { target: 'done' }),
+    ],
+    check: ([parked, replied, again, done], requests) => {
+      assert.equal(parked.kind, 'parked')
+      assert.equal(parked.pending.seq, 1)
+      // A reply answers on the same record.
+      assert.equal(replied.disposition, 'reply')
+      assert.equal(replied.pending.seq, 1)
+      // A new turn presents the decision again, on the next record.
+      assert.equal(again.status, 'awaiting_decision')
+      assert.equal(again.pendingDecision.state, 'review')
+      assert.equal(again.pendingDecision.seq, 2)
+      assert.equal(again.messages.at(-1).content, 'It is still with a reviewer.')
+      assert.match(contents(requests[3]), /Hello again\./)
+      assert.equal(done.kind, 'completed')
+      assert.equal(done.reply, 'Goodbye.')
+    },
+    checkEvents: (events) => {
+      assert.deepEqual(events.filter((e) => e.type === 'parked').map((e) => [e.state, e.awaiting]), [['review', 'decision'], ['review', 'decision']])
     },
   },
   {
@@ -803,6 +945,7 @@ for (const scenario of SCENARIOS) {
         assertNoLimitFired(cell)
         assert.deepEqual(cell.outcomes, reference.outcomes)
         if (column.events) assert.deepEqual(cell.types, reference.types)
+        if (column.events && scenario.everyCell) scenario.checkEvents?.(cell.events)
         assert.equal(cell.unused, 0)
       })
     }

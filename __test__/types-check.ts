@@ -233,7 +233,7 @@ async function langChainExample(): Promise<void> {
 void langChainExample
 
 // The runtime's serialized shapes (ts-rs): an outcome by kind, an event by type, a summary.
-import type { OutcomeKind, PendingDecision, SessionExit, VariableStore, WorkflowStatus } from '@archmax-ai/harness/agent'
+import type { DelegatedPark, OutcomeKind, PendingDecision, SessionExit, VariableStore, WorkflowStatus } from '@archmax-ai/harness/agent'
 
 function describeOutcome(outcome: Outcome): string {
   const kind: OutcomeKind = outcome.kind
@@ -242,6 +242,9 @@ function describeOutcome(outcome: Outcome): string {
   switch (kind) {
     case 'parked': {
       const pending = outcome.pending
+      // A child's park names the child and the call.
+      const delegation: DelegatedPark | undefined = outcome.delegation
+      if (delegation) return `${delegation.workflow} ${delegation.sessionId} ${delegation.dispatchId} ${delegation.toolCallId} ${delegation.state}`
       if (pending?.channel === 'decision') {
         const decision: PendingDecision = pending
         const targets: string[] = decision.transitions.map((t) => `${t.to}:${t.type ?? 'none'}`)
@@ -256,6 +259,11 @@ function describeOutcome(outcome: Outcome): string {
       return exit && !exit.success ? `${exit.code}: ${exit.reason}` : ''
     }
     case 'rejected':
+      // Only a parked outcome names a child.
+      if (outcome.kind === 'rejected') {
+        const none: undefined = outcome.delegation
+        void none
+      }
       return outcome.rejected ?? ''
     case 'completed':
       return `${outcome.reply} ${outcome.usage?.inputTokens ?? 0} ${outcome.auditTrail.map((s) => s.kind).join('>')} ${locked}`
@@ -272,7 +280,7 @@ function describeEvent(event: EventEnvelope): string {
     case 'tool-result':
       return `${level} ${event.tool} ${event.status} ${event.durationMs}ms ${event.truncated}`
     case 'parked':
-      return `${event.sessionId} ${event.awaiting} ${event.resumeAt ?? ''}`
+      return `${event.sessionId} ${event.awaiting} ${event.resumeAt ?? ''} ${event.subWorkflowDispatchId ?? ''}`
     case 'model-usage':
       return `${event.inputTokens}/${event.outputTokens} ${event.costUsd ?? ''}`
     case 'advance':

@@ -20,7 +20,13 @@ seq: number,
 /**
  * The session the event is about.
  */
-sessionId?: string, } & ({ "type": "warning", scope: string, message: string, } | { "type": "skills-loaded", names: Array<string>, } | { "type": "workflow-reset", entry: string, } | { "type": "state-enter", state: string, } | { "type": "state-leave", state: string, next: string, } | { "type": "state-error-routed", state: string, to: string, reason: string, } | { "type": "advance", from: string, to: string, reason?: string, callId?: string, } | { "type": "raised", state: string, code: string, reason: string, callId?: string, } | { "type": "agent-text", state: string, text: string, messageId?: string, partial?: boolean, } | { "type": "agent-text-delta", state: string, text: string, messageId?: string, } | { "type": "tool-called", state: string, tool: string, callId?: string, args?: unknown, detail?: string, 
+sessionId?: string, 
+/**
+ * The delegation (`dispatchId` of its `sub-workflow-start`) whose child session emitted
+ * the event; absent for what a session does on its own behalf, the delegations it
+ * makes included.
+ */
+subWorkflowDispatchId?: string, } & ({ "type": "warning", scope: string, message: string, } | { "type": "skills-loaded", names: Array<string>, } | { "type": "workflow-reset", entry: string, } | { "type": "state-enter", state: string, } | { "type": "state-leave", state: string, next: string, } | { "type": "state-error-routed", state: string, to: string, reason: string, } | { "type": "advance", from: string, to: string, reason?: string, callId?: string, } | { "type": "raised", state: string, code: string, reason: string, callId?: string, } | { "type": "agent-text", state: string, text: string, messageId?: string, partial?: boolean, } | { "type": "agent-text-delta", state: string, text: string, messageId?: string, } | { "type": "tool-called", state: string, tool: string, callId?: string, args?: unknown, detail?: string, 
 /**
  * `script` (model code) or `lifecycle` (a hook); absent for the agent's own calls.
  */

@@ -208,6 +208,18 @@ fn a_delegation_runs_the_child_on_its_own_spec_and_answers_with_its_returns() {
             pair("sub-workflow-result", "ok"),
         ]
     );
+    // The result names what the answer's `returns` holds: the note among them.
+    let ok = events
+        .0
+        .lock()
+        .ok()
+        .and_then(|v| {
+            v.iter()
+                .find(|e| e["type"] == "sub-workflow-result" && e["status"] == "ok")
+                .cloned()
+        })
+        .unwrap_or_default();
+    assert_eq!(ok["returns"], json!(["risk", "note"]));
 }
 
 #[test]
@@ -249,19 +261,14 @@ fn a_failed_delegation_fails_the_calling_state_when_the_model_finishes() {
 }
 
 #[test]
-fn a_later_success_recovers_a_failure_and_a_cycle_is_refused() {
-    let caller = CALLER.replace(
-        "allow: [archmax_workflow_enrich, archmax_workflow_off, archmax_workflow_nowhere]",
-        "allow: [archmax_workflow_enrich, archmax_workflow_orders, archmax_workflow_nowhere]",
-    );
+fn a_later_success_recovers_a_failure() {
     let ws = TempWorkspace::new(&[
-        ("workflows/orders/workflow.yaml", caller.as_str()),
+        ("workflows/orders/workflow.yaml", CALLER),
         ("workflows/enrich/workflow.yaml", CHILD),
     ]);
     let args = json!({ "order_id": "KK-1", "quantity": 1 });
     let server = ScriptedServer::start(vec![
         Reply::tool_calls(vec![
-            ("c1", "archmax_workflow_orders", json!({})),
             ("c2", "archmax_workflow_nowhere", json!({})),
             ("c3", "archmax_workflow_enrich", args.clone()),
         ]),
@@ -279,19 +286,15 @@ fn a_later_success_recovers_a_failure_and_a_cycle_is_refused() {
     let out = send(&h, "d-3", "Enrich KK-1.");
     let requests = server.requests();
     let first = tool_results(&requests[2]);
-    assert_eq!(
-        first[0],
-        "Refusing to run sub-workflow 'orders': it is already running in this chain (orders → orders), so the run would not terminate."
-    );
     assert!(
-        first[1].starts_with(
+        first[0].starts_with(
             "Refusing to run sub-workflow 'nowhere': it does not load in this workspace ("
         ),
         "{}",
-        first[1]
+        first[0]
     );
     assert_eq!(
-        first[2],
+        first[1],
         "Sub-workflow 'enrich' failed: its agent raised 'flaky' in state 'enrich': try again"
     );
     // The second call, from the same state in a later step, succeeded: nothing routes.
@@ -302,6 +305,145 @@ fn a_later_success_recovers_a_failure_and_a_cycle_is_refused() {
     for id in ["d-3~work:enrich:0", "d-3~work:enrich:1"] {
         assert!(h.session_summary(id).expect("store").is_some(), "{id}");
     }
+}
+
+/// A workflow that may hand part of its work to itself.
+const SPLIT: &str = r#"
+title: Splitter
+instructions: Split the order.
+states:
+  split:
+    triggers:
+      manual:
+        description: Split one order
+        returns: [verdict]
+    instructions: Split the order, or hand a part of it to yourself.
+    tools:
+      allow: [archmax_workflow_split]
+"#;
+
+/// The events of `events` as `(type, sessionId, subWorkflowDispatchId, dispatchId)`.
+fn tagged(events: &Recorder) -> Vec<(String, String, Value, Value)> {
+    let seen = events.0.lock().map(|v| v.clone()).unwrap_or_default();
+    seen.iter()
+        .map(|e| {
+            (
+                e["type"].as_str().unwrap_or_default().to_string(),
+                e["sessionId"].as_str().unwrap_or_default().to_string(),
+                e["subWorkflowDispatchId"].clone(),
+                e["dispatchId"].clone(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_workflow_calls_itself_once_and_its_childs_own_call_is_refused() {
+    let ws = TempWorkspace::new(&[("workflows/split/workflow.yaml", SPLIT)]);
+    let server = ScriptedServer::start(vec![
+        Reply::tool_calls(vec![("c1", "archmax_workflow_split", json!({}))]),
+        // The child: its own call of the workflow is refused, and it answers.
+        Reply::tool_calls(vec![("k1", "archmax_workflow_split", json!({}))]),
+        Reply::text("Part done."),
+        Reply::tool_calls(vec![(
+            "c2",
+            "archmax_set_variables",
+            json!({ "variables": { "verdict": "split" } }),
+        )]),
+        Reply::text("Done."),
+    ])
+    .expect("server");
+    let events = Arc::new(Recorder::default());
+    let sink = Arc::clone(&events);
+    let h = archmax_tests::harness(ws.root(), "split", &server.url(), "m", |o| o.events = sink);
+    let out = send(&h, "x-1", "Split KK-1.");
+    assert_eq!(out.kind, OutcomeKind::Completed, "{out:?}");
+    assert_eq!(out.reply, "Done.");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 5);
+    assert_eq!(
+        tool_results(&requests[2]),
+        vec![
+            "Refusing to run sub-workflow 'split': it is already running in this chain (split → split), so the run would not terminate."
+        ]
+    );
+    assert_eq!(
+        tool_results(&requests[3]),
+        vec![
+            json!({ "message": "Part done.", "returns": { "note": "Not all return variables were set by the sub-workflow: 'verdict' was not set." } }).to_string()
+        ]
+    );
+    // The caller is asked for a title and told its returns are checked; its child is not.
+    let system = |i: usize| requests[i]["messages"][0]["content"].to_string();
+    let set_variables = |i: usize| {
+        requests[i]["tools"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|t| t["function"]["name"] == "archmax_set_variables")
+            .map(|t| t["function"]["description"].to_string())
+            .unwrap_or_default()
+    };
+    assert!(system(0).contains("1. Give the run a short title first"));
+    assert!(system(0).contains("finishing without every one set ends it rejected"));
+    assert!(set_variables(0).contains("'title'"), "{}", set_variables(0));
+    assert!(!system(1).contains("title"), "{}", system(1));
+    assert!(system(1).contains("1. Do the work the current state asks for."));
+    assert!(
+        system(1).contains("your caller gets the ones you set, with a note naming any you did not")
+    );
+    assert!(!set_variables(1).contains("title"), "{}", set_variables(1));
+    assert!(
+        set_variables(1).starts_with("\"Set run variables"),
+        "{}",
+        set_variables(1)
+    );
+    // Every event of the child carries its dispatch's id; the child's own (refused)
+    // delegation is named under it.
+    let seen = tagged(&events);
+    for (t, session, tag, _) in &seen {
+        let expected = if session == "x-1~split:split:0" {
+            json!("subwf-0")
+        } else {
+            Value::Null
+        };
+        assert_eq!(tag, &expected, "{t} of {session}");
+    }
+    let delegations: Vec<(String, String, Value, Value)> = seen
+        .into_iter()
+        .filter(|(t, ..)| t.starts_with("sub-workflow"))
+        .collect();
+    let row = |t: &str, session: &str, tag: Value, id: &str| {
+        (t.to_string(), session.to_string(), tag, json!(id))
+    };
+    assert_eq!(
+        delegations,
+        vec![
+            row("sub-workflow-start", "x-1", Value::Null, "subwf-0"),
+            row(
+                "sub-workflow-start",
+                "x-1~split:split:0",
+                json!("subwf-0"),
+                "subwf-0.0"
+            ),
+            row(
+                "sub-workflow-result",
+                "x-1~split:split:0",
+                json!("subwf-0"),
+                "subwf-0.0"
+            ),
+            row("sub-workflow-result", "x-1", Value::Null, "subwf-0"),
+        ]
+    );
+    // The caller's result names what the answer's `returns` holds: only the note.
+    let results = events.0.lock().map(|v| v.clone()).unwrap_or_default();
+    let last = results
+        .iter()
+        .rfind(|e| e["type"] == "sub-workflow-result")
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(last["returns"], json!(["note"]));
+    assert_eq!(last["status"], "ok");
 }
 
 /// An in-process model routing by who asks: the caller fans out `fan` delegations, then
@@ -1154,11 +1296,25 @@ fn a_grandchilds_park_reaches_the_root_and_one_decision_unwinds_the_chain() {
         Reply::text("Root done."),
     ])
     .expect("server");
-    let h = archmax_tests::harness(ws.root(), "orders", &server.url(), "m", |_| {});
+    let events = Arc::new(Recorder::default());
+    let sink = Arc::clone(&events);
+    let h = archmax_tests::harness(ws.root(), "orders", &server.url(), "m", |o| o.events = sink);
     let parked = send(&h, "n-1", "Go.");
     assert_eq!(parked.kind, OutcomeKind::Parked, "{parked:?}");
     assert_eq!(parked.state, "approve");
     assert_eq!(parked.reply, "Root waits.");
+    // The root's park is its child's: the outcome names that child and the call.
+    assert_eq!(
+        serde_json::to_value(&parked.delegation).expect("json"),
+        json!({
+            "workflow": "mid",
+            "sessionId": "n-1~work:mid:0",
+            "identity": "work:mid:0",
+            "dispatchId": "subwf-0",
+            "toolCallId": "c1",
+            "state": "work",
+        })
+    );
     // Presented at the root with the leaf's own declaration of its state.
     let park = h.session_park("n-1").expect("store").expect("parked");
     assert_eq!(park["instructions"], "A person approves the order.");
@@ -1175,6 +1331,18 @@ fn a_grandchilds_park_reaches_the_root_and_one_decision_unwinds_the_chain() {
     let done = decide(&h, "n-1", "done");
     assert_eq!(done.kind, OutcomeKind::Completed, "{done:?}");
     assert_eq!(done.reply, "Root done.");
+    assert_eq!(done.delegation, None);
+    // Each session's events carry the delegation it runs for, in its first run and after
+    // the decision: the middle's `subwf-0`, the leaf's `subwf-0.0` (the middle's first).
+    for (t, session, tag, _) in tagged(&events) {
+        let expected = match session.as_str() {
+            "n-1" | "" => Value::Null,
+            s if s == mid_id => json!("subwf-0"),
+            s if s == leaf_id => json!("subwf-0.0"),
+            other => panic!("an event of {other}"),
+        };
+        assert_eq!(tag, expected, "{t} of {session}");
+    }
     let requests = server.requests();
     assert_eq!(requests.len(), 9);
     assert_eq!(

@@ -480,6 +480,7 @@ mod tests {
             ts: 0,
             seq: 1,
             session_id: Some("s".into()),
+            sub_workflow_dispatch_id: None,
         }
     }
 
@@ -798,6 +799,7 @@ mod refusals {
                     ts: 0,
                     seq: 1,
                     session_id: Some("s".into()),
+                    sub_workflow_dispatch_id: None,
                 })
             })
             .collect()
@@ -913,6 +915,7 @@ mod park_lines {
             ts: 0,
             seq: 1,
             session_id: Some("s".into()),
+            sub_workflow_dispatch_id: None,
         })
     }
 
@@ -1001,6 +1004,7 @@ mod park_lines {
             ts: 0,
             seq: 1,
             session_id: None,
+            sub_workflow_dispatch_id: None,
         });
         assert_eq!(
             text,
@@ -1021,6 +1025,7 @@ mod hook_lines {
             ts: 0,
             seq: 1,
             session_id: None,
+            sub_workflow_dispatch_id: None,
         })
     }
 

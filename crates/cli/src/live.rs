@@ -142,6 +142,7 @@ impl Live {
             ts: 0,
             seq: 0,
             session_id: None,
+            sub_workflow_dispatch_id: None,
         };
         self.render(cli, &warning);
     }

@@ -148,6 +148,7 @@ mod tests {
             ts: 0,
             seq: 1,
             session_id: Some("s-1".into()),
+            sub_workflow_dispatch_id: None,
         })
     }
 

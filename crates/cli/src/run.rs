@@ -60,6 +60,7 @@ pub(crate) fn run(
             ts: 0,
             seq: 0,
             session_id: Some(id.clone()),
+            sub_workflow_dispatch_id: None,
         };
         live.render(cli, &warning);
     }

@@ -392,6 +392,11 @@ pub struct Envelope {
     /// The session the event is about.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub session_id: Option<String>,
+    /// The delegation (`dispatchId` of its `sub-workflow-start`) whose child session emitted
+    /// the event; absent for what a session does on its own behalf, the delegations it
+    /// makes included.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sub_workflow_dispatch_id: Option<String>,
 }
 
 /// Where events go. Called synchronously, in order.
@@ -408,11 +413,14 @@ impl EventSink for NoEvents {
     fn emit(&self, _event: &Envelope) {}
 }
 
-/// Stamps events with `ts` and `seq` and hands them to the sink.
+/// Stamps events with `ts` and `seq` (and, inside a child session, the delegation's id) and
+/// hands them to the sink.
 #[derive(Clone)]
 pub struct Emitter {
     sink: Arc<dyn EventSink>,
     seq: Arc<AtomicU64>,
+    /// The delegation whose child session emits through this emitter.
+    dispatch: Option<Arc<str>>,
 }
 
 impl Emitter {
@@ -421,6 +429,16 @@ impl Emitter {
         Emitter {
             sink,
             seq: Arc::new(AtomicU64::new(0)),
+            dispatch: None,
+        }
+    }
+
+    /// This emitter for the child session delegation `dispatch_id` runs: the same sink and
+    /// `seq`, every event tagged `subWorkflowDispatchId`.
+    pub fn within(&self, dispatch_id: &str) -> Emitter {
+        Emitter {
+            dispatch: Some(Arc::from(dispatch_id)),
+            ..self.clone()
         }
     }
 
@@ -436,6 +454,7 @@ impl Emitter {
             ts: crate::clock::now_ms(),
             seq,
             session_id,
+            sub_workflow_dispatch_id: self.dispatch.as_deref().map(str::to_string),
         });
     }
 }

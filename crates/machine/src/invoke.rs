@@ -25,10 +25,11 @@ pub struct InvokeInput {
 impl Harness {
     /// Runs one turn on `session_id` (checked first: `SessionStoreIdError`). A plain agent
     /// appends the messages and answers; a governed one runs the turn `send` would (a
-    /// reply or a delivery on a parked session), with the earlier input messages appended
-    /// before the last user message, and a fresh turn of a disabled workflow settles
-    /// `rejected` (no model call) instead of refusing. Without a non-blank user message
-    /// the turn is refused (`EmptyMessageError`).
+    /// delivery on a session parked for input), with the earlier input messages appended
+    /// before the last user message, except that a session parked for a decision takes a
+    /// fresh turn (at a human state it presents the decision again, on the next `seq`) and
+    /// a fresh turn of a disabled workflow settles `rejected` (no model call) instead of
+    /// refusing. Without a non-blank user message the turn is refused (`EmptyMessageError`).
     pub async fn invoke(&self, session_id: &str, input: InvokeInput) -> Result<Outcome, RunError> {
         let id = self.parse_session_id(session_id)?;
         let mut messages = crate::plain::input_messages(&input.messages);

@@ -52,7 +52,7 @@ pub use harness::{
 };
 pub use harness::{builder, env};
 pub use invoke::{DEFAULT_SESSION_ID, InvokeInput};
-pub use outcome::{Outcome, OutcomeKind, SessionExit, VariableEntry};
+pub use outcome::{DelegatedPark, Outcome, OutcomeKind, SessionExit, VariableEntry};
 pub use resolve::{Disposition, Firing, ResolvedSession};
 pub use sessions::{
     Classification, PRUNE_DEFAULT, PruneOptions, PruneReport, PrunedSession, SessionQuery,

@@ -86,6 +86,47 @@ impl Serialize for SessionExit {
     }
 }
 
+/// The child a parked session's park belongs to: a sub-workflow's child session parked (for
+/// a person or an event), and its caller parked with it, presenting the child's park as its
+/// own. A decision or delivery on the caller is handed to this child.
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(export)]
+pub struct DelegatedPark {
+    /// The child's workflow.
+    pub workflow: String,
+    /// The child's own session id (`<caller>~<identity>`).
+    pub session_id: String,
+    /// The delegation's identity, `<state>:<workflow>:<ordinal>`.
+    pub identity: String,
+    /// The delegation's `dispatchId`, as its `sub-workflow-*` events and the child's
+    /// events (`subWorkflowDispatchId`) name it.
+    pub dispatch_id: String,
+    /// The call in the caller's transcript the child answers.
+    pub tool_call_id: String,
+    /// The caller's state that made the call: where the caller parks, and resumes.
+    pub state: String,
+}
+
+impl DelegatedPark {
+    /// The child `session` (of id `session_id`) presents as its park, if it presents one.
+    pub fn of(session_id: &str, session: &SessionState) -> Option<DelegatedPark> {
+        let child = session.presented_child()?;
+        Some(DelegatedPark {
+            workflow: child.workflow.clone(),
+            session_id: format!(
+                "{session_id}{}{}",
+                crate::store::CHILD_SEPARATOR,
+                child.identity
+            ),
+            identity: child.identity.clone(),
+            dispatch_id: child.dispatch_id.clone(),
+            tool_call_id: child.tool_call_id.clone(),
+            state: child.state.clone(),
+        })
+    }
+}
+
 /// The result of a turn.
 #[derive(Debug, Clone, PartialEq, Serialize, TS)]
 #[serde(rename_all = "camelCase")]
@@ -130,6 +171,10 @@ pub struct Outcome {
     /// The park record, when parked.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pending: Option<Park>,
+    /// When parked because a sub-workflow's child parked: which child, and which call.
+    /// Absent for the session's own park.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub delegation: Option<DelegatedPark>,
     /// Cumulative usage; absent when every counter is 0.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub usage: Option<Usage>,
@@ -223,6 +268,9 @@ impl Outcome {
             usage: (!s.usage.is_empty()).then_some(s.usage),
             parked_channel: s.park.as_ref().map(Park::channel),
             pending: s.park.clone(),
+            delegation: (kind == OutcomeKind::Parked)
+                .then(|| DelegatedPark::of(session_id, s))
+                .flatten(),
             messages,
         }
     }

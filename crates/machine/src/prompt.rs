@@ -10,22 +10,30 @@ use archmax_spec::signature::TriggerSignature;
 use crate::state::SessionState;
 
 /// Our platform prompt: how a governed run works, in the runtime's words.
-pub const PLATFORM_PROMPT: &str = "\
+const PLATFORM_INTRO: &str = "\
 # How this run works
 
 You are working one step of a governed workflow. At every moment you stand in exactly one
 state, and that state's rules decide which tools you have and which files you may touch.
-The harness checks every tool call against them before it runs.
+The harness checks every tool call against them before it runs.";
 
-1. Give the run a short title first: call `archmax_set_variables` with `title`.
-2. Do the work the current state asks for. Keep your own files under `scratchpad/` unless the
-   state tells you where to write.
-3. When the state's work is done, call `archmax_advance` with one of the transition targets
+/// The first step of a session a host started: naming the run. A sub-workflow's child is
+/// not asked for a title (its caller's run has one).
+const TITLE_STEP: &str =
+    "Give the run a short title first: call `archmax_set_variables` with `title`.";
+
+/// How a run moves, after the title step.
+const STEPS: [&str; 3] = [
+    "Do the work the current state asks for. Keep your own files under `scratchpad/` unless the
+   state tells you where to write.",
+    "When the state's work is done, call `archmax_advance` with one of the transition targets
    listed under the current state, and a short reason. The harness checks the move, and hooks
-   may correct or refuse it. Make at most one move per message.
-4. A message with text and no tool call ends your turn. Put any text and the call that
-   follows it in the same message.
+   may correct or refuse it. Make at most one move per message.",
+    "A message with text and no tool call ends your turn. Put any text and the call that
+   follows it in the same message.",
+];
 
+const PLATFORM_RULES: &str = "\
 The conversation keeps its place between messages. If the current state cannot serve a new
 message, call `archmax_reset` to start over at the entry state. If the work cannot be done
 at all after you tried to recover, call `archmax_raise` with a code and a reason, on its own
@@ -36,14 +44,34 @@ with `archmax_` are the run's own controls. Where you need a value the run alrea
 write `${{name}}` (or `${{name.path}}`) in a tool argument instead of retyping it; write
 `$${{…}}` for the literal text.";
 
-/// The static prefix: persona, the host's `systemPrompt` (`extra`), platform prompt,
-/// workspace zones, workflow header, prose.
+/// The platform prompt of a session a host started (`child: false`) or of a sub-workflow's
+/// child session (`child: true`, without the title step).
+pub fn platform_prompt(child: bool) -> String {
+    let steps: Vec<&str> = (!child)
+        .then_some(TITLE_STEP)
+        .into_iter()
+        .chain(STEPS)
+        .collect();
+    let numbered: Vec<String> = steps
+        .iter()
+        .enumerate()
+        .map(|(i, step)| format!("{}. {step}", i + 1))
+        .collect();
+    format!(
+        "{PLATFORM_INTRO}\n\n{}\n\n{PLATFORM_RULES}",
+        numbered.join("\n")
+    )
+}
+
+/// The static prefix: persona, the host's `systemPrompt` (`extra`), platform prompt
+/// ([`platform_prompt`] of `child`), workspace zones, workflow header, prose.
 pub fn static_prefix(
     persona: Option<&str>,
     extra: Option<&str>,
     zones: &str,
     spec: &Workflow,
     prose: Option<&str>,
+    child: bool,
 ) -> String {
     let mut header = match spec
         .title
@@ -67,7 +95,7 @@ pub fn static_prefix(
     [
         persona.map(str::to_string),
         extra.map(str::to_string),
-        Some(PLATFORM_PROMPT.to_string()),
+        Some(platform_prompt(child)),
         Some(zones.to_string()),
         Some(header),
         prose,
@@ -139,6 +167,8 @@ pub struct VolatileInput<'a> {
     pub skills: &'a [(String, String, String)],
     /// The signature of this turn's trigger.
     pub signature: Option<&'a TriggerSignature>,
+    /// A sub-workflow's child session: its returns go back to its caller, unchecked.
+    pub child: bool,
 }
 
 /// The per-call block for the active state.
@@ -194,7 +224,7 @@ pub fn volatile_block(spec: &Workflow, policy: &Policy, input: &VolatileInput<'_
         sections.push(h);
     }
     if let Some(sig) = input.signature {
-        sections.extend(signature_lines(sig));
+        sections.extend(signature_lines(sig, input.child));
     }
     sections.push(transitions(spec, state));
     format!(
@@ -230,7 +260,10 @@ fn hooks_line(state: &State) -> Option<String> {
     (!parts.is_empty()).then(|| format!("Hooks: {}", parts.join("; ")))
 }
 
-fn signature_lines(sig: &TriggerSignature) -> Vec<String> {
+/// This turn's trigger signature as the agent reads it. A child's returns are not checked
+/// when it finishes (its caller gets the ones it set, with a note naming the rest), so it
+/// is told that instead of the rejection a top-level run meets.
+fn signature_lines(sig: &TriggerSignature, child: bool) -> Vec<String> {
     let entry = |e: &archmax_spec::signature::SignatureEntry| {
         let mut line = format!("- {}", e.name);
         if let Some(t) = &e.ty {
@@ -268,7 +301,11 @@ fn signature_lines(sig: &TriggerSignature) -> Vec<String> {
         });
     }
     if !sig.returns.is_empty() {
-        let how = "with `archmax_set_variables` before it finishes — finishing without every one set ends it rejected";
+        let how = if child {
+            "with `archmax_set_variables` before it finishes — your caller gets the ones you set, with a note naming any you did not"
+        } else {
+            "with `archmax_set_variables` before it finishes — finishing without every one set ends it rejected"
+        };
         out.push(if plain(&sig.returns) {
             format!(
                 "This run must set {} {how}.",
@@ -338,6 +375,29 @@ fn transitions(spec: &Workflow, state: &State) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_child_is_not_asked_for_a_title_and_the_steps_keep_their_numbers() {
+        let top = platform_prompt(false);
+        assert!(top.contains(
+            "\n\n1. Give the run a short title first: call `archmax_set_variables` with `title`.\n2. Do the work the current state asks for."
+        ));
+        assert!(top.contains("\n4. A message with text and no tool call ends your turn."));
+        let child = platform_prompt(true);
+        assert!(!child.contains("title"), "{child}");
+        assert!(child.contains("\n\n1. Do the work the current state asks for."));
+        assert!(child.contains("\n3. A message with text and no tool call ends your turn."));
+        assert_eq!(
+            child
+                .replace("1. Do the work", "2. Do the work")
+                .replace("2. When", "3. When")
+                .replace("3. A message", "4. A message"),
+            top.replace(
+                "1. Give the run a short title first: call `archmax_set_variables` with `title`.\n",
+                ""
+            )
+        );
+    }
 
     #[test]
     fn comments_are_stripped_from_prose() {

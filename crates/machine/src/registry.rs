@@ -35,7 +35,7 @@ impl Harness {
         opts.events = Arc::new(crate::events::NoEvents);
         let mut extras = self.recipe.extras.clone();
         extras.governance = Governance::Required;
-        let mut child = Harness::assemble_with(opts, extras)?;
+        let mut child = Harness::assemble_as(opts, extras, true)?;
         child.emitter = self.emitter.clone();
         child.mocks = Arc::clone(&self.mocks);
         let child = Arc::new(child);

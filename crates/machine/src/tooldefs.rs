@@ -41,6 +41,19 @@ pub fn built_in_with_images(name: &str) -> Option<ToolSpec> {
     Some(spec)
 }
 
+/// The sentence of `archmax_set_variables`'s description on the run's title, which a
+/// sub-workflow's child is not shown: it is not asked for a title.
+const TITLE_SENTENCE: &str = " 'title' names the task this run is doing.";
+
+/// [`built_in`] for a sub-workflow's child session: `archmax_set_variables` says nothing of
+/// a title, every other tool is unchanged.
+pub fn for_child(mut spec: ToolSpec) -> ToolSpec {
+    if spec.name == "archmax_set_variables" {
+        spec.description = spec.description.replacen(TITLE_SENTENCE, "", 1);
+    }
+    spec
+}
+
 /// The definition of a built-in tool the runtime can execute, or `None`.
 pub fn built_in(name: &str) -> Option<ToolSpec> {
     let path = json!({ "type": "string", "description": "Workspace-relative path." });
@@ -186,6 +199,26 @@ pub fn built_in(name: &str) -> Option<ToolSpec> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_childs_set_variables_says_nothing_of_a_title() {
+        let top = super::built_in("archmax_set_variables").map(|d| d.description);
+        assert_eq!(
+            top.as_deref(),
+            Some(
+                "Set run variables (all or nothing). 'title' names the task this run is doing. Pass lock: true to freeze the values."
+            )
+        );
+        let child = super::built_in("archmax_set_variables")
+            .map(super::for_child)
+            .map(|d| d.description);
+        assert_eq!(
+            child.as_deref(),
+            Some("Set run variables (all or nothing). Pass lock: true to freeze the values.")
+        );
+        let advance = super::built_in("archmax_advance");
+        assert_eq!(advance.clone().map(super::for_child), advance);
+    }
+
     #[test]
     fn every_runtime_tool_has_a_definition_and_nothing_else_does() {
         for b in &archmax_kernel::tools::BUILTINS {

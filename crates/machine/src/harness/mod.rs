@@ -141,6 +141,10 @@ pub struct Harness {
     pub(crate) workflow: String,
     /// No workflow governs: `spec` is the plain agent's synthesized one (`crate::plain`).
     pub(crate) plain: bool,
+    /// A sub-workflow's target, assembled for its callers (`crate::registry`): its sessions
+    /// are child sessions, which are not asked for a run title and whose returns go back
+    /// to their caller unchecked.
+    pub(crate) child: bool,
     pub(crate) spec: Workflow,
     pub(crate) contract: RuntimeContract,
     pub(crate) spec_json: Value,
@@ -260,6 +264,15 @@ impl Harness {
         opts: HarnessOptions,
         extras: AssemblyExtras,
     ) -> Result<Harness, RunError> {
+        Self::assemble_as(opts, extras, false)
+    }
+
+    /// [`Harness::assemble_with`]; `child`: as a sub-workflow's target.
+    pub(crate) fn assemble_as(
+        opts: HarnessOptions,
+        extras: AssemblyExtras,
+        child: bool,
+    ) -> Result<Harness, RunError> {
         // The original's order decides which refusal wins: reserved tool names,
         // mounts, tool paths, the workflow load, then the runtime contract.
         crate::tools::check_names(&opts.tools)?;
@@ -361,6 +374,7 @@ impl Harness {
                 &zones,
                 &loaded.spec,
                 prose.as_deref(),
+                child,
             )
         };
         let skills = loaded
@@ -410,6 +424,7 @@ impl Harness {
             root: opts.root,
             workflow: if plain { String::new() } else { opts.workflow },
             plain,
+            child,
             spec: loaded.spec,
             contract,
             spec_json,

@@ -38,9 +38,11 @@ impl Harness {
         let (lease, mut turn) = self.begin(session_id).await?;
         // A send to a parked session becomes a reply or a delivery, boxed: their futures
         // would otherwise size every send's (the turn's future is made and moved, whole, on
-        // the caller's thread: the JS thread for `createAgent`).
+        // the caller's thread: the JS thread for `createAgent`). Through `invoke`, a session
+        // parked for a decision takes a fresh turn instead, as the original's graph does: at
+        // the human state it stands in, the turn presents the decision again (`open`).
         match turn.session.status {
-            Status::AwaitingDecision if turn.session.park.is_some() => {
+            Status::AwaitingDecision if turn.session.park.is_some() && !via_invoke => {
                 self.release(lease).await;
                 return Box::pin(self.reply(session_id, &input.message)).await;
             }

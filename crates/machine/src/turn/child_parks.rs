@@ -124,7 +124,8 @@ impl Turn<'_> {
         let result = match self.h.child_harness(&w) {
             Err(e) => Err(format!("Sub-workflow '{w}' failed after resuming: {e}")),
             Ok(child) => {
-                let run = child.resume_child(&child_id, resume, caller.lineage_to(&w));
+                let lineage = caller.lineage_to(&w, &head.dispatch_id);
+                let run = child.resume_child(&child_id, resume, lineage);
                 match run.await {
                     Ok(out) => match out.pending.clone() {
                         Some(park) if out.kind == crate::outcome::OutcomeKind::Parked => {

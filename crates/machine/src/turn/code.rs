@@ -190,7 +190,7 @@ impl Turn<'_> {
             workspace,
             host,
             listed,
-            events: self.h.emitter.clone(),
+            events: self.emitter.clone(),
             calls: Default::default(),
             delegations,
             mocks: std::sync::Arc::clone(&self.h.mocks),

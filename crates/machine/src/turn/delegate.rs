@@ -86,6 +86,8 @@ impl<'a> Settlement<'a> {
 /// and its caller's cancel switch.
 pub(crate) struct Lineage {
     pub(crate) chain: Vec<String>,
+    /// The delegation the child session runs for (its events carry it).
+    pub(crate) dispatch_id: String,
     pub(crate) inherited: Arc<[archmax_kernel::Inherited]>,
     pub(crate) cancel: crate::cancel::Cancel,
 }
@@ -407,7 +409,12 @@ impl Harness {
 }
 
 /// The dispatch checks of §7.2, in order, for a call of `workflow` from a caller running
-/// `chain`; `child` is the target as the registry loads it. `Err` is the refusal.
+/// `chain` (the workflows from the root's down to the caller's); `child` is the target as
+/// the registry loads it. `Err` is the refusal.
+///
+/// As in the original, the cycle check and the refusals' chain count the delegations only:
+/// the root session's own workflow is not among them, so a workflow may call itself once
+/// (the child runs) and the child's own call of it is refused.
 pub(crate) fn check(
     workflow: &str,
     chain: &[String],
@@ -416,9 +423,10 @@ pub(crate) fn check(
     child: Result<Arc<Harness>, String>,
 ) -> Result<(Arc<Harness>, Map<String, Value>), String> {
     let w = workflow;
-    let depth = chain.len();
+    let delegations = chain.get(1..).unwrap_or_default();
+    let depth = delegations.len() + 1;
     let through = || {
-        let mut all = chain.to_vec();
+        let mut all = delegations.to_vec();
         all.push(w.to_string());
         all.join(" → ")
     };
@@ -428,7 +436,7 @@ pub(crate) fn check(
             through()
         ));
     }
-    if chain.iter().any(|c| c == w) {
+    if delegations.iter().any(|c| c == w) {
         return Err(format!(
             "Refusing to run sub-workflow '{w}': it is already running in this chain ({}), so the run would not terminate.",
             through()
@@ -509,6 +517,10 @@ pub(crate) struct Caller {
     pub(crate) state: String,
     /// The workflows from the root down to the caller's.
     pub(crate) chain: Vec<String>,
+    /// The delegation the caller itself runs for, when it is a child session: the
+    /// caller's delegations are named under it, so a dispatch id names one child of the
+    /// whole root session.
+    pub(crate) dispatch: Option<String>,
     /// What binds inside the children: the caller's inherited denials and its own.
     pub(crate) inherited: Arc<[archmax_kernel::Inherited]>,
     pub(crate) cancel: crate::cancel::Cancel,
@@ -522,6 +534,15 @@ pub(crate) struct Caller {
 impl Caller {
     fn emit(&self, event: Event) {
         self.emitter.emit(Some(self.parent.as_str()), event);
+    }
+
+    /// The id of the caller's delegation number `ordinal`: `subwf-<ordinal>` at the root,
+    /// `<the caller's own id>.<ordinal>` inside a child.
+    pub(crate) fn dispatch_id(&self, ordinal: u64) -> String {
+        match &self.dispatch {
+            None => format!("subwf-{ordinal}"),
+            Some(own) => format!("{own}.{ordinal}"),
+        }
     }
 
     pub(crate) fn chain_to(&self, workflow: &str) -> Vec<String> {
@@ -572,7 +593,7 @@ impl Caller {
     /// `error` result with no duration (`next`: the ordinal the call would have had).
     pub(crate) fn refused(&self, name: &str, next: u64, call_id: &str, reason: &str) {
         let workflow = target(name);
-        let dispatch_id = format!("subwf-{next}");
+        let dispatch_id = self.dispatch_id(next);
         self.announce(workflow, &dispatch_id, call_id);
         let refused = Settlement {
             duration_ms: 0,
@@ -592,7 +613,7 @@ impl Caller {
         call_id: &str,
         may_park: bool,
     ) -> Result<Ran, String> {
-        let dispatch_id = format!("subwf-{}", d.ordinal);
+        let dispatch_id = self.dispatch_id(d.ordinal);
         // Never closed, so acquiring only waits for a free slot.
         let _slot = self.slots.acquire().await;
         self.announce(&d.workflow, &dispatch_id, call_id);
@@ -617,7 +638,7 @@ impl Caller {
                 let run = d.child.run_child(
                     child_id.as_str(),
                     d.seeds.clone(),
-                    self.lineage_to(&d.workflow),
+                    self.lineage_to(&d.workflow, &dispatch_id),
                 );
                 match run.await {
                     Ok(out) => match out.pending.clone() {
@@ -649,24 +670,22 @@ impl Caller {
         result
     }
 
-    /// The lineage of a child of `workflow` run by this caller.
-    pub(crate) fn lineage_to(&self, workflow: &str) -> Lineage {
+    /// The lineage of a child of `workflow` run by this caller for delegation `dispatch_id`.
+    pub(crate) fn lineage_to(&self, workflow: &str, dispatch_id: &str) -> Lineage {
         Lineage {
             chain: self.chain_to(workflow),
+            dispatch_id: dispatch_id.to_string(),
             inherited: Arc::clone(&self.inherited),
             cancel: self.cancel.clone(),
         }
     }
 }
 
-/// The names a signed child's answer returns (`sub-workflow-result`'s `returns`).
+/// The names a signed child's answer returns (`sub-workflow-result`'s `returns`), as the
+/// answer holds them: `note` among them when the child set fewer than it declares.
 fn returns_named(text: &str) -> Option<Vec<String>> {
     let v: Value = serde_json::from_str(text).ok()?;
-    let names = v
-        .get("returns")?
-        .as_object()?
-        .keys()
-        .filter(|k| *k != "note");
+    let names = v.get("returns")?.as_object()?.keys();
     Some(names.cloned().collect())
 }
 
@@ -745,9 +764,10 @@ impl Turn<'_> {
             parent: self.id.clone(),
             state: self.session.workflow_state.clone(),
             chain: self.chain.clone(),
+            dispatch: self.dispatch.clone(),
             inherited: self.children_inherit(),
             cancel: self.cancel.clone(),
-            emitter: self.h.emitter.clone(),
+            emitter: self.emitter.clone(),
             slots: Arc::clone(&self.delegations),
             mocks: Arc::clone(&self.h.mocks),
         }

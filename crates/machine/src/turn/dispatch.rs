@@ -155,6 +155,13 @@ impl Harness {
                 } else {
                     crate::tooldefs::built_in(&name)
                 };
+                let def = def.map(|d| {
+                    if self.child {
+                        crate::tooldefs::for_child(d)
+                    } else {
+                        d
+                    }
+                });
                 if let Some(t) = def {
                     out.push(ToolDef {
                         name: t.name,

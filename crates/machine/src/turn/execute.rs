@@ -111,7 +111,7 @@ impl Turn<'_> {
         // Its declared paths were decided as workspace paths (outside ones refused); the
         // tool sends them to the server as real ones.
         let name = tool.name.as_str();
-        let (emitter, session) = (self.h.emitter.clone(), self.id.as_str().to_string());
+        let (emitter, session) = (self.emitter.clone(), self.id.as_str().to_string());
         let (state, tool_name, id) = (
             self.session.workflow_state.clone(),
             name.to_string(),

@@ -93,6 +93,11 @@ struct Turn<'h> {
     call_ids: std::collections::HashSet<String>,
     /// The workflows from the root session's down to this one (a root turn holds its own).
     chain: Vec<String>,
+    /// The delegation this turn runs as the child of (`None` at the root): its own
+    /// delegations are named under it, and every event it emits carries it.
+    dispatch: Option<String>,
+    /// Where this turn's events go: the harness's emitter, tagged with `dispatch`.
+    emitter: crate::events::Emitter,
     /// The ancestors' workflow-wide denials, binding every call of this turn (empty at the root).
     inherited: std::sync::Arc<[archmax_kernel::Inherited]>,
     /// Delegations of this turn that failed and are not recovered yet (`delegate::settle`).
@@ -280,6 +285,8 @@ impl Harness {
             lineage: NEXT_LINEAGE.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             call_ids: std::collections::HashSet::new(),
             chain: vec![self.workflow.clone()],
+            dispatch: None,
+            emitter: self.emitter.clone(),
             inherited: std::sync::Arc::new([]),
             failed: Vec::new(),
             delegations: std::sync::Arc::new(tokio::sync::Semaphore::new(delegate::MAX_CONCURRENT)),
@@ -299,10 +306,12 @@ impl Turn<'_> {
         self.cancel = lineage.cancel;
         self.chain = lineage.chain;
         self.inherited = lineage.inherited;
+        self.emitter = self.h.emitter.within(&lineage.dispatch_id);
+        self.dispatch = Some(lineage.dispatch_id);
     }
 
     fn emit(&self, event: Event) {
-        self.h.emitter.emit(Some(self.id.as_str()), event);
+        self.emitter.emit(Some(self.id.as_str()), event);
     }
 
     /// Writes the new messages and the state: the step is durable once this returns.

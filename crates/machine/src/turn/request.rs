@@ -103,6 +103,7 @@ impl Turn<'_> {
                 session: &self.session,
                 skills: &self.h.skills,
                 signature: self.signature.as_ref(),
+                child: self.h.child,
             },
         );
         (self.h.static_prompt.clone(), volatile)

@@ -119,7 +119,7 @@ impl Turn<'_> {
         let request = self.request();
         let msg_id = format!("msg_{}_{}", self.transcript.len(), crate::clock::now_ms());
         let shown = crate::events::TextDeltas::new(
-            self.h.emitter.clone(),
+            self.emitter.clone(),
             self.id.as_str(),
             &self.session.workflow_state,
             &msg_id,

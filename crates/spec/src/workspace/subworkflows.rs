@@ -1,6 +1,12 @@
 //! The sub-workflow pass: every `archmax_workflow_<slug>` a reachable state may
-//! call must name a loadable workflow with a `manual` entry, without cycles, at
-//! most three delegations deep.
+//! call must name a loadable workflow with a `manual` entry, at most three delegations
+//! deep; a call the runtime refuses as a cycle is reported where it would be made.
+//!
+//! The walk follows the runtime's dispatch chain: the delegations below the validated
+//! workflow, which is not among them. So a workflow may call itself once (its child runs)
+//! and the child's own call of it is the one refused; `a → b → a` runs, and that `a`'s
+//! call of `b` is refused. A refused call is a warning (the run goes on without it, as with
+//! a disabled target): the spec is not wrong, its recursion stops there.
 
 use super::{Context, load};
 use crate::diagnostic::Diagnostic;
@@ -76,21 +82,31 @@ fn declares_manual(tree: &Node) -> bool {
     super::trigger_ids(tree).iter().any(|id| id == "manual")
 }
 
-/// `a → b → t`.
-fn chain_with(chain: &[String], t: &str) -> String {
-    let mut all: Vec<&str> = chain.iter().map(String::as_str).collect();
+/// `root → a → b → t`: the path from the validated workflow to the call of `t`.
+fn path_to(root: &str, chain: &[String], t: &str) -> String {
+    let mut all: Vec<&str> = vec![root];
+    all.extend(chain.iter().map(String::as_str));
     all.push(t);
     all.join(" → ")
 }
 
 pub(crate) fn check(ctx: &Context<'_>, out: &mut Vec<Diagnostic>) {
-    let mut chain = vec![ctx.workflow.to_string()];
-    walk(ctx, ctx.tree, &mut chain, out);
+    walk(ctx, ctx.tree, &mut Vec::new(), out);
 }
 
+/// The calls `tree` makes, `chain` being the delegations down to it (empty for the
+/// validated workflow itself).
 fn walk(ctx: &Context<'_>, tree: &Node, chain: &mut Vec<String>, out: &mut Vec<Diagnostic>) {
-    let depth = chain.len() - 1;
-    let current = chain.last().cloned().unwrap_or_default();
+    let depth = chain.len();
+    let current = chain
+        .last()
+        .map_or(ctx.workflow, String::as_str)
+        .to_string();
+    // A workflow met again down its own recursion: what its targets are was said where it
+    // was met first, and the walk went on from there; what this path decides for its own
+    // calls (a cycle, the depth) is all that is new.
+    let repeat =
+        depth > 0 && (current == ctx.workflow || chain[..depth - 1].iter().any(|w| *w == current));
     let always = targets(tree.get("tools").and_then(|t| t.get("allow_always")));
     for state in reachable(tree) {
         let mut names = targets(state.value.get("tools").and_then(|t| t.get("allow")));
@@ -108,6 +124,9 @@ fn walk(ctx: &Context<'_>, tree: &Node, chain: &mut Vec<String>, out: &mut Vec<D
                 )
             };
             let mut say = |severity_error: bool, msg: String| {
+                if repeat {
+                    return;
+                }
                 out.push(if severity_error {
                     Diagnostic::error("states", msg)
                 } else {
@@ -124,13 +143,13 @@ fn walk(ctx: &Context<'_>, tree: &Node, chain: &mut Vec<String>, out: &mut Vec<D
                 continue;
             }
             if chain.contains(&t) {
-                let path = chain_with(chain, &t);
-                say(
-                    true,
+                let path = path_to(ctx.workflow, chain, &t);
+                out.push(Diagnostic::warning(
+                    "states",
                     format!(
-                        "{place}, which is already running in this chain ({path}), so the delegation would never terminate."
+                        "{place}, which is already running in this chain ({path}), so the runtime refuses that call and the recursion stops there."
                     ),
-                );
+                ));
                 continue;
             }
             let loaded = load(ctx.files, &t).filter(|l| l.usable);
@@ -164,14 +183,17 @@ fn walk(ctx: &Context<'_>, tree: &Node, chain: &mut Vec<String>, out: &mut Vec<D
                 );
             }
             if depth + 1 > MAX_DEPTH {
-                let path = chain_with(chain, &t);
-                say(
-                    true,
+                let path = path_to(ctx.workflow, chain, &t);
+                out.push(Diagnostic::error(
+                    "states",
                     format!(
                         "{place}, reaching {} levels ({path}), beyond the dispatcher's default bound of {MAX_DEPTH}.",
                         depth + 1
                     ),
-                );
+                ));
+                continue;
+            }
+            if repeat {
                 continue;
             }
             chain.push(t);
