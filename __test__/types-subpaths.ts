@@ -92,9 +92,19 @@ export { reply, same, kind, rootKind, flags, text, describe, badKind, fn, plain,
 
 // --- deepagents ---
 import { archmaxMiddleware, type ArchmaxInterrupt, type ArchmaxMiddleware } from '@archmax-ai/harness/deepagents'
+import { createDeepAgent } from 'deepagents'
+import { createAgent as createLangChainAgent, FakeToolCallingModel, type AgentMiddleware } from 'langchain'
+import { MemorySaver } from '@langchain/langgraph'
 const middleware: ArchmaxMiddleware = archmaxMiddleware({ workflow: 'order-lookup', workspace: { rootDir: '.' } })
 const middlewareName: 'ArchmaxMiddleware' = middleware.name
 void middlewareName
+// Where users put it (docs/deepagents.md): in createDeepAgent's and LangChain's createAgent's
+// `middleware`, under --strict, against the deepagents and langchain the package supports.
+const langchainModel = new FakeToolCallingModel({})
+const deepAgent = createDeepAgent({ model: langchainModel, middleware: [archmaxMiddleware({ workflow: 'order-lookup', workspace: { rootDir: '.' } })], checkpointer: new MemorySaver() })
+const langchainAgent = createLangChainAgent({ model: langchainModel, middleware: [middleware], checkpointer: new MemorySaver() })
+const asLangChain: AgentMiddleware = middleware
+void [deepAgent.invoke, langchainAgent.invoke, asLangChain, middleware.dispose(), middleware.harness()]
 // @ts-expect-error the workflow slug is required
 archmaxMiddleware({ workspace: { rootDir: '.' } })
 function parkedAt(p: ArchmaxInterrupt): string {
