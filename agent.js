@@ -3,12 +3,13 @@
 // text with its callbacks; this module adapts plain JS functions to it, never
 // lets a callback's throw cross into Rust, and raises the harness's refusals
 // as the original's error classes.
-import { NativeAgent, defaultModelId, modelChunk, modelSettings, modelText } from './native.js'
+import { DEFAULT_SESSION_ID, NativeAgent, defaultModelId, modelChunk, modelSettings, modelText } from './native.js'
 import { inSlice, nextSlice, sliced } from './slices.js'
 import { AgentDisposedError, errorClasses } from './generated/errors.js'
 import { sessionStoreBinding } from './store.js'
 import { checkPolicyRules, policyAsk } from './policy-ask.js'
 import {
+  checkOptionNames,
   contentText,
   describe,
   errorText,
@@ -108,10 +109,11 @@ function modelAdapter(model, getNative) {
         const tools = block(d.tools)
         ch.tools = tools.length ? tools : undefined
       }
-      const { role = 'agent', session, ...head } = d.head
+      const { role = 'agent', session, state, ...head } = d.head
       request = { ...head, messages: ch.messages.slice() }
       if (ch.tools) request.tools = ch.tools
       info = session === undefined ? { role } : { role, sessionId: session }
+      if (state !== undefined) info.state = state
       // Present only when the text is shown live: no `stream` key otherwise, as before streaming.
       if (d.stream?.show) info.stream = true
       if (d.stream) Object.defineProperty(info, STREAM_ID, { value: d.stream.id })
@@ -180,10 +182,10 @@ async function pump(stream, id) {
  * (`agent`, `rubric`) and declared id, memoised; a rubric without a factory is graded by
  * the agent's model.
  */
-function resolveModel(model, modelFactory, defaultModel, rootDir) {
+function resolveModel(model, modelFactory, defaultModel, rootDir, configOf) {
   const asFunction = (m, what) => {
     if (typeof m === 'function') return m
-    if (isLangChainModel(m)) return langChainModelFunction(m)
+    if (isLangChainModel(m)) return langChainModelFunction(m, configOf)
     throw new TypeError(`${what} must be a function or a LangChain chat model (bindTools + invoke), got ${describe(m)}`)
   }
   const direct = model !== undefined && model !== null ? asFunction(model, "'model'") : null
@@ -270,7 +272,7 @@ async function normalizeTools(tools) {
 function toolWorkspace(native, contextId) {
   const op = (name, args) => unwrap(native.toolWorkspace(contextId, name, args))
   return Object.freeze({
-    /** `{ content }` (what `read_file` answers: numbered lines) or `{ error }`. */
+    /** `{ content }` (the file's text, lines `offset`.. (0-based), at most `limit`, default 500) or `{ error }`. */
     async read(filePath, offset, limit) {
       return op('read', { path: String(filePath), offset, limit })
     },
@@ -282,7 +284,7 @@ function toolWorkspace(native, contextId) {
         error: r.error,
       }))
     },
-    /** `files`: `[[path, Uint8Array]]`; `[{ path, error: string | null }]`. */
+    /** `files`: `[[path, Uint8Array]]`; `[{ path, error: null } | { path: '/<path>', error: 'permission_denied', reason }]`. */
     async uploadFiles(files) {
       return op('upload', { files: [...files].map(([path, bytes]) => [String(path), Buffer.from(bytes).toString('base64')]) })
     },
@@ -593,8 +595,52 @@ function checkMiddleware(middleware) {
   return toolMocks
 }
 
+/** The options `createAgent` takes: `CreateAgentParams` in agent.d.ts (a test holds the two equal). */
+export const AGENT_OPTIONS = Object.freeze([
+  'workflow',
+  'systemPrompt',
+  'workspace',
+  'skills',
+  'trigger',
+  'sessionPath',
+  'model',
+  'modelFactory',
+  'cassette',
+  'middleware',
+  'defaultModel',
+  'tools',
+  'essentialTools',
+  'onEvent',
+  'variables',
+  'toolPaths',
+  'promptCache',
+  'pricing',
+  'requestTimeoutMs',
+  'streaming',
+  'telemetry',
+  'maxRetries',
+  'maxResponseBytes',
+  'policyRules',
+  'hookExecutors',
+  'images',
+  'mcpServers',
+  'onMcpElicitation',
+  'onMcpSampling',
+])
+
+/** The session a model call belongs to for its run config: a child session's root (`<root>~…`). */
+function rootSession(sessionId) {
+  if (typeof sessionId !== 'string') return undefined
+  const tilde = sessionId.indexOf('~')
+  return tilde < 0 ? sessionId : sessionId.slice(0, tilde)
+}
+
+/** The LangChain run config keys an `invoke`'s config hands every model call of its turn. */
+const RUN_CONFIG_KEYS = ['callbacks', 'tags', 'metadata']
+
 export async function createAgent(params = {}) {
   if (!params || typeof params !== 'object') throw new TypeError('createAgent needs an options object')
+  checkOptionNames(params, AGENT_OPTIONS, 'createAgent')
   const { workspace, model, onEvent, variables, essentialTools, defaultModel, skills, sessionPath } = params
   const workflow = checkWorkflow(params.workflow)
   const systemPrompt = params.systemPrompt ?? undefined
@@ -609,7 +655,11 @@ export async function createAgent(params = {}) {
   }
   // A replay answers from the cassette (or each case's): the model, if any, is not asked.
   const replay = cassette?.mode === 'replay' || caseCassettes === 'replay'
-  const resolved = replay ? null : resolveModel(model, params.modelFactory, defaultModel, workspace?.rootDir ?? process.cwd())
+  // The run config (`callbacks`, `tags`, `metadata`) of the `invoke` in flight on each session:
+  // a LangChain model gets it on every call of that turn, its sub-workflows' included.
+  const runConfigs = new Map()
+  const configOf = (info) => runConfigs.get(rootSession(info?.sessionId))
+  const resolved = replay ? null : resolveModel(model, params.modelFactory, defaultModel, workspace?.rootDir ?? process.cwd(), configOf)
   if (onEvent !== undefined && onEvent !== null && typeof onEvent !== 'function') {
     throw new TypeError(`'onEvent' must be a function, got ${describe(onEvent)}`)
   }
@@ -821,8 +871,16 @@ export async function createAgent(params = {}) {
         nativeInput.trigger = triggerId(input.trigger) ?? defaultTrigger
         nativeInput.variables = { ...seeds, ...(checkRecord(input.variables, 'variables') ?? {}) }
       }
-      const outcome = await start(config?.traceparent, () => native.invoke(typeof threadId === 'string' && threadId ? threadId : null, nativeInput))
-      return invokeResult(outcome, plain)
+      const sessionId = typeof threadId === 'string' && threadId ? threadId : DEFAULT_SESSION_ID
+      const runConfig = config && typeof config === 'object' ? Object.fromEntries(RUN_CONFIG_KEYS.filter((k) => config[k] !== undefined).map((k) => [k, config[k]])) : {}
+      const owns = Object.keys(runConfig).length > 0 && !runConfigs.has(sessionId)
+      if (owns) runConfigs.set(sessionId, runConfig)
+      try {
+        const outcome = await start(config?.traceparent, () => native.invoke(sessionId, nativeInput))
+        return invokeResult(outcome, plain)
+      } finally {
+        if (owns) runConfigs.delete(sessionId)
+      }
     },
     sessions: {
       async list(options) {

@@ -17,6 +17,7 @@ import { createAgent, WorkflowLoadError } from './agent.js'
 import { Governance } from './governance.js'
 import { builtinTools } from './native.js'
 import {
+  checkOptionNames,
   contentText,
   describe,
   fromLangChainMessage,
@@ -38,7 +39,7 @@ const MIDDLEWARE_BRAND = Symbol.for('AgentMiddleware')
  */
 const RUNTIME_TOOLS = new Set(builtinTools().map((t) => t.name))
 
-/** The `createAgent` options the middleware passes through. */
+/** The `createAgent` options the middleware passes through (`ArchmaxMiddlewareOptions` in deepagents.d.ts). */
 const PASSED = [
   'skills',
   'systemPrompt',
@@ -54,6 +55,9 @@ const PASSED = [
   'defaultModel',
   'images',
 ]
+
+/** The options `archmaxMiddleware` takes. */
+const OPTIONS = Object.freeze(['workflow', 'workspace', 'rubricModel', ...PASSED])
 
 /** A promise with its settle functions. */
 function deferred() {
@@ -584,6 +588,7 @@ export function archmaxMiddleware(options) {
   if (!options || typeof options !== 'object') {
     throw new TypeError('archmaxMiddleware needs an options object { workflow, workspace? }')
   }
+  checkOptionNames(options, OPTIONS, 'archmaxMiddleware')
   if (typeof options.workflow !== 'string' || options.workflow === '') {
     throw new TypeError(`archmaxMiddleware: 'workflow' must be a workflow slug, got ${describe(options.workflow)}`)
   }

@@ -13,6 +13,17 @@ export function describe(value) {
   return typeof value === 'object' ? 'an object' : `${typeof value} ${String(value).slice(0, 40)}`
 }
 
+/**
+ * Refuses option names `known` does not list (what TypeScript refuses in a typed caller),
+ * naming them and the known ones, so a misspelling from plain JS is not silently ignored.
+ */
+export function checkOptionNames(params, known, what) {
+  const unknown = Object.keys(params).filter((k) => !known.includes(k))
+  if (!unknown.length) return
+  const names = unknown.map((k) => `'${k}'`).join(', ')
+  throw new TypeError(`${what}: unknown option${unknown.length > 1 ? 's' : ''} ${names}; the options are ${known.join(', ')}`)
+}
+
 /** What a thrown value says: an Error's message (or name), else the value described. */
 export function errorText(e) {
   if (e instanceof Error) return e.message || e.name

@@ -435,7 +435,7 @@ async function issue7Example(model: ModelFunctionForStores): Promise<string> {
 }
 export { issue7Example }
 
-import type { GovernanceRule, HookExecutor, ModelFunction } from '@archmax-ai/harness'
+import type { GovernanceRule, HookExecutor, ModelCallInfo, ModelFunction } from '@archmax-ai/harness'
 
 /** Host governance rules, custom hook kinds and model roles, as a host writes them. */
 async function hostRulesExample(): Promise<string> {
@@ -448,7 +448,12 @@ async function hostRulesExample(): Promise<string> {
     value: { verdict: ctx.phase === 'after' && hook.approval === 'finance' ? 'ok' : 'veto', reason: 'checked' },
   })
   const model: ModelFunction = async (request, info) =>
-    info.role === 'rubric' ? { role: 'assistant', content: '{"verdict": "ok", "reason": "fine"}' } : { role: 'assistant', content: request.model }
+    info.role === 'rubric' || info.role === 'judge'
+      ? { role: 'assistant', content: '{"verdict": "ok", "reason": "fine"}' }
+      : { role: 'assistant', content: `${request.model} in ${info.state ?? '?'}` }
+  // @ts-expect-error a role the harness never asks as
+  const noRole: ModelCallInfo['role'] = 'grader'
+  void noRole
   const agent = await createAgent({ workflow: 'order-lookup', model, policyRules: [noVip], hookExecutors: { approval } })
   // @ts-expect-error a verdict decides 'allow' or 'block'
   const wrong: GovernanceRule = () => ({ decision: 'maybe', ruleId: 'x' })
@@ -510,7 +515,13 @@ async function firstHour(agent: GovernedAgent, gov: Governance): Promise<string[
   try {
     Governance.fromWorkspace({ rootDir: '.', workflow: 'nope' })
   } catch (e) {
-    if (e instanceof errors.WorkflowLoadError) out.push(e.workflow, e.workflowPath, e.problem, e.code)
+    if (e instanceof errors.WorkflowLoadError) {
+      out.push(e.workflow, e.workflowPath, e.problem, e.code)
+      const known: boolean = e.problem === 'no workflow.yaml found' || e.problem === 'no valid machine spec' || e.problem.startsWith('the file ')
+      // @ts-expect-error a problem the harness never names
+      const unknownProblem: typeof e.problem = 'spec missing'
+      void [known, unknownProblem]
+    }
     if (e instanceof UnknownStateError) out.push(e.state, ...e.states)
     if (e instanceof HarnessError) {
       const code: HarnessErrorCode = e.code

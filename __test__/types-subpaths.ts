@@ -138,7 +138,7 @@ async function suite(): Promise<number> {
   void [status, graded]
   return r.exitCode
 }
-const doc = parseCaseDocument('title: t\ndescription: d\n')
+const doc = parseCaseDocument('workflows/w/tests/t.test.yaml', 'title: t\ndescription: d\n', 'workflows/w/tests')
 const limit: 60 = CASE_TITLE_MAX_LENGTH
 const code: 0 | 1 = exitCodeForVerdict(reduceVerdict([], null))
 void [suite, doc.title, limit, code]
@@ -164,7 +164,7 @@ async function oneCase(): Promise<string> {
   const r: CaseResult = await runCase({ agent: target, file: 'workflows/order-lookup/tests/a.test.yaml', sessionId: 's', caseTimeoutMs: 1000 })
   const s: RunTestsResult = await runTests({ workflow: 'order-lookup', cassettes: 'record' })
   void [flagged, governed, s]
-  return serializeCaseDocument(parseCaseDocument('title: t\ndescription: d\n')) + r.verdict.status
+  return serializeCaseDocument(parseCaseDocument('t.test.yaml', 'title: t\ndescription: d\n')) + r.verdict.status
 }
 void oneCase
 // @ts-expect-error cassettes are 'record' or 'replay'

@@ -86,6 +86,10 @@ impl Drop for Expected {
     }
 }
 
+/// The session a turn runs on when none is named (`invoke` without `thread_id`).
+#[napi]
+pub const DEFAULT_SESSION_ID: &str = archmax_machine::DEFAULT_SESSION_ID;
+
 /// Answers call `id` of a native callback (`(id, json) => void`, made by `slices.js`'s
 /// `sliced`): its envelope, or (`error`) why the function failed. An unknown id (a call
 /// whose caller stopped waiting, or one answered before) is ignored. Internal to `agent.js`.
