@@ -672,6 +672,24 @@ export interface Agent {
    * the turn `send` runs, except that a fresh turn of a disabled workflow settles `rejected`.
    */
   invoke(input: InvokeInput, config?: InvokeConfig): Promise<InvokeResult>
+  /**
+   * `invoke` as a stream, LangGraph's way: `values` (the default) yields the state `invoke`
+   * resolves to, `messages` yields `[chunk, metadata]` for each piece of text the model shows
+   * (a sub-workflow's tagged `archmax:child`), `custom` yields the harness's events; an array
+   * of modes yields `[mode, chunk]` pairs.
+   */
+  stream<M extends StreamMode | Array<StreamMode> = 'values'>(
+    input: InvokeInput,
+    options?: InvokeConfig & { streamMode?: M },
+  ): Promise<AsyncIterable<M extends Array<StreamMode> ? [StreamMode, unknown] : StreamChunk<M & StreamMode>>>
+  /**
+   * Writes the session's run under its `artifacts/` folder: `graph.json` and `graph.mmd` (the
+   * workflow's states and transitions), `trajectory.json`, `metadata.json` (runtime contract,
+   * package version, spec hash, usage) and, governed, `trail.json` (`opts.trail`, else the
+   * checkpoint's) and `variables.json`. Answers `"<id>/artifacts"`, or `null` after a
+   * `warning` event (scope `run-artifacts`) when they could not be written.
+   */
+  emitRunArtifacts(sessionId: string, trajectory: unknown, opts?: { trail?: Array<import('./types/TrailStep.js').TrailStep> }): Promise<string | null>
   sessions: SessionOperations
   /**
    * The spec a session ran under, by its summary's `specHash` (a snapshot is kept the first
@@ -710,6 +728,17 @@ export interface GovernedAgent extends Agent {
 export interface PlainAgent extends Agent {
   workflow: undefined
 }
+
+/** The tag a sub-workflow child's model text carries in message streams (`agent.stream`, Deep Agents' `streamMode: "messages"`). */
+export declare const CHILD_TAG: 'archmax:child'
+/** A `streamMode` of `agent.stream`. */
+export type StreamMode = 'values' | 'messages' | 'custom'
+/** What one mode of `agent.stream` yields. */
+export type StreamChunk<M extends StreamMode> = M extends 'values'
+  ? InvokeResult
+  : M extends 'messages'
+    ? [chunk: { content: string; id?: string; [key: string]: unknown }, metadata: { langgraph_node: 'model'; archmax_state?: string; archmax_session_id?: string; archmax_child?: true; tags?: Array<string> }]
+    : EventEnvelope
 
 /** The option names `createAgent` takes (the keys of `CreateAgentParams`); any other name is a `TypeError` naming these. */
 export declare const AGENT_OPTIONS: ReadonlyArray<keyof CreateAgentParams>

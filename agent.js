@@ -16,6 +16,7 @@ import {
   isLangChainModel,
   isLangChainTool,
   jsonSchemaOf,
+  langChainMessages,
   langChainModelFunction,
   STREAM_ID,
 } from './langchain.js'
@@ -638,6 +639,23 @@ function rootSession(sessionId) {
 /** The LangChain run config keys an `invoke`'s config hands every model call of its turn. */
 const RUN_CONFIG_KEYS = ['callbacks', 'tags', 'metadata']
 
+/**
+ * The tag a sub-workflow child's model text carries in LangGraph-style message streams (with
+ * the metadata `archmax_child: true` and `archmax_session_id`), so a chat UI can leave it out.
+ */
+export const CHILD_TAG = 'archmax:child'
+
+/** The `streamMode`s `agent.stream` answers, as LangGraph names them. */
+const STREAM_MODES = ['values', 'messages', 'custom']
+
+/** The metadata of a `messages` chunk: the node, the state and the session, a child's tagged. */
+function messageMetadata(event) {
+  const child = typeof event.sessionId === 'string' && event.sessionId.includes('~')
+  const meta = { langgraph_node: 'model', archmax_state: event.state, archmax_session_id: event.sessionId }
+  if (child) Object.assign(meta, { tags: [CHILD_TAG], archmax_child: true })
+  return meta
+}
+
 export async function createAgent(params = {}) {
   if (!params || typeof params !== 'object') throw new TypeError('createAgent needs an options object')
   checkOptionNames(params, AGENT_OPTIONS, 'createAgent')
@@ -859,6 +877,79 @@ export async function createAgent(params = {}) {
     runtimeContract,
     workflow: workflowOperations,
     toolMocks,
+    /**
+     * `invoke` as a stream, LangGraph's way: `values` (the default) yields the state `invoke`
+     * resolves to, `messages` yields `[chunk, metadata]` for each piece of text the model
+     * shows, `custom` yields the harness's events; several modes yield `[mode, chunk]`.
+     */
+    async stream(input, options) {
+      live()
+      const modes = options?.streamMode ?? 'values'
+      const list = Array.isArray(modes) ? modes : [modes]
+      for (const m of list) {
+        if (!STREAM_MODES.includes(m)) throw new TypeError(`agent.stream: streamMode ${describe(m)} is not one of ${STREAM_MODES.join(', ')}`)
+      }
+      const threadId = options?.configurable?.thread_id
+      const sessionId = typeof threadId === 'string' && threadId ? threadId : DEFAULT_SESSION_ID
+      const ours = (id) => id === sessionId || (typeof id === 'string' && id.startsWith(`${sessionId}~`))
+      const emit = (mode, chunk) => (Array.isArray(modes) ? [mode, chunk] : chunk)
+      const lc = list.includes('messages') ? await langChainMessages() : null
+      if (!listening) {
+        native.listen(handlers.event)
+        listening = true
+      }
+      const queue = []
+      let wakeUp = null
+      let settled = null
+      const listener = (event) => {
+        if (!ours(event.sessionId)) return
+        if (list.includes('custom')) queue.push(emit('custom', event))
+        if (list.includes('messages') && event.type === 'agent-text-delta' && event.text) {
+          const fields = { content: event.text, ...(event.messageId ? { id: event.messageId } : {}) }
+          const chunk = lc?.AIMessageChunk ? new lc.AIMessageChunk(fields) : { type: 'ai', ...fields }
+          queue.push(emit('messages', [chunk, messageMetadata(event)]))
+        }
+        wakeUp?.()
+      }
+      streams.add(listener)
+      const run = agent.invoke(input, options).then(
+        (result) => ({ result }),
+        (error) => ({ error }),
+      )
+      run.then((s) => {
+        settled = s
+        wakeUp?.()
+      })
+      return (async function* () {
+        try {
+          for (;;) {
+            while (queue.length) yield queue.shift()
+            if (settled) break
+            await new Promise((resolve) => (wakeUp = resolve))
+            wakeUp = null
+          }
+        } finally {
+          streams.delete(listener)
+        }
+        if (settled.error) throw settled.error
+        if (list.includes('values')) yield emit('values', settled.result)
+      })()
+    },
+    /**
+     * Writes session `sessionId`'s run under its `artifacts/` folder (the workflow's graph,
+     * `trajectory`, its metadata, trail and variables): `"<id>/artifacts"`, or `null` after a
+     * `warning` event (scope `run-artifacts`) when they could not be written.
+     */
+    async emitRunArtifacts(sessionId, trajectory, opts) {
+      live()
+      if (typeof sessionId !== 'string' || !sessionId) throw new TypeError(`emitRunArtifacts needs a session id, got ${describe(sessionId)}`)
+      const trail = opts?.trail
+      if (trail !== undefined && trail !== null && !Array.isArray(trail)) throw new TypeError(`emitRunArtifacts: 'trail' must be an array of trail steps, got ${describe(trail)}`)
+      const answer = native.emitRunArtifacts(sessionId, trajectory ?? null, trail ?? null)
+      // The warning of a write that failed, to `onEvent` before the answer.
+      for (const e of answer.events ?? []) handlers.event(e)
+      return unwrap(answer)
+    },
     async invoke(input, config) {
       live()
       if (!input || typeof input !== 'object' || !Array.isArray(input.messages)) {

@@ -53,7 +53,7 @@ export interface ArchmaxMiddleware extends AgentMiddleware<undefined, undefined,
  * `archmax_child: true` and `archmax_session_id`): `streamMode: "messages"` yields them with
  * `metadata.tags` holding it, so a chat UI can leave a child's internal text out.
  */
-export declare const CHILD_TAG: 'archmax:child'
+export { CHILD_TAG } from './agent.js'
 
 /** The workflow as a LangChain agent middleware, for `createDeepAgent` and LangChain's `createAgent`. */
 export declare function archmaxMiddleware(options: ArchmaxMiddlewareOptions): ArchmaxMiddleware

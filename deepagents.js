@@ -13,7 +13,7 @@
 // (its brand is a registered symbol); `@langchain/core/messages` and
 // `@langchain/langgraph`'s `interrupt` are imported from the host's install when used.
 import { randomUUID } from 'node:crypto'
-import { createAgent, WorkflowLoadError } from './agent.js'
+import { CHILD_TAG, createAgent, WorkflowLoadError } from './agent.js'
 import { Governance } from './governance.js'
 import { builtinTools } from './native.js'
 import {
@@ -185,7 +185,7 @@ function childConfig(sessionId) {
 }
 
 /** The tag of a sub-workflow child's model calls in LangGraph's streams (`streamMode: "messages"` metadata). */
-export const CHILD_TAG = 'archmax:child'
+export { CHILD_TAG }
 
 function parked(status) {
   return status === 'awaiting_decision' || status === 'awaiting_input'

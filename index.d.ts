@@ -241,6 +241,13 @@ export declare class NativeAgent {
   /** Writes files into a session's folder (`agent.sessions.seed`). */
   sessionSeed(sessionId: string, files: Record<string, unknown>): Promise<NativeResult>
   /**
+   * Writes session `sessionId`'s run artifacts under its `artifacts/` folder
+   * (`agent.emitRunArtifacts`): `{ ok: true, value: "<id>/artifacts", events }`, or `value:
+   * null` with the `warning` event (scope `run-artifacts`) in `events` (JSON texts, for
+   * `onEvent` in order) when they could not be written.
+   */
+  emitRunArtifacts(sessionId: string, trajectory: unknown, trail?: unknown): NativeResult & { events?: string[] }
+  /**
    * The JSON text of request block `id` (a system message or a tool list that request
    * deltas name, `archmax_machine::model::delta`), for `agent.js` to keep once for every
    * channel; `null` once it is forgotten (the JS side then refuses the delta). Never fails.

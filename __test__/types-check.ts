@@ -463,6 +463,24 @@ async function hostRulesExample(): Promise<string> {
 }
 export { hostRulesExample }
 
+/** The LangGraph methods of the agent: a stream of one turn, the run's artifacts. */
+async function langGraphMethodsExample(agent: import('@archmax-ai/harness').Agent): Promise<string> {
+  let text = ''
+  for await (const [chunk, meta] of await agent.stream({ messages: [{ role: 'user', content: 'hi' }] }, { streamMode: 'messages' })) {
+    text += chunk.content
+    const child: boolean = (meta.tags ?? []).includes('archmax:child')
+    void child
+  }
+  for await (const state of await agent.stream({ messages: ['hi'] })) text += state.status
+  for await (const [mode, chunk] of await agent.stream({ messages: ['hi'] }, { streamMode: ['values', 'custom'] })) text += `${mode}${String(chunk)}`
+  // @ts-expect-error a mode the agent does not stream
+  await agent.stream({ messages: ['hi'] }, { streamMode: 'debug' })
+  const dir: string | null = await agent.emitRunArtifacts('t1', { workflow: 'w', finalAnswer: text, segments: [] }, { trail: [] })
+  const known: ReadonlyArray<keyof import('@archmax-ai/harness').CreateAgentParams> = (await import('@archmax-ai/harness')).AGENT_OPTIONS
+  return `${dir} ${known.length}`
+}
+export { langGraphMethodsExample }
+
 // The first hour's types (issue 13): each wrong use below must fail under --strict.
 import {
   errors,

@@ -1798,6 +1798,35 @@ impl NativeAgent {
         self.answer(|h| h.seed_session(&session_id, &files))
     }
 
+    /// Writes session `sessionId`'s run artifacts under its `artifacts/` folder
+    /// (`agent.emitRunArtifacts`): `{ ok: true, value: "<id>/artifacts", events }`, or `value:
+    /// null` with the `warning` event (scope `run-artifacts`) in `events` (JSON texts, for
+    /// `onEvent` in order) when they could not be written.
+    #[napi(catch_unwind, ts_return_type = "NativeResult & { events?: string[] }")]
+    pub fn emit_run_artifacts(
+        &self,
+        session_id: String,
+        #[napi(ts_arg_type = "unknown")] trajectory: Value,
+        #[napi(ts_arg_type = "unknown")] trail: Option<Value>,
+    ) -> Value {
+        let (mut answer, events) = collecting_events(|| {
+            self.answer(|h| {
+                h.emit_run_artifacts(
+                    &session_id,
+                    archmax_machine::run_artifacts::RunArtifacts {
+                        trajectory,
+                        trail: trail.filter(|t| !t.is_null()),
+                        package_version: env!("CARGO_PKG_VERSION"),
+                    },
+                )
+            })
+        });
+        if let Value::Object(m) = &mut answer {
+            m.insert("events".into(), json!(events));
+        }
+        answer
+    }
+
     /// `{ ok: true, value }` from a harness call, or its error as data.
     fn answer<T: serde::Serialize>(
         &self,
