@@ -289,7 +289,7 @@ mod tests {
     #[test]
     fn the_graph_is_the_specs_topology() {
         let spec = archmax_spec::parse_machine_spec(
-            "title: T\ninstructions: x\nstates:\n  draft:\n    triggers: { manual: }\n    on_error: review\n    transitions:\n      - to: review\n        description: Drafted | ready.\n  review:\n    type: human\n    transitions:\n      - to: done\n        type: approve\n  done: {}\n",
+            "title: T\ninstructions: x\nstates:\n  draft:\n    triggers: { manual: }\n    on_error: review\n    transitions:\n      - to: review\n        description: Drafted | ready.\n  review:\n    type: human\n    transitions:\n      - to: done\n        type: approve\n        description: Approve.\n  done: {}\n",
         )
         .expect("spec");
         let g = run_graph(&spec);
@@ -298,7 +298,7 @@ mod tests {
         assert_eq!(g.finals, ["done"]);
         assert_eq!(
             g.mermaid,
-            "graph TD;\n  draft[draft];\n  review{{review}};\n  done[done];\n  __start__ -.->|manual| draft;\n  draft -->|Drafted / ready.| review;\n  draft -.->|on_error| review;\n  review --> done;\n"
+            "graph TD;\n  draft[draft];\n  review{{review}};\n  done[done];\n  __start__ -.->|manual| draft;\n  draft -->|Drafted / ready.| review;\n  draft -.->|on_error| review;\n  review -->|Approve.| done;\n"
         );
     }
 }
