@@ -105,15 +105,17 @@ export type ModelAnswer =
   | { choices: Array<{ message: { role?: string; content: string | null; tool_calls?: Array<ChatToolCall> }; finish_reason?: string }>; usage?: Record<string, number>; model?: string }
 
 /**
- * Who a request is for: the agent's turn, or a rubric hook's grader. `stream: true` (absent
- * otherwise): the answer's text is shown as it arrives (`agent-text-delta`) when the function
- * answers with a stream.
+ * Who a request is for: the agent's turn, a rubric hook's grader, or a case's judge. `stream:
+ * true` (absent otherwise): the answer's text is shown as it arrives (`agent-text-delta`) when
+ * the function answers with a stream.
  */
 export type ModelCallInfo = {
-  role: 'agent' | 'rubric'
+  role: import('./types/ModelRole.js').ModelRole
   stream?: boolean
   /** The session an agent request serves. */
   sessionId?: string
+  /** The workflow state the request is made in (a plain agent's one state too). */
+  state?: string
 }
 /**
  * One piece of a streamed answer: text, an OpenAI `chat.completion.chunk`, or one delta
@@ -194,10 +196,14 @@ export type ToolCallContext = {
 }
 /** `context.workspace`: refusals are answered in the results, never thrown. */
 export interface ToolWorkspace {
-  /** What `read_file` answers (numbered lines), or why it may not. */
+  /**
+   * The file's text as it is (no line numbers): lines from `offset` (0-based), at most `limit`
+   * (default 500), as a Deep Agents backend's `read`; or why it may not be read.
+   */
   read(filePath: string, offset?: number, limit?: number): Promise<{ content: string; error?: undefined } | { error: string; content?: undefined }>
   downloadFiles(paths: string[]): Promise<Array<{ path: string; content: Uint8Array | null; error: string | null }>>
-  uploadFiles(files: Array<[string, Uint8Array]>): Promise<Array<{ path: string; error: string | null }>>
+  /** A refused file answers `{ path: '/<path>', error: 'permission_denied', reason }` (`reason`: the harness's refusal). */
+  uploadFiles(files: Array<[string, Uint8Array]>): Promise<Array<{ path: string; error: null } | { path: string; error: 'permission_denied'; reason: string }>>
   delete(filePath: string): Promise<{ error?: string }>
 }
 
@@ -612,8 +618,20 @@ export type InvokeMessage =
 /** What `invoke` takes: messages to append (the last user message opens the turn); a governed agent also reads `trigger` and `variables` (seeds, locked). */
 export type InvokeInput = { messages: Array<InvokeMessage>; trigger?: TriggerRef; variables?: Record<string, unknown> }
 
-/** The part of a LangGraph `RunnableConfig` `invoke` reads: the session is `thread_id`, else `__default__`. */
-export type InvokeConfig = { configurable?: { thread_id?: string; [key: string]: unknown }; traceparent?: string; [key: string]: unknown }
+/**
+ * The part of a LangGraph `RunnableConfig` `invoke` reads: the session is `thread_id`, else
+ * `__default__`; `callbacks`, `tags` and `metadata` reach every call of the turn to a LangChain
+ * chat model (`model`, a `modelFactory`'s), its sub-workflows' included.
+ */
+export type InvokeConfig = {
+  configurable?: { thread_id?: string; [key: string]: unknown }
+  traceparent?: string
+  /** LangChain callback handlers (or a callback manager): each model call of the turn reports to them. */
+  callbacks?: unknown
+  tags?: Array<string>
+  metadata?: Record<string, unknown>
+  [key: string]: unknown
+}
 
 /**
  * What `invoke` resolves to: the session's whole transcript and its status (a failed turn,
@@ -660,6 +678,24 @@ export interface Agent {
    * the turn `send` runs, except that a fresh turn of a disabled workflow settles `rejected`.
    */
   invoke(input: InvokeInput, config?: InvokeConfig): Promise<InvokeResult>
+  /**
+   * `invoke` as a stream, LangGraph's way: `values` (the default) yields the state `invoke`
+   * resolves to, `messages` yields `[chunk, metadata]` for each piece of text the model shows
+   * (a sub-workflow's tagged `archmax:child`), `custom` yields the harness's events; an array
+   * of modes yields `[mode, chunk]` pairs.
+   */
+  stream<M extends StreamMode | Array<StreamMode> = 'values'>(
+    input: InvokeInput,
+    options?: InvokeConfig & { streamMode?: M },
+  ): Promise<AsyncIterable<M extends Array<StreamMode> ? [StreamMode, unknown] : StreamChunk<M & StreamMode>>>
+  /**
+   * Writes the session's run under its `artifacts/` folder: `graph.json` and `graph.mmd` (the
+   * workflow's states and transitions), `trajectory.json`, `metadata.json` (runtime contract,
+   * package version, spec hash, usage) and, governed, `trail.json` (`opts.trail`, else the
+   * checkpoint's) and `variables.json`. Answers `"<id>/artifacts"`, or `null` after a
+   * `warning` event (scope `run-artifacts`) when they could not be written.
+   */
+  emitRunArtifacts(sessionId: string, trajectory: unknown, opts?: { trail?: Array<import('./types/TrailStep.js').TrailStep> }): Promise<string | null>
   sessions: SessionOperations
   /**
    * The spec a session ran under, by its summary's `specHash` (a snapshot is kept the first
@@ -699,6 +735,19 @@ export interface PlainAgent extends Agent {
   workflow: undefined
 }
 
+/** The tag a sub-workflow child's model text carries in message streams (`agent.stream`, Deep Agents' `streamMode: "messages"`). */
+export declare const CHILD_TAG: 'archmax:child'
+/** A `streamMode` of `agent.stream`. */
+export type StreamMode = 'values' | 'messages' | 'custom'
+/** What one mode of `agent.stream` yields. */
+export type StreamChunk<M extends StreamMode> = M extends 'values'
+  ? InvokeResult
+  : M extends 'messages'
+    ? [chunk: { content: string; id?: string; [key: string]: unknown }, metadata: { langgraph_node: 'model'; archmax_state?: string; archmax_session_id?: string; archmax_child?: true; tags?: Array<string> }]
+    : EventEnvelope
+
+/** The option names `createAgent` takes (the keys of `CreateAgentParams`); any other name is a `TypeError` naming these. */
+export declare const AGENT_OPTIONS: ReadonlyArray<keyof CreateAgentParams>
 export declare function createAgent(params: CreateAgentParams & { workflow: string }): Promise<GovernedAgent>
 export declare function createAgent(params: CreateAgentParams & { workflow: false }): Promise<PlainAgent>
 export declare function createAgent(params?: CreateAgentParams): Promise<Agent>
@@ -716,7 +765,8 @@ export declare class WorkflowLoadError extends HarnessError {
   code: 'WorkflowLoadError'
   workflow: string
   workflowPath: string
-  problem: string
+  /** `no workflow.yaml found`, `no valid machine spec`, or `the file <reason>` (not a regular file, too large, …). */
+  problem: import('./types/LoadProblem.js').LoadProblem
   diagnostics: Array<import('./types/Diagnostic.js').Diagnostic>
 }
 export declare class WorkflowDisabledError extends HarnessError {

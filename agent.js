@@ -3,18 +3,20 @@
 // text with its callbacks; this module adapts plain JS functions to it, never
 // lets a callback's throw cross into Rust, and raises the harness's refusals
 // as the original's error classes.
-import { NativeAgent, defaultModelId, modelChunk, modelSettings, modelText } from './native.js'
+import { DEFAULT_SESSION_ID, NativeAgent, defaultModelId, modelChunk, modelSettings, modelText } from './native.js'
 import { inSlice, nextSlice, sliced } from './slices.js'
 import { AgentDisposedError, errorClasses } from './generated/errors.js'
 import { sessionStoreBinding } from './store.js'
 import { checkPolicyRules, policyAsk } from './policy-ask.js'
 import {
+  checkOptionNames,
   contentText,
   describe,
   errorText,
   isLangChainModel,
   isLangChainTool,
   jsonSchemaOf,
+  langChainMessages,
   langChainModelFunction,
   STREAM_ID,
 } from './langchain.js'
@@ -108,10 +110,11 @@ function modelAdapter(model, getNative) {
         const tools = block(d.tools)
         ch.tools = tools.length ? tools : undefined
       }
-      const { role = 'agent', session, ...head } = d.head
+      const { role = 'agent', session, state, ...head } = d.head
       request = { ...head, messages: ch.messages.slice() }
       if (ch.tools) request.tools = ch.tools
       info = session === undefined ? { role } : { role, sessionId: session }
+      if (state !== undefined) info.state = state
       // Present only when the text is shown live: no `stream` key otherwise, as before streaming.
       if (d.stream?.show) info.stream = true
       if (d.stream) Object.defineProperty(info, STREAM_ID, { value: d.stream.id })
@@ -180,10 +183,10 @@ async function pump(stream, id) {
  * (`agent`, `rubric`) and declared id, memoised; a rubric without a factory is graded by
  * the agent's model.
  */
-function resolveModel(model, modelFactory, defaultModel, rootDir) {
+function resolveModel(model, modelFactory, defaultModel, rootDir, configOf) {
   const asFunction = (m, what) => {
     if (typeof m === 'function') return m
-    if (isLangChainModel(m)) return langChainModelFunction(m)
+    if (isLangChainModel(m)) return langChainModelFunction(m, configOf)
     throw new TypeError(`${what} must be a function or a LangChain chat model (bindTools + invoke), got ${describe(m)}`)
   }
   const direct = model !== undefined && model !== null ? asFunction(model, "'model'") : null
@@ -270,7 +273,7 @@ async function normalizeTools(tools) {
 function toolWorkspace(native, contextId) {
   const op = (name, args) => unwrap(native.toolWorkspace(contextId, name, args))
   return Object.freeze({
-    /** `{ content }` (what `read_file` answers: numbered lines) or `{ error }`. */
+    /** `{ content }` (the file's text, lines `offset`.. (0-based), at most `limit`, default 500) or `{ error }`. */
     async read(filePath, offset, limit) {
       return op('read', { path: String(filePath), offset, limit })
     },
@@ -282,7 +285,7 @@ function toolWorkspace(native, contextId) {
         error: r.error,
       }))
     },
-    /** `files`: `[[path, Uint8Array]]`; `[{ path, error: string | null }]`. */
+    /** `files`: `[[path, Uint8Array]]`; `[{ path, error: null } | { path: '/<path>', error: 'permission_denied', reason }]`. */
     async uploadFiles(files) {
       return op('upload', { files: [...files].map(([path, bytes]) => [String(path), Buffer.from(bytes).toString('base64')]) })
     },
@@ -593,8 +596,69 @@ function checkMiddleware(middleware) {
   return toolMocks
 }
 
+/** The options `createAgent` takes: `CreateAgentParams` in agent.d.ts (a test holds the two equal). */
+export const AGENT_OPTIONS = Object.freeze([
+  'workflow',
+  'systemPrompt',
+  'workspace',
+  'skills',
+  'trigger',
+  'sessionPath',
+  'model',
+  'modelFactory',
+  'cassette',
+  'middleware',
+  'defaultModel',
+  'tools',
+  'essentialTools',
+  'onEvent',
+  'variables',
+  'toolPaths',
+  'promptCache',
+  'pricing',
+  'requestTimeoutMs',
+  'streaming',
+  'telemetry',
+  'maxRetries',
+  'maxResponseBytes',
+  'policyRules',
+  'hookExecutors',
+  'images',
+  'mcpServers',
+  'onMcpElicitation',
+  'onMcpSampling',
+])
+
+/** The session a model call belongs to for its run config: a child session's root (`<root>~…`). */
+function rootSession(sessionId) {
+  if (typeof sessionId !== 'string') return undefined
+  const tilde = sessionId.indexOf('~')
+  return tilde < 0 ? sessionId : sessionId.slice(0, tilde)
+}
+
+/** The LangChain run config keys an `invoke`'s config hands every model call of its turn. */
+const RUN_CONFIG_KEYS = ['callbacks', 'tags', 'metadata']
+
+/**
+ * The tag a sub-workflow child's model text carries in LangGraph-style message streams (with
+ * the metadata `archmax_child: true` and `archmax_session_id`), so a chat UI can leave it out.
+ */
+export const CHILD_TAG = 'archmax:child'
+
+/** The `streamMode`s `agent.stream` answers, as LangGraph names them. */
+const STREAM_MODES = ['values', 'messages', 'custom']
+
+/** The metadata of a `messages` chunk: the node, the state and the session, a child's tagged. */
+function messageMetadata(event) {
+  const child = typeof event.sessionId === 'string' && event.sessionId.includes('~')
+  const meta = { langgraph_node: 'model', archmax_state: event.state, archmax_session_id: event.sessionId }
+  if (child) Object.assign(meta, { tags: [CHILD_TAG], archmax_child: true })
+  return meta
+}
+
 export async function createAgent(params = {}) {
   if (!params || typeof params !== 'object') throw new TypeError('createAgent needs an options object')
+  checkOptionNames(params, AGENT_OPTIONS, 'createAgent')
   const { workspace, model, onEvent, variables, essentialTools, defaultModel, skills, sessionPath } = params
   const workflow = checkWorkflow(params.workflow)
   const systemPrompt = params.systemPrompt ?? undefined
@@ -609,7 +673,11 @@ export async function createAgent(params = {}) {
   }
   // A replay answers from the cassette (or each case's): the model, if any, is not asked.
   const replay = cassette?.mode === 'replay' || caseCassettes === 'replay'
-  const resolved = replay ? null : resolveModel(model, params.modelFactory, defaultModel, workspace?.rootDir ?? process.cwd())
+  // The run config (`callbacks`, `tags`, `metadata`) of the `invoke` in flight on each session:
+  // a LangChain model gets it on every call of that turn, its sub-workflows' included.
+  const runConfigs = new Map()
+  const configOf = (info) => runConfigs.get(rootSession(info?.sessionId))
+  const resolved = replay ? null : resolveModel(model, params.modelFactory, defaultModel, workspace?.rootDir ?? process.cwd(), configOf)
   if (onEvent !== undefined && onEvent !== null && typeof onEvent !== 'function') {
     throw new TypeError(`'onEvent' must be a function, got ${describe(onEvent)}`)
   }
@@ -809,6 +877,79 @@ export async function createAgent(params = {}) {
     runtimeContract,
     workflow: workflowOperations,
     toolMocks,
+    /**
+     * `invoke` as a stream, LangGraph's way: `values` (the default) yields the state `invoke`
+     * resolves to, `messages` yields `[chunk, metadata]` for each piece of text the model
+     * shows, `custom` yields the harness's events; several modes yield `[mode, chunk]`.
+     */
+    async stream(input, options) {
+      live()
+      const modes = options?.streamMode ?? 'values'
+      const list = Array.isArray(modes) ? modes : [modes]
+      for (const m of list) {
+        if (!STREAM_MODES.includes(m)) throw new TypeError(`agent.stream: streamMode ${describe(m)} is not one of ${STREAM_MODES.join(', ')}`)
+      }
+      const threadId = options?.configurable?.thread_id
+      const sessionId = typeof threadId === 'string' && threadId ? threadId : DEFAULT_SESSION_ID
+      const ours = (id) => id === sessionId || (typeof id === 'string' && id.startsWith(`${sessionId}~`))
+      const emit = (mode, chunk) => (Array.isArray(modes) ? [mode, chunk] : chunk)
+      const lc = list.includes('messages') ? await langChainMessages() : null
+      if (!listening) {
+        native.listen(handlers.event)
+        listening = true
+      }
+      const queue = []
+      let wakeUp = null
+      let settled = null
+      const listener = (event) => {
+        if (!ours(event.sessionId)) return
+        if (list.includes('custom')) queue.push(emit('custom', event))
+        if (list.includes('messages') && event.type === 'agent-text-delta' && event.text) {
+          const fields = { content: event.text, ...(event.messageId ? { id: event.messageId } : {}) }
+          const chunk = lc?.AIMessageChunk ? new lc.AIMessageChunk(fields) : { type: 'ai', ...fields }
+          queue.push(emit('messages', [chunk, messageMetadata(event)]))
+        }
+        wakeUp?.()
+      }
+      streams.add(listener)
+      const run = agent.invoke(input, options).then(
+        (result) => ({ result }),
+        (error) => ({ error }),
+      )
+      run.then((s) => {
+        settled = s
+        wakeUp?.()
+      })
+      return (async function* () {
+        try {
+          for (;;) {
+            while (queue.length) yield queue.shift()
+            if (settled) break
+            await new Promise((resolve) => (wakeUp = resolve))
+            wakeUp = null
+          }
+        } finally {
+          streams.delete(listener)
+        }
+        if (settled.error) throw settled.error
+        if (list.includes('values')) yield emit('values', settled.result)
+      })()
+    },
+    /**
+     * Writes session `sessionId`'s run under its `artifacts/` folder (the workflow's graph,
+     * `trajectory`, its metadata, trail and variables): `"<id>/artifacts"`, or `null` after a
+     * `warning` event (scope `run-artifacts`) when they could not be written.
+     */
+    async emitRunArtifacts(sessionId, trajectory, opts) {
+      live()
+      if (typeof sessionId !== 'string' || !sessionId) throw new TypeError(`emitRunArtifacts needs a session id, got ${describe(sessionId)}`)
+      const trail = opts?.trail
+      if (trail !== undefined && trail !== null && !Array.isArray(trail)) throw new TypeError(`emitRunArtifacts: 'trail' must be an array of trail steps, got ${describe(trail)}`)
+      const answer = native.emitRunArtifacts(sessionId, trajectory ?? null, trail ?? null)
+      // The warning of a write that failed, to `onEvent` before the answer.
+      for (const e of answer.events ?? []) handlers.event(e)
+      return unwrap(answer)
+    },
     async invoke(input, config) {
       live()
       if (!input || typeof input !== 'object' || !Array.isArray(input.messages)) {
@@ -821,8 +962,16 @@ export async function createAgent(params = {}) {
         nativeInput.trigger = triggerId(input.trigger) ?? defaultTrigger
         nativeInput.variables = { ...seeds, ...(checkRecord(input.variables, 'variables') ?? {}) }
       }
-      const outcome = await start(config?.traceparent, () => native.invoke(typeof threadId === 'string' && threadId ? threadId : null, nativeInput))
-      return invokeResult(outcome, plain)
+      const sessionId = typeof threadId === 'string' && threadId ? threadId : DEFAULT_SESSION_ID
+      const runConfig = config && typeof config === 'object' ? Object.fromEntries(RUN_CONFIG_KEYS.filter((k) => config[k] !== undefined).map((k) => [k, config[k]])) : {}
+      const owns = Object.keys(runConfig).length > 0 && !runConfigs.has(sessionId)
+      if (owns) runConfigs.set(sessionId, runConfig)
+      try {
+        const outcome = await start(config?.traceparent, () => native.invoke(sessionId, nativeInput))
+        return invokeResult(outcome, plain)
+      } finally {
+        if (owns) runConfigs.delete(sessionId)
+      }
     },
     sessions: {
       async list(options) {

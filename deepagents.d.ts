@@ -1,4 +1,5 @@
 // `@archmax-ai/harness/deepagents`: the workflow as a LangChain agent middleware.
+import type { AgentMiddleware } from 'langchain'
 import type { CreateAgentParams, GovernedAgent, SessionPark } from './agent.js'
 
 /** Options of `archmaxMiddleware`: the `createAgent` options that make sense under LangGraph. */
@@ -33,16 +34,26 @@ export type ArchmaxMiddlewareOptions = Pick<
  */
 export type ArchmaxInterrupt = SessionPark & { sessionId: string }
 
-/** What `archmaxMiddleware` returns: a LangChain `AgentMiddleware` (as `createMiddleware` builds it). */
-export interface ArchmaxMiddleware {
+/**
+ * What `archmaxMiddleware` returns: a LangChain agent middleware, typed as `createMiddleware()`
+ * types one with no state or context schema (`AgentMiddleware<undefined, undefined, unknown>`
+ * from `langchain`), so it goes into `createDeepAgent({ middleware })` and LangChain's
+ * `createAgent({ middleware })` under `--strict`.
+ */
+export interface ArchmaxMiddleware extends AgentMiddleware<undefined, undefined, unknown> {
   readonly name: 'ArchmaxMiddleware'
-  wrapModelCall(request: any, handler: (request: any) => Promise<any>): Promise<any>
-  wrapToolCall(request: any, handler: (request: any) => Promise<any>): Promise<any>
   /** The harness agent behind the middleware (sessions, runtime contract); rejects before the first model call. */
   harness(): Promise<GovernedAgent>
-  /** Releases the harness agent's callbacks so Node can exit. */
+  /** Releases the harness agent's callbacks so Node can exit; never throws. */
   dispose(): Promise<void>
 }
+
+/**
+ * The tag a sub-workflow child's model calls carry in LangGraph's streams (with the metadata
+ * `archmax_child: true` and `archmax_session_id`): `streamMode: "messages"` yields them with
+ * `metadata.tags` holding it, so a chat UI can leave a child's internal text out.
+ */
+export { CHILD_TAG } from './agent.js'
 
 /** The workflow as a LangChain agent middleware, for `createDeepAgent` and LangChain's `createAgent`. */
 export declare function archmaxMiddleware(options: ArchmaxMiddlewareOptions): ArchmaxMiddleware

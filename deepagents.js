@@ -12,9 +12,12 @@
 // No dependency on LangChain: the middleware is the plain object `createMiddleware` builds
 // (its brand is a registered symbol); `@langchain/core/messages` and
 // `@langchain/langgraph`'s `interrupt` are imported from the host's install when used.
-import { createAgent } from './agent.js'
+import { randomUUID } from 'node:crypto'
+import { CHILD_TAG, createAgent, WorkflowLoadError } from './agent.js'
+import { Governance } from './governance.js'
 import { builtinTools } from './native.js'
 import {
+  checkOptionNames,
   contentText,
   describe,
   fromLangChainMessage,
@@ -36,7 +39,7 @@ const MIDDLEWARE_BRAND = Symbol.for('AgentMiddleware')
  */
 const RUNTIME_TOOLS = new Set(builtinTools().map((t) => t.name))
 
-/** The `createAgent` options the middleware passes through. */
+/** The `createAgent` options the middleware passes through (`ArchmaxMiddlewareOptions` in deepagents.d.ts). */
 const PASSED = [
   'skills',
   'systemPrompt',
@@ -52,6 +55,9 @@ const PASSED = [
   'defaultModel',
   'images',
 ]
+
+/** The options `archmaxMiddleware` takes. */
+const OPTIONS = Object.freeze(['workflow', 'workspace', 'rubricModel', ...PASSED])
 
 /** A promise with its settle functions. */
 function deferred() {
@@ -131,6 +137,10 @@ class Live {
   }
 }
 
+/** Why a turn still in flight is ended when LangGraph's run ends first (another middleware jumped to the end, a model's message replaced an earlier one, …). */
+const RUN_ENDED = "LangGraph's run ended before the workflow's turn did"
+
+
 /** The thread a LangGraph call belongs to (`config.configurable.thread_id`, else `__default__`). */
 function threadOf(runtime) {
   const id = runtime?.configurable?.thread_id
@@ -154,6 +164,29 @@ function samePark(a, b) {
   return Boolean(a && b) && key(a) === key(b)
 }
 
+/**
+ * `ai` as LangGraph appends it: a message whose id one of `messages` has already would
+ * replace that message in the graph's state instead (a model reusing its ids), so it gets a
+ * fresh one.
+ */
+function appendable(ai, messages) {
+  const id = ai?.id
+  if (typeof id !== 'string' || !id || !(messages ?? []).some((m) => m?.id === id)) return ai
+  const fresh = `${id}-${randomUUID()}`
+  const Cls = ai.constructor
+  if (typeof Cls !== 'function' || Cls === Object) return { ...ai, id: fresh }
+  const { content, tool_calls, invalid_tool_calls, additional_kwargs, response_metadata, usage_metadata, name } = ai
+  return new Cls({ content, tool_calls, invalid_tool_calls, additional_kwargs, response_metadata, usage_metadata, name, id: fresh })
+}
+
+/** The LangChain run config of a sub-workflow child's model call: tags and metadata a chat UI filters on. */
+function childConfig(sessionId) {
+  return () => ({ tags: [CHILD_TAG], metadata: { archmax_child: true, archmax_session_id: sessionId } })
+}
+
+/** The tag of a sub-workflow child's model calls in LangGraph's streams (`streamMode: "messages"` metadata). */
+export { CHILD_TAG }
+
 function parked(status) {
   return status === 'awaiting_decision' || status === 'awaiting_input'
 }
@@ -166,6 +199,10 @@ class Bridge {
     /** Host tool instances by name (for a script's call, which has no LangGraph call). */
     this.tools = new Map()
     this.model = null
+    /** Per thread, the park a resume value last answered (a reply leaves it in place: the run's end raises it no more). */
+    this.answered = new Map()
+    /** Per thread, a resume value taken before the harness was assembled, for the model node. */
+    this.resumes = new Map()
   }
 
   /** The harness agent, assembled on the first call with the request's host tools. */
@@ -207,9 +244,10 @@ class Bridge {
     }
     const live = this.threads.get(info?.sessionId)
     if (!live) {
-      // A sub-workflow's child session (no thread of its own): the agent's model answers it.
+      // A sub-workflow's child session (no thread of its own): the agent's model answers it,
+      // tagged so a chat UI streaming LangGraph's messages can leave its text out.
       if (!this.model) throw new Error(`no LangGraph model call waits for session '${info?.sessionId}'`)
-      return langChainModelFunction(this.model)(request)
+      return langChainModelFunction(this.model, childConfig(info?.sessionId))(request)
     }
     live.settle(request.messages)
     const answer = deferred()
@@ -228,6 +266,7 @@ class Bridge {
       return toolText(await tool.invoke(args))
     }
     const answer = deferred()
+    call.answer = answer
     call.host.resolve({ args, answer })
     return answer.promise
   }
@@ -282,6 +321,42 @@ class Bridge {
     throw new TypeError(`resuming session '${thread}' parked for a ${channel} needs ${want}, got ${describe(value)}`)
   }
 
+  /**
+   * Raises the session's park as an `interrupt()` of the running node and starts the harness
+   * call its resume value makes; again for each park the resumed turn lands on before it asks
+   * the model anything. Each park is its own interrupt: LangGraph runs an interrupted node again
+   * from the start on every resume, answering its earlier interrupts with their earlier values,
+   * which the harness has applied already, so only the new one applies. Answers the live turn
+   * once it waits for a model answer, else `{ outcome }` of the turn that ended without one.
+   */
+  async #raiseParks(runtime, agent, thread) {
+    const { interrupt } = (await optionalImport('@langchain/langgraph')) ?? {}
+    if (typeof interrupt !== 'function') throw new Error('a park needs @langchain/langgraph (its interrupt) installed')
+    for (;;) {
+      const payload = await this.#parkRecord(agent, thread)
+      const replayed = answeredBefore(runtime)
+      const value = interrupt(payload)
+      if (replayed) continue
+      const live = this.#resumeWith(agent, thread, payload, value)
+      const step = await live.next()
+      if (step.kind !== 'end') {
+        live.steps.unshift(step)
+        return { live }
+      }
+      this.threads.delete(thread)
+      if (step.error) throw step.error
+      if (parked(step.outcome?.status) && !samePark(step.outcome.pending, payload)) continue
+      return { outcome: step.outcome }
+    }
+  }
+
+  /** Starts the harness call `value` makes on the park `payload` (a `TypeError` when it cannot take it). */
+  #resumeWith(agent, thread, payload, value) {
+    const run = this.#resume(agent, thread, payload.channel, value)
+    this.answered.set(thread, payload)
+    return this.#start(thread, agent, run)
+  }
+
   /** LangGraph's model node: answers the turn's next model request, starting or resuming a turn. */
   async wrapModelCall(request, handler) {
     const thread = threadOf(request.runtime)
@@ -290,27 +365,23 @@ class Bridge {
     if (current?.hostBusy) return handler(request)
     this.model = request.model
     const agent = await this.agentFor(request)
+    const give = (ai) => appendable(ai, request.messages)
     let last = null
-    /** The park this run resumed (a reply leaves it in place: the run answers, no new interrupt). */
-    let resumedFrom = null
     for (;;) {
       let live = this.threads.get(thread)
       if (!live) {
+        if (last) return give(last)
         const summary = await agent.sessions.get(thread)
-        if (summary && parked(summary.status)) {
-          // Each park is its own interrupt of this node. LangGraph runs the node again from
-          // the start on every resume, answering its earlier interrupts with their earlier
-          // values: those decisions are in the harness already, so only the new one applies.
-          const payload = await this.#parkRecord(agent, thread)
-          const { interrupt } = (await optionalImport('@langchain/langgraph')) ?? {}
-          if (typeof interrupt !== 'function') throw new Error('a park needs @langchain/langgraph (its interrupt) installed')
-          const replayed = answeredBefore(request.runtime)
-          const value = interrupt(payload)
-          if (replayed) continue
-          resumedFrom = payload
-          live = this.#start(thread, agent, this.#resume(agent, thread, payload.channel, value))
-        } else if (last) {
-          return last
+        if (this.resumes.has(thread)) {
+          // A resume value the run's end took before this process assembled the harness.
+          const value = this.resumes.get(thread)
+          this.resumes.delete(thread)
+          live = this.#resumeWith(agent, thread, await this.#parkRecord(agent, thread), value)
+        } else if (summary && parked(summary.status)) {
+          // A message meets a park: the park is this node's interrupt.
+          const raised = await this.#raiseParks(request.runtime, agent, thread)
+          if (raised.outcome) return give(await this.#endMessage(raised.outcome))
+          live = raised.live
         } else {
           const message = lastHumanText(request.messages)
           live = this.#start(thread, agent, () => agent.workflow.send(thread, { message }))
@@ -320,9 +391,12 @@ class Bridge {
       if (step.kind === 'end') {
         this.threads.delete(thread)
         if (step.error) throw step.error
-        const again = parked(step.outcome?.status)
-        if (again && !samePark(step.outcome.pending, resumedFrom)) continue
-        return last ?? (await this.#endMessage(step.outcome))
+        // A turn that parked after a text answer hands the text to the graph; the park is
+        // raised where the run ends (afterAgent), so the text stays in LangGraph's messages.
+        // One that parked without a word is raised here.
+        const again = parked(step.outcome?.status) && !samePark(step.outcome.pending, this.answered.get(thread))
+        if (again && !last) continue
+        return give(last ?? (await this.#endMessage(step.outcome)))
       }
       let ai
       try {
@@ -333,10 +407,81 @@ class Bridge {
         this.threads.delete(thread)
         throw e
       }
-      if (ai.tool_calls?.length) return ai
+      if (ai.tool_calls?.length) return give(ai)
       // A text answer: the turn may end, or ask again (a nudge); the graph sees the last one.
       last = ai
     }
+  }
+
+  /**
+   * Before a run: a workflow that does not load fails here as the typed `WorkflowLoadError`
+   * (until the harness is assembled), and a turn an earlier run left in flight (it threw, as at
+   * LangGraph's recursion limit) is settled first.
+   */
+  async beforeAgent(_state, runtime) {
+    const thread = threadOf(runtime)
+    const live = this.threads.get(thread)
+    if (live?.hostBusy) return undefined
+    if (!this.agent) checkLoads(this.options)
+    if (live) await this.#settle(thread, live)
+    return undefined
+  }
+
+  /**
+   * Where LangGraph's run ends: a turn still in flight is settled (ended and committed) before
+   * `invoke` resolves; a park the run's turn ended in is raised as an interrupt here, after
+   * the model's text reached the graph's messages, and a resume value continues the turn in
+   * the model node.
+   */
+  async afterAgent(_state, runtime) {
+    const thread = threadOf(runtime)
+
+    const live = this.threads.get(thread)
+    if (live?.hostBusy) return undefined
+    if (live) {
+      await this.#settle(thread, live)
+      return undefined
+    }
+    if (!this.agent) return this.#resumeLater(runtime, thread)
+    const agent = await this.agent
+    const summary = await agent.sessions.get(thread)
+    if (!summary || !parked(summary.status)) return undefined
+    if (samePark(await agent.sessions.park(thread), this.answered.get(thread))) return undefined
+    const raised = await this.#raiseParks(runtime, agent, thread)
+    if (raised.live) return { jumpTo: 'model' }
+    return { messages: [await this.#endMessage(raised.outcome)] }
+  }
+
+  /**
+   * A resumed run's end in a process that has not assembled the harness (it needs the model
+   * node's tools): the resume values LangGraph hands back are taken here (the earlier ones
+   * were applied by earlier runs), and the last, the new answer, is applied by the model node.
+   */
+  async #resumeLater(runtime, thread) {
+    const pad = runtime?.configurable?.__pregel_scratchpad
+    // The answers of earlier runs, and this run's (a `Command` resume not tied to an interrupt id).
+    const given = (Array.isArray(pad?.resume) ? pad.resume.length : 0) + (pad?.nullResume === undefined ? 0 : 1)
+    if (!given) return undefined
+    const { interrupt } = (await optionalImport('@langchain/langgraph')) ?? {}
+    if (typeof interrupt !== 'function') throw new Error('a park needs @langchain/langgraph (its interrupt) installed')
+    let value
+    for (let i = 0; i < given; i++) value = interrupt(undefined)
+    this.resumes.set(thread, value)
+    return { jumpTo: 'model' }
+  }
+
+  /** Ends a turn LangGraph no longer drives: every request it makes fails with the reason, and the turn is cancelled. */
+  async #settle(thread, live) {
+    const agent = await this.agent
+    const why = new Error(RUN_ENDED)
+    for (const call of live.calls.values()) call.answer?.reject(why)
+    agent.cancel(thread)
+    for (;;) {
+      const step = await live.next()
+      if (step.kind === 'end') break
+      step.answer.reject(why)
+    }
+    this.threads.delete(thread)
   }
 
   /** One model call for the runtime's request, through the rest of LangGraph's chain. */
@@ -419,6 +564,21 @@ class Bridge {
 }
 
 /**
+ * Throws the `WorkflowLoadError` `createAgent` would raise when the workflow does not load, so
+ * a wrong name or a broken file fails where the middleware is built (or, before the harness
+ * is assembled, where an invoke starts), not as a `MiddlewareError` of LangGraph's model node.
+ * Every other assembly error is `createAgent`'s to raise with the agent's tools in hand.
+ */
+function checkLoads(options) {
+  const workspace = options.workspace ?? {}
+  try {
+    Governance.fromWorkspace({ rootDir: workspace.rootDir, workflow: options.workflow, skills: options.skills, mounts: workspace.mounts })
+  } catch (e) {
+    if (e instanceof WorkflowLoadError) throw e
+  }
+}
+
+/**
  * The workflow as a LangChain agent middleware: `createDeepAgent({ model, middleware:
  * [archmaxMiddleware({ workflow, workspace })] })`. Each LangGraph `thread_id` is a harness
  * session; a park becomes an `interrupt()` whose payload is the park record, and
@@ -428,20 +588,25 @@ export function archmaxMiddleware(options) {
   if (!options || typeof options !== 'object') {
     throw new TypeError('archmaxMiddleware needs an options object { workflow, workspace? }')
   }
+  checkOptionNames(options, OPTIONS, 'archmaxMiddleware')
   if (typeof options.workflow !== 'string' || options.workflow === '') {
     throw new TypeError(`archmaxMiddleware: 'workflow' must be a workflow slug, got ${describe(options.workflow)}`)
   }
+  checkLoads(options)
   const bridge = new Bridge(options)
   return {
     [MIDDLEWARE_BRAND]: true,
     name: 'ArchmaxMiddleware',
+    beforeAgent: (state, runtime) => bridge.beforeAgent(state, runtime),
     wrapModelCall: (request, handler) => bridge.wrapModelCall(request, handler),
     wrapToolCall: (request, handler) => bridge.wrapToolCall(request, handler),
+    afterAgent: { canJumpTo: ['model'], hook: (state, runtime) => bridge.afterAgent(state, runtime) },
     /** The harness agent (sessions, events, dispose) once the first model call assembled it. */
     harness: () => bridge.harness(),
-    /** Releases the harness agent's callbacks so Node can exit. */
+    /** Releases the harness agent's callbacks so Node can exit; never throws (an assembly that failed has nothing to release). */
     async dispose() {
-      if (bridge.agent) (await bridge.agent).dispose()
+      const agent = await bridge.agent?.catch(() => null)
+      agent?.dispose()
     },
   }
 }

@@ -46,11 +46,11 @@ Governance.fromSpec = function fromSpec(yamlText, options) {
   try {
     return withRules(NativeGovernance.fromSpec(yamlText, native), rules)
   } catch (e) {
-    // A spec text has no workflow or path; the problem is the message itself.
+    // A spec text has no workflow or path; its problem is that it is no valid machine spec.
     throw loadError(e, () => ({
       workflow: undefined,
       workflowPath: undefined,
-      problem: e.message,
+      problem: 'no valid machine spec',
       diagnostics: validateSpec(yamlText).diagnostics.filter((d) => d.severity === 'error'),
     }))
   }

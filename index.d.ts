@@ -241,6 +241,13 @@ export declare class NativeAgent {
   /** Writes files into a session's folder (`agent.sessions.seed`). */
   sessionSeed(sessionId: string, files: Record<string, unknown>): Promise<NativeResult>
   /**
+   * Writes session `sessionId`'s run artifacts under its `artifacts/` folder
+   * (`agent.emitRunArtifacts`): `{ ok: true, value: "<id>/artifacts", events }`, or `value:
+   * null` with the `warning` event (scope `run-artifacts`) in `events` (JSON texts, for
+   * `onEvent` in order) when they could not be written.
+   */
+  emitRunArtifacts(sessionId: string, trajectory: unknown, trail?: unknown): NativeResult & { events?: string[] }
+  /**
    * The JSON text of request block `id` (a system message or a tool list that request
    * deltas name, `archmax_machine::model::delta`), for `agent.js` to keep once for every
    * channel; `null` once it is forgotten (the JS side then refuses the delta). Never fails.
@@ -377,6 +384,9 @@ export interface DecisionObject {
    */
   paths?: Array<PathObject>
 }
+
+/** The session a turn runs on when none is named (`invoke` without `thread_id`). */
+export declare const DEFAULT_SESSION_ID: string
 
 /**
  * The default model id of an agent rooted at `rootDir`: `defaultModel`, else
@@ -646,8 +656,10 @@ export interface NativeToolDef {
 /**
  * Reads a case document: `{ ok: true, value }` (the document, collapsed), or
  * `{ ok: false, message }` with every problem (`<file>: <problem>; …`).
+ * With the tests folder `dir`, the value carries `file` and its `id` (the path under `dir`
+ * without the extension), as the original's `parseCaseDocument(file, source, testsDir)`.
  */
-export declare function parseCaseDocument(text: string, file?: string | undefined | null): { ok: true; value: Record<string, unknown> } | { ok: false; message: string }
+export declare function parseCaseDocument(text: string, file?: string | undefined | null, dir?: string | undefined | null): { ok: true; value: Record<string, unknown> } | { ok: false; message: string }
 
 /** The description a hook or script carries in its leading `/** … *\/` block. */
 export declare function parseCodeDescription(source: string): { description: string } | null
@@ -728,6 +740,14 @@ export declare function signatureValueIssues(entries: Array<SignatureItem>, valu
  * `metadata`, first 32 hex characters.
  */
 export declare function specHash(spec: SpecLike): string
+
+/**
+ * What `runTests` answers without building an agent, as `archmax test` decides before it runs
+ * anything (`archmax_cases::engine::plan`): a workflow that does not load, or a filter that
+ * selects no case, refused with exit code 1 and the CLI's message in `error`; a disabled
+ * workflow skipped; no case to run. `null` when cases are to run.
+ */
+export declare function suiteWithoutRun(rootDir: string, workflow: string, filter?: string | null): import('./types/RunTestsResult.js').RunTestsResult | null
 
 /**
  * Validates one `workflow.yaml` text: shape and document rules (`schema`)

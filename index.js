@@ -773,7 +773,7 @@ if (
   }
 }
 
-const { Governance, NativeAgent, NativeSessionStore, NativeTurn, answerCall, builtinTools, connectionForTrigger, defaultModelId, discoverCaseFiles, interruptCli, isSlug, messagePathForTrigger, modelChunk, modelSettings, modelText, parseCaseDocument, parseCodeDescription, parseMachineSpec, partialMatch, readEnv, reduceVerdict, runCli, serializeCaseDocument, sessionIdForTrigger, SIGNATURE_TYPES, signatureForTrigger, signatureJsonSchema, signatureValueIssues, specHash, validateSpec, validateWorkflow, workflowLoadFields } = nativeBinding
+const { Governance, NativeAgent, NativeSessionStore, NativeTurn, answerCall, builtinTools, connectionForTrigger, DEFAULT_SESSION_ID, defaultModelId, discoverCaseFiles, interruptCli, isSlug, messagePathForTrigger, modelChunk, modelSettings, modelText, parseCaseDocument, parseCodeDescription, parseMachineSpec, partialMatch, readEnv, reduceVerdict, runCli, serializeCaseDocument, sessionIdForTrigger, SIGNATURE_TYPES, signatureForTrigger, signatureJsonSchema, signatureValueIssues, specHash, suiteWithoutRun, validateSpec, validateWorkflow, workflowLoadFields } = nativeBinding
 export { Governance }
 export { NativeAgent }
 export { NativeSessionStore }
@@ -781,6 +781,7 @@ export { NativeTurn }
 export { answerCall }
 export { builtinTools }
 export { connectionForTrigger }
+export { DEFAULT_SESSION_ID }
 export { defaultModelId }
 export { discoverCaseFiles }
 export { interruptCli }
@@ -803,6 +804,7 @@ export { signatureForTrigger }
 export { signatureJsonSchema }
 export { signatureValueIssues }
 export { specHash }
+export { suiteWithoutRun }
 export { validateSpec }
 export { validateWorkflow }
 export { workflowLoadFields }

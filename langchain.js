@@ -13,6 +13,17 @@ export function describe(value) {
   return typeof value === 'object' ? 'an object' : `${typeof value} ${String(value).slice(0, 40)}`
 }
 
+/**
+ * Refuses option names `known` does not list (what TypeScript refuses in a typed caller),
+ * naming them and the known ones, so a misspelling from plain JS is not silently ignored.
+ */
+export function checkOptionNames(params, known, what) {
+  const unknown = Object.keys(params).filter((k) => !known.includes(k))
+  if (!unknown.length) return
+  const names = unknown.map((k) => `'${k}'`).join(', ')
+  throw new TypeError(`${what}: unknown option${unknown.length > 1 ? 's' : ''} ${names}; the options are ${known.join(', ')}`)
+}
+
 /** What a thrown value says: an Error's message (or name), else the value described. */
 export function errorText(e) {
   if (e instanceof Error) return e.message || e.name
@@ -160,18 +171,22 @@ export const STREAM_ID = Symbol('archmax.streamId')
  * `runnable.stream(messages)`: each chunk's text is shown as it comes; the chunks, joined
  * with `concat` (tool-call pieces and usage included), are the answer.
  */
-async function streamLangChain(runnable, messages, id) {
+async function streamLangChain(runnable, messages, id, config) {
   let whole
-  for await (const chunk of await runnable.stream(messages)) {
+  for await (const chunk of await runnable.stream(messages, config)) {
     const text = contentText(chunk?.content)
     if (text) modelText(id, text)
     whole = whole === undefined ? chunk : typeof whole.concat === 'function' ? whole.concat(chunk) : chunk
   }
+  if (whole === undefined) throw new Error("the LangChain model's stream() yielded no chunk, expected AIMessageChunks")
   return whole
 }
 
-/** A LangChain chat model as a model function over the chat-completions request. */
-export function langChainModelFunction(chatModel) {
+/**
+ * A LangChain chat model as a model function over the chat-completions request. `configOf(info)`
+ * gives the LangChain run config of a call (its `callbacks`, `tags`, `metadata`), or nothing.
+ */
+export function langChainModelFunction(chatModel, configOf) {
   return async (request, info) => {
     const lc = await langChainMessages()
     const messages = toLangChainMessages(request.messages, lc)
@@ -179,7 +194,8 @@ export function langChainModelFunction(chatModel) {
     // OpenAI-format tool definitions: every LangChain provider's bindTools accepts them.
     const runnable = tools.length ? chatModel.bindTools(tools) : chatModel
     const streams = info?.stream && info[STREAM_ID] !== undefined && typeof runnable.stream === 'function'
-    const message = streams ? await streamLangChain(runnable, messages, info[STREAM_ID]) : await runnable.invoke(messages)
+    const config = typeof configOf === 'function' ? configOf(info) : undefined
+    const message = streams ? await streamLangChain(runnable, messages, info[STREAM_ID], config) : await runnable.invoke(messages, config)
     const completion = fromLangChainMessage(message)
     // Without a model id in the answer, the instance's configured one prices and attributes the call.
     if (completion && typeof completion === 'object' && !completion.model) {

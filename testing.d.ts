@@ -32,7 +32,12 @@ export interface CaseDocument {
   steps: Array<Record<string, unknown>>
 }
 
-export declare function parseCaseDocument(text: string, file?: string): CaseDocument
+/**
+ * Reads the case document `text` of the case file `file` (workspace-relative) in the tests
+ * folder `dir` (default: the file's `workflows/<slug>/tests`), as the original's
+ * `parseCaseDocument(file, source, testsDir)`. Throws `CaseSchemaError` naming every problem.
+ */
+export declare function parseCaseDocument(file: string, text: string, dir?: string): CaseDocument & { file: string; id: string }
 /**
  * The YAML text of a case document, the inverse of `parseCaseDocument` (keys in the schema's
  * order, multi-line strings as literal blocks, never folded; `file`/`id` are not written).

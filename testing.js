@@ -1,12 +1,12 @@
 // `@archmax-ai/harness/testing`: a workflow's `tests/*.test.yaml` cases run by the native
 // engine (crates/cases) against a createAgent agent, from JS. The runner prints nothing:
 // what happened comes back as data and through the callbacks.
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createAgent } from './agent.js'
 import { createFilesystemSessionStore } from './store.js'
-import { discoverCaseFiles, parseCaseDocument as parseNative, parseMachineSpec, partialMatch, reduceVerdict as reduceNative, serializeCaseDocument as serializeNative } from './native.js'
+import { discoverCaseFiles, parseCaseDocument as parseNative, partialMatch, reduceVerdict as reduceNative, serializeCaseDocument as serializeNative, suiteWithoutRun } from './native.js'
 
 /** Longest case title, on whitespace-collapsed text. */
 export const CASE_TITLE_MAX_LENGTH = 60
@@ -26,12 +26,27 @@ export class CaseSchemaError extends Error {
   }
 }
 
-/** Reads a case document (YAML text); throws CaseSchemaError naming every problem. */
-export function parseCaseDocument(text, file) {
-  if (typeof text !== 'string') throw new TypeError(`parseCaseDocument needs the YAML text, got ${typeof text}`)
-  const r = parseNative(text, file ?? undefined)
+/**
+ * Reads the case document `text` of the case file `file` (workspace-relative) in the tests
+ * folder `dir` (`workflows/<slug>/tests`), as the original's `parseCaseDocument(file, source,
+ * testsDir)`: the document with its `file` and `id` (the path under `dir` without the
+ * extension). Throws CaseSchemaError naming every problem.
+ */
+export function parseCaseDocument(file, text, dir) {
+  if (typeof file !== 'string') throw new TypeError(`parseCaseDocument(file, text, dir) needs the case file's path, got ${typeof file}`)
+  if (typeof text !== 'string') throw new TypeError(`parseCaseDocument(file, text, dir) needs the YAML text, got ${typeof text}`)
+  if (dir !== undefined && typeof dir !== 'string') throw new TypeError(`parseCaseDocument(file, text, dir): 'dir' must be the tests folder's path, got ${typeof dir}`)
+  const r = parseNative(text, file, dir ?? testsDirOf(file))
   if (!r.ok) throw new CaseSchemaError(r.message)
   return r.value
+}
+
+/** The tests folder of a case file's path (`workflows/<slug>/tests`), else its folder. */
+function testsDirOf(file) {
+  const suite = /^(workflows\/[^/]+\/tests)\//.exec(file)
+  if (suite) return suite[1]
+  const slash = file.lastIndexOf('/')
+  return slash < 0 ? '' : file.slice(0, slash)
 }
 
 /**
@@ -99,18 +114,6 @@ export async function createCaseTarget(options = {}) {
     throw e
   }
   return agent
-}
-
-/** Whether `workflow` declares itself out of service (`disabled: true`). */
-function suiteDisabled(rootDir, workflow) {
-  let text
-  try {
-    text = readFileSync(join(rootDir, 'workflows', workflow, 'workflow.yaml'), 'utf8')
-  } catch {
-    return false
-  }
-  const parsed = parseMachineSpec(text)
-  return parsed.ok && parsed.spec.disabled === true
 }
 
 /** The cases engine of `agent` for `workflow`, with its capability flag. */
@@ -199,11 +202,14 @@ export async function runTests(options = {}) {
   for (const [name, fn] of Object.entries({ onEvent, onCaseStart, onCaseResult, sessionIdForCase })) {
     if (fn !== undefined && fn !== null && typeof fn !== 'function') throw new TypeError(`'${name}' must be a function`)
   }
+  if (filter !== undefined && filter !== null && typeof filter !== 'string') throw new TypeError(`'filter' must be a string, got ${typeof filter}`)
+  // What `archmax test` decides before it runs anything, with its messages (no target is
+  // built, so no model is needed): a workflow that does not load, or a filter that selects no
+  // case, fails with exit code 1 and the message in `error`; a disabled workflow is skipped;
+  // a suite with no case runs none.
+  const early = suiteWithoutRun(rootDir, workflow, filter ?? undefined)
+  if (early) return early
   const files = discoverCaseFiles(rootDir, workflow)
-  // Nothing to run builds no target (so needs no model): a disabled workflow, or a selection
-  // that holds no case file. A workflow that does not load is the engine's to report.
-  if (suiteDisabled(rootDir, workflow)) return { results: [], exitCode: 0, discovered: 0, skipped: 'disabled' }
-  if (!files.some((f) => !filter || f.includes(filter))) return { results: [], exitCode: 0, discovered: files.length }
   const progress = (event) => {
     if (event?.type === 'case-start') onCaseStart?.(event.file, event.sessionId ?? undefined)
     else if (event?.type === 'case-result') onCaseResult?.(event.result)

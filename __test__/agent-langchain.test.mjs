@@ -213,3 +213,51 @@ test('a model that is neither a function nor a LangChain chat model is a TypeErr
     /no key/,
   )
 })
+
+test("invoke's config callbacks, tags and metadata reach every call of the turn to a LangChain model", async () => {
+  const model = new ScriptedChatModel([
+    advance('refund-request', 'wants money back', 'c1'),
+    new AIMessage({ content: '', tool_calls: [{ id: 'c2', name: 'archmax_set_variables', args: { variables: { order_id: 'KK-2043' } }, type: 'tool_call' }] }),
+    advance('escalation', 'needs a person', 'c3'),
+    new AIMessage({ content: 'A colleague will take over.' }),
+  ])
+  const starts = []
+  const handler = {
+    handleChatModelStart(_llm, _messages, _runId, _parent, _extra, tags, metadata) {
+      starts.push({ tags, metadata })
+    },
+  }
+  const agent = await createAgent({ workflow: 'order-lookup', workspace: { rootDir: exampleCopy() }, model })
+  try {
+    const result = await agent.invoke(
+      { messages: [{ role: 'user', content: 'I want a refund for KK-2043.' }] },
+      { configurable: { thread_id: 'cb1' }, callbacks: [handler], tags: ['desk'], metadata: { ticket: 4711 } },
+    )
+    assert.equal(result.messages.at(-1).content, 'A colleague will take over.')
+    assert.equal(model.calls.length, 4)
+    assert.equal(starts.length, 4, 'one start per model call')
+    assert.ok(starts.every((s) => s.tags?.includes('desk') && s.metadata?.ticket === 4711), JSON.stringify(starts))
+    // The config belongs to that invoke: a later one without callbacks reports nothing to them.
+    model.answers.push(new AIMessage({ content: 'Still here.' }))
+    await agent.invoke({ messages: [{ role: 'user', content: 'Thanks.' }] }, { configurable: { thread_id: 'cb1' } })
+    assert.equal(starts.length, 4)
+  } finally {
+    agent.dispose()
+  }
+})
+
+test("a LangChain model whose stream() yields nothing fails the call with a message naming stream()", async () => {
+  class SilentStream extends ScriptedChatModel {
+    async *_streamResponseChunks() {}
+  }
+  const model = new SilentStream([])
+  const agent = await createAgent({ workflow: 'order-lookup', workspace: { rootDir: exampleCopy() }, model, streaming: true, onEvent: () => {} })
+  try {
+    const outcome = await agent.workflow.send('st1', { message: 'Do you ship to Austria?' })
+    assert.equal(outcome.kind, 'failed')
+    assert.match(outcome.exit.reason, /stream\(\) yielded no chunk/)
+    assert.doesNotMatch(outcome.exit.reason, /undefined undefined/)
+  } finally {
+    agent.dispose()
+  }
+})

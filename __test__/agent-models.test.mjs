@@ -51,7 +51,7 @@ test("modelFactory builds the rubric's grader with role 'rubric' and the rubric'
     assert.equal(graded.length, 1)
     assert.match(graded[0].system, /^The reply must name a date\./)
     assert.equal(graded[0].model, rubricModel ?? 'main')
-    assert.deepEqual(graded[0].info, { role: 'rubric' })
+    assert.deepEqual(graded[0].info, { role: 'rubric', state: 'answer' })
   }
 })
 

@@ -235,3 +235,69 @@ test('createUsageTracker: folds model-usage per session, forwards every event, t
   plain.handler({ type: 'model-usage', sessionId: 's', inputTokens: 1, outputTokens: 1 })
   assert.equal('costUsd' in plain.totals(), false)
 })
+
+/** The property names of the exported type `name` of the declaration file `file`, as TypeScript reads them. */
+async function typeKeys(file, name) {
+  const { default: ts } = await import('typescript')
+  const path = new URL(`../${file}`, import.meta.url).pathname
+  const program = ts.createProgram([path], { strict: true, noEmit: true, module: ts.ModuleKind.NodeNext, moduleResolution: ts.ModuleResolutionKind.NodeNext, target: ts.ScriptTarget.ES2022, skipLibCheck: true })
+  const checker = program.getTypeChecker()
+  const source = program.getSourceFile(path)
+  const symbol = checker.getExportsOfModule(checker.getSymbolAtLocation(source)).find((s) => s.name === name)
+  const type = checker.getDeclaredTypeOfSymbol(symbol)
+  return checker.getPropertiesOfType(type).map((p) => p.name).sort()
+}
+
+test('a misspelled option from plain JS is refused with the known names, the ones TypeScript accepts', async () => {
+  const { AGENT_OPTIONS } = await import('@archmax-ai/harness')
+  assert.deepEqual([...AGENT_OPTIONS].sort(), await typeKeys('agent.d.ts', 'CreateAgentParams'))
+  await assert.rejects(createAgent({ workflow: false, workspce: { rootDir: '.' }, model: async () => say('hi') }), (e) => {
+    assert.ok(e instanceof TypeError)
+    assert.equal(e.message, `createAgent: unknown option 'workspce'; the options are ${AGENT_OPTIONS.join(', ')}`)
+    return true
+  })
+  const { archmaxMiddleware } = await import('@archmax-ai/harness/deepagents')
+  let listed
+  assert.throws(() => archmaxMiddleware({ workflow: 'w', workspce: {}, modle: 1 }), (e) => {
+    assert.ok(e instanceof TypeError)
+    const [, unknown, known] = /^archmaxMiddleware: unknown options (.*); the options are (.*)$/.exec(e.message) ?? []
+    assert.equal(unknown, "'workspce', 'modle'")
+    listed = known.split(', ').sort()
+    return true
+  })
+  assert.deepEqual(listed, await typeKeys('deepagents.d.ts', 'ArchmaxMiddlewareOptions'))
+})
+
+test('a JS model function is told the state each request is made in, and who asks', async () => {
+  const root = workspace({
+    'workflows/two/workflow.yaml': `title: Two
+instructions: A test workflow.
+mounts:
+  allow_always: []
+states:
+  first:
+    triggers: { manual: }
+    instructions: Move on.
+    transitions:
+      - to: second
+  second:
+    instructions: Say done.
+`,
+  })
+  const seen = []
+  const answers = [{ role: 'assistant', content: null, tool_calls: [call('archmax_advance', { to: 'second', reason: 'next' }, 'a1')] }, say('done')]
+  const agent = await createAgent({ workflow: 'two', workspace: { rootDir: root }, model: async (_request, info) => {
+    seen.push({ role: info.role, sessionId: info.sessionId, state: info.state })
+    return answers.shift()
+  } })
+  try {
+    const outcome = await agent.workflow.send('st1', { message: 'go' })
+    assert.equal(outcome.kind, 'completed')
+    assert.deepEqual(seen, [
+      { role: 'agent', sessionId: 'st1', state: 'first' },
+      { role: 'agent', sessionId: 'st1', state: 'second' },
+    ])
+  } finally {
+    agent.dispose()
+  }
+})

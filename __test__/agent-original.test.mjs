@@ -515,6 +515,7 @@ test('a host tool handler reads, uploads, downloads and deletes through context.
       kept = context
       assert.equal(Object.keys(context).includes('workspace'), false)
       seen.read = await ws.read('scratchpad/note.md')
+      seen.part = await ws.read('scratchpad/note.md', 1, 1)
       seen.upload = await ws.uploadFiles([
         ['scratchpad/logo.png', new Uint8Array(PNG)],
         ['catalog/prices.md', new TextEncoder().encode('new prices')],
@@ -535,9 +536,14 @@ test('a host tool handler reads, uploads, downloads and deletes through context.
   try {
     const outcome = await agent.workflow.send('ws1', { message: 'Archive it.' })
     assert.equal(outcome.kind, 'completed')
-    assert.deepEqual(seen.read, { content: '     1\talpha\n     2\tbeta' })
+    // The file's text as it is (a Deep Agents backend's read), not read_file's numbered view.
+    assert.deepEqual(seen.read, { content: 'alpha\nbeta' })
+    assert.deepEqual(seen.part, { content: 'beta' })
     assert.equal(seen.upload[0].error, null)
-    assert.match(seen.upload[1].error, /^\[workflow\] BLOCKED: 'write_file' on 'catalog\/prices\.md' targets a read-only mount/)
+    // A refused upload as a Deep Agents backend reports it, the kernel's reason beside it.
+    assert.equal(seen.upload[1].path, '/catalog/prices.md')
+    assert.equal(seen.upload[1].error, 'permission_denied')
+    assert.match(seen.upload[1].reason, /^\[workflow\] BLOCKED: 'write_file' on 'catalog\/prices\.md' targets a read-only mount/)
     assert.deepEqual([...seen.download[0].content], [...PNG])
     assert.equal(seen.download[0].error, null)
     assert.equal(seen.download[1].content, null)
@@ -718,7 +724,7 @@ states:
   const agent = await createAgent({ workflow: 'archive', workspace: { rootDir: workspace({ 'workflows/archive/workflow.yaml': SPEC }) }, model, tools: [archive] })
   try {
     await agent.workflow.send('ws2', { message: 'Archive it.' })
-    assert.match(JSON.stringify(requests[2].messages.at(-1)), /→ archived: 1\\talpha/)
+    assert.match(JSON.stringify(requests[2].messages.at(-1)), /→ archived: alpha"/)
   } finally {
     agent.dispose()
   }

@@ -2,7 +2,7 @@
 // LangChain's createAgent) through archmaxMiddleware, with a fake tool-calling model.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
@@ -10,11 +10,11 @@ import { BaseChatModel } from '@langchain/core/language_models/chat_models'
 import { tool } from '@langchain/core/tools'
 import { Command, MemorySaver } from '@langchain/langgraph'
 import { createDeepAgent } from 'deepagents'
-import { createAgent as createLangChainAgent } from 'langchain'
+import { createAgent as createLangChainAgent, createMiddleware, FakeToolCallingModel } from 'langchain'
 import { z } from 'zod'
 
-import { createMemorySessionStore } from '@archmax-ai/harness'
-import { archmaxMiddleware } from '@archmax-ai/harness/deepagents'
+import { createAgent, createMemorySessionStore, WorkflowLoadError } from '@archmax-ai/harness'
+import { archmaxMiddleware, CHILD_TAG } from '@archmax-ai/harness/deepagents'
 import { CALLER_SPEC, CHILD_SPEC, call, copyExample, EXAMPLE, mapStore, ON_ERROR_HUMAN_SPEC, REFUND, refundAnswers, say, toAIMessage, tools, workspace } from './helpers.mjs'
 
 /** A LangChain chat model answering `answer({ messages, tools })`, recording every request. */
@@ -110,6 +110,10 @@ test("the example's refund flow through a Deep Agents agent: interrupt at the hu
     const summary = await harness.sessions.get('r1')
     assert.equal(summary.status, 'awaiting_decision')
     assert.equal(summary.variables.order_id.value, 'KK-2043')
+    // What the model wrote in the turn that parked reaches LangGraph's state, not only its stream.
+    assert.equal(first.messages.at(-1).content, 'A colleague will review your refund.')
+    const state = await agent.getState(config('r1'))
+    assert.equal(state.values.messages.at(-1).content, 'A colleague will review your refund.')
 
     const done = await agent.invoke(new Command({ resume: { target: 'refund-approved', comment: 'ok' } }), config('r1'))
     assert.equal(done.__interrupt__, undefined)
@@ -692,4 +696,120 @@ test('on_error routes a failed hook to a human state: the turn parks there, an i
 test('bad options throw a clear TypeError', () => {
   assert.throws(() => archmaxMiddleware(), /needs an options object/)
   assert.throws(() => archmaxMiddleware({ workspace: {} }), /'workflow' must be a workflow slug, got undefined/)
+})
+
+/** The example's refund flow as LangChain's FakeToolCallingModel plays it: its answers cycle, and so do its message ids. */
+function cyclingRefundModel() {
+  const c = (name, args, id) => ({ name, args, id })
+  return new FakeToolCallingModel({
+    toolCalls: [
+      [c('archmax_advance', { to: 'refund-request', reason: 'wants money back' }, 'c1')],
+      [
+        c('archmax_set_variables', { variables: { order_id: 'KK-2043' } }, 'c2'),
+        c('write_file', { file_path: '/scratchpad/refund.json', content: REFUND }, 'c3'),
+        c('archmax_advance', { to: 'refund-review', reason: 'proposal written' }, 'c4'),
+      ],
+      [],
+      [c('write_file', { file_path: 'outbox/refund-KK-2043.md', content: 'KK-2043: 10.00 EUR, within 5 working days.' }, 'c5')],
+    ],
+  })
+}
+
+test('a finished LangGraph run leaves a settled session: the refund flow under FakeToolCallingModel ends completed, read the same from a new agent', async () => {
+  const root = exampleCopy()
+  await withAgent({ workflow: 'order-lookup', rootDir: root, model: cyclingRefundModel() }, async (agent, middleware) => {
+    const first = await agent.invoke({ messages: [{ role: 'user', content: 'I want a refund for KK-2043.' }] }, config('fc1'))
+    assert.equal(first.__interrupt__?.[0]?.value.state, 'refund-review', JSON.stringify(first.__interrupt__))
+    const done = await agent.invoke(new Command({ resume: { target: 'refund-approved' } }), config('fc1'))
+    assert.equal(done.__interrupt__, undefined)
+    assert.equal(readFileSync(join(root, 'sessions/fc1/outbox/refund-KK-2043.md'), 'utf8'), 'KK-2043: 10.00 EUR, within 5 working days.')
+    // The model reused its message ids: each answer is still a message of its own in the graph.
+    const ids = done.messages.map((m) => m.id)
+    assert.equal(new Set(ids).size, ids.length, ids.join())
+    assert.equal(done.messages.at(-1).getType(), 'ai')
+    const harness = await middleware.harness()
+    const summary = await harness.sessions.get('fc1')
+    assert.equal(summary.status, 'completed')
+    assert.equal(summary.standing.kind, 'done')
+    const transcript = await harness.sessions.messages('fc1')
+    assert.equal(transcript.filter((m) => m.role !== 'system').at(-1).role, 'assistant')
+  })
+  // A new agent over the same store (as a worker in another process would read it): settled.
+  const reader = await createAgent({ workflow: 'order-lookup', workspace: { rootDir: root }, model: async () => ({ content: 'unused' }) })
+  try {
+    const summary = await reader.sessions.get('fc1')
+    assert.equal(summary.status, 'completed')
+    assert.equal(summary.standing.resumable, false)
+  } finally {
+    reader.dispose()
+  }
+})
+
+test('a LangGraph run another middleware ends while the turn is in flight leaves the session settled (cancelled, resumable), not running', async () => {
+  const root = exampleCopy()
+  // Ends the run after the model's second answer, before its tool calls run.
+  const stop = createMiddleware({
+    name: 'Stop',
+    afterModel: { canJumpTo: ['end'], hook: (state) => (state.messages.filter((m) => m.getType() === 'ai').length >= 2 ? { jumpTo: 'end' } : undefined) },
+  })
+  const model = scriptedModel([
+    advance('refund-request', 'wants money back', 'c1'),
+    tools(call('archmax_set_variables', { variables: { order_id: 'KK-2043' } }, 'c2')),
+    say('unused'),
+  ])
+  const middleware = archmaxMiddleware({ workflow: 'order-lookup', workspace: { rootDir: root } })
+  const agent = createLangChainAgent({ model, middleware: [stop, middleware], checkpointer: new MemorySaver() })
+  try {
+    await agent.invoke({ messages: [{ role: 'user', content: 'I want a refund for KK-2043.' }] }, config('st1'))
+    const summary = await (await middleware.harness()).sessions.get('st1')
+    assert.notEqual(summary.status, 'running')
+    assert.deepEqual([summary.standing.kind, summary.standing.resumable, summary.exit?.code], ['cancelled', true, 'turn-cancelled'])
+  } finally {
+    await middleware.dispose()
+  }
+})
+
+test("a sub-workflow's model calls are tagged in LangGraph's message stream, the workflow's own are not", async () => {
+  const root = workspace({ 'workflows/orders/workflow.yaml': CALLER_SPEC, 'workflows/enrich/workflow.yaml': CHILD_SPEC })
+  const model = scriptedModel([
+    tools(call('archmax_workflow_enrich', { order_id: 'KK-1' }, 'c1')),
+    tools(call('archmax_set_variables', { variables: { risk: 'low' } }, 'k1')),
+    say('Enriched KK-1.'),
+    say('Done.'),
+  ])
+  await withAgent({ workflow: 'orders', rootDir: root, model }, async (agent) => {
+    const seen = []
+    for await (const [message, metadata] of await agent.stream({ messages: [{ role: 'user', content: 'Enrich KK-1.' }] }, { ...config('tag1'), streamMode: 'messages' })) {
+      if (message.getType?.() === 'ai' || message._getType?.() === 'ai') seen.push({ text: String(message.content), child: (metadata.tags ?? []).includes(CHILD_TAG), session: metadata.archmax_session_id })
+    }
+    const child = seen.filter((m) => m.child)
+    assert.ok(child.some((m) => m.text === 'Enriched KK-1.'), JSON.stringify(seen))
+    assert.ok(child.every((m) => m.session?.startsWith('tag1~')), JSON.stringify(child))
+    assert.ok(seen.some((m) => m.text === 'Done.' && !m.child), JSON.stringify(seen))
+  })
+})
+
+test('a workflow that does not load fails as WorkflowLoadError where the middleware is built, or where an invoke starts; dispose never throws', async () => {
+  const root = exampleCopy()
+  assert.throws(
+    () => archmaxMiddleware({ workflow: 'order-lookpu', workspace: { rootDir: root } }),
+    (e) => e instanceof WorkflowLoadError && e.workflow === 'order-lookpu' && e.problem === 'no workflow.yaml found' && /^Cannot load workflow 'order-lookpu'/.test(e.message),
+  )
+  // Built while it loaded, gone before the first invoke: the invoke rejects with the typed error itself.
+  const gone = workspace({ 'workflows/w/workflow.yaml': 'title: W\ninstructions: x\nstates:\n  a:\n    triggers: { manual: }\n' })
+  const middleware = archmaxMiddleware({ workflow: 'w', workspace: { rootDir: gone } })
+  rmSync(join(gone, 'workflows/w/workflow.yaml'))
+  const agent = createDeepAgent({ model: scriptedModel([say('hi')]), middleware: [middleware], checkpointer: new MemorySaver() })
+  await assert.rejects(agent.invoke({ messages: [{ role: 'user', content: 'hi' }] }, config('wl1')), (e) => {
+    assert.ok(e instanceof WorkflowLoadError, `${e?.name}: ${e?.message}`)
+    assert.equal(e.problem, 'no workflow.yaml found')
+    return true
+  })
+  await middleware.dispose()
+  // An assembly that failed at the first model call (an unknown trigger) leaves nothing to release.
+  const bad = archmaxMiddleware({ workflow: 'order-lookup', workspace: { rootDir: root }, trigger: 'no-such-trigger' })
+  const badAgent = createDeepAgent({ model: scriptedModel([say('hi')]), middleware: [bad], checkpointer: new MemorySaver() })
+  await assert.rejects(badAgent.invoke({ messages: [{ role: 'user', content: 'hi' }] }, config('wl2')), /no-such-trigger/)
+  await bad.dispose()
+  await bad.dispose()
 })

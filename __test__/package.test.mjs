@@ -43,3 +43,23 @@ test('engines.node is what the dependencies and require() need', () => {
   const r = spawnSync(process.execPath, ['-e', "const h = require('@archmax-ai/harness'); if (typeof h.createAgent !== 'function') process.exit(3)"], { cwd: ROOT, encoding: 'utf8' })
   assert.equal(r.status, 0, r.stderr)
 })
+
+test('the LangChain packages the middleware supports are optional peers, and CI checks the types against exactly those', () => {
+  // deepagents.d.ts types the middleware with `langchain`'s AgentMiddleware; `npx tsc -p
+  // __test__` (strict) passes it to createDeepAgent and LangChain's createAgent, against
+  // what `npm ci` installs: the devDependencies, which must be the declared peer ranges.
+  const peers = pkg.peerDependencies ?? {}
+  for (const name of ['deepagents', 'langchain', '@langchain/core', '@langchain/langgraph']) {
+    assert.ok(peers[name], `${name} is a declared peer`)
+    assert.equal(pkg.peerDependenciesMeta?.[name]?.optional, true, `${name} is optional: createAgent needs none of them`)
+    assert.equal(pkg.devDependencies[name], peers[name], `the tested ${name} is the supported range`)
+    const installed = JSON.parse(readFileSync(join(ROOT, 'node_modules', name, 'package.json'), 'utf8')).version
+    assert.ok(semver.satisfies(installed, peers[name]), `${name} ${installed} is in ${peers[name]}`)
+  }
+  assert.deepEqual(pkg.dependencies ?? {}, {}, 'no runtime dependency')
+  const tsconfig = JSON.parse(readFileSync(join(ROOT, '__test__', 'tsconfig.json'), 'utf8'))
+  assert.equal(tsconfig.compilerOptions.strict, true)
+  assert.ok(tsconfig.files.includes('types-subpaths.ts'))
+  assert.match(readFileSync(join(ROOT, '__test__', 'types-subpaths.ts'), 'utf8'), /createDeepAgent\(\{[^\n]*middleware: \[archmaxMiddleware/)
+  assert.match(readFileSync(join(ROOT, '.ci', 'run'), 'utf8'), /npx tsc -p __test__/)
+})

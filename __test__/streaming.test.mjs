@@ -36,7 +36,7 @@ async function* slowly(pieces) {
 
 test('a model function answering with an async iterable of text streams agent-text-delta before its agent-text', async () => {
   const seen = []
-  const agent = await createAgent({ workspace: { rootDir: root() }, workflow: 'one', model: (_r, info) => (assert.deepEqual(info, { role: 'agent', stream: true, sessionId: 's1' }), slowly(['Hel', 'lo ', 'there'])), onEvent: (e) => seen.push(e) })
+  const agent = await createAgent({ workspace: { rootDir: root() }, workflow: 'one', model: (_r, info) => (assert.deepEqual(info, { role: 'agent', stream: true, sessionId: 's1', state: 'chat' }), slowly(['Hel', 'lo ', 'there'])), onEvent: (e) => seen.push(e) })
   try {
     const outcome = await agent.workflow.send('s1', { message: 'hi' })
     assert.equal(outcome.kind, 'completed')
@@ -80,7 +80,7 @@ test('a ReadableStream of chunks: tool calls split by index run, text pieces str
 
 test('streaming: false shows no deltas and records the same answer', async () => {
   const seen = []
-  const agent = await createAgent({ workspace: { rootDir: root() }, workflow: 'one', streaming: false, model: (_r, info) => (assert.deepEqual(info, { role: 'agent', sessionId: 's1' }), slowly(['a', 'b'])), onEvent: (e) => seen.push(e) })
+  const agent = await createAgent({ workspace: { rootDir: root() }, workflow: 'one', streaming: false, model: (_r, info) => (assert.deepEqual(info, { role: 'agent', sessionId: 's1', state: 'chat' }), slowly(['a', 'b'])), onEvent: (e) => seen.push(e) })
   try {
     assert.equal((await agent.workflow.send('s1', { message: 'hi' })).kind, 'completed')
     assert.deepEqual(texts(seen).map((t) => t[0]), ['agent-text'])

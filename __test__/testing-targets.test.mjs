@@ -81,7 +81,7 @@ test('the capability gate: a target without the tool-mock middleware fails every
   const result = await runTests({ workflow: WORKFLOW, rootDir: root, createTarget: host, onCaseStart: (f, s) => started.push([f, s]) })
   host.dispose()
   assert.equal(result.exitCode, 1)
-  const texts = discoverCases({ workflow: WORKFLOW, rootDir: root }).map((f) => parseCaseDocument(readFileSync(join(root, f), 'utf8')))
+  const texts = discoverCases({ workflow: WORKFLOW, rootDir: root }).map((f) => parseCaseDocument(f, readFileSync(join(root, f), 'utf8')))
   assert.equal(result.results.length, 4)
   assert.deepEqual(
     texts.map((d) => d.mocks?.length ?? 0),
@@ -206,13 +206,13 @@ test('serializeCaseDocument is the inverse of parseCaseDocument on every case fi
   for (const path of files) {
     let doc
     try {
-      doc = parseCaseDocument(readFileSync(path, 'utf8'), relative(ROOT, path))
+      doc = parseCaseDocument(relative(ROOT, path), readFileSync(path, 'utf8'))
     } catch (e) {
       if (e instanceof CaseSchemaError) continue
       throw e
     }
     const text = serializeCaseDocument(doc)
-    assert.deepEqual(parseCaseDocument(text), doc, `${relative(ROOT, path)}\n${text}`)
+    assert.deepEqual(parseCaseDocument(doc.file, text), doc, `${relative(ROOT, path)}\n${text}`)
     checked += 1
   }
   assert.ok(checked >= 4)
@@ -221,7 +221,7 @@ test('serializeCaseDocument is the inverse of parseCaseDocument on every case fi
 test('serializeCaseDocument quotes what would read as something else, writes keys in order, and refuses a non-case', () => {
   for (const s of ['yes', '123', "'123'", 'a: b', '  leading', 'trailing ', '# hash', 'a #b', 'two\nlines\n', 'no end\nnewline', 'ünïcödé — ✓ 日本', '', 'null', '~', '- dash', '{x}', 'tab\there']) {
     const doc = { title: 'Quoting', description: 'Strings survive.', variables: { v: s, n: 3, f: 84.5, t: true, z: null }, steps: [{ send: s || 'hi' }, { reply: { includes: s } }] }
-    assert.deepEqual(parseCaseDocument(serializeCaseDocument(doc)), doc, JSON.stringify(s))
+    assert.deepEqual(parseCaseDocument('q.test.yaml', serializeCaseDocument(doc)), { file: 'q.test.yaml', id: 'q', ...doc }, JSON.stringify(s))
   }
   const text = serializeCaseDocument({
     id: 'a',
@@ -251,14 +251,15 @@ test("runTests({ cassettes: 'replay' }) passes the example's four cases with no 
   )
 })
 
-test('nothing to run builds no target: a filter matching no case, an empty suite, a disabled workflow', async () => {
+test('nothing to run builds no target: a filter matching no case (a failure, as for the CLI), an empty suite, a disabled workflow', async () => {
   const root = example()
   const never = () => {
     throw new Error('a target was built')
   }
   // No model and no ARCHMAX_* variable: building the default target would fail.
-  assert.deepEqual(await runTests({ workflow: WORKFLOW, rootDir: root, filter: 'no-such-case' }), { results: [], exitCode: 0, discovered: 4 })
-  assert.deepEqual(await runTests({ workflow: WORKFLOW, rootDir: root, filter: 'no-such-case', createTarget: never }), { results: [], exitCode: 0, discovered: 4 })
+  const unmatched = { results: [], exitCode: 1, discovered: 4, error: "no cases matched 'no-such-case' (4 discovered)" }
+  assert.deepEqual(await runTests({ workflow: WORKFLOW, rootDir: root, filter: 'no-such-case' }), unmatched)
+  assert.deepEqual(await runTests({ workflow: WORKFLOW, rootDir: root, filter: 'no-such-case', createTarget: never }), unmatched)
   rmSync(join(root, 'workflows', WORKFLOW, 'tests'), { recursive: true })
   assert.deepEqual(await runTests({ workflow: WORKFLOW, rootDir: root }), { results: [], exitCode: 0, discovered: 0 })
   const spec = join(root, 'workflows', WORKFLOW, 'workflow.yaml')

@@ -3,6 +3,7 @@
 // shapes, and the case-document helpers.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
+import { spawnSync } from 'node:child_process'
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -19,7 +20,7 @@ import {
   runTests,
 } from '@archmax-ai/harness/testing'
 import { createFilesystemSessionStore } from '@archmax-ai/harness'
-import { copyExample, EXAMPLE, advance, approvedCaseAnswers, call, delayedCaseAnswers, exampleSuiteAnswers, say, tools, workspace } from './helpers.mjs'
+import { copyExample, EXAMPLE, ROOT, advance, approvedCaseAnswers, call, delayedCaseAnswers, exampleSuiteAnswers, say, tools, workspace } from './helpers.mjs'
 
 /** A fresh copy of the example workspace. */
 function example() {
@@ -306,6 +307,33 @@ test('runTests keeps the cases out of the workspace: a temporary store removed u
   await assert.rejects(runTests({ workflow: 'one', rootDir: root, model, keep: 'yes' }), TypeError)
 })
 
+test('runTests fails like archmax test: a workflow that does not load, or a filter that selects no case, exits 1 with the CLI message', async () => {
+  const root = workspace({
+    'workflows/one/workflow.yaml': SPEC,
+    'workflows/one/tests/a.test.yaml': 'title: A\ndescription: B.\nsteps:\n  - send: hi\n',
+    'workflows/broken/workflow.yaml': 'title: Broken\nstates: 3\n',
+  })
+  const model = async () => say('unused')
+  const cli = (...args) => spawnSync(process.execPath, [join(ROOT, 'bin/archmax.js'), 'test', ...args, '--root', root], { encoding: 'utf8', env: { ...process.env, NO_COLOR: '1' } })
+  for (const [options, args] of [
+    [{ workflow: 'nope' }, ['nope']],
+    [{ workflow: 'broken' }, ['broken']],
+    [{ workflow: 'one', filter: 'zzz' }, ['one', 'zzz']],
+  ]) {
+    const result = await runTests({ ...options, rootDir: root, model })
+    const r = cli(...args)
+    assert.equal(r.status, 1, r.stderr)
+    assert.equal(result.exitCode, 1, JSON.stringify(result))
+    assert.deepEqual(result.results, [])
+    assert.ok(r.stderr.includes(`Error: ${result.error}\n`), `${result.error}\n${r.stderr}`)
+  }
+  assert.equal((await runTests({ workflow: 'nope', rootDir: root, model })).error, "Cannot load workflow 'nope' (workflows/nope/workflow.yaml): no workflow.yaml found. Run 'archmax validate nope' for details.")
+  assert.deepEqual(await runTests({ workflow: 'one', filter: 'zzz', rootDir: root, model }), { results: [], exitCode: 1, discovered: 1, error: "no cases matched 'zzz' (1 discovered)" })
+  // A suite with no case runs none, and passes (as the CLI).
+  const empty = workspace({ 'workflows/one/workflow.yaml': SPEC })
+  assert.deepEqual(await runTests({ workflow: 'one', rootDir: empty, model }), { results: [], exitCode: 0, discovered: 0 })
+})
+
 test('a disabled suite runs nothing and exits 0', async () => {
   const root = workspace({
     'workflows/one/workflow.yaml': SPEC.replace('title: One\n', 'title: One\ndisabled: true\n'),
@@ -318,10 +346,13 @@ test('a disabled suite runs nothing and exits 0', async () => {
 test('case documents: read collapsed, rejected with every problem, matched partially', () => {
   assert.equal(CASE_TITLE_MAX_LENGTH, 60)
   assert.equal(CASE_DESCRIPTION_MAX_LENGTH, 200)
-  const doc = parseCaseDocument('title: "  Two   words "\ndescription: One.\nmocks:\n  - { tool: crm, result: 1 }\nsteps:\n  - send: hi\n', 'x.test.yaml')
-  assert.deepEqual(doc, { title: 'Two words', description: 'One.', mocks: [{ name: 'crm', result: 1 }], steps: [{ send: 'hi' }] })
+  // The original's arguments: the case file, its text, the tests folder; `id` is the path under it.
+  const doc = parseCaseDocument('workflows/w/tests/sub/x.test.yaml', 'title: "  Two   words "\ndescription: One.\nmocks:\n  - { tool: crm, result: 1 }\nsteps:\n  - send: hi\n', 'workflows/w/tests')
+  assert.deepEqual(doc, { file: 'workflows/w/tests/sub/x.test.yaml', id: 'sub/x', title: 'Two words', description: 'One.', mocks: [{ name: 'crm', result: 1 }], steps: [{ send: 'hi' }] })
+  assert.equal(parseCaseDocument('workflows/w/tests/x.test.yml', 'title: t\ndescription: d\n').id, 'x', 'the tests folder defaults to the file\'s suite')
+  assert.throws(() => parseCaseDocument('title: t\n'), /needs the YAML text/)
   assert.throws(
-    () => parseCaseDocument('title: t\nsessions: 2\n', 'y.test.yaml'),
+    () => parseCaseDocument('y.test.yaml', 'title: t\nsessions: 2\n', '.'),
     (e) =>
       e instanceof CaseSchemaError &&
       e.message ===

@@ -443,7 +443,7 @@ async function issue7Example(model: ModelFunctionForStores): Promise<string> {
 }
 export { issue7Example }
 
-import type { GovernanceRule, HookExecutor, ModelFunction } from '@archmax-ai/harness'
+import type { GovernanceRule, HookExecutor, ModelCallInfo, ModelFunction } from '@archmax-ai/harness'
 
 /** Host governance rules, custom hook kinds and model roles, as a host writes them. */
 async function hostRulesExample(): Promise<string> {
@@ -456,7 +456,12 @@ async function hostRulesExample(): Promise<string> {
     value: { verdict: ctx.phase === 'after' && hook.approval === 'finance' ? 'ok' : 'veto', reason: 'checked' },
   })
   const model: ModelFunction = async (request, info) =>
-    info.role === 'rubric' ? { role: 'assistant', content: '{"verdict": "ok", "reason": "fine"}' } : { role: 'assistant', content: request.model }
+    info.role === 'rubric' || info.role === 'judge'
+      ? { role: 'assistant', content: '{"verdict": "ok", "reason": "fine"}' }
+      : { role: 'assistant', content: `${request.model} in ${info.state ?? '?'}` }
+  // @ts-expect-error a role the harness never asks as
+  const noRole: ModelCallInfo['role'] = 'grader'
+  void noRole
   const agent = await createAgent({ workflow: 'order-lookup', model, policyRules: [noVip], hookExecutors: { approval } })
   // @ts-expect-error a verdict decides 'allow' or 'block'
   const wrong: GovernanceRule = () => ({ decision: 'maybe', ruleId: 'x' })
@@ -465,6 +470,24 @@ async function hostRulesExample(): Promise<string> {
   return 'ok'
 }
 export { hostRulesExample }
+
+/** The LangGraph methods of the agent: a stream of one turn, the run's artifacts. */
+async function langGraphMethodsExample(agent: import('@archmax-ai/harness').Agent): Promise<string> {
+  let text = ''
+  for await (const [chunk, meta] of await agent.stream({ messages: [{ role: 'user', content: 'hi' }] }, { streamMode: 'messages' })) {
+    text += chunk.content
+    const child: boolean = (meta.tags ?? []).includes('archmax:child')
+    void child
+  }
+  for await (const state of await agent.stream({ messages: ['hi'] })) text += state.status
+  for await (const [mode, chunk] of await agent.stream({ messages: ['hi'] }, { streamMode: ['values', 'custom'] })) text += `${mode}${String(chunk)}`
+  // @ts-expect-error a mode the agent does not stream
+  await agent.stream({ messages: ['hi'] }, { streamMode: 'debug' })
+  const dir: string | null = await agent.emitRunArtifacts('t1', { workflow: 'w', finalAnswer: text, segments: [] }, { trail: [] })
+  const known: ReadonlyArray<keyof import('@archmax-ai/harness').CreateAgentParams> = (await import('@archmax-ai/harness')).AGENT_OPTIONS
+  return `${dir} ${known.length}`
+}
+export { langGraphMethodsExample }
 
 // The first hour's types (issue 13): each wrong use below must fail under --strict.
 import {
@@ -518,7 +541,13 @@ async function firstHour(agent: GovernedAgent, gov: Governance): Promise<string[
   try {
     Governance.fromWorkspace({ rootDir: '.', workflow: 'nope' })
   } catch (e) {
-    if (e instanceof errors.WorkflowLoadError) out.push(e.workflow, e.workflowPath, e.problem, e.code)
+    if (e instanceof errors.WorkflowLoadError) {
+      out.push(e.workflow, e.workflowPath, e.problem, e.code)
+      const known: boolean = e.problem === 'no workflow.yaml found' || e.problem === 'no valid machine spec' || e.problem.startsWith('the file ')
+      // @ts-expect-error a problem the harness never names
+      const unknownProblem: typeof e.problem = 'spec missing'
+      void [known, unknownProblem]
+    }
     if (e instanceof UnknownStateError) out.push(e.state, ...e.states)
     if (e instanceof HarnessError) {
       const code: HarnessErrorCode = e.code

@@ -92,9 +92,19 @@ export { reply, same, kind, rootKind, flags, text, describe, badKind, fn, plain,
 
 // --- deepagents ---
 import { archmaxMiddleware, type ArchmaxInterrupt, type ArchmaxMiddleware } from '@archmax-ai/harness/deepagents'
+import { createDeepAgent } from 'deepagents'
+import { createAgent as createLangChainAgent, FakeToolCallingModel, type AgentMiddleware } from 'langchain'
+import { MemorySaver } from '@langchain/langgraph'
 const middleware: ArchmaxMiddleware = archmaxMiddleware({ workflow: 'order-lookup', workspace: { rootDir: '.' } })
 const middlewareName: 'ArchmaxMiddleware' = middleware.name
 void middlewareName
+// Where users put it (docs/deepagents.md): in createDeepAgent's and LangChain's createAgent's
+// `middleware`, under --strict, against the deepagents and langchain the package supports.
+const langchainModel = new FakeToolCallingModel({})
+const deepAgent = createDeepAgent({ model: langchainModel, middleware: [archmaxMiddleware({ workflow: 'order-lookup', workspace: { rootDir: '.' } })], checkpointer: new MemorySaver() })
+const langchainAgent = createLangChainAgent({ model: langchainModel, middleware: [middleware], checkpointer: new MemorySaver() })
+const asLangChain: AgentMiddleware = middleware
+void [deepAgent.invoke, langchainAgent.invoke, asLangChain, middleware.dispose(), middleware.harness()]
 // @ts-expect-error the workflow slug is required
 archmaxMiddleware({ workspace: { rootDir: '.' } })
 function parkedAt(p: ArchmaxInterrupt): string {
@@ -128,7 +138,7 @@ async function suite(): Promise<number> {
   void [status, graded]
   return r.exitCode
 }
-const doc = parseCaseDocument('title: t\ndescription: d\n')
+const doc = parseCaseDocument('workflows/w/tests/t.test.yaml', 'title: t\ndescription: d\n', 'workflows/w/tests')
 const limit: 60 = CASE_TITLE_MAX_LENGTH
 const code: 0 | 1 = exitCodeForVerdict(reduceVerdict([], null))
 void [suite, doc.title, limit, code]
@@ -154,7 +164,7 @@ async function oneCase(): Promise<string> {
   const r: CaseResult = await runCase({ agent: target, file: 'workflows/order-lookup/tests/a.test.yaml', sessionId: 's', caseTimeoutMs: 1000 })
   const s: RunTestsResult = await runTests({ workflow: 'order-lookup', cassettes: 'record' })
   void [flagged, governed, s]
-  return serializeCaseDocument(parseCaseDocument('title: t\ndescription: d\n')) + r.verdict.status
+  return serializeCaseDocument(parseCaseDocument('t.test.yaml', 'title: t\ndescription: d\n')) + r.verdict.status
 }
 void oneCase
 // @ts-expect-error cassettes are 'record' or 'replay'

@@ -20,4 +20,9 @@ discovered: number,
 /**
  * `disabled` when the workflow is disabled and nothing ran.
  */
-skipped: "disabled", };
+skipped: "disabled", 
+/**
+ * Why no case ran although the suite was asked for (its workflow does not load, a filter
+ * selects no case): what `archmax test` prints, with `exitCode` 1.
+ */
+error?: string, };

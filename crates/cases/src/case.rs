@@ -18,7 +18,13 @@ pub struct CaseFile {
 impl CaseFile {
     /// The case file at workspace-relative `path` of `workflow`'s suite.
     pub fn new(workflow: &str, path: &str) -> CaseFile {
-        let prefix = format!("workflows/{workflow}/tests/");
+        CaseFile::in_dir(&format!("workflows/{workflow}/tests"), path)
+    }
+
+    /// The case file at `path` of the tests folder `dir` (both workspace-relative): its id is
+    /// the path under `dir` without the extension (the whole path when it is not under `dir`).
+    pub fn in_dir(dir: &str, path: &str) -> CaseFile {
+        let prefix = format!("{}/", dir.trim_end_matches('/'));
         let rel = path.strip_prefix(&prefix).unwrap_or(path);
         let id = rel
             .strip_suffix(".test.yaml")

@@ -165,6 +165,69 @@ impl Suite {
     }
 }
 
+/// A suite as `archmax test` and `runTests` take it before anything runs: its workflow
+/// loaded, its cases, the ones a filter selects.
+pub struct Plan {
+    /// The suite.
+    pub suite: Suite,
+    /// The workflow's spec.
+    pub spec: archmax_spec::Workflow,
+    /// The case files the filter selects.
+    pub selected: Vec<CaseFile>,
+}
+
+impl Plan {
+    /// Whether the workflow is out of service (`disabled: true`): no case runs.
+    pub fn disabled(&self) -> bool {
+        self.spec.disabled == Some(true)
+    }
+}
+
+/// Why a suite is refused before anything runs: its workflow does not load, or a filter
+/// selects no case of it (unless the workflow is disabled, which runs none anyway). The
+/// message is the one `archmax test` prints after `Error: `.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct PlanError {
+    /// What `archmax test` prints.
+    pub message: String,
+    /// How many case files the suite holds (0 when the workflow does not load).
+    pub discovered: usize,
+}
+
+/// Reads the suite of `workflow` under `root` and selects its cases by `filter` (a substring
+/// of the workspace-relative path; empty selects all), as `archmax test` does before it runs
+/// anything.
+pub fn plan(root: &Path, workflow: &str, filter: Option<&str>) -> Result<Plan, PlanError> {
+    let disk = DiskFiles::new(root);
+    let filter = filter.filter(|f| !f.is_empty());
+    let loaded = archmax_spec::workspace::load_workflow(&disk, workflow, &["skills/".to_string()])
+        .map_err(|e| PlanError {
+            message: RunError::WorkflowLoad(e).to_string(),
+            discovered: 0,
+        })?;
+    let suite = Suite::discover(root, workflow);
+    let selected = suite.selected(filter);
+    let plan = Plan {
+        spec: loaded.spec,
+        selected,
+        suite,
+    };
+    if let Some(f) = filter
+        && plan.selected.is_empty()
+        && !plan.disabled()
+    {
+        return Err(PlanError {
+            message: format!(
+                "no cases matched '{f}' ({} discovered)",
+                plan.suite.files.len()
+            ),
+            discovered: plan.suite.files.len(),
+        });
+    }
+    Ok(plan)
+}
+
 /// Why a suite could not run at all.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SuiteError {
@@ -212,6 +275,7 @@ pub async fn run_suite(
             exit_code: 0,
             discovered: 0,
             skipped: Some("disabled"),
+            error: None,
         });
     }
     let tests = spec.tests.as_ref();
@@ -247,6 +311,7 @@ pub async fn run_suite(
         exit_code,
         discovered,
         skipped: None,
+        error: None,
     })
 }
 

@@ -142,6 +142,23 @@ pub struct RunTestsResult {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[ts(type = r#""disabled""#)]
     pub skipped: Option<&'static str>,
+    /// Why no case ran although the suite was asked for (its workflow does not load, a filter
+    /// selects no case): what `archmax test` prints, with `exitCode` 1.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+impl RunTestsResult {
+    /// The result of a suite refused before anything ran.
+    pub fn refused(error: &crate::engine::PlanError) -> RunTestsResult {
+        RunTestsResult {
+            results: Vec::new(),
+            exit_code: 1,
+            discovered: error.discovered,
+            skipped: None,
+            error: Some(error.message.clone()),
+        }
+    }
 }
 
 /// The verdict of `records` (and a death's `error`): failed iff a record failed or the case

@@ -14,12 +14,10 @@ use std::sync::mpsc::{RecvTimeoutError, Sender};
 use std::time::Duration;
 
 use archmax_cases::cassette::{CaseTapes, TapedTarget};
-use archmax_cases::engine::{Observer, RunOptions, SharedTarget, Suite, run_suite};
+use archmax_cases::engine::{Observer, Plan, RunOptions, SharedTarget, Suite, plan, run_suite};
 use archmax_cases::{CaseFile, CaseResult, RecordStatus, RunTestsResult};
 use archmax_machine::state::Usage;
 use archmax_machine::store::{FsStore, SessionStore};
-use archmax_spec::DiskFiles;
-use archmax_spec::workspace::load_workflow;
 use serde_json::json;
 
 use crate::args::Parsed;
@@ -232,21 +230,12 @@ pub(crate) fn run(
     cli.header(&workflow, &root, Some(&model_line));
     let s = cli.style;
 
-    let disk = DiskFiles::new(&root);
-    let loaded = load_workflow(&disk, &workflow, &["skills/".to_string()])
-        .map_err(|e| Failure::Command(archmax_machine::RunError::WorkflowLoad(e).to_string()))?;
-    let spec = loaded.spec;
-    let suite = Suite::discover(&root, &workflow);
-    let selected = suite.selected(filter.as_deref());
+    let Plan {
+        suite,
+        spec,
+        selected,
+    } = plan(&root, &workflow, filter.as_deref()).map_err(|e| Failure::Command(e.message))?;
     if spec.disabled != Some(true) {
-        if let Some(f) = &filter
-            && selected.is_empty()
-        {
-            return Err(Failure::Command(format!(
-                "no cases matched '{f}' ({} discovered)",
-                suite.files.len()
-            )));
-        }
         if selected.is_empty() {
             // Nothing to run: no harness, so no model configuration is needed.
             let empty = RunTestsResult {
@@ -254,6 +243,7 @@ pub(crate) fn run(
                 exit_code: 0,
                 discovered: suite.files.len(),
                 skipped: None,
+                error: None,
             };
             if !as_json {
                 cli.err(&summary(&s, &[]));

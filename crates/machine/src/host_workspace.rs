@@ -5,7 +5,7 @@
 //! code, a hook).
 //!
 //! ```text
-//! read(path, offset?, limit?)  as read_file    → what read_file answers
+//! read(path, offset?, limit?)  as read_file    → the file's text, lines offset.. (at most limit)
 //! download(path)               as read_file    → the file's bytes
 //! upload(path, bytes)          as write_file   → written (base64 for a binary-typed path)
 //! delete(path)                 as remove_file  → removed
@@ -27,6 +27,33 @@ use crate::files::Workspace;
 /// The refusal of an access through a handle whose call has settled.
 pub const CLOSED: &str =
     "Error: this tool call has finished; its context.workspace is no longer usable.";
+
+/// The most lines `read` answers when no `limit` is given (a Deep Agents backend's default).
+pub const READ_LIMIT: u64 = 500;
+
+/// A refused upload as a Deep Agents backend reports it (`FileUploadResponse`): the path in
+/// its canonical workspace form with a leading `/`, the error `permission_denied`, and the
+/// reason the harness refused it kept beside them.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct UploadRefusal {
+    /// `/<path>`.
+    pub path: String,
+    /// Always `permission_denied`.
+    pub error: &'static str,
+    /// The kernel's refusal, or the workspace's.
+    pub reason: String,
+}
+
+impl UploadRefusal {
+    /// The refusal of uploading `path` for `reason`.
+    pub fn new(path: &str, reason: String) -> UploadRefusal {
+        UploadRefusal {
+            path: format!("/{}", archmax_kernel::canonical::canonicalize(path).path),
+            error: "permission_denied",
+            reason,
+        }
+    }
+}
 
 /// A host tool call's view of the turn's workspace.
 pub struct HostWorkspace {
@@ -122,21 +149,40 @@ impl HostWorkspace {
         }
     }
 
-    /// `path` read as `read_file` reads it (numbered lines from `offset`, at most `limit`).
+    /// The text of `path`, read where `read_file` may read, as it is in the file (no line
+    /// numbers): from line `offset` (0-based, default 0), at most `limit` lines (default
+    /// [`READ_LIMIT`]), as a Deep Agents backend's `read` answers. A file that is not text
+    /// answers `read_file`'s notice as the error.
     pub fn read(
         &self,
         path: &str,
         offset: Option<u64>,
         limit: Option<u64>,
     ) -> Result<String, String> {
-        let mut args = json!({ "file_path": path });
-        if let Some(o) = offset {
-            args["offset"] = json!(o);
+        let bytes = self.download(path)?;
+        let text = match String::from_utf8(bytes) {
+            Ok(t) if !crate::files::text::is_binary_path(path) && !t.contains('\0') => t,
+            _ => {
+                return Err(self
+                    .run("read_file", json!({ "file_path": path }))
+                    .unwrap_or_else(|e| e));
+            }
+        };
+        let lines: Vec<&str> = text.split('\n').collect();
+        let total = if text.ends_with('\n') {
+            lines.len() - 1
+        } else {
+            lines.len()
+        };
+        let offset = usize::try_from(offset.unwrap_or(0)).unwrap_or(usize::MAX);
+        let limit = usize::try_from(limit.unwrap_or(READ_LIMIT)).unwrap_or(usize::MAX);
+        if offset > 0 && offset >= total {
+            return Err(format!(
+                "Line offset {offset} exceeds file length ({total} lines)"
+            ));
         }
-        if let Some(l) = limit {
-            args["limit"] = json!(l);
-        }
-        self.run("read_file", args)
+        let end = offset.saturating_add(limit).min(lines.len());
+        Ok(lines.get(offset..end).unwrap_or_default().join("\n"))
     }
 
     /// The bytes of `path`, read where `read_file` may read.
@@ -151,7 +197,8 @@ impl HostWorkspace {
     }
 
     /// Writes `bytes` to `path` where `write_file` may write: a binary-typed path takes them
-    /// as they are, any other path takes UTF-8 text.
+    /// as they are, any other path takes UTF-8 text. A refusal is the kernel's (or the
+    /// workspace's) text; [`UploadRefusal`] is how a Deep Agents backend reports it.
     pub fn upload(&self, path: &str, bytes: &[u8]) -> Result<(), String> {
         let content = if crate::files::text::is_binary_path(path) {
             base64::engine::general_purpose::STANDARD.encode(bytes)

@@ -29,6 +29,7 @@ pub mod prompt;
 pub mod ptc;
 mod registry;
 pub mod resolve;
+pub mod run_artifacts;
 mod script_thread;
 pub mod sessions;
 pub mod standing;

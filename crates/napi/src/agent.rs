@@ -86,6 +86,10 @@ impl Drop for Expected {
     }
 }
 
+/// The session a turn runs on when none is named (`invoke` without `thread_id`).
+#[napi]
+pub const DEFAULT_SESSION_ID: &str = archmax_machine::DEFAULT_SESSION_ID;
+
 /// Answers call `id` of a native callback (`(id, json) => void`, made by `slices.js`'s
 /// `sliced`): its envelope, or (`error`) why the function failed. An unknown id (a call
 /// whose caller stopped waiting, or one answered before) is ignored. Internal to `agent.js`.
@@ -1792,6 +1796,35 @@ impl NativeAgent {
             );
         };
         self.answer(|h| h.seed_session(&session_id, &files))
+    }
+
+    /// Writes session `sessionId`'s run artifacts under its `artifacts/` folder
+    /// (`agent.emitRunArtifacts`): `{ ok: true, value: "<id>/artifacts", events }`, or `value:
+    /// null` with the `warning` event (scope `run-artifacts`) in `events` (JSON texts, for
+    /// `onEvent` in order) when they could not be written.
+    #[napi(catch_unwind, ts_return_type = "NativeResult & { events?: string[] }")]
+    pub fn emit_run_artifacts(
+        &self,
+        session_id: String,
+        #[napi(ts_arg_type = "unknown")] trajectory: Value,
+        #[napi(ts_arg_type = "unknown")] trail: Option<Value>,
+    ) -> Value {
+        let (mut answer, events) = collecting_events(|| {
+            self.answer(|h| {
+                h.emit_run_artifacts(
+                    &session_id,
+                    archmax_machine::run_artifacts::RunArtifacts {
+                        trajectory,
+                        trail: trail.filter(|t| !t.is_null()),
+                        package_version: env!("CARGO_PKG_VERSION"),
+                    },
+                )
+            })
+        });
+        if let Value::Object(m) = &mut answer {
+            m.insert("events".into(), json!(events));
+        }
+        answer
     }
 
     /// `{ ok: true, value }` from a harness call, or its error as data.

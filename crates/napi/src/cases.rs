@@ -35,14 +35,24 @@ pub fn reduce_verdict(records: Value, error: Option<String>) -> napi::Result<Val
 
 /// Reads a case document: `{ ok: true, value }` (the document, collapsed), or
 /// `{ ok: false, message }` with every problem (`<file>: <problem>; …`).
+/// With the tests folder `dir`, the value carries `file` and its `id` (the path under `dir`
+/// without the extension), as the original's `parseCaseDocument(file, source, testsDir)`.
 #[napi(
     catch_unwind,
     ts_return_type = "{ ok: true; value: Record<string, unknown> } | { ok: false; message: string }"
 )]
-pub fn parse_case_document(text: String, file: Option<String>) -> Value {
-    let file = file.unwrap_or_else(|| "<case>".to_string());
-    match archmax_cases::parse_case(&file, &text) {
-        Ok(case) => json!({ "ok": true, "value": case.to_json() }),
+pub fn parse_case_document(text: String, file: Option<String>, dir: Option<String>) -> Value {
+    let name = file.clone().unwrap_or_else(|| "<case>".to_string());
+    match archmax_cases::parse_case(&name, &text) {
+        Ok(case) => {
+            let mut value = case.to_json();
+            if let (Some(file), Some(dir), Value::Object(m)) = (&file, &dir, &mut value) {
+                let id = archmax_cases::CaseFile::in_dir(dir, file).id;
+                m.insert("file".into(), Value::String(file.clone()));
+                m.insert("id".into(), Value::String(id));
+            }
+            json!({ "ok": true, "value": value })
+        }
         Err(message) => json!({ "ok": false, "message": message }),
     }
 }
@@ -67,4 +77,36 @@ pub fn partial_match(
     #[napi(ts_arg_type = "unknown")] actual: Value,
 ) -> bool {
     archmax_machine::mocks::partial_match(&expected, &actual)
+}
+
+/// What `runTests` answers without building an agent, as `archmax test` decides before it runs
+/// anything (`archmax_cases::engine::plan`): a workflow that does not load, or a filter that
+/// selects no case, refused with exit code 1 and the CLI's message in `error`; a disabled
+/// workflow skipped; no case to run. `null` when cases are to run.
+#[napi(
+    catch_unwind,
+    ts_args_type = "rootDir: string, workflow: string, filter?: string | null",
+    ts_return_type = "import('./types/RunTestsResult.js').RunTestsResult | null"
+)]
+pub fn suite_without_run(root_dir: String, workflow: String, filter: Option<String>) -> Value {
+    let root = std::path::Path::new(&root_dir);
+    let result = match archmax_cases::engine::plan(root, &workflow, filter.as_deref()) {
+        Err(e) => archmax_cases::RunTestsResult::refused(&e),
+        Ok(plan) if plan.disabled() => archmax_cases::RunTestsResult {
+            results: Vec::new(),
+            exit_code: 0,
+            discovered: 0,
+            skipped: Some("disabled"),
+            error: None,
+        },
+        Ok(plan) if plan.selected.is_empty() => archmax_cases::RunTestsResult {
+            results: Vec::new(),
+            exit_code: 0,
+            discovered: plan.suite.files.len(),
+            skipped: None,
+            error: None,
+        },
+        Ok(_) => return Value::Null,
+    };
+    serde_json::to_value(result).unwrap_or(Value::Null)
 }

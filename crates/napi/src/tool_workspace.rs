@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use archmax_machine::host_workspace::{CLOSED, HostWorkspace};
+use archmax_machine::host_workspace::{CLOSED, HostWorkspace, UploadRefusal};
 use base64::Engine;
 use napi_derive::napi;
 use serde_json::{Value, json};
@@ -79,7 +79,8 @@ fn str_arg<'a>(args: &'a Value, name: &str) -> Option<&'a str> {
 
 /// One access: `read` `{ path, offset?, limit? }` → `{ content } | { error }`; `download`
 /// `{ paths }` → `[{ path, content: base64 | null, error: string | null }]`; `upload`
-/// `{ files: [[path, base64]] }` → `[{ path, error }]`; `delete` `{ path }` → `{ error? }`.
+/// `{ files: [[path, base64]] }` → `[{ path, error: null } | { path: '/<path>', error:
+/// 'permission_denied', reason }]`; `delete` `{ path }` → `{ error? }`.
 fn serve(ws: Option<&HostWorkspace>, op: &str, args: &Value) -> Value {
     let b64 = base64::engine::general_purpose::STANDARD;
     let Some(ws) = ws else {
@@ -134,7 +135,7 @@ fn serve(ws: Option<&HostWorkspace>, op: &str, args: &Value) -> Value {
                         .unwrap_or_default();
                     match ws.upload(path, &bytes) {
                         Ok(()) => json!({ "path": path, "error": null }),
-                        Err(error) => json!({ "path": path, "error": error }),
+                        Err(reason) => json!(UploadRefusal::new(path, reason)),
                     }
                 })
                 .collect()

@@ -149,6 +149,10 @@ pub struct Head<'a> {
     /// (a host driving several sessions through one model, `deepagents.js`, routes on it).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub session: Option<&'a str>,
+    /// The workflow state the request is made in, when known; the receiver takes it off the
+    /// request (a JS model function's `info.state`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub state: Option<&'a str>,
 }
 
 /// Length of the common prefix of two message lists.
@@ -259,6 +263,7 @@ impl Channels {
                 parallel_tool_calls: req.parallel_tool_calls,
                 role: req.role,
                 session: req.session.as_deref(),
+                state: req.state.as_deref(),
             },
             stream: None,
         })

@@ -430,8 +430,10 @@ fn is_empty(tools: &std::sync::Arc<[ToolDef]>) -> bool {
 }
 
 /// Who a model request is for (the original's `ModelRole`; `judge` arrives with the cases engine).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+/// A JS model function's `info.role`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "lowercase")]
+#[ts(export)]
 pub enum ModelRole {
     /// The agent's own turn.
     #[default]

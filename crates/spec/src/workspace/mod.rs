@@ -252,6 +252,31 @@ pub struct LoadedWorkflow {
     pub warnings: Vec<Diagnostic>,
 }
 
+/// Why a workflow cannot be loaded: `WorkflowLoadError.problem`, and its TypeScript type.
+#[derive(Debug, Clone, PartialEq, Eq, TS)]
+#[ts(
+    export,
+    type = r#""no workflow.yaml found" | "no valid machine spec" | `the file ${string}`"#
+)]
+pub enum LoadProblem {
+    /// No `workflows/<slug>/workflow.yaml`.
+    Missing,
+    /// The file is there, but its spec has an error that blocks loading.
+    Invalid,
+    /// The file cannot be read as an authored file (not a regular file, too large, …): the reason.
+    Unreadable(String),
+}
+
+impl std::fmt::Display for LoadProblem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LoadProblem::Missing => f.write_str("no workflow.yaml found"),
+            LoadProblem::Invalid => f.write_str("no valid machine spec"),
+            LoadProblem::Unreadable(why) => write!(f, "the file {why}"),
+        }
+    }
+}
+
 /// Why a workflow cannot be loaded. The message is the original's
 /// `WorkflowLoadError` text.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -263,7 +288,8 @@ pub struct WorkflowLoadError {
     pub workflow: String,
     /// The spec file.
     pub path: String,
-    /// `no workflow.yaml found` or `no valid machine spec`.
+    /// [`LoadProblem`] in words: `no workflow.yaml found`, `no valid machine spec`, or
+    /// `the file <reason>`.
     pub problem: String,
     /// The diagnostics that make it unusable.
     pub diagnostics: Vec<Diagnostic>,
@@ -276,23 +302,23 @@ pub fn load_workflow(
     workflow: &str,
     skill_sources: &[String],
 ) -> Result<LoadedWorkflow, WorkflowLoadError> {
-    let fail = |problem: &str, diagnostics: Vec<Diagnostic>| WorkflowLoadError {
+    let fail = |problem: LoadProblem, diagnostics: Vec<Diagnostic>| WorkflowLoadError {
         workflow: workflow.to_string(),
         path: spec_file(workflow),
         problem: problem.to_string(),
         diagnostics,
     };
     if let Err(why) = files.read_checked(&spec_file(workflow)) {
-        return Err(fail(&format!("the file {why}"), Vec::new()));
+        return Err(fail(LoadProblem::Unreadable(why), Vec::new()));
     }
-    let loaded = load(files, workflow).ok_or_else(|| fail("no workflow.yaml found", Vec::new()))?;
+    let loaded = load(files, workflow).ok_or_else(|| fail(LoadProblem::Missing, Vec::new()))?;
     let Some(spec) = loaded.spec.filter(|_| loaded.usable) else {
         let errors = loaded
             .diagnostics
             .into_iter()
             .filter(Diagnostic::is_error)
             .collect();
-        return Err(fail("no valid machine spec", errors));
+        return Err(fail(LoadProblem::Invalid, errors));
     };
     let (skills, _) = skills::discover(files, skill_sources);
     let warnings = loaded.diagnostics;
@@ -474,6 +500,20 @@ impl Context<'_> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_load_problem_is_one_of_the_words_its_typescript_type_lists() {
+        use ts_rs::TS;
+        let ty = super::LoadProblem::inline(&ts_rs::Config::default());
+        for p in [super::LoadProblem::Missing, super::LoadProblem::Invalid] {
+            assert!(ty.contains(&format!("\"{p}\"")), "{p} in {ty}");
+        }
+        let unreadable = super::LoadProblem::Unreadable("is a FIFO".into()).to_string();
+        assert!(
+            unreadable.starts_with("the file ") && ty.contains("`the file ${string}`"),
+            "{ty}"
+        );
+    }
+
     use super::*;
 
     const SPEC: &str = "instructions: Work.\nstates:\n  a:\n    triggers: { manual: }\n    instructions: Do it.\n    after: { script: hooks/check.js }\n";
