@@ -16,11 +16,13 @@ const CHAR_W: f64 = 7.0;
 const LINE_H: f64 = 16.0;
 /// Padding inside a state's box.
 const PAD: f64 = 10.0;
-/// Width of one character of a label (10 px sans-serif), and a label's height.
-const LABEL_CHAR_W: f64 = 6.0;
-const LABEL_H: f64 = 16.0;
-/// Edge labels longer than this are cut (the full text is the edge's `<title>`).
-pub(crate) const LABEL_MAX: usize = 34;
+/// Width of one character of a label (10 px sans-serif), and the height of one of its lines.
+pub(crate) const LABEL_CHAR_W: f64 = 6.0;
+pub(crate) const LABEL_LINE_H: f64 = 12.0;
+/// A label is wrapped at spaces into lines of at most this many characters, at most
+/// [`LABEL_LINES`] of them; what is left is cut with `…` (the full text is the edge's `<title>`).
+pub(crate) const LABEL_LINE_MAX: usize = 26;
+pub(crate) const LABEL_LINES: usize = 2;
 /// The least space between two vertices, across and down (room for an entry marker).
 const SPACING: f64 = 30.0;
 /// Around the drawing; above it, the title, and room for the entry markers.
@@ -69,10 +71,10 @@ impl Rect {
     }
 }
 
-/// One edge's label as drawn: the text shown and its box.
+/// One edge's label as drawn: its lines and its box.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Label {
-    pub text: String,
+    pub lines: Vec<String>,
     pub at: Rect,
 }
 
@@ -90,8 +92,39 @@ fn cut(s: &str, max: usize) -> String {
         s.to_string()
     } else {
         let head: String = s.chars().take(max.saturating_sub(1)).collect();
-        format!("{head}…")
+        format!("{}…", head.trim_end())
     }
+}
+
+/// `text` in lines of at most [`LABEL_LINE_MAX`] characters, broken at spaces (a longer word
+/// is cut), at most [`LABEL_LINES`] lines, the last cut with `…` when text is left over.
+pub(crate) fn wrap(text: &str) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    let mut line = String::new();
+    let mut words = text.split_whitespace().peekable();
+    while let Some(word) = words.next() {
+        let len = line.chars().count();
+        if len > 0 && len + 1 + word.chars().count() > LABEL_LINE_MAX {
+            if lines.len() + 1 == LABEL_LINES {
+                line.push(' ');
+                line.push_str(word);
+                for rest in words.by_ref() {
+                    line.push(' ');
+                    line.push_str(rest);
+                }
+                break;
+            }
+            lines.push(std::mem::take(&mut line));
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    if !line.is_empty() {
+        lines.push(line);
+    }
+    lines.into_iter().map(|l| cut(&l, LABEL_LINE_MAX)).collect()
 }
 
 /// The size of state `i`'s box.
@@ -102,11 +135,12 @@ fn node_size(g: &Graph, i: usize) -> (f64, f64) {
     (w, lines.len() as f64 * LINE_H + 2.0 * PAD)
 }
 
-/// The text and size of a label.
-fn label_of(text: &str) -> (String, (f64, f64)) {
-    let shown = cut(text, LABEL_MAX);
-    let w = shown.chars().count() as f64 * LABEL_CHAR_W + 8.0;
-    (shown, (w, LABEL_H))
+/// The lines and size of a label.
+fn label_of(text: &str) -> (Vec<String>, (f64, f64)) {
+    let lines = wrap(text);
+    let longest = lines.iter().map(|l| l.chars().count()).max().unwrap_or(1);
+    let w = longest as f64 * LABEL_CHAR_W + 8.0;
+    (lines.clone(), (w, lines.len() as f64 * LABEL_LINE_H + 4.0))
 }
 
 /// Which edges lead back: found by a depth-first walk from the entry states (then from any
@@ -167,7 +201,7 @@ pub(crate) fn layout(g: &Graph) -> Layout {
     let n = g.nodes.len();
     let back = back_edges(g);
     let mut sizes: Vec<(f64, f64)> = (0..n).map(|i| node_size(g, i)).collect();
-    let mut texts: Vec<Option<(String, usize)>> = vec![None; g.edges.len()];
+    let mut texts: Vec<Option<(Vec<String>, usize)>> = vec![None; g.edges.len()];
     let mut links: Vec<(u32, u32)> = Vec::new();
     for (k, e) in g.edges.iter().enumerate() {
         match Graph::edge_label(e) {
@@ -292,7 +326,7 @@ pub(crate) fn layout(g: &Graph) -> Layout {
         .map(|t| {
             t.and_then(|(text, v)| {
                 rects.get(v).map(|at| Label {
-                    text,
+                    lines: text,
                     at: at.to_owned(),
                 })
             })
@@ -303,5 +337,27 @@ pub(crate) fn layout(g: &Graph) -> Layout {
         labels,
         width,
         height: lowest + MARGIN,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::wrap;
+
+    #[test]
+    fn labels_wrap_at_spaces_into_two_lines_and_cut_the_rest() {
+        assert_eq!(wrap("on_error"), ["on_error"]);
+        assert_eq!(
+            wrap("approve: Approve the refund as proposed."),
+            ["approve: Approve the", "refund as proposed."]
+        );
+        assert_eq!(
+            wrap("The customer asks about an existing order: where it is, when it arrives"),
+            ["The customer asks about an", "existing order: where it…"]
+        );
+        assert_eq!(
+            wrap("a_single_word_much_longer_than_a_line_can_hold"),
+            ["a_single_word_much_longer…"]
+        );
     }
 }

@@ -3,12 +3,12 @@
 //! so labels never overlap each other or a state, and all lie inside the `viewBox`), each
 //! edge drawn from its source through its label to its target. Each node is a
 //! `<g class="state …" data-state="<slug>">`, so a page can mark the session's position with
-//! CSS; each label is a `<rect class="label">` under its text.
+//! CSS; each label is a `<rect class="label">` under its text, wrapped in `<tspan>` lines.
 
 use std::fmt::Write as _;
 
 use crate::graph::{EdgeKind, Graph, NodeKind};
-use crate::graph_layout::{MARGIN, Rect, layout};
+use crate::graph_layout::{LABEL_LINE_H, MARGIN, Rect, layout};
 
 const LINE_H: f64 = 16.0;
 const PAD: f64 = 10.0;
@@ -111,15 +111,19 @@ pub(crate) fn render(g: &Graph) -> String {
             let r = &l.at;
             let _ = write!(
                 out,
-                "<rect class=\"label\" x=\"{:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{:.1}\" rx=\"3\" fill=\"#ffffff\" stroke=\"#e2e8f0\"/><text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\" font-size=\"10\" fill=\"{stroke}\">{}</text>",
-                r.x,
-                r.y,
-                r.w,
-                r.h,
-                r.cx(),
-                r.cy() + 3.5,
-                xml(&l.text)
+                "<rect class=\"label\" x=\"{:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{:.1}\" rx=\"3\" fill=\"#ffffff\" stroke=\"#e2e8f0\"/><text text-anchor=\"middle\" font-size=\"10\" fill=\"{stroke}\">",
+                r.x, r.y, r.w, r.h,
             );
+            for (j, line) in l.lines.iter().enumerate() {
+                let _ = write!(
+                    out,
+                    "<tspan x=\"{:.1}\" y=\"{:.1}\">{}</tspan>",
+                    r.cx(),
+                    r.y + 2.0 + LABEL_LINE_H * (j as f64 + 0.78),
+                    xml(line)
+                );
+            }
+            out.push_str("</text>");
         }
         out.push_str("</g>\n");
     }

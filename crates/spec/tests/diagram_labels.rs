@@ -98,12 +98,16 @@ fn check(name: &str, yaml: &str) -> usize {
         .descendants()
         .filter(|n| n.has_tag_name("rect") && n.attribute("class") == Some("label"))
         .map(|r| {
-            let text = r
+            let lines: Vec<String> = r
                 .next_sibling_element()
-                .and_then(|t| t.text())
-                .unwrap_or_default()
-                .to_string();
-            (text, rect_box(r))
+                .map(|t| {
+                    t.children()
+                        .filter(|c| c.has_tag_name("tspan"))
+                        .map(|l| l.text().unwrap_or_default().to_string())
+                        .collect()
+                })
+                .unwrap_or_default();
+            (lines.join("\n"), rect_box(r))
         })
         .collect();
     let states: Vec<(String, Box)> = root
@@ -140,9 +144,16 @@ fn check(name: &str, yaml: &str) -> usize {
             a.inside(&view),
             "{name}: label '{text}' {a:?} lies outside the viewBox {view:?}"
         );
-        // The text fits its box (at most 6 px a character of the 10 px font).
+        // The text fits its box (at most 6 px a character of the 10 px font, 12 px a line).
+        assert!(!text.is_empty(), "{name}: a label has text");
+        for line in text.lines() {
+            assert!(
+                line.chars().count() as f64 * 6.0 <= a.w,
+                "{name}: '{line}' fits its box"
+            );
+        }
         assert!(
-            text.chars().count() as f64 * 6.0 <= a.w,
+            text.lines().count() as f64 * 12.0 <= a.h,
             "{name}: '{text}' fits its box"
         );
         for (other, b) in &labels[i + 1..] {
