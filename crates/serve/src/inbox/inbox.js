@@ -26,7 +26,6 @@ let lists = { decisions: [], waits: [], attention: [], status: [] }
 let current = null // the id of the session shown in full
 let busy = false // a decision, reply or message of this tab is running
 
-const STANDINGS = ['awaiting-decision', 'awaiting-input', 'waiting', 'running', 'idle', 'done', 'failed', 'cancelled', 'rejected']
 const FILTERS = ['filter-workflow', 'filter-state', 'filter-status', 'filter-text']
 
 function headers (extra = {}) {
