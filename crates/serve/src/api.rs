@@ -114,6 +114,8 @@ pub(crate) fn router(state: Arc<AppState>, cors_origin: Option<&str>, body_limit
         .route("/inbox.js", get(crate::inbox::script))
         .route("/inbox.css", get(crate::inbox::style))
         .route("/health", get(health))
+        .route("/me", get(me))
+        .route("/events", get(notices))
         .route("/metrics", get(metrics))
         .route("/openapi.json", get(openapi))
         .route("/workflows", get(workflows))
@@ -238,8 +240,20 @@ impl AppState {
         let started = Instant::now();
         // A refused arrival (not parked, a bad target) ran no turn: only turns are counted.
         let outcome = call.await?;
+        Ok(Json(self.settled(arrival, started, &outcome)).into_response())
+    }
+
+    /// A turn that ran (over HTTP or MCP): timed into the metrics, told to the notices'
+    /// listeners; its Outcome as the answer shows it.
+    pub(crate) fn settled(&self, arrival: &str, started: Instant, outcome: &Outcome) -> Value {
         self.metrics.on_turn(arrival, started.elapsed());
-        Ok(Json(outcome_value(&outcome)).into_response())
+        let value = outcome_value(outcome);
+        let field = |name: &str| value.get(name).cloned().unwrap_or(Value::Null);
+        self.hub.notice(
+            &outcome.session_id,
+            json!({ "change": arrival, "status": field("status"), "state": field("state") }),
+        );
+        value
     }
 }
 
@@ -261,6 +275,72 @@ async fn metrics(State(st): State<Arc<AppState>>) -> Response {
         st.metrics.render(),
     )
         .into_response()
+}
+
+/// Who the request acts as, whether the server has tokens, and what the identity may do:
+/// the human states it is an approver of, and whether it may prune (what the inbox shows and
+/// which buttons it disables; the routes check the same again).
+async fn me(
+    State(st): State<Arc<AppState>>,
+    Extension(Identity(who)): Extension<Identity>,
+) -> Response {
+    let mut approver_of = Vec::new();
+    for (slug, w) in &st.workflows {
+        let Loaded::Ready(h) = w else { continue };
+        for (state, s) in &h.spec().states {
+            if s.approvers
+                .as_ref()
+                .is_some_and(|a| a.iter().any(|x| x == &who))
+            {
+                approver_of.push(json!({ "workflow": slug, "state": state }));
+            }
+        }
+    }
+    let prune = check_pruner(&st, &who).is_ok();
+    Json(json!({
+        "identity": who,
+        "tokens": !st.tokens.is_empty(),
+        "approverOf": approver_of,
+        "mayPrune": prune,
+    }))
+    .into_response()
+}
+
+/// `GET /events`: the server's notices, one each time a session changed through this server
+/// (`event: session`, its JSON `{ seq, sessionId, change, status?, state? }`): the kept ones
+/// after `since` (or `Last-Event-ID`), then live ones.
+async fn notices(
+    State(st): State<Arc<AppState>>,
+    Query(q): Query<EventsQuery>,
+    headers: HeaderMap,
+) -> Sse<impl Stream<Item = Result<SseEvent, Infallible>>> {
+    st.metrics.on_request("events");
+    let since = q.since.or_else(|| last_event_id(&headers)).unwrap_or(0);
+    let (kept, rx) = st.hub.subscribe_notices(since);
+    let last = kept.last().map_or(since, |e| e.seq);
+    let live = BroadcastStream::new(rx).filter_map(move |item| {
+        std::future::ready(match item {
+            Ok(e) if e.seq > last => Some(e),
+            _ => None,
+        })
+    });
+    let all = stream::iter(kept).chain(live).map(|e| {
+        Ok::<_, Infallible>(
+            SseEvent::default()
+                .event("session")
+                .id(e.seq.to_string())
+                .data(&*e.json),
+        )
+    });
+    Sse::new(all).keep_alive(KeepAlive::default())
+}
+
+/// A reconnecting client's `Last-Event-ID`.
+fn last_event_id(headers: &HeaderMap) -> Option<u64> {
+    headers
+        .get("last-event-id")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse().ok())
 }
 
 async fn openapi() -> Response {
@@ -494,7 +574,18 @@ async fn prune_sessions(
         session_id: None,
     };
     let report = st.any()?.prune_sessions(&opts)?;
+    notice_pruned(&st, &report);
     Ok(Json(report).into_response())
+}
+
+/// A notice for each session a prune removed (a dry run removed none).
+fn notice_pruned(st: &AppState, report: &archmax_machine::PruneReport) {
+    if report.dry_run {
+        return;
+    }
+    for p in &report.pruned {
+        st.hub.notice(&p.session_id, json!({ "change": "prune" }));
+    }
 }
 
 #[derive(Deserialize)]
@@ -535,6 +626,7 @@ async fn prune_session(
             )
         });
     }
+    notice_pruned(&st, &report);
     Ok(Json(report).into_response())
 }
 
@@ -593,7 +685,12 @@ struct DecisionBody {
 }
 
 /// Refuses `who` when the parked state names approvers and `who` is not one of them.
-pub(crate) fn check_approver(h: &Harness, id: &str, who: &str) -> Result<(), ApiError> {
+pub(crate) fn check_approver(
+    h: &Harness,
+    id: &str,
+    who: &str,
+    tokens: bool,
+) -> Result<(), ApiError> {
     let Some(park) = h.session_park(id)? else {
         return Ok(());
     };
@@ -606,14 +703,27 @@ pub(crate) fn check_approver(h: &Harness, id: &str, who: &str) -> Result<(), Api
         return Ok(());
     }
     let state = park.get("state").and_then(Value::as_str).unwrap_or("");
+    let mut message = format!(
+        "'{who}' may not decide the human state '{state}' of session '{id}': its approvers are {}",
+        approvers.join(", ")
+    );
+    if !tokens {
+        message.push_str(&no_token_hint(id, approvers.first().copied().unwrap_or("")));
+    }
     Err(ApiError::new(
         StatusCode::FORBIDDEN,
         "NotAnApproverError",
-        format!(
-            "'{who}' may not decide the human state '{state}' of session '{id}': its approvers are {}",
-            approvers.join(", ")
-        ),
+        message,
     ))
+}
+
+/// How to get the right to decide on a server without tokens, where everyone is `local`.
+fn no_token_hint(id: &str, approver: &str) -> String {
+    format!(
+        ". This server runs without tokens, so every request is '{}': start it with {}='{approver}=<a secret token>' and sign in with that token, or decide from a shell with 'archmax decide {id} --to <state>'",
+        crate::auth::LOCAL_IDENTITY,
+        crate::TOKENS_VAR
+    )
 }
 
 async fn decide(
@@ -625,7 +735,7 @@ async fn decide(
     st.metrics.on_request("decision");
     let b = body(given)?;
     let h = st.existing(&id)?;
-    check_approver(&h, &id, &who)?;
+    check_approver(&h, &id, &who, !st.tokens.is_empty())?;
     let comment = b.comment.filter(|c| !c.trim().is_empty());
     st.turn("decision", h.decide(&id, &b.target, comment.as_deref()))
         .await
@@ -735,12 +845,7 @@ async fn events(
 ) -> Result<Sse<impl Stream<Item = Result<SseEvent, Infallible>>>, ApiError> {
     st.metrics.on_request("events");
     st.any()?.session_state(&id)?;
-    let since = q.since.or_else(|| {
-        headers
-            .get("last-event-id")
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.trim().parse().ok())
-    });
+    let since = q.since.or_else(|| last_event_id(&headers));
     let (kept, rx) = st.hub.subscribe(&id, since.unwrap_or(0));
     let last = kept.last().map_or(since.unwrap_or(0), |e| e.seq);
     let child = format!("{id}~");

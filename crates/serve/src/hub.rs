@@ -1,6 +1,10 @@
 //! Where every harness's events go: re-stamped with the server's own `seq` (one counter for
 //! every workflow, so a subscriber's replay point is unambiguous), kept per session in a
 //! bounded ring for replay, broadcast to live subscribers, and counted into the metrics.
+//!
+//! Beside them, the server's own notices ([`Hub::notice`]): one each time a session changed
+//! through this server (a turn settled, a session was pruned), numbered from the same
+//! counter and kept in one bounded ring, for pages that list sessions (`GET /events`).
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -28,11 +32,16 @@ pub struct Stamped {
     pub json: Arc<str>,
 }
 
+/// How many notices are kept for a reconnecting page.
+pub const NOTICES_KEPT: usize = 2000;
+
 /// The event hub shared by every harness of one server.
 pub struct Hub {
     seq: AtomicU64,
     rings: Mutex<HashMap<String, VecDeque<Stamped>>>,
     live: broadcast::Sender<Stamped>,
+    notices: Mutex<VecDeque<Stamped>>,
+    notices_live: broadcast::Sender<Stamped>,
     metrics: Arc<Metrics>,
 }
 
@@ -40,12 +49,53 @@ impl Hub {
     /// A hub counting into `metrics`.
     pub fn new(metrics: Arc<Metrics>) -> Hub {
         let (live, _) = broadcast::channel(LIVE_BUFFER);
+        let (notices_live, _) = broadcast::channel(LIVE_BUFFER);
         Hub {
             seq: AtomicU64::new(0),
             rings: Mutex::new(HashMap::new()),
             live,
+            notices: Mutex::new(VecDeque::new()),
+            notices_live,
             metrics,
         }
+    }
+
+    /// Records that `session` changed through this server: `fields` (an object: what changed
+    /// and how it stands now) with the session's id and the next `seq`, kept for replay and
+    /// sent to every [`Hub::subscribe_notices`] subscriber.
+    pub fn notice(&self, session: &str, fields: serde_json::Value) {
+        let seq = self.seq.fetch_add(1, Ordering::SeqCst) + 1;
+        let mut body = match fields {
+            serde_json::Value::Object(m) => m,
+            _ => serde_json::Map::new(),
+        };
+        body.insert("seq".into(), seq.into());
+        body.insert("sessionId".into(), session.into());
+        let item = Stamped {
+            seq,
+            session: Some(session.to_string()),
+            json: serde_json::Value::Object(body).to_string().into(),
+        };
+        if let Ok(mut kept) = self.notices.lock() {
+            if kept.len() == NOTICES_KEPT {
+                kept.pop_front();
+            }
+            kept.push_back(item.clone());
+        }
+        // No subscriber is not an error.
+        let _ = self.notices_live.send(item);
+    }
+
+    /// The kept notices after `since`, and a receiver of those that follow (subscribed
+    /// first, so nothing falls between the two).
+    pub fn subscribe_notices(&self, since: u64) -> (Vec<Stamped>, broadcast::Receiver<Stamped>) {
+        let rx = self.notices_live.subscribe();
+        let kept = self
+            .notices
+            .lock()
+            .map(|kept| kept.iter().filter(|e| e.seq > since).cloned().collect())
+            .unwrap_or_default();
+        (kept, rx)
     }
 
     /// The kept events of `session` after `since`, and a receiver of the live ones that

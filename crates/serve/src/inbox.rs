@@ -1,15 +1,20 @@
-//! The web inbox: one HTML page, its script (`sentences.js` then `inbox.js`) and its
-//! stylesheet, embedded in the binary (so a packaged `archmax` serves them with nothing
-//! beside it) and served without a token (they hold no data; every call the page makes
-//! sends the token the person types).
+//! The web inbox: one HTML page, its script (`sentences.js`, `markdown.js`, `when.js`, then
+//! `inbox.js`) and its stylesheet, embedded in the binary (so a packaged `archmax` serves
+//! them with nothing beside it) and served without a token (they hold no data; every call
+//! the page makes sends the token the person types).
 
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
 
 const PAGE: &str = include_str!("inbox/index.html");
-/// The live log's sentences (a pure function, tested from Node) ahead of the page's script.
+/// The pure parts (the live log's sentences, the safe markdown, relative times; each tested
+/// from Node) ahead of the page's script.
 const SCRIPT: &str = concat!(
     include_str!("inbox/sentences.js"),
+    "\n",
+    include_str!("inbox/markdown.js"),
+    "\n",
+    include_str!("inbox/when.js"),
     "\n",
     include_str!("inbox/inbox.js")
 );

@@ -65,6 +65,10 @@ pub(crate) fn document() -> Value {
             "/health": { "get": { "security": [], "summary": "Liveness", "responses": { "200": { "description": "{ status: ok }" } } } },
             "/metrics": { "get": { "summary": "Prometheus metrics: turns, model calls, tokens, parks, turn latency", "responses": { "200": { "description": "OpenMetrics text" } } } },
             "/openapi.json": { "get": { "summary": "This document", "responses": { "200": { "description": "OpenAPI 3.1" } } } },
+            "/me": { "get": { "summary": "Who the request acts as: its identity (local without tokens), whether the server has tokens, the human states it is an approver of, whether it may prune", "responses": { "200": { "description": "{ identity, tokens, approverOf: [{ workflow, state }], mayPrune }" }, "401": { "$ref": "#/components/responses/Error" } } } },
+            "/events": { "get": { "summary": "Server-Sent Events of the server's notices: `event: session` each time a session changed through this server, its data { seq, sessionId, change (message, decision, reply, delivery, trigger or prune), status?, state? }; kept notices after `since` (or Last-Event-ID), then live ones",
+                "parameters": [ { "name": "since", "in": "query", "schema": { "type": "integer" } } ],
+                "responses": { "200": { "description": "text/event-stream" } } } },
             "/workflows": { "get": { "summary": "The workspace's workflows", "responses": { "200": { "description": "[{ workflow, title?, loaded, error? }]" } } } },
             "/workflows/{workflow}/graph": { "get": {
                 "summary": "The workflow's diagram",

@@ -1,30 +1,17 @@
-//! A simple layered layout of a [`Graph`] as SVG, so `archmax graph --format svg` needs no
-//! Graphviz: each state's rank is its shortest distance from an entry state along
-//! transitions (unreachable states go below), states of one rank sit in one row in document
-//! order, forward edges are straight lines, edges within a row or back up are curves around
-//! the side. Each node is a `<g class="state …" data-state="<slug>">`, so a page can mark the
-//! session's position with CSS.
+//! The SVG of a [`Graph`], so `archmax graph --format svg` needs no Graphviz: laid out by
+//! [`crate::graph_layout`] (a layered layout in which each edge label is a box of its own,
+//! so labels never overlap each other or a state, and all lie inside the `viewBox`), each
+//! edge drawn from its source through its label to its target. Each node is a
+//! `<g class="state …" data-state="<slug>">`, so a page can mark the session's position with
+//! CSS; each label is a `<rect class="label">` under its text, wrapped in `<tspan>` lines.
 
-use std::collections::VecDeque;
 use std::fmt::Write as _;
 
 use crate::graph::{EdgeKind, Graph, NodeKind};
+use crate::graph_layout::{LABEL_LINE_H, MARGIN, Rect, layout};
 
-const CHAR_W: f64 = 7.0;
 const LINE_H: f64 = 16.0;
 const PAD: f64 = 10.0;
-const ROW_GAP: f64 = 90.0;
-const COL_GAP: f64 = 120.0;
-const MARGIN: f64 = 30.0;
-/// Edge labels longer than this are cut (the full text is the edge's `<title>`).
-const LABEL_MAX: usize = 34;
-
-struct Placed {
-    x: f64,
-    y: f64,
-    w: f64,
-    h: f64,
-}
 
 fn xml(s: &str) -> String {
     s.replace('&', "&amp;")
@@ -33,113 +20,43 @@ fn xml(s: &str) -> String {
         .replace('"', "&quot;")
 }
 
-fn cut(s: &str, max: usize) -> String {
-    if s.chars().count() <= max {
-        s.to_string()
-    } else {
-        let head: String = s.chars().take(max.saturating_sub(1)).collect();
-        format!("{head}…")
-    }
-}
-
-/// Where along edge `k` its label sits (0 = source, 1 = target): spread over the forward
-/// edges of its source.
-fn label_point(g: &Graph, k: usize) -> f64 {
-    let Some(e) = g.edges.get(k) else {
-        return 0.5;
-    };
-    let siblings: Vec<usize> = (0..g.edges.len())
-        .filter(|i| g.edges[*i].from == e.from)
-        .collect();
-    let n = siblings.len();
-    let at = siblings.iter().position(|i| *i == k).unwrap_or(0);
-    if n <= 1 {
-        0.5
-    } else {
-        0.3 + 0.4 * at as f64 / (n - 1) as f64
-    }
-}
-
-/// The rank of every node: BFS distance from the entries over transitions.
-fn ranks(g: &Graph) -> Vec<usize> {
-    let n = g.nodes.len();
-    let mut rank = vec![usize::MAX; n];
-    let mut queue = VecDeque::new();
-    for (i, node) in g.nodes.iter().enumerate() {
-        if node.entry {
-            rank[i] = 0;
-            queue.push_back(i);
+/// The path of an edge from `a` to `b` through the label box `via`, or straight: into the
+/// label on the side facing `a`, out of it on the side facing `b`.
+fn edge_path(a: &Rect, b: &Rect, via: Option<&Rect>) -> String {
+    match via {
+        Some(l) => {
+            let (x1, y1) = a.exit_toward(l.cx(), l.cy());
+            let (lx1, ly1) = l.exit_toward(a.cx(), a.cy());
+            let (lx2, ly2) = l.exit_toward(b.cx(), b.cy());
+            let (x2, y2) = b.exit_toward(l.cx(), l.cy());
+            format!("M{x1:.1},{y1:.1} L{lx1:.1},{ly1:.1} M{lx2:.1},{ly2:.1} L{x2:.1},{y2:.1}")
+        }
+        None if a == b => {
+            // A loop on the box's right side.
+            let (x, y) = (a.x + a.w, a.cy());
+            format!(
+                "M{x:.1},{:.1} C{:.1},{:.1} {:.1},{:.1} {x:.1},{:.1}",
+                y - 6.0,
+                x + 24.0,
+                y - 14.0,
+                x + 24.0,
+                y + 14.0,
+                y + 6.0
+            )
+        }
+        None => {
+            let (x1, y1) = a.exit_toward(b.cx(), b.cy());
+            let (x2, y2) = b.exit_toward(a.cx(), a.cy());
+            format!("M{x1:.1},{y1:.1} L{x2:.1},{y2:.1}")
         }
     }
-    while let Some(i) = queue.pop_front() {
-        for e in g.edges.iter().filter(|e| e.from == i) {
-            if rank[e.to] == usize::MAX {
-                rank[e.to] = rank[i] + 1;
-                queue.push_back(e.to);
-            }
-        }
-    }
-    let deepest = rank.iter().filter(|r| **r != usize::MAX).max().copied();
-    let below = deepest.map_or(0, |d| d + 1);
-    for r in &mut rank {
-        if *r == usize::MAX {
-            *r = below;
-        }
-    }
-    rank
-}
-
-fn layout(g: &Graph) -> (Vec<Placed>, f64, f64) {
-    let rank = ranks(g);
-    let rows = rank.iter().max().map_or(0, |m| m + 1);
-    let sizes: Vec<(f64, f64)> = (0..g.nodes.len())
-        .map(|i| {
-            let lines = g.node_lines(i);
-            let longest = lines.iter().map(|l| l.chars().count()).max().unwrap_or(1);
-            let w = (longest as f64 * CHAR_W + 2.0 * PAD).max(90.0);
-            (w, lines.len() as f64 * LINE_H + 2.0 * PAD)
-        })
-        .collect();
-    let mut row_width = vec![0.0f64; rows];
-    let mut row_height = vec![0.0f64; rows];
-    for (i, (w, h)) in sizes.iter().enumerate() {
-        let r = rank[i];
-        if row_width[r] > 0.0 {
-            row_width[r] += COL_GAP;
-        }
-        row_width[r] += w;
-        row_height[r] = row_height[r].max(*h);
-    }
-    let width = row_width.iter().copied().fold(0.0, f64::max) + 2.0 * MARGIN + 160.0;
-    let mut row_y = vec![MARGIN + 40.0; rows];
-    for r in 1..rows {
-        row_y[r] = row_y[r - 1] + row_height[r - 1] + ROW_GAP;
-    }
-    let height = row_y.last().copied().unwrap_or(MARGIN)
-        + row_height.last().copied().unwrap_or(0.0)
-        + MARGIN;
-    let mut cursor: Vec<f64> = row_width.iter().map(|w| (width - w) / 2.0).collect();
-    let placed = sizes
-        .iter()
-        .enumerate()
-        .map(|(i, (w, h))| {
-            let r = rank[i];
-            let x = cursor[r];
-            cursor[r] += w + COL_GAP;
-            Placed {
-                x,
-                y: row_y[r] + (row_height[r] - h) / 2.0,
-                w: *w,
-                h: *h,
-            }
-        })
-        .collect();
-    (placed, width, height)
 }
 
 /// The SVG document of `g`.
 pub(crate) fn render(g: &Graph) -> String {
-    let (placed, width, height) = layout(g);
+    let laid = layout(g);
+    let (width, height) = (laid.width, laid.height);
+    let placed = &laid.nodes;
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -154,96 +71,66 @@ pub(crate) fn render(g: &Graph) -> String {
             out,
             "<text x=\"{:.0}\" y=\"{:.0}\" text-anchor=\"middle\" font-size=\"15\" font-weight=\"bold\">{}</text>",
             width / 2.0,
-            MARGIN,
+            MARGIN + 12.0,
             xml(t)
         );
     }
     // Entry markers: a small circle above each entry state.
     for (i, n) in g.nodes.iter().enumerate() {
-        if n.entry {
-            let p = &placed[i];
-            let cx = p.x + p.w / 2.0;
-            let _ = writeln!(
-                out,
-                "<circle cx=\"{cx:.1}\" cy=\"{:.1}\" r=\"5\" fill=\"#2d3748\"/><line x1=\"{cx:.1}\" y1=\"{:.1}\" x2=\"{cx:.1}\" y2=\"{:.1}\" stroke=\"#4a5568\" marker-end=\"url(#arrow)\"/>",
-                p.y - 28.0,
-                p.y - 23.0,
-                p.y
-            );
-        }
+        let Some(p) = placed.get(i).filter(|_| n.entry) else {
+            continue;
+        };
+        let cx = p.cx();
+        let _ = writeln!(
+            out,
+            "<circle cx=\"{cx:.1}\" cy=\"{:.1}\" r=\"4\" fill=\"#2d3748\"/><line x1=\"{cx:.1}\" y1=\"{:.1}\" x2=\"{cx:.1}\" y2=\"{:.1}\" stroke=\"#4a5568\" marker-end=\"url(#arrow)\"/>",
+            p.y - 22.0,
+            p.y - 18.0,
+            p.y
+        );
     }
     for (k, e) in g.edges.iter().enumerate() {
-        let (a, b) = (&placed[e.from], &placed[e.to]);
-        let forward = b.y > a.y + a.h;
-        let same_row = (a.y + a.h / 2.0 - b.y - b.h / 2.0).abs() < 1.0;
-        let (path, lx, ly) = if forward {
-            let (x1, y1) = (a.x + a.w / 2.0, a.y + a.h);
-            let (x2, y2) = (b.x + b.w / 2.0, b.y);
-            // Labels of one source's edges sit at different points along them, so a fan of
-            // edges does not stack its labels at one height.
-            let t = label_point(g, k);
-            (
-                format!("M{x1:.1},{y1:.1} L{x2:.1},{y2:.1}"),
-                x1 + (x2 - x1) * t,
-                y1 + (y2 - y1) * t,
-            )
-        } else if same_row {
-            // Same row: side to side, parallel edges a few pixels apart.
-            let off = ((k % 3) as f64 - 1.0) * 7.0;
-            let (x1, x2) = if b.x > a.x {
-                (a.x + a.w, b.x)
-            } else {
-                (a.x, b.x + b.w)
-            };
-            let (y1, y2) = (a.y + a.h / 2.0 + off, b.y + b.h / 2.0 + off);
-            (
-                format!("M{x1:.1},{y1:.1} L{x2:.1},{y2:.1}"),
-                (x1 + x2) / 2.0,
-                y1 - 8.0,
-            )
-        } else {
-            // Around the right side: out of the source's right, into the target's right.
-            let bend = 60.0 + 14.0 * (k % 4) as f64;
-            let (x1, y1) = (a.x + a.w, a.y + a.h / 2.0);
-            let (x2, y2) = (b.x + b.w, b.y + b.h / 2.0);
-            let cx = x1.max(x2) + bend;
-            (
-                format!("M{x1:.1},{y1:.1} C{cx:.1},{y1:.1} {cx:.1},{y2:.1} {x2:.1},{y2:.1}"),
-                cx - bend / 4.0,
-                (y1 + y2) / 2.0,
-            )
+        let (Some(a), Some(b)) = (placed.get(e.from), placed.get(e.to)) else {
+            continue;
         };
+        let label = laid.labels.get(k).and_then(Option::as_ref);
+        let path = edge_path(a, b, label.map(|l| &l.at));
         let (stroke, dash) = match e.kind {
             EdgeKind::Transition => ("#4a5568", ""),
             EdgeKind::OnError => ("#c53030", " stroke-dasharray=\"6 4\""),
         };
-        let label = Graph::edge_label(e);
         out.push_str("<g class=\"edge\">");
-        if let Some(l) = &label {
-            let _ = write!(out, "<title>{}</title>", xml(l));
+        if let Some(full) = Graph::edge_label(e) {
+            let _ = write!(out, "<title>{}</title>", xml(&full));
         }
         let _ = write!(
             out,
             "<path d=\"{path}\" fill=\"none\" stroke=\"{stroke}\"{dash} marker-end=\"url(#arrow)\"/>"
         );
-        if let Some(l) = &label {
-            // Between two states of a row there is only the column gap.
-            let max = if same_row && !forward { 18 } else { LABEL_MAX };
-            let shown = cut(l, max);
-            let w = shown.chars().count() as f64 * 6.0 + 8.0;
+        if let Some(l) = label {
+            let r = &l.at;
             let _ = write!(
                 out,
-                "<rect x=\"{:.1}\" y=\"{:.1}\" width=\"{w:.1}\" height=\"16\" fill=\"#ffffff\" opacity=\"0.9\"/><text x=\"{lx:.1}\" y=\"{:.1}\" text-anchor=\"middle\" font-size=\"10\" fill=\"{stroke}\">{}</text>",
-                lx - w / 2.0,
-                ly - 11.0,
-                ly + 1.0,
-                xml(&shown)
+                "<rect class=\"label\" x=\"{:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{:.1}\" rx=\"3\" fill=\"#ffffff\" stroke=\"#e2e8f0\"/><text text-anchor=\"middle\" font-size=\"10\" fill=\"{stroke}\">",
+                r.x, r.y, r.w, r.h,
             );
+            for (j, line) in l.lines.iter().enumerate() {
+                let _ = write!(
+                    out,
+                    "<tspan x=\"{:.1}\" y=\"{:.1}\">{}</tspan>",
+                    r.cx(),
+                    r.y + 2.0 + LABEL_LINE_H * (j as f64 + 0.78),
+                    xml(line)
+                );
+            }
+            out.push_str("</text>");
         }
         out.push_str("</g>\n");
     }
     for (i, n) in g.nodes.iter().enumerate() {
-        let p = &placed[i];
+        let Some(p) = placed.get(i) else {
+            continue;
+        };
         let (class, fill, stroke) = match n.kind {
             NodeKind::Agent => ("agent", "#ebf4ff", "#2b6cb0"),
             NodeKind::Human => ("human", "#fff4d6", "#b7791f"),
@@ -349,8 +236,8 @@ mod tests {
         };
         assert!(y_of("a") < y_of("b"));
         assert!(y_of("b") < y_of("c"));
-        assert!(y_of("c") < y_of("orphan"), "unreachable states go below");
-        // The back edge b → a curves (a cubic path), the forward ones are lines.
-        assert!(svg.contains(" C"));
+        assert!(y_of("orphan") >= 0.0, "an unreachable state is drawn too");
+        // Every labelled edge has its label box.
+        assert_eq!(svg.matches("<rect class=\"label\"").count(), 3);
     }
 }

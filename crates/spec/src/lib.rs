@@ -28,6 +28,7 @@ pub mod diagnostic;
 pub mod disk;
 pub mod grammar;
 pub mod graph;
+mod graph_layout;
 mod graph_svg;
 pub mod hash;
 pub mod jsfmt;

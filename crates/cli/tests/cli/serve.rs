@@ -331,6 +331,92 @@ fn a_decision_is_refused_to_a_non_approver_and_made_by_an_approver() {
 }
 
 #[test]
+fn me_says_who_the_token_names_and_what_it_may_do() {
+    let s = serve(vec![], &[("ARCHMAX_SERVE_TOKENS", TOKENS)], &[]);
+    let (status, finance) = json_of(s.get("/me"));
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(
+        finance,
+        json!({ "identity": "finance", "tokens": true, "approverOf": [{ "workflow": "refunds", "state": "review" }], "mayPrune": true })
+    );
+    let (_, bob) = json_of(s.with_token(s.client.get(format!("{}/me", s.base)), Some("tok-bob")));
+    assert_eq!(
+        bob,
+        json!({ "identity": "bob", "tokens": true, "approverOf": [], "mayPrune": false })
+    );
+    let unknown = s.with_token(s.client.get(format!("{}/me", s.base)), Some("nope"));
+    assert_eq!(unknown.status(), StatusCode::UNAUTHORIZED);
+}
+
+#[test]
+fn without_tokens_a_guarded_decision_says_how_to_get_the_right_to_decide() {
+    let s = serve(handover(), &[], &[]);
+    let (_, me) = json_of(s.get("/me"));
+    assert_eq!(
+        me,
+        json!({ "identity": "local", "tokens": false, "approverOf": [], "mayPrune": false })
+    );
+    let (status, _) = json_of(s.post("/sessions/p-1/messages", json!({ "message": "Refund 7" })));
+    assert_eq!(status, StatusCode::OK);
+    let (status, refused) = json_of(s.post("/sessions/p-1/decision", json!({ "target": "paid" })));
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    assert_eq!(refused["code"], "NotAnApproverError");
+    assert_eq!(
+        refused["error"],
+        "'local' may not decide the human state 'review' of session 'p-1': its approvers are finance, ops. This server runs without tokens, so every request is 'local': start it with ARCHMAX_SERVE_TOKENS='finance=<a secret token>' and sign in with that token, or decide from a shell with 'archmax decide p-1 --to <state>'"
+    );
+}
+
+#[test]
+fn events_notice_every_session_that_changed_through_the_server() {
+    let mut script = handover();
+    script.push(Reply::text("Paid."));
+    let s = serve(script, &[("ARCHMAX_SERVE_TOKENS", TOKENS)], &[]);
+    let (status, _) = json_of(s.post("/sessions/p-1/messages", json!({ "message": "Refund 7" })));
+    assert_eq!(status, StatusCode::OK);
+    // Kept: the park, numbered after the session's own events.
+    let kept = read_events(s.get("/events"), |n| !n.is_empty());
+    let (seq, parked) = &kept[0];
+    assert_eq!(
+        parked,
+        &json!({ "seq": seq, "sessionId": "p-1", "change": "message", "status": "awaiting_decision", "state": "review" })
+    );
+    let session_events = read_events(s.get("/sessions/p-1/events"), |evs| {
+        evs.iter().any(|(_, e)| e["type"] == "parked")
+    });
+    assert!(session_events.iter().all(|(id, _)| id < seq));
+
+    // Live: a decision made elsewhere is noticed once its turn settled.
+    let stream = s.get(&format!("/events?since={seq}"));
+    let decider = {
+        let (client, base) = (s.client.clone(), s.base.clone());
+        std::thread::spawn(move || {
+            client
+                .post(format!("{base}/sessions/p-1/decision"))
+                .bearer_auth("tok-finance")
+                .json(&json!({ "target": "paid" }))
+                .send()
+                .map(|r| r.status())
+        })
+    };
+    let live = read_events(stream, |n| !n.is_empty());
+    assert_eq!(live[0].1["change"], "decision");
+    assert_eq!(live[0].1["status"], "completed");
+    assert_eq!(live[0].1["state"], "paid");
+    assert_eq!(
+        decider.join().expect("decider thread").expect("answered"),
+        StatusCode::OK
+    );
+    // A prune is a change too.
+    let (status, _) = json_of(s.delete_as("/sessions/p-1", Some("tok-finance")));
+    assert_eq!(status, StatusCode::OK);
+    let last = live[0].0;
+    let pruned = read_events(s.get(&format!("/events?since={last}")), |n| !n.is_empty());
+    assert_eq!(pruned[0].1["change"], "prune");
+    assert_eq!(pruned[0].1["sessionId"], "p-1");
+}
+
+#[test]
 fn replies_and_deliveries_answer_the_outcome() {
     let mut script = handover();
     script.push(Reply::text("The reviewer will look soon."));
@@ -523,6 +609,8 @@ fn bodies_are_bounded_cors_is_off_unless_configured_and_openapi_lists_every_rout
         "/sessions/{id}/events",
         "/sessions/{id}/evidence/{path}",
         "/triggers/{workflow}/{trigger}",
+        "/me",
+        "/events",
     ] {
         assert!(paths.contains(&route), "{route} in the OpenAPI document");
     }
