@@ -146,3 +146,29 @@ fn a_script_that_runs_out_fails_the_turn_with_the_model_s_error() {
     "#]]
     .assert_eq(&t.send("s-1", "Hi."));
 }
+
+#[test]
+fn a_call_of_delete_answers_that_deletion_is_not_available() {
+    let mut t = Turns::new(
+        REVIEW,
+        vec![
+            reply::call("c1", "delete", json!({ "file_path": "/notes.md" })),
+            reply::text("I cannot delete."),
+        ],
+    );
+    let shown = t.send("s-1", "Delete the notes.");
+    let answer = t.model.requests()[1]
+        .messages
+        .iter()
+        .rev()
+        .find_map(|m| match m {
+            crate::model::ChatMessage::Tool { content, .. } => Some(content.clone()),
+            _ => None,
+        })
+        .unwrap_or_default();
+    assert_eq!(answer, "Error: deletion is not available for '/notes.md'.");
+    assert!(
+        shown.contains("= completed at draft: I cannot delete."),
+        "{shown}"
+    );
+}

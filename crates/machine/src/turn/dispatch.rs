@@ -109,6 +109,18 @@ enum Queued {
     Run(Box<Allowed>),
 }
 
+/// The answer to a call of `delete`, a tool the agent is never given (`remove_file` is the
+/// only deletion): the text Deep Agents' own `delete` tool answers when its backend cannot
+/// delete, which is what the original's agent got, with the path the call named.
+fn deletion_unavailable(arguments: &str) -> String {
+    let args: Value = serde_json::from_str(arguments).unwrap_or(Value::Null);
+    let path = ["file_path", "path"]
+        .iter()
+        .find_map(|k| args.get(*k).and_then(Value::as_str))
+        .unwrap_or("");
+    format!("Error: deletion is not available for '{path}'.")
+}
+
 /// `calls` with every id this turn already used (or an earlier call of the same message
 /// used) renamed `{id}_2`, `{id}_3`, …: the assistant message is stored with the renamed
 /// ids, so each tool result answers exactly one call.
@@ -308,6 +320,9 @@ impl Turn<'_> {
         let state = self.session.workflow_state.clone();
         let Some(name) = self.resolve_name(&call.name) else {
             refused_span(&call.name, &call.id, "unknown", None);
+            if call.name == "delete" {
+                return Planned::Answered(Answer::error(deletion_unavailable(&call.arguments)));
+            }
             return Planned::Answered(Answer::error(self.unknown_tool(&call.name)));
         };
         let args = match crate::governed::arguments(&name, &call.arguments) {
