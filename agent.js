@@ -656,6 +656,38 @@ function messageMetadata(event) {
   return meta
 }
 
+/**
+ * Yields what `pick(event, push)` pushes for each event the agent emits while `run()` runs
+ * (listening from before it starts), then returns what `run` resolved to, or throws what it
+ * rejected with. The listener is removed however the iteration ends.
+ */
+async function* streamWhile(streams, pick, run) {
+  const queue = []
+  let wakeUp = null
+  let settled = null
+  const listener = (event) => {
+    pick(event, (item) => queue.push(item))
+    wakeUp?.()
+  }
+  streams.add(listener)
+  try {
+    run().then(
+      (value) => (settled = { value }),
+      (error) => (settled = { error }),
+    ).then(() => wakeUp?.())
+    for (;;) {
+      while (queue.length) yield queue.shift()
+      if (settled) break
+      await new Promise((resolve) => (wakeUp = resolve))
+      wakeUp = null
+    }
+  } finally {
+    streams.delete(listener)
+  }
+  if (settled.error) throw settled.error
+  return settled.value
+}
+
 export async function createAgent(params = {}) {
   if (!params || typeof params !== 'object') throw new TypeError('createAgent needs an options object')
   checkOptionNames(params, AGENT_OPTIONS, 'createAgent')
@@ -816,35 +848,10 @@ export async function createAgent(params = {}) {
             native.listen(handlers.event)
             listening = true
           }
-          const queue = []
-          let wakeUp = null
-          let settled = null
-          const listener = (event) => {
-            if (sessionId && event.sessionId !== sessionId) return
-            queue.push(event)
-            wakeUp?.()
-          }
-          streams.add(listener)
-          const sent = workflowOperations.send(sessionId, input).then(
-            (outcome) => ({ outcome }),
-            (error) => ({ error }),
-          )
-          sent.then((s) => {
-            settled = s
-            wakeUp?.()
-          })
-          try {
-            for (;;) {
-              while (queue.length) yield queue.shift()
-              if (settled) break
-              await new Promise((resolve) => (wakeUp = resolve))
-              wakeUp = null
-            }
-          } finally {
-            streams.delete(listener)
-          }
-          if (settled.error) throw settled.error
-          yield settled.outcome
+          const outcome = yield* streamWhile(streams, (event, push) => {
+            if (!sessionId || event.sessionId === sessionId) push(event)
+          }, () => workflowOperations.send(sessionId, input))
+          yield outcome
         },
         async decide(sessionId, decision) {
           live()
@@ -898,41 +905,20 @@ export async function createAgent(params = {}) {
         native.listen(handlers.event)
         listening = true
       }
-      const queue = []
-      let wakeUp = null
-      let settled = null
-      const listener = (event) => {
+      const listener = (event, push) => {
         if (!ours(event.sessionId)) return
-        if (list.includes('custom')) queue.push(emit('custom', event))
+        if (list.includes('custom')) push(emit('custom', event))
         if (list.includes('messages') && event.type === 'agent-text-delta' && event.text) {
           const fields = { content: event.text, ...(event.messageId ? { id: event.messageId } : {}) }
           const chunk = lc?.AIMessageChunk ? new lc.AIMessageChunk(fields) : { type: 'ai', ...fields }
-          queue.push(emit('messages', [chunk, messageMetadata(event)]))
+          push(emit('messages', [chunk, messageMetadata(event)]))
         }
-        wakeUp?.()
       }
-      streams.add(listener)
-      const run = agent.invoke(input, options).then(
-        (result) => ({ result }),
-        (error) => ({ error }),
-      )
-      run.then((s) => {
-        settled = s
-        wakeUp?.()
-      })
+      // Listening starts before the turn does: nothing it emits is missed.
+      const items = streamWhile(streams, listener, () => agent.invoke(input, options))
       return (async function* () {
-        try {
-          for (;;) {
-            while (queue.length) yield queue.shift()
-            if (settled) break
-            await new Promise((resolve) => (wakeUp = resolve))
-            wakeUp = null
-          }
-        } finally {
-          streams.delete(listener)
-        }
-        if (settled.error) throw settled.error
-        if (list.includes('values')) yield emit('values', settled.result)
+        const result = yield* items
+        if (list.includes('values')) yield emit('values', result)
       })()
     },
     /**

@@ -15,7 +15,7 @@
 import { randomUUID } from 'node:crypto'
 import { CHILD_TAG, createAgent, WorkflowLoadError } from './agent.js'
 import { Governance } from './governance.js'
-import { builtinTools } from './native.js'
+import { DEFAULT_SESSION_ID, builtinTools } from './native.js'
 import {
   checkOptionNames,
   contentText,
@@ -141,10 +141,10 @@ class Live {
 const RUN_ENDED = "LangGraph's run ended before the workflow's turn did"
 
 
-/** The thread a LangGraph call belongs to (`config.configurable.thread_id`, else `__default__`). */
+/** The thread a LangGraph call belongs to (`config.configurable.thread_id`, else the default session id). */
 function threadOf(runtime) {
   const id = runtime?.configurable?.thread_id
-  return id === undefined || id === null || id === '' ? '__default__' : String(id)
+  return id === undefined || id === null || id === '' ? DEFAULT_SESSION_ID : String(id)
 }
 
 /**

@@ -5,7 +5,7 @@
 // `workflow`, `workflowPath`, `problem` and `diagnostics`, as the native side gives them),
 // and a call in a state the workflow does not declare throws `UnknownStateError` naming the
 // states.
-import { Governance as NativeGovernance, validateSpec, workflowLoadFields } from './native.js'
+import { Governance as NativeGovernance, invalidSpecProblem, validateSpec, workflowLoadFields } from './native.js'
 import { UnknownStateError, WorkflowLoadError } from './agent.js'
 import { checkPolicyRules, policyAsk } from './policy-ask.js'
 
@@ -50,7 +50,7 @@ Governance.fromSpec = function fromSpec(yamlText, options) {
     throw loadError(e, () => ({
       workflow: undefined,
       workflowPath: undefined,
-      problem: 'no valid machine spec',
+      problem: invalidSpecProblem(),
       diagnostics: validateSpec(yamlText).diagnostics.filter((d) => d.severity === 'error'),
     }))
   }

@@ -460,6 +460,12 @@ export interface GovernanceWorkspaceOptions {
  */
 export declare function interruptCli(): boolean
 
+/**
+ * The `problem` of a spec text that does not load (`Governance.fromSpec`): the workflow
+ * loader's words for an invalid machine spec.
+ */
+export declare function invalidSpecProblem(): string
+
 /** Whether `s` is a hyphen-separated kebab-case slug (`order-lookup`). */
 export declare function isSlug(s: string): boolean
 

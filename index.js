@@ -773,7 +773,7 @@ if (
   }
 }
 
-const { Governance, NativeAgent, NativeSessionStore, NativeTurn, answerCall, builtinTools, connectionForTrigger, DEFAULT_SESSION_ID, defaultModelId, discoverCaseFiles, interruptCli, isSlug, messagePathForTrigger, modelChunk, modelSettings, modelText, parseCaseDocument, parseCodeDescription, parseMachineSpec, partialMatch, readEnv, reduceVerdict, runCli, serializeCaseDocument, sessionIdForTrigger, SIGNATURE_TYPES, signatureForTrigger, signatureJsonSchema, signatureValueIssues, specHash, suiteWithoutRun, validateSpec, validateWorkflow, workflowLoadFields } = nativeBinding
+const { Governance, NativeAgent, NativeSessionStore, NativeTurn, answerCall, builtinTools, connectionForTrigger, DEFAULT_SESSION_ID, defaultModelId, discoverCaseFiles, interruptCli, invalidSpecProblem, isSlug, messagePathForTrigger, modelChunk, modelSettings, modelText, parseCaseDocument, parseCodeDescription, parseMachineSpec, partialMatch, readEnv, reduceVerdict, runCli, serializeCaseDocument, sessionIdForTrigger, SIGNATURE_TYPES, signatureForTrigger, signatureJsonSchema, signatureValueIssues, specHash, suiteWithoutRun, validateSpec, validateWorkflow, workflowLoadFields } = nativeBinding
 export { Governance }
 export { NativeAgent }
 export { NativeSessionStore }
@@ -785,6 +785,7 @@ export { DEFAULT_SESSION_ID }
 export { defaultModelId }
 export { discoverCaseFiles }
 export { interruptCli }
+export { invalidSpecProblem }
 export { isSlug }
 export { messagePathForTrigger }
 export { modelChunk }

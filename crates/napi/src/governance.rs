@@ -237,6 +237,13 @@ pub fn builtin_tools() -> Value {
     serde_json::to_value(archmax_kernel::tools::BUILTINS).unwrap_or(Value::Null)
 }
 
+/// The `problem` of a spec text that does not load (`Governance.fromSpec`): the workflow
+/// loader's words for an invalid machine spec.
+#[napi(catch_unwind)]
+pub fn invalid_spec_problem() -> String {
+    archmax_spec::workspace::LoadProblem::Invalid.to_string()
+}
+
 /// The fields of the `WorkflowLoadError` `Governance.fromWorkspace(options)` raises (the
 /// workflow, its path, the problem, the load errors), or `null` when the workflow loads:
 /// what `governance.js` attaches to the error, so no JS reads them back out of its message.
