@@ -172,3 +172,136 @@ fn a_call_of_delete_answers_that_deletion_is_not_available() {
         "{shown}"
     );
 }
+
+const HOOKED: &str = "\
+instructions: A test workflow.
+states:
+  draft:
+    triggers: { manual: }
+    instructions: Draft it.
+    after:
+      script: hooks/check.js
+      max_iterations: 1
+    on_error: triage
+    transitions:
+      - to: done
+  triage:
+    instructions: Hand it over.
+  done:
+    instructions: Say goodbye.
+";
+
+/// An after hook that corrects every move once, then lets the model's second try through.
+const CHECK: &str = "\
+import { defineHook } from '@archmax-ai/harness/sandbox';
+export default defineHook(async (input) => {
+  const tried = await input.tools.readFile({ file_path: 'scratchpad/tried.md' }).catch(() => null);
+  if (!tried || String(tried).includes('not found')) {
+    await input.tools.writeFile({ file_path: 'scratchpad/tried.md', content: 'once' });
+    return { verdict: 'correct', reason: 'Add a summary first.' };
+  }
+  return { verdict: 'ok', reason: 'fine' };
+});
+";
+
+#[test]
+fn an_after_hook_corrects_a_move_and_the_second_try_passes() {
+    let mut t = Turns::with_files(
+        HOOKED,
+        &[("workflows/wf/hooks/check.js", CHECK)],
+        vec![
+            reply::call(
+                "c1",
+                "archmax_advance",
+                json!({ "to": "done", "reason": "drafted" }),
+            ),
+            reply::call(
+                "c2",
+                "archmax_advance",
+                json!({ "to": "done", "reason": "summary added" }),
+            ),
+            reply::text("Goodbye."),
+        ],
+    );
+    expect![[r#"
+        > send "Draft it."
+          advance to=draft from=__start__
+          state-enter state=draft
+          tool-called args={"to":"done","reason":"drafted"} state=draft tool=archmax_advance callId=c1
+          hook-start label=hooks/check.js state=draft phase=after
+          tool-called origin=lifecycle state=draft tool=read_file callId=ptc:1 args={"file_path":"scratchpad/tried.md"}
+          tool-result origin=lifecycle state=draft tool=read_file callId=ptc:1 status=ok truncated=false output=Error: File '/scratchpad/tried.md' not found
+          tool-called origin=lifecycle state=draft tool=write_file callId=ptc:2 args={"file_path":"scratchpad/tried.md","content":"once"}
+          tool-result origin=lifecycle state=draft tool=write_file callId=ptc:2 status=ok truncated=false output=Successfully wrote to 'scratchpad/tried.md'
+          hook-verdict reason=Add a summary first. state=draft phase=after label=hooks/check.js verdict=correct
+          hook-rejected reason=hook: reply incomplete — Add a summary first.. Update your answer and call archmax_advance({ to: "done" }) again. (0 attempt(s) remaining) state=draft phase=after
+          tool-result truncated=false state=draft tool=archmax_advance callId=c1 status=error output=archmax_advance rejected: hook: reply incomplete — Add a summary first.. Update your answer and call archmax_advance({ to: "done" }) again. (0 attempt(s) remaining)
+          tool-called args={"to":"done","reason":"summary added"} state=draft tool=archmax_advance callId=c2
+          hook-start label=hooks/check.js state=draft phase=after
+          tool-called origin=lifecycle state=draft tool=read_file callId=ptc:1 args={"file_path":"scratchpad/tried.md"}
+          tool-result origin=lifecycle state=draft tool=read_file callId=ptc:1 status=ok truncated=false output=once
+          hook-verdict reason= state=draft phase=after label=hooks/check.js verdict=ok
+          advance callId=c2 from=draft to=done reason=summary added
+          state-leave next=done state=draft
+          state-enter state=done
+          tool-result truncated=false state=draft tool=archmax_advance callId=c2 status=ok output=Advanced to state 'done'. You may now use the tools allowed in this state.
+          agent-text-delta text=Goodbye. state=done
+          agent-text text=Goodbye. state=done
+          state-leave next=done state=done
+        = completed at done: Goodbye.
+          trail: draft(trigger) → done(agent)
+    "#]]
+    .assert_eq(&t.send("s-1", "Draft it."));
+}
+
+#[test]
+fn a_hook_that_keeps_correcting_fails_the_state_and_on_error_routes_it() {
+    let always = "\
+import { defineHook } from '@archmax-ai/harness/sandbox';
+export default defineHook(async () => ({ verdict: 'correct', reason: 'Never good enough.' }));
+";
+    let mut t = Turns::with_files(
+        HOOKED,
+        &[("workflows/wf/hooks/check.js", always)],
+        vec![
+            reply::call(
+                "c1",
+                "archmax_advance",
+                json!({ "to": "done", "reason": "one" }),
+            ),
+            reply::call(
+                "c2",
+                "archmax_advance",
+                json!({ "to": "done", "reason": "two" }),
+            ),
+            reply::text("Handed over."),
+            reply::text("A colleague takes over."),
+        ],
+    );
+    expect![[r#"
+        > send "Draft it."
+          advance to=draft from=__start__
+          state-enter state=draft
+          tool-called args={"to":"done","reason":"one"} state=draft tool=archmax_advance callId=c1
+          hook-start label=hooks/check.js state=draft phase=after
+          hook-verdict reason=Never good enough. state=draft phase=after label=hooks/check.js verdict=correct
+          hook-rejected reason=hook: reply incomplete — Never good enough.. Update your answer and call archmax_advance({ to: "done" }) again. (0 attempt(s) remaining) state=draft phase=after
+          tool-result truncated=false state=draft tool=archmax_advance callId=c1 status=error output=archmax_advance rejected: hook: reply incomplete — Never good enough.. Update your answer and call archmax_advance({ to: "done" }) again. (0 attempt(s) remaining)
+          tool-called args={"to":"done","reason":"two"} state=draft tool=archmax_advance callId=c2
+          hook-start label=hooks/check.js state=draft phase=after
+          hook-verdict reason=Never good enough. state=draft phase=after label=hooks/check.js verdict=correct
+          hook-rejected reason=hook veto: reply still incomplete after 1 attempt(s) — Never good enough. state=draft phase=after
+          tool-result truncated=false state=draft tool=archmax_advance callId=c2 status=error output=archmax_advance rejected: hook veto: reply still incomplete after 1 attempt(s) — Never good enough.
+          agent-text-delta text=Handed over. state=draft
+          agent-text text=Handed over. state=draft
+          state-error-routed reason=hook veto: reply still incomplete after 1 attempt(s) — Never good enough. state=draft to=triage
+          state-leave next=triage state=draft
+          state-enter state=triage
+          agent-text-delta text=A colleague takes over. state=triage
+          agent-text text=A colleague takes over. state=triage
+          state-leave next=triage state=triage
+        = completed at triage: A colleague takes over.
+          trail: draft(trigger) → triage(on_error)
+    "#]]
+    .assert_eq(&t.send("s-1", "Draft it."));
+}
