@@ -23,6 +23,7 @@ import { fileURLToPath } from 'node:url'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import { serveArchmax } from '../__test__/helpers.mjs'
 
 const repo = join(dirname(fileURLToPath(import.meta.url)), '..')
 const BIN = join(repo, 'bin/archmax.js')
@@ -55,16 +56,7 @@ const env = { ...process.env, ARCHMAX_CLI_NO_BANNER: '1', NO_COLOR: '1', ARCHMAX
 delete env.ARCHMAX_SESSION_STORE
 delete env.ARCHMAX_SERVE_TOKENS
 
-const serve = spawn(process.execPath, [BIN, 'serve', '--root', root, '--port', '0'], { env, stdio: ['ignore', 'ignore', 'pipe'] })
-const base = await new Promise((resolve, reject) => {
-  let err = ''
-  serve.stderr.on('data', (d) => {
-    err += d
-    const m = err.match(/listening on (http:\/\/127\.0\.0\.1:\d+)/)
-    if (m) resolve(m[1])
-  })
-  serve.on('exit', (code) => reject(new Error(`archmax serve exited ${code}: ${err}`)))
-})
+const { base, child: serve } = await serveArchmax(root, env.ARCHMAX_API_BASE_URL, { ARCHMAX_MODEL: 'bench', ARCHMAX_STREAMING: 'false', ARCHMAX_SERVE_TOKENS: '' })
 const http = new Client({ name: 'bench', version: '1' })
 await http.connect(new StreamableHTTPClientTransport(new URL(`${base}/mcp`)))
 const stdio = new Client({ name: 'bench', version: '1' })

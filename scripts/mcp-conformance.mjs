@@ -149,26 +149,14 @@ function clientScenarios(suite, server = false) {
 }
 
 // 2b. `archmax serve` on a copy of the example (no model is asked: the scenarios list and
-// ping, they run no workflow); its /mcp URL and the child to stop.
+// ping, they run no workflow), started as the tests start it; its /mcp URL and the child.
 async function startServer() {
-  const { cpSync, mkdtempSync, symlinkSync } = await import('node:fs')
+  const { mkdtempSync } = await import('node:fs')
   const { tmpdir } = await import('node:os')
-  const ws = mkdtempSync(join(tmpdir(), 'archmax-conformance-'))
-  cpSync(join(ROOT, 'examples/customer-support'), ws, { recursive: true, filter: (src) => !src.includes('/sessions') })
-  symlinkSync(join(ROOT, 'node_modules'), join(ws, 'mcp', 'node_modules'), 'dir')
-  const env = { ...process.env, ARCHMAX_CLI_NO_BANNER: '1', NO_COLOR: '1', ARCHMAX_API_BASE_URL: 'http://127.0.0.1:9/v1', ARCHMAX_MODEL: 'none' }
-  delete env.ARCHMAX_SESSION_STORE
-  delete env.ARCHMAX_SERVE_TOKENS
-  const child = spawn(process.execPath, [join(ROOT, 'bin/archmax.js'), 'serve', '--root', ws, '--port', '0'], { cwd: ws, env, stdio: ['ignore', 'ignore', 'pipe'] })
-  let err = ''
-  const base = await new Promise((resolve, reject) => {
-    child.stderr.on('data', (d) => {
-      err += d
-      const m = err.match(/listening on (http:\/\/127\.0\.0\.1:\d+)/)
-      if (m) resolve(m[1])
-    })
-    child.on('exit', (code) => reject(new Error(`archmax serve exited ${code}: ${err}`)))
-  }).catch((e) => fail(e.message))
+  const { copyExample, serveArchmax } = await import('../__test__/helpers.mjs')
+  const ws = copyExample(mkdtempSync(join(tmpdir(), 'archmax-conformance-')))
+  // No tokens: the scenarios connect without one (and test the loopback host check).
+  const { base, child } = await serveArchmax(ws, 'http://127.0.0.1:9/v1', { ARCHMAX_MODEL: 'none', ARCHMAX_SERVE_TOKENS: '' }).catch((e) => fail(e.message))
   return { url: `${base}/mcp`, child }
 }
 

@@ -9,11 +9,11 @@
 // It installs the Inspector from npm into target/mcp-inspector/ (kept between runs) and uses
 // the built addon (`npm run build`). Exits 1 on the first answer that is not what it should be.
 import { spawn, spawnSync } from 'node:child_process'
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs'
-import { createServer } from 'node:http'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { copyExample, refundAnswers, serveArchmax, sseEndpoint } from '../__test__/helpers.mjs'
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..')
 const VERSION = '2.12.0'
@@ -37,40 +37,16 @@ if (installed !== VERSION) {
 }
 const INSPECTOR = join(SCRATCH, 'node_modules/.bin/mcp-inspector')
 
-// 2. A copy of the example and a scripted model: the refund request, parked, then approved.
-const ws = mkdtempSync(join(tmpdir(), 'archmax-inspector-'))
-cpSync(join(ROOT, 'examples/customer-support'), ws, { recursive: true, filter: (src) => !src.includes('/sessions') })
-symlinkSync(join(ROOT, 'node_modules'), join(ws, 'mcp', 'node_modules'), 'dir')
-const call = (id, name, args) => ({ role: 'assistant', content: null, tool_calls: [{ id, type: 'function', function: { name, arguments: JSON.stringify(args) } }] })
-const proposal = JSON.stringify({ order_id: 'KK-2043', decision: 'partial_refund', amount: 10, currency: 'EUR', limit: 300, reason: 'Delayed past the promise.' })
-const answers = [
-  call('c1', 'archmax_advance', { to: 'refund-request', reason: 'wants money back' }),
-  { role: 'assistant', content: null, tool_calls: [
-    { id: 'c2', type: 'function', function: { name: 'archmax_set_variables', arguments: JSON.stringify({ variables: { order_id: 'KK-2043' } }) } },
-    { id: 'c3', type: 'function', function: { name: 'write_file', arguments: JSON.stringify({ file_path: 'scratchpad/refund.json', content: proposal }) } },
-    { id: 'c4', type: 'function', function: { name: 'archmax_advance', arguments: JSON.stringify({ to: 'refund-review', reason: 'proposal written' }) } },
-  ] },
-  { role: 'assistant', content: 'A colleague will review your refund.' },
-  call('c5', 'write_file', { file_path: 'outbox/refund-KK-2043.md', content: 'KK-2043: 10.00 EUR.' }),
-  { role: 'assistant', content: 'Your refund of 10.00 EUR is confirmed.' },
-]
-const model = createServer((req, res) => {
-  let body = ''
-  req.on('data', (d) => (body += d))
-  req.on('end', () => {
-    const next = answers.shift()
-    const stream = JSON.parse(body).stream
-    if (!next || stream) {
-      res.writeHead(400, { 'content-type': 'application/json' })
-      res.end(JSON.stringify({ error: { message: next ? 'streaming is off' : 'the script ran out' } }))
-      return
-    }
-    res.writeHead(200, { 'content-type': 'application/json' })
-    res.end(JSON.stringify({ id: 'x', object: 'chat.completion', model: 'scripted', choices: [{ index: 0, message: next, finish_reason: next.tool_calls ? 'tool_calls' : 'stop' }] }))
-  })
+// 2. A copy of the example and a scripted model: the refund request, parked, then approved
+// (the tests' own helpers and script of that flow).
+const ws = copyExample(mkdtempSync(join(tmpdir(), 'archmax-inspector-')))
+const answers = refundAnswers()
+const model = await sseEndpoint(() => {
+  const next = answers.shift()
+  if (next === undefined) throw new Error('the script ran out')
+  return next
 })
-await new Promise((r) => model.listen(0, '127.0.0.1', r))
-const env = { ARCHMAX_API_BASE_URL: `http://127.0.0.1:${model.address().port}/v1`, ARCHMAX_MODEL: 'scripted', ARCHMAX_STREAMING: 'false', ARCHMAX_CLI_NO_BANNER: '1', NO_COLOR: '1' }
+const env = { ARCHMAX_API_BASE_URL: model.url, ARCHMAX_MODEL: 'scripted', ARCHMAX_CLI_NO_BANNER: '1', NO_COLOR: '1' }
 
 // 3. The Inspector's CLI, one method a run (a child process: the model answers on this loop).
 const home = mkdtempSync(join(tmpdir(), 'archmax-inspector-home-'))
@@ -105,22 +81,13 @@ const parked = await inspect('stdio', ['--method', 'tools/call', '--tool-name', 
 expect('stdio tools/call order-lookup: parked at the human review', parked.structuredContent?.kind === 'parked' && parked.structuredContent?.state === 'refund-review', parked)
 
 // Over HTTP, behind a token that is an approver's.
-const serve = spawn(process.execPath, [BIN, 'serve', '--root', ws, '--port', '0'], { env: { ...process.env, ...env, ARCHMAX_SERVE_TOKENS: 'support-lead@kettleandkite.example=t-lead' }, stdio: ['ignore', 'ignore', 'pipe'] })
+const { base, child: serve } = await serveArchmax(ws, model.url, { ARCHMAX_SERVE_TOKENS: 'support-lead@kettleandkite.example=t-lead' }).catch((e) => fail(e.message))
 process.on('exit', () => serve.kill())
-const base = await new Promise((resolve) => {
-  let err = ''
-  serve.stderr.on('data', (d) => {
-    err += d
-    const m = err.match(/listening on (http:\/\/127\.0\.0\.1:\d+)/)
-    if (m) resolve(m[1])
-  })
-  serve.on('exit', (code) => fail(`archmax serve exited ${code}: ${err}`))
-})
 const http = { url: `${base}/mcp`, token: 't-lead' }
 const shown = await inspect(http, ['--method', 'tools/call', '--tool-name', 'sessions', '--tool-arg', 'session=insp-1'])
 expect('http tools/call sessions: the parked session, one store', shown.structuredContent?.session?.park?.state === 'refund-review', shown)
 const decided = await inspect(http, ['--method', 'tools/call', '--tool-name', 'decide', '--tool-arg', 'session=insp-1', 'target=refund-approved'])
 expect('http tools/call decide (an approver): completed at refund-approved', decided.structuredContent?.kind === 'completed' && decided.structuredContent?.state === 'refund-approved', decided)
-model.close()
+await model.close()
 console.log('the MCP Inspector drove archmax mcp (stdio) and /mcp (HTTP) end to end')
 process.exit(0)

@@ -25,7 +25,7 @@ use serde_json::{Map, Value, json};
 
 use crate::api::ApiError;
 use crate::auth::Identity;
-use crate::{AppState, Loaded, outcome_value};
+use crate::{AppState, Loaded};
 
 /// The tools that act on a session a turn left behind.
 const OPERATIONS: [&str; 4] = ["decide", "reply", "deliver", "sessions"];
@@ -232,8 +232,8 @@ fn refusal(e: &ApiError) -> CallToolResult {
 
 /// The answer of a turn: its outcome as text for the calling model and as
 /// `structuredContent` (`isError` when it was rejected or failed).
-fn answer(outcome: &Outcome, returns: &[String]) -> CallToolResult {
-    let full = outcome_value(outcome);
+fn answer(turned: &Turned, returns: &[String]) -> CallToolResult {
+    let (outcome, full) = (&turned.outcome, &turned.shown);
     let mut structured = Map::new();
     for key in ["sessionId", "kind", "state", "reply", "rejected", "exit"] {
         if let Some(v) = full.get(key) {
@@ -258,7 +258,7 @@ fn answer(outcome: &Outcome, returns: &[String]) -> CallToolResult {
     }
     let mut text = outcome.reply.clone();
     let status = match (&outcome.kind, outcome.pending.as_ref()) {
-        (OutcomeKind::Parked, Some(_)) => park_line(&full),
+        (OutcomeKind::Parked, Some(_)) => park_line(full),
         (OutcomeKind::Rejected, _) => format!(
             "[session {} rejected at {}: {}]",
             outcome.session_id,
@@ -360,6 +360,13 @@ fn progress_line(json: &str) -> Option<String> {
     })
 }
 
+/// A turn that ran: its outcome, and the outcome as the HTTP API answers it (what the answer
+/// and the park are read from, serialized once).
+struct Turned {
+    outcome: Outcome,
+    shown: Value,
+}
+
 impl McpServer {
     /// Runs `turn` for session `id`, telling the caller its flow as progress notifications
     /// (when it asked for them) and stopping it when the caller cancels the request.
@@ -370,7 +377,7 @@ impl McpServer {
         arrival: &str,
         context: &RequestContext<RoleServer>,
         turn: F,
-    ) -> Result<Outcome, ApiError>
+    ) -> Result<Turned, ApiError>
     where
         F: std::future::Future<Output = Result<Outcome, archmax_machine::RunError>>,
     {
@@ -413,8 +420,8 @@ impl McpServer {
             task.abort();
         }
         let outcome = outcome?;
-        self.state.settled(arrival, started, &outcome);
-        Ok(outcome)
+        let shown = self.state.settled(arrival, started, &outcome);
+        Ok(Turned { outcome, shown })
     }
 
     async fn start(
@@ -461,11 +468,11 @@ impl McpServer {
             variables: vars,
         };
         self.state.metrics.on_request("mcp");
-        let outcome = self
+        let turned = self
             .run_turn(&h, &id, "mcp", context, h.send(&id, input))
             .await?;
-        let outcome = self.ask_decisions(&h, outcome, context).await?;
-        Ok(answer(&outcome, &entry.returns))
+        let turned = self.ask_decisions(&h, turned, context).await?;
+        Ok(answer(&turned, &entry.returns))
     }
 
     async fn operation(
@@ -496,7 +503,7 @@ impl McpServer {
         }
         let id = required(&args, "session")?;
         let h = self.state.existing(&id)?;
-        let outcome = match name {
+        let turned = match name {
             "decide" => {
                 let target = required(&args, "target")?;
                 if let Some(who) = self.identity(context) {
@@ -535,8 +542,8 @@ impl McpServer {
                 .await?
             }
         };
-        let outcome = self.ask_decisions(&h, outcome, context).await?;
-        Ok(answer(&outcome, &[]))
+        let turned = self.ask_decisions(&h, turned, context).await?;
+        Ok(answer(&turned, &[]))
     }
 
     /// While `outcome` is parked for a decision that the caller may make and its client can
@@ -545,32 +552,32 @@ impl McpServer {
     async fn ask_decisions(
         &self,
         h: &Harness,
-        mut outcome: Outcome,
+        mut turned: Turned,
         context: &RequestContext<RoleServer>,
-    ) -> Result<Outcome, ApiError> {
+    ) -> Result<Turned, ApiError> {
         let asks = context
             .peer
             .peer_info()
             .is_some_and(|info| info.capabilities.elicitation.is_some());
         // A bound on decisions asked in one call (a workflow may park again after each).
         for _ in 0..MAX_ASKED_DECISIONS {
-            if !asks || outcome.kind != OutcomeKind::Parked {
+            if !asks || turned.outcome.kind != OutcomeKind::Parked {
                 break;
             }
-            let full = outcome_value(&outcome);
-            let Some(park) = full
+            let Some(park) = turned
+                .shown
                 .get("pending")
                 .filter(|p| p.get("channel").and_then(Value::as_str) == Some("decision"))
             else {
                 break;
             };
-            let id = outcome.session_id.clone();
+            let id = turned.outcome.session_id.clone();
             if let Some(who) = self.identity(context)
                 && crate::api::check_approver(h, &id, &who, !self.state.tokens.is_empty()).is_err()
             {
                 break;
             }
-            let Some(params) = decision_question(park, &outcome.reply) else {
+            let Some(params) = decision_question(park, &turned.outcome.reply) else {
                 break;
             };
             let Ok(asked) = context.peer.create_elicitation(params).await else {
@@ -586,7 +593,7 @@ impl McpServer {
                 break;
             };
             let comment = text_arg(content.as_object().unwrap_or(&Map::new()), "comment");
-            outcome = self
+            turned = self
                 .run_turn(
                     h,
                     &id,
@@ -596,7 +603,7 @@ impl McpServer {
                 )
                 .await?;
         }
-        Ok(outcome)
+        Ok(turned)
     }
 }
 

@@ -105,8 +105,7 @@ fn walk(ctx: &Context<'_>, tree: &Node, chain: &mut Vec<String>, out: &mut Vec<D
     // A workflow met again down its own recursion: what its targets are was said where it
     // was met first, and the walk went on from there; what this path decides for its own
     // calls (a cycle, the depth) is all that is new.
-    let repeat =
-        depth > 0 && (current == ctx.workflow || chain[..depth - 1].iter().any(|w| *w == current));
+    let repeat = depth > 0 && (current == ctx.workflow || chain[..depth - 1].contains(&current));
     let always = targets(tree.get("tools").and_then(|t| t.get("allow_always")));
     for state in reachable(tree) {
         let mut names = targets(state.value.get("tools").and_then(|t| t.get("allow")));
