@@ -140,7 +140,8 @@ pub struct Decision {
     pub message: Option<String>,
     /// A denial retrying cannot fix (an unresolvable guard): the turn ends.
     pub terminal: bool,
-    /// The denial is reported as a warning event (`tool.eval` is silent).
+    /// The original's flag for a denial reported as a warning event (`tool.eval` is
+    /// silent there); the runtime reports every denial, and `Governance.decide` answers it.
     pub warn: bool,
 }
 

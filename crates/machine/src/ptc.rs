@@ -113,16 +113,15 @@ impl ScriptTools {
             let reason = verdict
                 .message
                 .unwrap_or_else(|| format!("'{name}' is not allowed in state '{}'.", self.state));
-            if verdict.warn {
-                self.emit(Event::ToolBlocked {
-                    state: self.state.clone(),
-                    tool: name.to_string(),
-                    reason: reason.clone(),
-                    call_id: Some(call_id),
-                    args: Some(args),
-                    origin,
-                });
-            }
+            // Shown even when the kernel's refusal is a quiet one (record 0235).
+            self.emit(Event::ToolBlocked {
+                state: self.state.clone(),
+                tool: name.to_string(),
+                reason: reason.clone(),
+                call_id: Some(call_id),
+                args: Some(args),
+                origin,
+            });
             return Err(reason);
         }
         if name.starts_with(archmax_kernel::tools::WORKFLOW_TOOL_PREFIX) {

@@ -63,6 +63,19 @@ pub mod reply {
     pub fn call(id: &str, name: &str, args: serde_json::Value) -> ChatResponse {
         calls(&[(id, name, args)])
     }
+
+    /// An answer making one call whose arguments are `raw` as the model wrote them (not
+    /// necessarily JSON).
+    pub fn call_raw(id: &str, name: &str, raw: &str) -> ChatResponse {
+        answer(
+            None,
+            vec![ToolCall {
+                id: id.to_string(),
+                name: name.to_string(),
+                arguments: raw.to_string(),
+            }],
+        )
+    }
 }
 
 /// A model answering from a script, in order; every request kept. Running out of answers

@@ -759,6 +759,10 @@ fn a_refused_move_and_a_refused_tool_show_their_reasons_live() {
             "write_file",
             json!({ "file_path": "scratchpad/refund.json", "content": "{}" }),
         )]),
+        Reply::tool_calls(vec![
+            ("c3", "issue_refund", json!({ "order": "KK-1" })),
+            ("c4", "eval", json!({ "code": "1" })),
+        ]),
         Reply::text("A person has to review the refund first."),
     ])
     .expect("server");
@@ -771,7 +775,7 @@ fn a_refused_move_and_a_refused_tool_show_their_reasons_live() {
     assert_eq!(
         r.err,
         format!(
-            "{}\n● classify\n    ✖ archmax_advance refused: cannot advance from 'classify' to 'approved'. Valid target slugs: review.\n    ✖ write_file refused: 'write_file' on 'scratchpad/refund.json' is forbidden by state 'classify' (states.classify.tools.forbid). A denial beats every grant, so no allow entry here permits it.\n    │ A person has to review the refund first.\n✔ classify (turn ends here)\n\n✔ answer\n",
+            "{}\n● classify\n    ✖ archmax_advance refused: cannot advance from 'classify' to 'approved'. Valid target slugs: review.\n    ✖ write_file refused: 'write_file' on 'scratchpad/refund.json' is forbidden by state 'classify' (states.classify.tools.forbid). A denial beats every grant, so no allow entry here permits it.\n    ✖ issue_refund refused: [workflow] 'issue_refund' is not a tool. Call one of the tools you were given, by its exact name.\n    ✖ eval refused: an unnamespaced `eval` tool is never governed — use `archmax_eval`, the runtime's own code interpreter.\n    │ A person has to review the refund first.\n✔ classify (turn ends here)\n\n✔ answer\n",
             ws.header("refunds", Some("scripted-model"))
         )
     );

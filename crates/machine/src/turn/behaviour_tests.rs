@@ -173,6 +173,35 @@ fn a_call_of_delete_answers_that_deletion_is_not_available() {
     );
 }
 
+#[test]
+fn every_refused_call_is_shown_an_unknown_name_bad_arguments_and_a_quiet_refusal() {
+    let mut t = Turns::new(
+        REVIEW,
+        vec![
+            reply::calls(&[
+                ("c1", "send_email", json!({ "to": "a@b.c" })),
+                ("c2", "eval", json!({ "code": "1" })),
+            ]),
+            reply::call_raw("c3", "write_file", "{not json"),
+            reply::text("Nothing worked."),
+        ],
+    );
+    expect![[r#"
+        > send "Try things."
+          advance to=draft from=__start__
+          state-enter state=draft
+          tool-blocked args={"to":"a@b.c"} state=draft tool=send_email reason=[workflow] 'send_email' is not a tool. Call one of the tools you were given, by its exact name. callId=c1
+          tool-blocked args={"code":"1"} state=draft tool=eval reason=[workflow] BLOCKED: an unnamespaced `eval` tool is never governed — use `archmax_eval`, the runtime's own code interpreter. callId=c2
+          tool-blocked callId=c3 state=draft tool=write_file reason=Error: the arguments of 'write_file' are not valid JSON (key must be a string at line 1 column 2), so nothing was run. Call 'write_file' again with its arguments as one JSON object.
+          agent-text-delta text=Nothing worked. state=draft
+          agent-text text=Nothing worked. state=draft
+          state-leave next=draft state=draft
+        = completed at draft: Nothing worked.
+          trail: draft(trigger)
+    "#]]
+    .assert_eq(&t.send("s-1", "Try things."));
+}
+
 const HOOKED: &str = "\
 instructions: A test workflow.
 states:

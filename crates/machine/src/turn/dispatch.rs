@@ -320,15 +320,20 @@ impl Turn<'_> {
         let state = self.session.workflow_state.clone();
         let Some(name) = self.resolve_name(&call.name) else {
             refused_span(&call.name, &call.id, "unknown", None);
-            if call.name == "delete" {
-                return Planned::Answered(Answer::error(deletion_unavailable(&call.arguments)));
-            }
-            return Planned::Answered(Answer::error(self.unknown_tool(&call.name)));
+            let answer = if call.name == "delete" {
+                deletion_unavailable(&call.arguments)
+            } else {
+                self.unknown_tool(&call.name)
+            };
+            let args = serde_json::from_str(&call.arguments).ok();
+            self.blocked(state, &call.name, &answer, &call.id, args);
+            return Planned::Answered(Answer::error(answer));
         };
         let args = match crate::governed::arguments(&name, &call.arguments) {
             Ok(args) => args,
             Err(refusal) => {
                 refused_span(&name, &call.id, "invalid-arguments", None);
+                self.blocked(state, &name, &refusal, &call.id, None);
                 return Planned::Answered(Answer::error(refusal));
             }
         };
@@ -341,14 +346,7 @@ impl Turn<'_> {
                 Err(f) => {
                     let reason = crate::substitute::unresolved_message(&f);
                     refused_span(&name, &call.id, "blocked", Some("unresolved-reference"));
-                    self.emit(Event::ToolBlocked {
-                        state,
-                        tool: name,
-                        reason: reason.clone(),
-                        call_id: Some(call.id.clone()),
-                        args: Some(args),
-                        origin: None,
-                    });
+                    self.blocked(state, &name, &reason, &call.id, Some(args));
                     return Planned::Answered(Answer::blocked(reason));
                 }
             }
@@ -371,16 +369,9 @@ impl Turn<'_> {
         if !verdict.allowed && !file_operation_answers {
             refused_span(&name, &call.id, "blocked", Some(verdict.rule.as_str()));
             let reason = verdict.message.unwrap_or_default();
-            if verdict.warn {
-                self.emit(Event::ToolBlocked {
-                    state,
-                    tool: name,
-                    reason: reason.clone(),
-                    call_id: Some(call.id.clone()),
-                    args: Some(args),
-                    origin: None,
-                });
-            }
+            // Every refusal is shown, the kernel's quiet ones (`warn: false`) included: an
+            // operator watching the run needs each one (record 0235).
+            self.blocked(state, &name, &reason, &call.id, Some(args));
             if verdict.terminal {
                 self.session.rejected = Some(reason.clone());
             }
@@ -400,14 +391,7 @@ impl Turn<'_> {
                 })),
                 Err(reason) => {
                     refused_span(&name, &call.id, "refused", None);
-                    self.emit(Event::ToolBlocked {
-                        state,
-                        tool: name.clone(),
-                        reason: reason.clone(),
-                        call_id: Some(call.id.clone()),
-                        args: Some(args),
-                        origin: None,
-                    });
+                    self.blocked(state, &name, &reason, &call.id, Some(args));
                     self.refused(&name, &call.id, &reason);
                     Planned::Answered(Answer::blocked(reason))
                 }
@@ -508,6 +492,19 @@ impl Turn<'_> {
             msg["governance_blocked"] = Value::Bool(true);
         }
         self.transcript.push(msg);
+    }
+
+    /// A refused call of the agent's (`tool-blocked`), whatever refused it: an unknown name,
+    /// arguments that are not a JSON object, an unresolved reference or the kernel.
+    fn blocked(&self, state: String, tool: &str, reason: &str, call_id: &str, args: Option<Value>) {
+        self.emit(Event::ToolBlocked {
+            state,
+            tool: tool.to_string(),
+            reason: reason.to_string(),
+            call_id: Some(call_id.to_string()),
+            args,
+            origin: None,
+        });
     }
 
     pub(super) fn resolve_name(&self, called: &str) -> Option<String> {
