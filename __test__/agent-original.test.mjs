@@ -378,13 +378,16 @@ test('model-usage has no model when no id is known; a LangChain model prices and
   }
 })
 
-test('archmax_raise says it is only for a task that cannot be completed, never to finish work that worked', async () => {
+// The original's own test of this description matches these four phrases.
+test('archmax_raise says it is for when the task cannot be completed, never to finish work that worked, and alone', async () => {
   const { agent, requests } = await agentOn({ 'workflows/reviews/workflow.yaml': REVIEW_SPEC }, [say('Hi.')], { workflow: 'reviews' })
   try {
     await agent.workflow.send('ra1', { message: 'Hi' })
     const raise = requests[0].tools.find((t) => t.function.name === 'archmax_raise')
-    assert.match(raise.function.description, /only for a task that cannot be completed/i)
-    assert.match(raise.function.description, /never to finish work that worked/)
+    assert.match(raise.function.description, /when the task cannot be completed/)
+    assert.match(raise.function.description, /Never call it to finish work that worked/)
+    assert.match(raise.function.description, /a reply that only explains the failure reports it as one/)
+    assert.match(raise.function.description, /Call it alone/)
   } finally {
     agent.dispose()
   }

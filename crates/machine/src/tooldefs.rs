@@ -97,7 +97,7 @@ pub fn built_in(name: &str) -> Option<ToolSpec> {
         ),
         "archmax_raise" => spec(
             name,
-            "End the session as failed. Only for a task that cannot be completed, once recovery has been tried: never to finish work that worked, and never in place of archmax_wait (something has to arrive), archmax_reset (a wrong branch) or a human state (a person has to decide). Put any message for the person in the text of this same assistant message, and call it alone in that message.",
+            "End the session as failed, when the task cannot be completed and recovery has been tried. Never call it to finish work that worked, nor in place of archmax_wait (something has to arrive), archmax_reset (a wrong branch) or a human state (a person has to decide). A failure has to be raised: a reply that only explains the failure reports it as one that succeeded. Put any message for the person in the text of this same assistant message. Call it alone: no other tool call in that message.",
             object(
                 json!({ "code": { "type": "string", "description": "A short machine-readable code (at most 64 characters, one line)." }, "reason": { "type": "string" } }),
                 &["code", "reason"],
