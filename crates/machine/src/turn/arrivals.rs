@@ -2,8 +2,9 @@
 //! delivery. Each arrival loads the session, moves it as the arrival says, commits, and hands
 //! the turn to the loop ([`run`](super::run)).
 //!
-//! State it changes: the session's position, park, status, variables and trigger, the mode
-//! (`disposition`, `reply_case`, `closing`) and the visit (`before_done`) at the arrival.
+//! State it changes: the session's position, park, status, variables and trigger, the turn's
+//! `disposition`, `reply_case` and mode (a reply owed) and the visit (`before_done`) at the
+//! arrival; a state is entered through [`Turn::enter`](super::Turn).
 
 use archmax_spec::signature::signature_for_trigger;
 use serde_json::{Map, Value, json};
@@ -157,7 +158,7 @@ impl Harness {
             });
         };
         let kind = edge.kind.clone();
-        turn.mode.disposition = "decide";
+        turn.disposition = "decide";
         turn.resume_common();
         if turn.session.presented_child().is_some() {
             let resume = super::delegate::Resume::Decision {
@@ -175,31 +176,17 @@ impl Harness {
             crate::notes::NoteKind::Decision,
             &crate::park::decision_note(&state, target, kind.as_deref(), comment),
         );
-        turn.emit(Event::StateLeave {
-            state: state.clone(),
-            next: target.to_string(),
-        });
         turn.session.park = None;
-        turn.session.workflow_state = target.to_string();
         turn.session.status = Status::Running;
-        turn.trail(
+        turn.enter(
             target,
-            "human",
-            comment.map(str::trim).filter(|c| !c.is_empty()),
+            super::moves::Entry {
+                by: "human",
+                reason: comment.map(str::trim).filter(|c| !c.is_empty()),
+                moving: true,
+                at_human: Some((crate::park::ReplyCase::Routed, Vec::new())),
+            },
         );
-        turn.emit(Event::StateEnter {
-            state: target.to_string(),
-        });
-        if turn
-            .h
-            .spec
-            .states
-            .get(target)
-            .is_some_and(archmax_spec::model::State::is_human)
-        {
-            turn.mode.reply_case = crate::park::ReplyCase::Routed;
-            turn.park_decision(target, Vec::new());
-        }
         turn.commit().await?;
         let out = turn.run().await;
         self.release(lease).await;
@@ -217,7 +204,7 @@ impl Harness {
         if message.trim().is_empty() {
             return Err(RunError::EmptyMessage(id));
         }
-        turn.mode.disposition = "reply";
+        turn.disposition = "reply";
         turn.resume_common();
         turn.emit(Event::ParkMessage {
             state,
@@ -227,8 +214,8 @@ impl Harness {
         });
         turn.transcript
             .push(json!({ "role": "user", "content": message }));
-        turn.mode.reply_case = crate::park::ReplyCase::PersonWrote;
-        turn.mode.closing = true;
+        turn.reply_case = crate::park::ReplyCase::PersonWrote;
+        turn.mode = super::Mode::OwesReply;
         turn.commit().await?;
         let out = turn.run().await;
         self.release(lease).await;
@@ -268,7 +255,7 @@ impl Harness {
             return Err(RunError::MissingDeliveryTrigger(id));
         }
         crate::harness::check_variable_names(&variables, &format!("delivered to session '{id}'"))?;
-        turn.mode.disposition = "deliver";
+        turn.disposition = "deliver";
         turn.resume_common();
         if turn.session.presented_child().is_some() {
             let resume = super::delegate::Resume::Delivery {
@@ -364,8 +351,15 @@ impl Harness {
         turn.signature = signature_for_trigger(&turn.h.spec_json, trigger);
         turn.session.park = None;
         turn.session.status = Status::Running;
-        turn.trail(&state, "trigger", Some(trigger));
-        turn.emit(Event::StateEnter { state });
+        turn.enter(
+            &state,
+            super::moves::Entry {
+                by: "trigger",
+                reason: Some(trigger),
+                moving: false,
+                at_human: None,
+            },
+        );
         // A delivery resumes the visit: the parked state's `before` hooks do not run again.
         turn.visit.before_done = true;
         turn.commit().await?;

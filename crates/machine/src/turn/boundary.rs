@@ -157,8 +157,9 @@ impl Turn<'_> {
                 call_id: None,
             });
         }
-        self.trail(&here, "trigger", Some(trigger));
         if let Some(reason) = self.requires_refusal(trigger) {
+            // The arrival is on the trail; the state is never entered.
+            self.trail(&here, "trigger", Some(trigger));
             self.emit(Event::Warning {
                 scope: "workflow".into(),
                 message: reason.clone(),
@@ -167,21 +168,17 @@ impl Turn<'_> {
             self.session.rejected = Some(reason);
             return self.commit().await;
         }
-        self.emit(Event::StateEnter {
-            state: here.clone(),
-        });
-        if self
-            .h
-            .spec
-            .states
-            .get(&here)
-            .is_some_and(archmax_spec::model::State::is_human)
-        {
-            // A turn opened at a human state presents the decision again on a fresh record
-            // (`seq` + 1): the run owes the person one message, then waits where it stood.
-            self.mode.reply_case = crate::park::ReplyCase::PersonWrote;
-            self.park_decision(&here, Vec::new());
-        }
+        // A turn opened at a human state presents the decision again on a fresh record
+        // (`seq` + 1): the run owes the person one message, then waits where it stood.
+        self.enter(
+            &here,
+            super::moves::Entry {
+                by: "trigger",
+                reason: Some(trigger),
+                moving: false,
+                at_human: Some((crate::park::ReplyCase::PersonWrote, Vec::new())),
+            },
+        );
         for m in prior {
             self.transcript.push(m);
         }

@@ -9,7 +9,7 @@
 //! State it changes: the session's queue (`pending_delegations`), park, status and
 //! `decision_count` (a presented decision takes this session's next `seq`; `park_counts`
 //! are not touched: nothing the calling agent did parked it), the transcript (the notes) and
-//! the mode (`closing`, `reply_case`).
+//! the mode (a reply owed) and the reply case.
 
 use std::time::Instant;
 
@@ -73,19 +73,19 @@ impl Turn<'_> {
                     created_at,
                 });
                 self.session.status = Status::AwaitingDecision;
-                self.mode.reply_case = case;
+                self.reply_case = case;
                 "decision"
             }
             input @ Park::Input { .. } => {
                 self.session.park = Some(input);
                 self.session.status = Status::AwaitingInput;
-                self.mode.reply_case = ReplyCase::Waiting;
+                self.reply_case = ReplyCase::Waiting;
                 "input"
             }
         };
         self.session.rejected = None;
         self.failed.clear();
-        self.mode.closing = true;
+        self.mode = super::Mode::OwesReply;
         self.emit(Event::Parked {
             state: self.session.workflow_state.clone(),
             session_id: self.id.as_str().to_string(),

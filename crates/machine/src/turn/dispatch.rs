@@ -354,7 +354,7 @@ impl Turn<'_> {
         let ctx = CallContext {
             state: &state,
             origin: Origin::Agent,
-            reply_only: self.mode.reply_only,
+            reply_only: self.mode == super::Mode::ReplyOnly,
             variables: Some(&vars),
             inherited: &self.inherited,
         };

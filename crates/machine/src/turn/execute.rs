@@ -255,7 +255,7 @@ impl Turn<'_> {
                         &state,
                         Origin::Agent,
                         self.session.kernel_variables(),
-                        self.mode.reply_only,
+                        self.mode == super::Mode::ReplyOnly,
                         self.workspace(),
                     )
                     .with_inherited(std::sync::Arc::clone(&self.inherited)),

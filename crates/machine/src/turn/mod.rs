@@ -18,7 +18,7 @@
 //! ```
 //!
 //! The state is grouped by who changes it: [`Transcript`] (only through its methods),
-//! [`Mode`] (the loop and the parks), [`Visit`] (every move of the position, the gates,
+//! [`Mode`] (what the next model call may do: the loop and the parks), [`Visit`] (every move of the position, the gates,
 //! the budgets read it), and the session itself, which each module's header says it touches.
 
 mod arrivals;
@@ -81,6 +81,10 @@ struct Turn<'h> {
     steps: u64,
     visit: Visit,
     mode: Mode,
+    /// How the reply-only directive opens.
+    reply_case: crate::park::ReplyCase,
+    /// `turn`, `decide`, `reply` or `deliver`: what opened the turn (its outcome and span say it).
+    disposition: &'static str,
     /// Tripped by [`Harness::cancel`].
     cancel: Cancel,
     /// The `agent` sandbox of `archmax_eval`/`archmax_run`: built at the first call,
@@ -135,16 +139,15 @@ impl Visit {
     }
 }
 
-/// How the loop is to treat the next model call, and how the turn is reported.
-struct Mode {
-    /// This model call is a reply-only turn of a parked session: every tool call is refused.
-    reply_only: bool,
+/// What the loop's next model call may do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// Work: the model's calls run under governance.
+    Work,
     /// A park was committed this turn and its one reply-only message is still owed.
-    closing: bool,
-    /// How the reply-only directive opens.
-    reply_case: crate::park::ReplyCase,
-    /// `turn`, `decide`, `reply` or `deliver`.
-    disposition: &'static str,
+    OwesReply,
+    /// This model call is a parked session's reply-only message: every tool call is refused.
+    ReplyOnly,
 }
 
 /// The next turn's lineage.
@@ -274,12 +277,9 @@ impl Harness {
             signature,
             steps: 0,
             visit: Visit::new(),
-            mode: Mode {
-                reply_only: false,
-                closing: false,
-                reply_case: crate::park::ReplyCase::HandedOver,
-                disposition: "turn",
-            },
+            mode: Mode::Work,
+            reply_case: crate::park::ReplyCase::HandedOver,
+            disposition: "turn",
             cancel,
             sandbox: None,
             lineage: NEXT_LINEAGE.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
@@ -423,14 +423,14 @@ impl Turn<'_> {
             gen_ai.conversation.id = self.id.as_str(),
             archmax.session.id = self.id.as_str(),
             archmax.workflow = workflow,
-            archmax.disposition = self.mode.disposition,
+            archmax.disposition = self.disposition,
             archmax.outcome = tracing::field::Empty,
             archmax.status = tracing::field::Empty,
             archmax.state = tracing::field::Empty,
             archmax.resumes = tracing::field::Empty,
             error.type = tracing::field::Empty,
         );
-        if self.mode.disposition != "turn"
+        if self.disposition != "turn"
             && let Some(parked) = &self.session.park_trace
         {
             span.record("archmax.resumes", parked.as_str());
@@ -467,7 +467,7 @@ impl Turn<'_> {
     fn outcome(&mut self) -> Outcome {
         let messages = self.transcript.take_messages();
         Outcome::from_session_owning(self.id.as_str(), &self.session, messages)
-            .with_disposition(self.mode.disposition)
+            .with_disposition(self.disposition)
     }
 }
 

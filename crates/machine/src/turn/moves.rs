@@ -1,11 +1,10 @@
 //! The control tools that change the session: `archmax_set_variables`, `archmax_raise`,
 //! `archmax_reset` and `archmax_advance` (one move per batch: `moved` holds the state a
-//! batch's earlier move landed in).
+//! batch's earlier move landed in), and [`Turn::enter`], the one way into a state that every
+//! arrival, move and routed failure takes.
 //!
 //! State it changes: the session (position, status, variables, exit, `rejected`), the
-//! visit when the position moves, and the mode when an advance lands in a human state.
-
-use std::time::Instant;
+//! visit when the position moves, and the mode when a move lands in a human state.
 
 use serde_json::Value;
 
@@ -14,10 +13,53 @@ use crate::events::Event;
 use crate::hooks::Phase;
 use crate::state::{Exit, LockedBy, Status};
 
-use super::Turn;
 use super::gates::Gate;
+use super::{Turn, Visit};
+
+/// How [`Turn::enter`] enters a state.
+pub(super) struct Entry<'a> {
+    /// The trail step's kind: `trigger`, `agent`, `human`, `on_error` or `reset`.
+    pub(super) by: &'static str,
+    /// The trail step's reason.
+    pub(super) reason: Option<&'a str>,
+    /// The position moves: `state-leave` from where it stood and a new visit. `false` for an
+    /// arrival where the session already stands (a new turn, a delivery).
+    pub(super) moving: bool,
+    /// At a human state its decision is presented, the message owed opening as this says,
+    /// with this evidence attached; `None` never parks (a reset).
+    pub(super) at_human: Option<(crate::park::ReplyCase, Vec<String>)>,
+}
 
 impl Turn<'_> {
+    /// Every entry of a state, written once: the leave and the new visit when the position
+    /// moves, the trail step, `state-enter`, and at a human state its decision.
+    pub(super) fn enter(&mut self, to: &str, how: Entry<'_>) {
+        if how.moving {
+            self.emit(Event::StateLeave {
+                state: self.session.workflow_state.clone(),
+                next: to.to_string(),
+            });
+            self.session.workflow_state = to.to_string();
+            self.session.state_turns = 0;
+            self.visit = Visit::new();
+        }
+        self.trail(to, how.by, how.reason);
+        self.emit(Event::StateEnter {
+            state: to.to_string(),
+        });
+        if let Some((case, evidence)) = how.at_human
+            && self
+                .h
+                .spec
+                .states
+                .get(to)
+                .is_some_and(archmax_spec::model::State::is_human)
+        {
+            self.reply_case = case;
+            self.park_decision(to, evidence);
+        }
+    }
+
     /// `archmax_set_variables`: writes the variables and announces them.
     pub(super) fn set_variables(&mut self, args: &Value, call_id: &str) -> ControlResult {
         let state = self.session.workflow_state.clone();
@@ -87,7 +129,6 @@ impl Turn<'_> {
 
     /// `archmax_reset`: back to the entry state, agent locks released.
     pub(super) fn reset(&mut self, args: &Value, moved: &mut Option<String>) -> ControlResult {
-        let state = self.session.workflow_state.clone();
         let name = "archmax_reset";
         if let Some(landed) = moved.as_ref() {
             return control::second_move(name, landed);
@@ -100,23 +141,20 @@ impl Turn<'_> {
         let entry = self.session.entry_state.clone();
         let result = control::reset_result(reason, &entry);
         if !result.is_error {
-            self.emit(Event::StateLeave {
-                state: state.clone(),
-                next: entry.clone(),
-            });
-            self.session.workflow_state = entry.clone();
-            self.session.state_turns = 0;
-            self.visit.segment_started = Instant::now();
-            self.visit.before_done = false;
             for v in self.session.variables.values_mut() {
                 if v.locked_by == Some(LockedBy::Agent) {
                     v.locked_by = None;
                 }
             }
-            self.trail(&entry, "reset", reason);
-            self.emit(Event::StateEnter {
-                state: entry.clone(),
-            });
+            self.enter(
+                &entry,
+                Entry {
+                    by: "reset",
+                    reason,
+                    moving: true,
+                    at_human: None,
+                },
+            );
             self.failed.clear();
             *moved = Some(entry);
         }
@@ -196,22 +234,20 @@ impl Turn<'_> {
             reason: Some(reason.clone()),
             call_id: Some(call_id.to_string()),
         });
-        self.emit(Event::StateLeave {
-            state: state.clone(),
-            next: to.clone(),
-        });
-        self.session.workflow_state = to.clone();
-        self.session.state_turns = 0;
-        self.visit.segment_started = Instant::now();
         self.session.rejected = None;
-        self.trail(&to, "agent", Some(&reason));
-        self.emit(Event::StateEnter { state: to.clone() });
+        self.enter(
+            &to,
+            Entry {
+                by: "agent",
+                reason: Some(&reason),
+                moving: true,
+                at_human: Some((crate::park::ReplyCase::HandedOver, evidence)),
+            },
+        );
+        // The target's `before` hooks ran as the move's gate.
+        self.visit.before_done = true;
         self.failed.clear();
         *moved = Some(to.clone());
-        if into_human {
-            self.mode.reply_case = crate::park::ReplyCase::HandedOver;
-            self.park_decision(&to, evidence);
-        }
         ControlResult {
             text: control::advanced_text(&to),
             is_error: false,

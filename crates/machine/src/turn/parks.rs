@@ -1,7 +1,7 @@
 //! Parks: a human state's decision record, and `archmax_wait`'s wait for input.
 //!
 //! State it changes: the session's park, status, `decision_count` and park budgets, and the
-//! mode's `closing`/`reply_case` (the one reply-only message a park owes).
+//! mode (`OwesReply`: the one reply-only message a park owes) and the reply case.
 
 use serde_json::Value;
 
@@ -45,7 +45,7 @@ impl Turn<'_> {
             created_at: crate::clock::iso(crate::clock::now_ms()),
         });
         self.session.status = Status::AwaitingDecision;
-        self.mode.closing = true;
+        self.mode = super::Mode::OwesReply;
         self.emit(Event::Parked {
             state: state.to_string(),
             session_id: self.id.as_str().to_string(),
@@ -113,8 +113,13 @@ impl Turn<'_> {
             };
         }
         self.session.park_counts.insert(state.clone(), used + 1);
-        self.mode.closing = !self.transcript.spoke_this_turn();
-        self.mode.reply_case = crate::park::ReplyCase::Waiting;
+        // The model that already spoke this turn owes no reply-only message.
+        self.mode = if self.transcript.spoke_this_turn() {
+            super::Mode::Work
+        } else {
+            super::Mode::OwesReply
+        };
+        self.reply_case = crate::park::ReplyCase::Waiting;
         self.session.park = Some(crate::state::Park::Input {
             state: state.clone(),
             title: self.h.spec.states.get(&state).and_then(|s| s.title.clone()),

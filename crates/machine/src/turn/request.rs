@@ -75,7 +75,7 @@ impl Turn<'_> {
             return (self.h.static_prompt.clone(), String::new());
         }
         let clock = crate::clock::clock_line(crate::clock::now_ms());
-        if self.mode.reply_only {
+        if self.mode == super::Mode::ReplyOnly {
             let (state, title, reason) = match self.session.park.as_ref() {
                 Some(crate::state::Park::Decision { state, title, .. }) => {
                     (state.clone(), title.clone(), String::new())
@@ -89,7 +89,7 @@ impl Turn<'_> {
                 None => (self.session.workflow_state.clone(), None, String::new()),
             };
             let directive =
-                crate::park::directive(self.mode.reply_case, &state, title.as_deref(), &reason);
+                crate::park::directive(self.reply_case, &state, title.as_deref(), &reason);
             return (
                 self.h.static_prompt.clone(),
                 format!("{clock}\n\n## This run is parked\n\n{directive}"),

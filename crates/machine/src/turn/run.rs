@@ -13,6 +13,7 @@ use crate::hooks::Phase;
 use crate::outcome::Outcome;
 use crate::state::Status;
 
+use super::Mode;
 use super::dispatch::unique_call_ids;
 use super::gates::Gate;
 use super::{Turn, step_limit};
@@ -78,12 +79,11 @@ impl Turn<'_> {
             self.present_child(crate::park::ReplyCase::HandedOver);
         }
         if self.session.park.is_some() {
-            if self.mode.closing && !self.mode.reply_only {
+            match self.mode {
                 // The park's one reply-only message: tools stay listed, every call is refused.
-                self.mode.closing = false;
-                self.mode.reply_only = true;
-            } else if !self.mode.reply_only {
-                return Ok(Flow::Stop);
+                Mode::OwesReply => self.mode = Mode::ReplyOnly,
+                Mode::ReplyOnly => {}
+                Mode::Work => return Ok(Flow::Stop),
             }
         } else if self.session.status != Status::Running {
             return Ok(Flow::Stop);
@@ -92,7 +92,7 @@ impl Turn<'_> {
             self.fail_cancelled().await?;
             return Ok(Flow::Stop);
         }
-        if !self.mode.reply_only
+        if self.mode != Mode::ReplyOnly
             && let Some(reason) = self.entry_gate().await
         {
             let here = self.session.workflow_state.clone();
@@ -100,7 +100,7 @@ impl Turn<'_> {
             self.route_failure(&reason).await?;
             return Ok(Flow::Next);
         }
-        if !self.mode.reply_only
+        if self.mode != Mode::ReplyOnly
             && let Some(reason) = self.budget_exhausted()
         {
             self.route_failure(&reason).await?;
@@ -188,7 +188,7 @@ impl Turn<'_> {
                 partial: None,
             });
         }
-        if self.mode.reply_only {
+        if self.mode == Mode::ReplyOnly {
             // Any call of a reply-only turn is refused; the session stays parked either way.
             self.run_batch(&calls).await;
             // Only an answer to a person is a message to them from the park: the text
@@ -215,7 +215,7 @@ impl Turn<'_> {
                     text: text.clone(),
                 });
             }
-            self.mode.reply_only = false;
+            self.mode = Mode::Work;
             self.commit().await?;
             return Ok(Flow::Stop);
         }
@@ -253,7 +253,7 @@ impl Turn<'_> {
             // A failure routed at completion jumps back to the model: the handler's
             // segment runs, or, at a human handler, the park's one message is owed.
             if self.session.status == Status::Running
-                || (self.session.park.is_some() && self.mode.closing)
+                || (self.session.park.is_some() && self.mode == Mode::OwesReply)
             {
                 return Ok(Flow::Next);
             }

@@ -4,8 +4,6 @@
 //! State it changes: the session's position (to the error handler), status, `rejected` and
 //! exit, and the visit when it routes.
 
-use std::time::Instant;
-
 use archmax_spec::signature::signature_value_issues;
 use serde_json::{Map, Value};
 
@@ -109,29 +107,18 @@ impl Turn<'_> {
                     to: to.clone(),
                     reason: reason.to_string(),
                 });
-                self.emit(Event::StateLeave {
-                    state: from.clone(),
-                    next: to.clone(),
-                });
                 self.transcript.note(crate::notes::NoteKind::Error, &format!("[error] The '{from}' state failed: {reason}. Routing to the '{to}' error handler."));
-                self.session.workflow_state = to.clone();
-                self.session.state_turns = 0;
-                self.visit.segment_started = Instant::now();
-                self.visit.before_done = false;
-                self.trail(&to, "on_error", Some(reason));
-                self.emit(Event::StateEnter { state: to.clone() });
-                if self
-                    .h
-                    .spec
-                    .states
-                    .get(&to)
-                    .is_some_and(archmax_spec::model::State::is_human)
-                {
-                    // An error handler that is a person's decision: the run parks there,
-                    // owing them one message about the failure (the runtime note opens it).
-                    self.mode.reply_case = crate::park::ReplyCase::Routed;
-                    self.park_decision(&to, Vec::new());
-                }
+                // An error handler that is a person's decision: the run parks there, owing
+                // them one message about the failure (the runtime note opens it).
+                self.enter(
+                    &to,
+                    super::moves::Entry {
+                        by: "on_error",
+                        reason: Some(reason),
+                        moving: true,
+                        at_human: Some((crate::park::ReplyCase::Routed, Vec::new())),
+                    },
+                );
             }
         }
         self.commit().await
