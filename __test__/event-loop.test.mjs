@@ -93,11 +93,18 @@ test('the harness threads are background work for the scheduler; the JS thread i
   const answers = [advance('done', 'worked'), say('Goodbye.')]
   const agent = await createAgent({ workflow: 'spin', workspace: { rootDir: root }, model: async () => answers.shift() })
   const threads = () =>
-    readdirSync(`/proc/${process.pid}/task`).map((tid) => {
-      const stat = readFileSync(`/proc/${process.pid}/task/${tid}/stat`, 'utf8')
+    readdirSync(`/proc/${process.pid}/task`).flatMap((tid) => {
+      let stat
+      try {
+        stat = readFileSync(`/proc/${process.pid}/task/${tid}/stat`, 'utf8')
+      } catch (e) {
+        // A thread that ended between the listing and this read is not one to look at.
+        if (e.code === 'ENOENT' || e.code === 'ESRCH') return []
+        throw e
+      }
       const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
       // Fields 14-15 (CPU time), 19 (nice) and 41 (the scheduling policy: 0 normal, 3 batch).
-      return { tid: Number(tid), name: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')), cpu: Number(f[11]) + Number(f[12]), nice: Number(f[16]), policy: Number(f[38]) }
+      return [{ tid: Number(tid), name: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')), cpu: Number(f[11]) + Number(f[12]), nice: Number(f[16]), policy: Number(f[38]) }]
     })
   try {
     const before = new Map(threads().map((t) => [t.tid, t.cpu]))
