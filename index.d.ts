@@ -94,11 +94,11 @@ export type NativeResult =
 
 /** `Governance.fromWorkspace`'s options: the host's `policyRules` too, asked as `createAgent` asks them. */
 export interface GovernanceWorkspaceOptions {
-  policyRules?: Array<import('./agent.js').GovernanceRule>
+  policyRules?: Array<import('./js/agent.js').GovernanceRule>
 }
 /** `Governance.fromSpec`'s options: the host's `policyRules` too, asked as `createAgent` asks them. */
 export interface GovernanceSpecOptions {
-  policyRules?: Array<import('./agent.js').GovernanceRule>
+  policyRules?: Array<import('./js/agent.js').GovernanceRule>
 }
 
 /**

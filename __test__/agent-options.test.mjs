@@ -250,7 +250,7 @@ async function typeKeys(file, name) {
 
 test('a misspelled option from plain JS is refused with the known names, the ones TypeScript accepts', async () => {
   const { AGENT_OPTIONS } = await import('@archmax-ai/harness')
-  assert.deepEqual([...AGENT_OPTIONS].sort(), await typeKeys('agent.d.ts', 'CreateAgentParams'))
+  assert.deepEqual([...AGENT_OPTIONS].sort(), await typeKeys('js/agent.d.ts', 'CreateAgentParams'))
   await assert.rejects(createAgent({ workflow: false, workspce: { rootDir: '.' }, model: async () => say('hi') }), (e) => {
     assert.ok(e instanceof TypeError)
     assert.equal(e.message, `createAgent: unknown option 'workspce'; the options are ${AGENT_OPTIONS.join(', ')}`)
@@ -265,7 +265,7 @@ test('a misspelled option from plain JS is refused with the known names, the one
     listed = known.split(', ').sort()
     return true
   })
-  assert.deepEqual(listed, await typeKeys('deepagents.d.ts', 'ArchmaxMiddlewareOptions'))
+  assert.deepEqual(listed, await typeKeys('js/deepagents.d.ts', 'ArchmaxMiddlewareOptions'))
 })
 
 test('a JS model function is told the state each request is made in, and who asks', async () => {

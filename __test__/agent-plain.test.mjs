@@ -5,7 +5,7 @@ import assert from 'node:assert/strict'
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 
-import { createAgent, EmptyMessageError, SessionStoreIdError, WorkflowLoadError, WorkflowDisabledError } from '../main.js'
+import { createAgent, EmptyMessageError, SessionStoreIdError, WorkflowLoadError, WorkflowDisabledError } from '../js/main.js'
 import { BROKEN_SPEC, EXAMPLE, call, say, scripted, workspace } from './helpers.mjs'
 
 const toolNames = (request) => (request.tools ?? []).map((t) => t.function.name)

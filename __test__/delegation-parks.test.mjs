@@ -27,7 +27,7 @@ test('a child parks its caller in one process; agent.workflow.decide in another 
   const root = workspace({ 'workflows/orders/workflow.yaml': CALLER_SPEC, 'workflows/enrich/workflow.yaml': PARKING_CHILD_SPEC })
   // The first process: its own createAgent and JS model, answering from the same script.
   const script = `
-    import { createAgent } from ${JSON.stringify(pathToFileURL(join(ROOT, 'main.js')).href)}
+    import { createAgent } from ${JSON.stringify(pathToFileURL(join(ROOT, 'js', 'main.js')).href)}
     const answers = ${JSON.stringify(UNTIL_PARKED)}
     const agent = await createAgent({ workflow: 'orders', workspace: { rootDir: ${JSON.stringify(root)} }, model: async () => answers.shift() })
     const out = await agent.workflow.send('s1', { message: 'Review KK-1.' })

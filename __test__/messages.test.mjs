@@ -238,9 +238,9 @@ test('lastTurn starts at the first of the last run of openers', () => {
 // --- package shape ---------------------------------------------------------------------------
 
 test('messages.js imports only the generated note kinds, which import nothing (browser-safe)', () => {
-  const text = readFileSync(join(ROOT, 'messages.js'), 'utf8')
+  const text = readFileSync(join(ROOT, 'js', 'messages.js'), 'utf8')
   const imports = [...text.matchAll(/\bfrom\s*['"]([^'"]+)['"]/g)].map((m) => m[1])
-  assert.deepEqual(imports, ['./generated/note-kinds.js'])
+  assert.deepEqual(imports, ['../generated/note-kinds.js'])
   assert.doesNotMatch(text, /\brequire\b/)
   assert.match(text, /export function lastAgentText/)
   const kinds = readFileSync(join(ROOT, 'generated/note-kinds.js'), 'utf8')

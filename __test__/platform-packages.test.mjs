@@ -90,7 +90,7 @@ test('the main tarball carries no .node file, though the build left one beside i
   assert.ok(!pkg.files.some((f) => f.includes('.node')), 'files does not name .node files')
   const out = execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: ROOT, encoding: 'utf8' })
   const files = JSON.parse(out)[0].files.map((f) => f.path)
-  assert.ok(files.includes('index.js') && files.includes('main.js'))
+  assert.ok(files.includes('index.js') && files.includes('js/main.js'))
   assert.deepEqual(files.filter((f) => f.endsWith('.node')), [])
 })
 

@@ -43,7 +43,7 @@ test('defineHook returns its argument', async () => {
 
 test('sandbox.js exports the four helpers and imports nothing', () => {
   assert.deepEqual(Object.keys(sandbox).sort(), ['correct', 'defineHook', 'ok', 'veto'])
-  const text = readFileSync(join(ROOT, 'sandbox.js'), 'utf8')
+  const text = readFileSync(join(ROOT, 'js', 'sandbox.js'), 'utf8')
   assert.doesNotMatch(text, /^\s*import\s/m)
   assert.doesNotMatch(text, /\brequire\s*\(/)
 })

@@ -5,7 +5,7 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { existsSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
-import { createAgent, createFilesystemSessionStore, createMemorySessionStore, SessionStoreIdError } from '../main.js'
+import { createAgent, createFilesystemSessionStore, createMemorySessionStore, SessionStoreIdError } from '../js/main.js'
 import { NO_PG, ONE_STATE_SPEC, call, mapStore, pgStore, say, scripted, tools, workspace } from './helpers.mjs'
 
 const SECRET = 'VICTIM-SECRET'

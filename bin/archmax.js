@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // The `archmax` command: a shim over the addon's runCli.
-import { interruptCli, runCli } from '../native.js'
+import { interruptCli, runCli } from '../js/native.js'
 
 // Node leaves piped stdio non-blocking; the addon writes to the file
 // descriptors directly and would lose output to EAGAIN (napi-rs #1630).

@@ -1,6 +1,6 @@
 // Generated from archmax_machine::ErrorClass (crates/machine/src/error.rs) by
 // `cargo test -p archmax-napi`: do not edit.
-import { HarnessError } from '../harness-error.js'
+import { HarnessError } from '../js/harness-error.js'
 
 /** The class named `code`: a `HarnessError` whose `name` and `code` are `code`. */
 const define = (code) =>

@@ -26,7 +26,7 @@ import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { createAgent, createMemorySessionStore, Governance } from '../main.js'
+import { createAgent, createMemorySessionStore, Governance } from '../js/main.js'
 
 const repo = join(dirname(fileURLToPath(import.meta.url)), '..')
 const fixture = process.argv[2]

@@ -23,8 +23,8 @@ import { AIMessage } from '@langchain/core/messages'
 import { MemorySaver } from '@langchain/langgraph'
 import { createDeepAgent } from 'deepagents'
 
-import { createMemorySessionStore } from '../main.js'
-import { archmaxMiddleware } from '../deepagents.js'
+import { createMemorySessionStore } from '../js/main.js'
+import { archmaxMiddleware } from '../js/deepagents.js'
 
 const ROUNDS = Number(process.env.ROUNDS ?? 5)
 const THREADS = Number(process.env.THREADS ?? 20)

@@ -13,7 +13,7 @@ import { readFileSync, readdirSync, existsSync } from "node:fs";
 import { dirname, join, posix } from "node:path";
 import { fileURLToPath } from "node:url";
 import picomatch from "picomatch";
-import { parseMachineSpec } from "../spec.js";
+import { parseMachineSpec } from "../js/spec.js";
 
 const repo = join(dirname(fileURLToPath(import.meta.url)), "..");
 const root = join(repo, "examples/customer-support");

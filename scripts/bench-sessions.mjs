@@ -23,7 +23,7 @@
 import { mkdtempSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { createAgent, createMemorySessionStore } from '../main.js'
+import { createAgent, createMemorySessionStore } from '../js/main.js'
 import { mapStore, ONE_STATE_SPEC } from '../__test__/helpers.mjs'
 
 const store = process.argv[2] ?? 'filesystem'

@@ -19,7 +19,7 @@ import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { createAgent } from '../main.js'
+import { createAgent } from '../js/main.js'
 
 const repo = join(dirname(fileURLToPath(import.meta.url)), '..')
 const ROUNDS = Number(process.env.ROUNDS ?? 5)

@@ -44,7 +44,7 @@ name="$(node -p 'require("./package.json").name')"
 version="$(node -p 'require("./package.json").version')"
 binary_name="$(node -p 'require("./package.json").napi.binaryName')"
 stem="$(echo "${name#@}" | tr / -)"
-platform_of() { node --input-type=module -e "import { platformOfTriple } from './native-platform.js'; console.log(platformOfTriple(process.argv[1]))" "$1"; }
+platform_of() { node --input-type=module -e "import { platformOfTriple } from './js/native-platform.js'; console.log(platformOfTriple(process.argv[1]))" "$1"; }
 known_targets="$(node -p 'require("./package.json").napi.targets.join(" ")')"
 
 if [[ -z "$addon" && ${#targets[@]} -eq 0 ]]; then
@@ -170,7 +170,7 @@ pack_platform() {
 }
 
 if [[ -n "$addon" ]]; then
-  platform="$(node --input-type=module -e "import { currentPlatform } from './native-platform.js'; console.log(currentPlatform())")"
+  platform="$(node --input-type=module -e "import { currentPlatform } from './js/native-platform.js'; console.log(currentPlatform())")"
   mkdir -p "$stage/$platform"
   # The smoke test's debug build: its debug info is most of its size.
   if command -v strip >/dev/null; then strip --strip-debug -o "$stage/$platform/$binary_name.$platform.node" "$addon"; else cp "$addon" "$stage/$platform/$binary_name.$platform.node"; fi

@@ -18,10 +18,10 @@ root="$PWD"
 
 fail() { echo "smoke-install: $*" >&2; exit 1; }
 
-platform="$(node --input-type=module -e "import { currentPlatform } from './native-platform.js'; console.log(currentPlatform())")"
+platform="$(node --input-type=module -e "import { currentPlatform } from './js/native-platform.js'; console.log(currentPlatform())")"
 # The napi target this platform's package is built from (for its standalone CLI archive).
 triple="$(node --input-type=module -e "
-  import { platformOfTriple } from './native-platform.js'
+  import { platformOfTriple } from './js/native-platform.js'
   import pkg from './package.json' with { type: 'json' }
   console.log(pkg.napi.targets.find((t) => platformOfTriple(t) === process.argv[1]) ?? '')" "$platform")"
 name="$(node -p 'require("./package.json").name')"

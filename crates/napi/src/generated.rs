@@ -27,7 +27,7 @@ pub(crate) fn errors_js() -> String {
     let mut out = String::from(
         "// Generated from archmax_machine::ErrorClass (crates/machine/src/error.rs) by\n\
          // `cargo test -p archmax-napi`: do not edit.\n\
-         import { HarnessError } from '../harness-error.js'\n\n\
+         import { HarnessError } from '../js/harness-error.js'\n\n\
          /** The class named `code`: a `HarnessError` whose `name` and `code` are `code`. */\n\
          const define = (code) =>\n  \
          ({ [code]: class extends HarnessError { constructor(message) { super(message, code) } } })[code]\n\n",

@@ -73,7 +73,7 @@ function checkState(gov, state) {
 
 /**
  * Decides one tool call: `{ allowed, rule, message?, terminal, warn }`.
- * @param {import('./index.d.ts').GovernanceCall} call
+ * @param {import('../index.d.ts').GovernanceCall} call
  */
 NativeGovernance.prototype.decide = function decide(call) {
   if (call === null || typeof call !== 'object') {

@@ -5,7 +5,7 @@ import { createRequire } from 'node:module'
 import { readFileSync } from 'node:fs'
 
 const require = createRequire(import.meta.url)
-const pkg = require('./package.json')
+const pkg = require('../package.json')
 
 const ARCH = { x86_64: 'x64', aarch64: 'arm64', i686: 'ia32', armv7: 'arm', riscv64: 'riscv64' }
 

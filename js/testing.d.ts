@@ -1,16 +1,16 @@
 // Types of `@archmax-ai/harness/testing` (testing.js). The result shapes are the engine's
 // ts-rs output in types/, so they cannot drift from what it serializes.
 import type { Agent, CreateAgentParams, GovernedAgent, EventEnvelope, ToolMockMiddleware } from './agent.js'
-import type { AssertionRecord } from './types/AssertionRecord.js'
-import type { CaseResult } from './types/CaseResult.js'
-import type { CaseVerdict } from './types/CaseVerdict.js'
-import type { RunTestsResult } from './types/RunTestsResult.js'
+import type { AssertionRecord } from '../types/AssertionRecord.js'
+import type { CaseResult } from '../types/CaseResult.js'
+import type { CaseVerdict } from '../types/CaseVerdict.js'
+import type { RunTestsResult } from '../types/RunTestsResult.js'
 
-export type { AssertionRecord } from './types/AssertionRecord.js'
-export type { AssertionStatus } from './types/AssertionStatus.js'
-export type { CaseResult } from './types/CaseResult.js'
-export type { CaseVerdict } from './types/CaseVerdict.js'
-export type { RunTestsResult } from './types/RunTestsResult.js'
+export type { AssertionRecord } from '../types/AssertionRecord.js'
+export type { AssertionStatus } from '../types/AssertionStatus.js'
+export type { CaseResult } from '../types/CaseResult.js'
+export type { CaseVerdict } from '../types/CaseVerdict.js'
+export type { RunTestsResult } from '../types/RunTestsResult.js'
 
 export declare const CASE_TITLE_MAX_LENGTH: 60
 export declare const CASE_DESCRIPTION_MAX_LENGTH: 200

@@ -11,7 +11,7 @@
 // - the checkpoint lines of `sessions/<id>/transcript.jsonl` (`{ archmax_checkpoint: … }`), which
 //   read as type "" and are never a message of any kind.
 
-import { NOTE_KINDS as KINDS } from './generated/note-kinds.js'
+import { NOTE_KINDS as KINDS } from '../generated/note-kinds.js'
 
 /** The note kinds a runtime note can carry (the harness's list). */
 const NOTE_KINDS = new Set(KINDS)

@@ -5,8 +5,8 @@
  * addition (the model-call budget warning); `sub-workflow` is written when a child that parked
  * its caller finishes after the caller is resumed; `opening` is not written by this runtime.
  */
-export type { RuntimeNoteKind } from './types/RuntimeNoteKind.js'
-import type { RuntimeNoteKind } from './types/RuntimeNoteKind.js'
+export type { RuntimeNoteKind } from '../types/RuntimeNoteKind.js'
+import type { RuntimeNoteKind } from '../types/RuntimeNoteKind.js'
 
 /**
  * One message of a session's transcript (`Outcome.messages`, `agent.sessions.messages`): an

@@ -5,7 +5,7 @@
 // as the original's error classes.
 import { DEFAULT_SESSION_ID, NativeAgent, defaultModelId, modelChunk, modelSettings, modelText } from './native.js'
 import { inSlice, nextSlice, sliced } from './slices.js'
-import { AgentDisposedError, errorClasses } from './generated/errors.js'
+import { AgentDisposedError, errorClasses } from '../generated/errors.js'
 import { sessionStoreBinding } from './store.js'
 import { checkPolicyRules, policyAsk } from './policy-ask.js'
 import {
@@ -31,7 +31,7 @@ export function hostTool(tool) {
 
 // The error classes, generated from the Rust list (the native side names them by `code`).
 export { HarnessError } from './harness-error.js'
-export * from './generated/errors.js'
+export * from '../generated/errors.js'
 
 /** Unwraps a native `{ ok, value | code, message }` answer, raising its error class. */
 function unwrap(result) {

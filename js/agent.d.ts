@@ -1,44 +1,44 @@
 // Types of `createAgent` (agent.js). Hand-written, except the shapes the runtime
 // serializes (outcomes, events, park records, session summaries): those are its ts-rs
 // output in types/, so they cannot drift from what serde writes.
-import type { EventEnvelope } from './types/EventEnvelope.js'
-import type { Outcome as OutcomeRecord } from './types/Outcome.js'
-import type { SessionExit } from './types/SessionExit.js'
-import type { Workflow } from './types/Workflow.js'
+import type { EventEnvelope } from '../types/EventEnvelope.js'
+import type { Outcome as OutcomeRecord } from '../types/Outcome.js'
+import type { SessionExit } from '../types/SessionExit.js'
+import type { Workflow } from '../types/Workflow.js'
 import type { TranscriptMessage } from './messages.js'
-import type { ParkRecord } from './types/ParkRecord.js'
-import type { DelegatedPark } from './types/DelegatedPark.js'
-import type { ResolvedSession } from './types/ResolvedSession.js'
-import type { RuntimeContract } from './types/RuntimeContract.js'
-import type { SessionSummary } from './types/SessionSummary.js'
-import type { PruneReport } from './types/PruneReport.js'
-import type { StandingKind } from './types/StandingKind.js'
-import type { UsageSummary } from './types/UsageSummary.js'
-import type { VariableEntry } from './types/VariableEntry.js'
+import type { ParkRecord } from '../types/ParkRecord.js'
+import type { DelegatedPark } from '../types/DelegatedPark.js'
+import type { ResolvedSession } from '../types/ResolvedSession.js'
+import type { RuntimeContract } from '../types/RuntimeContract.js'
+import type { SessionSummary } from '../types/SessionSummary.js'
+import type { PruneReport } from '../types/PruneReport.js'
+import type { StandingKind } from '../types/StandingKind.js'
+import type { UsageSummary } from '../types/UsageSummary.js'
+import type { VariableEntry } from '../types/VariableEntry.js'
 import type { SessionStore, HostSessionStore } from './store.js'
 
-export type { Classification } from './types/Classification.js'
-export type { DecisionOption } from './types/DecisionOption.js'
-export type { DelegatedPark } from './types/DelegatedPark.js'
-export type { EventEnvelope } from './types/EventEnvelope.js'
-export type { LifecycleEvent } from './types/LifecycleEvent.js'
-export type { OutcomeKind } from './types/OutcomeKind.js'
-export type { ParkRecord } from './types/ParkRecord.js'
-export type { ContractSource } from './types/ContractSource.js'
-export type { ResolvedSession } from './types/ResolvedSession.js'
-export type { RuntimeContract } from './types/RuntimeContract.js'
-export type { SessionDisposition } from './types/SessionDisposition.js'
-export type { SessionExit } from './types/SessionExit.js'
-export type { SessionSummary } from './types/SessionSummary.js'
-export type { Standing } from './types/Standing.js'
-export type { StandingKind } from './types/StandingKind.js'
-export type { PruneReport } from './types/PruneReport.js'
-export type { PrunedSession } from './types/PrunedSession.js'
-export type { SkippedSession } from './types/SkippedSession.js'
-export type { TrailStep } from './types/TrailStep.js'
-export type { UsageSummary } from './types/UsageSummary.js'
-export type { VariableEntry } from './types/VariableEntry.js'
-export type { WorkflowStatus } from './types/WorkflowStatus.js'
+export type { Classification } from '../types/Classification.js'
+export type { DecisionOption } from '../types/DecisionOption.js'
+export type { DelegatedPark } from '../types/DelegatedPark.js'
+export type { EventEnvelope } from '../types/EventEnvelope.js'
+export type { LifecycleEvent } from '../types/LifecycleEvent.js'
+export type { OutcomeKind } from '../types/OutcomeKind.js'
+export type { ParkRecord } from '../types/ParkRecord.js'
+export type { ContractSource } from '../types/ContractSource.js'
+export type { ResolvedSession } from '../types/ResolvedSession.js'
+export type { RuntimeContract } from '../types/RuntimeContract.js'
+export type { SessionDisposition } from '../types/SessionDisposition.js'
+export type { SessionExit } from '../types/SessionExit.js'
+export type { SessionSummary } from '../types/SessionSummary.js'
+export type { Standing } from '../types/Standing.js'
+export type { StandingKind } from '../types/StandingKind.js'
+export type { PruneReport } from '../types/PruneReport.js'
+export type { PrunedSession } from '../types/PrunedSession.js'
+export type { SkippedSession } from '../types/SkippedSession.js'
+export type { TrailStep } from '../types/TrailStep.js'
+export type { UsageSummary } from '../types/UsageSummary.js'
+export type { VariableEntry } from '../types/VariableEntry.js'
+export type { WorkflowStatus } from '../types/WorkflowStatus.js'
 
 /** A session parked at a human state: what the person decides. */
 /** A park as `sessions.park` presents it: the record, with the parked state's `instructions` and `approvers` when declared. */
@@ -110,7 +110,7 @@ export type ModelAnswer =
  * the function answers with a stream.
  */
 export type ModelCallInfo = {
-  role: import('./types/ModelRole.js').ModelRole
+  role: import('../types/ModelRole.js').ModelRole
   stream?: boolean
   /** The session an agent request serves. */
   sessionId?: string
@@ -640,7 +640,7 @@ export type InvokeConfig = {
  */
 export type InvokeResult = {
   messages: Array<ChatMessage & Record<string, unknown>>
-  status: import('./types/WorkflowStatus.js').WorkflowStatus
+  status: import('../types/WorkflowStatus.js').WorkflowStatus
   exit?: { success: false; code: string; reason: string }
   usage?: UsageSummary
   /** Governed only: the state the session stands in. */
@@ -648,7 +648,7 @@ export type InvokeResult = {
   /** Governed only. */
   variables?: VariableStore
   /** Governed only. */
-  auditTrail?: Array<import('./types/TrailStep.js').TrailStep>
+  auditTrail?: Array<import('../types/TrailStep.js').TrailStep>
   /** Governed only: the park record when parked at a human state. */
   pendingDecision?: PendingDecision
   /** Governed only: the park record when parked for an event. */
@@ -695,7 +695,7 @@ export interface Agent {
    * checkpoint's) and `variables.json`. Answers `"<id>/artifacts"`, or `null` after a
    * `warning` event (scope `run-artifacts`) when they could not be written.
    */
-  emitRunArtifacts(sessionId: string, trajectory: unknown, opts?: { trail?: Array<import('./types/TrailStep.js').TrailStep> }): Promise<string | null>
+  emitRunArtifacts(sessionId: string, trajectory: unknown, opts?: { trail?: Array<import('../types/TrailStep.js').TrailStep> }): Promise<string | null>
   sessions: SessionOperations
   /**
    * The spec a session ran under, by its summary's `specHash` (a snapshot is kept the first
@@ -753,8 +753,8 @@ export declare function createAgent(params: CreateAgentParams & { workflow: fals
 export declare function createAgent(params?: CreateAgentParams): Promise<Agent>
 
 /** The `code` (and `name`) of every error class the package raises (generated from Rust). */
-export type { HarnessErrorCode } from './types/HarnessErrorCode.js'
-import type { HarnessErrorCode } from './types/HarnessErrorCode.js'
+export type { HarnessErrorCode } from '../types/HarnessErrorCode.js'
+import type { HarnessErrorCode } from '../types/HarnessErrorCode.js'
 
 export declare class HarnessError extends Error {
   constructor(message: string, code?: HarnessErrorCode)
@@ -766,8 +766,8 @@ export declare class WorkflowLoadError extends HarnessError {
   workflow: string
   workflowPath: string
   /** `no workflow.yaml found`, `no valid machine spec`, or `the file <reason>` (not a regular file, too large, …). */
-  problem: import('./types/LoadProblem.js').LoadProblem
-  diagnostics: Array<import('./types/Diagnostic.js').Diagnostic>
+  problem: import('../types/LoadProblem.js').LoadProblem
+  diagnostics: Array<import('../types/Diagnostic.js').Diagnostic>
 }
 export declare class WorkflowDisabledError extends HarnessError {
   code: 'WorkflowDisabledError'

@@ -2,4 +2,4 @@
 // runs first (ES modules evaluate their imports in order) and fails with a clear message when
 // this platform's addon is missing or does not load.
 import './native-check.js'
-export * from './index.js'
+export * from '../index.js'

@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url'
 import { currentPlatform, isMusl, SUPPORTED } from './native-platform.js'
 
 const require = createRequire(import.meta.url)
-const pkg = require('./package.json')
+const pkg = require('../package.json')
 
 function describe() {
   const libc = process.platform === 'linux' ? (isMusl() ? ', musl' : ', glibc') : ''
@@ -30,7 +30,7 @@ function check() {
   const platform = currentPlatform()
   const binary = `${pkg.napi.binaryName}.${platform}.node`
   const expected = `${pkg.napi.packageName ?? pkg.name}-${platform}`
-  const local = fileURLToPath(new URL(`./${binary}`, import.meta.url))
+  const local = fileURLToPath(new URL(`../${binary}`, import.meta.url))
   if (existsSync(local)) {
     try {
       require(local)

@@ -165,7 +165,7 @@ function hostHandler(store) {
  * Chooses `native`'s session store from the `workspace.sessionStore` option (before `open`);
  * nothing for `undefined`/`null` (the default, `<rootDir>/sessions`). Throws `TypeError` on a bad store.
  * @param {*} sessionStore
- * @returns {((native: import('./index.js').NativeAgent) => object) | null} the step that applies it
+ * @returns {((native: import('../index.js').NativeAgent) => object) | null} the step that applies it
  */
 export function sessionStoreBinding(sessionStore) {
   if (sessionStore === undefined || sessionStore === null) return null

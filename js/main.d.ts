@@ -17,7 +17,7 @@ export {
   specHash,
   validateSpec,
   validateWorkflow,
-} from './index.js'
+} from '../index.js'
 export type {
   DecisionObject,
   Diagnostic,
@@ -38,7 +38,7 @@ export type {
   ValidateWorkflowOptions,
   ValidationResult,
   Workflow,
-} from './index.js'
+} from '../index.js'
 export * from './agent.js'
 export { createFilesystemSessionStore, createMemorySessionStore, createPostgresSessionStore } from './store.js'
 export type { SessionStore, HostSessionStore, StoredSession, SessionCommit, PostgresSessionStore, QueuedDelivery, DeliveryRecord } from './store.js'

@@ -14,7 +14,7 @@ export {
   specHash,
   validateSpec,
   validateWorkflow,
-} from './index.js'
+} from '../index.js'
 export type {
   Diagnostic,
   ParseMachineSpecResult,
@@ -27,4 +27,4 @@ export type {
   ValidateWorkflowOptions,
   ValidationResult,
   Workflow,
-} from './index.js'
+} from '../index.js'

@@ -1,2 +1,2 @@
 // `@archmax-ai/harness/cli`: the `archmax` command line as a function.
-export { runCli } from './index.js'
+export { runCli } from '../index.js'
