@@ -5,6 +5,7 @@ mod cassette;
 mod commits;
 mod corpus;
 mod delegation;
+mod endpoint_limit;
 mod example;
 mod fuzz;
 mod governed_origins;

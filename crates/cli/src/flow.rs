@@ -266,6 +266,16 @@ impl FlowRenderer {
                 refused(s, &who, reason)
             }
             Event::HookOutput { line, .. } => format!("{INDENT}  {}\n", s.dim(line)),
+            // A second or more in the endpoint's queue is worth a line; less is noise.
+            Event::ModelQueued {
+                waited_ms, limit, ..
+            } if *waited_ms >= 1000 => format!(
+                "{INDENT}{}\n",
+                s.dim(&format!(
+                    "waited {:.1} s for the model (its endpoint takes {limit} calls at once)",
+                    *waited_ms as f64 / 1000.0
+                ))
+            ),
             Event::AgentText { text, .. } => quoted(s, text),
             Event::Parked {
                 state,
@@ -917,6 +927,20 @@ mod park_lines {
             session_id: Some("s".into()),
             sub_workflow_dispatch_id: None,
         })
+    }
+
+    #[test]
+    fn a_wait_for_the_model_of_a_second_or_more_is_a_line() {
+        let queued = |waited_ms| Event::ModelQueued {
+            state: "a".into(),
+            waited_ms,
+            limit: 8,
+        };
+        assert_eq!(
+            line(queued(2400)),
+            "    waited 2.4 s for the model (its endpoint takes 8 calls at once)\n"
+        );
+        assert_eq!(line(queued(300)), "");
     }
 
     #[test]

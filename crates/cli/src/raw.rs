@@ -22,6 +22,13 @@ pub fn raw_line(envelope: &Envelope) -> Option<String> {
             format!("[workflow:{state}] tool {tool}{detail}")
         }
         Event::Warning { scope, message } => format!("[{scope}] {message}"),
+        Event::ModelQueued {
+            state,
+            waited_ms,
+            limit,
+        } => format!(
+            "[model:{state}] waited {waited_ms}ms for a slot of the endpoint ({limit} calls at once)"
+        ),
         Event::SkillsLoaded { names } => format!("[skills] loaded: {}", names.join(", ")),
         Event::WorkflowReset { entry } => format!("[workflow] reset to entry '{entry}'"),
         Event::StateEnter { state } => format!("[workflow] entering node '{state}'"),

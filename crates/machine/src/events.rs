@@ -286,6 +286,13 @@ pub enum Event {
         #[serde(skip_serializing_if = "Option::is_none")]
         cost_usd: Option<f64>,
     },
+    /// A model call waited for a slot of its endpoint, which takes `limit` calls at once in
+    /// this process (`maxConcurrentCalls`), before it was sent.
+    ModelQueued {
+        state: String,
+        waited_ms: u64,
+        limit: u32,
+    },
 }
 
 /// How many characters of a tool's output a `tool-result` event carries.
@@ -506,6 +513,17 @@ impl TextDeltas {
 }
 
 impl crate::model::TextSink for TextDeltas {
+    fn queued(&self, waited: std::time::Duration, limit: u32) {
+        self.emitter.emit(
+            Some(&self.session),
+            Event::ModelQueued {
+                state: self.state.clone(),
+                waited_ms: u64::try_from(waited.as_millis()).unwrap_or(u64::MAX),
+                limit,
+            },
+        );
+    }
+
     fn text(&self, delta: &str) {
         self.shown
             .lock()

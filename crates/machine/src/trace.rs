@@ -193,6 +193,10 @@ impl<'a> FirstToken<'a> {
 }
 
 impl crate::model::TextSink for FirstToken<'_> {
+    fn queued(&self, waited: std::time::Duration, limit: u32) {
+        self.inner.queued(waited, limit);
+    }
+
     fn text(&self, delta: &str) {
         if self.first.get().is_none() {
             let _ = self.first.set(self.started.elapsed());

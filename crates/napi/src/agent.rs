@@ -1153,6 +1153,7 @@ impl NativeAgent {
                 max_retries: options.max_retries,
                 max_response_bytes: options.max_response_bytes.map(u64::from),
                 streaming: options.streaming,
+                max_concurrent_calls: None,
             });
         // The model: each case's cassette, a cassette file, the JS function, else the endpoint.
         let mut tapes = None;

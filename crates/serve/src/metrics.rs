@@ -1,7 +1,9 @@
 //! The Prometheus metrics of `GET /metrics` (text exposition via `prometheus-client`):
 //! turns and their latency by arrival, model calls (counted where they are made, so a call
 //! whose endpoint reports no usage counts too), their failures and latency, tokens (as the
-//! endpoint reports them), parks, HTTP requests.
+//! endpoint reports them), parks, HTTP requests, and each model endpoint's slots: its bound,
+//! the calls sending and queued now, and the waits so far (read from the process-wide
+//! registry on each scrape).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -9,9 +11,13 @@ use std::time::{Duration, Instant};
 use archmax_machine::model::{ChatRequest, Model, ModelFuture, TextSink};
 
 use archmax_machine::Event;
-use prometheus_client::encoding::EncodeLabelSet;
-use prometheus_client::metrics::counter::Counter;
+use archmax_machine::model::limit::EndpointFigures;
+use prometheus_client::collector::Collector;
+use prometheus_client::encoding::{DescriptorEncoder, EncodeLabelSet, EncodeMetric};
+use prometheus_client::metrics::MetricType;
+use prometheus_client::metrics::counter::{ConstCounter, Counter};
 use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::ConstGauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
 
@@ -76,6 +82,7 @@ impl Metrics {
         registry.register("tokens", "Model tokens, by kind", tokens.clone());
         registry.register("parks", "Sessions parked, by channel", parks.clone());
         registry.register("http_requests", "HTTP requests, by route", requests.clone());
+        registry.register_collector(Box::new(EndpointSlots));
         Metrics {
             registry,
             turns,
@@ -157,6 +164,82 @@ impl Metrics {
 impl Default for Metrics {
     fn default() -> Self {
         Metrics::new()
+    }
+}
+
+/// One model endpoint, named by its URL (without any credentials in it).
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct EndpointLabel {
+    endpoint: String,
+}
+
+/// Each endpoint's figures from `archmax_machine::model::limit`, read at the scrape.
+#[derive(Debug)]
+struct EndpointSlots;
+
+impl Collector for EndpointSlots {
+    fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        let figures = archmax_machine::model::limit::snapshot();
+        let label = |url: &str| EndpointLabel {
+            endpoint: without_credentials(url),
+        };
+        let gauges: [(&str, &str, fn(&EndpointFigures) -> i64); 3] = [
+            (
+                "model_endpoint_limit",
+                "Model calls an endpoint takes at once (maxConcurrentCalls)",
+                |f| i64::from(f.limit),
+            ),
+            (
+                "model_endpoint_in_flight",
+                "Model calls being sent to an endpoint now",
+                |f| i64::from(f.in_flight),
+            ),
+            (
+                "model_endpoint_queued",
+                "Model calls waiting for a slot of an endpoint now",
+                |f| i64::from(f.waiting),
+            ),
+        ];
+        for (name, help, value) in gauges {
+            let mut family = encoder.encode_descriptor(name, help, None, MetricType::Gauge)?;
+            for f in &figures {
+                let l = label(&f.url);
+                ConstGauge::new(value(f)).encode(family.encode_family(&l)?)?;
+            }
+        }
+        let mut waits = encoder.encode_descriptor(
+            "model_queue_waits",
+            "Model calls that waited for a slot of their endpoint",
+            None,
+            MetricType::Counter,
+        )?;
+        for f in &figures {
+            let l = label(&f.url);
+            ConstCounter::new(f.waited_calls).encode(waits.encode_family(&l)?)?;
+        }
+        let mut seconds = encoder.encode_descriptor(
+            "model_queue_wait_seconds",
+            "Time model calls spent waiting for a slot of their endpoint",
+            None,
+            MetricType::Counter,
+        )?;
+        for f in &figures {
+            let l = label(&f.url);
+            ConstCounter::new(f.waited_seconds).encode(seconds.encode_family(&l)?)?;
+        }
+        Ok(())
+    }
+}
+
+/// `url` without a `user:password@` part.
+fn without_credentials(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_string();
+    };
+    let host_end = rest.find('/').unwrap_or(rest.len());
+    match rest[..host_end].rfind('@') {
+        Some(at) => format!("{scheme}://{}", &rest[at + 1..]),
+        None => url.to_string(),
     }
 }
 
@@ -270,6 +353,44 @@ mod tests {
         );
         assert!(
             text.contains("archmax_tokens_total{kind=\"input\"} 7"),
+            "{text}"
+        );
+    }
+
+    #[tokio::test]
+    async fn each_endpoint_s_slots_and_waits_are_scraped_without_credentials() {
+        let url = "http://user:secret@127.0.0.1:9/v1/chat/completions#metrics";
+        let endpoint = archmax_machine::model::limit::endpoint(url, 1);
+        let held = endpoint.take().await;
+        let waiter = {
+            let e = Arc::clone(&endpoint);
+            tokio::spawn(async move { e.take().await.waited })
+        };
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        let label = "{endpoint=\"http://127.0.0.1:9/v1/chat/completions#metrics\"}";
+        let text = Metrics::new().render();
+        assert!(!text.contains("secret"), "{text}");
+        for (name, value) in [
+            ("archmax_model_endpoint_limit", "1"),
+            ("archmax_model_endpoint_in_flight", "1"),
+            ("archmax_model_endpoint_queued", "1"),
+        ] {
+            assert_eq!(
+                line(&text, &format!("{name}{label}")),
+                format!("{name}{label} {value}")
+            );
+        }
+        drop(held);
+        assert!(waiter.await.is_ok_and(|w| w >= Duration::from_millis(15)));
+        let text = Metrics::new().render();
+        assert_eq!(
+            line(&text, &format!("archmax_model_queue_waits_total{label}")),
+            format!("archmax_model_queue_waits_total{label} 1")
+        );
+        assert!(
+            text.contains(&format!(
+                "archmax_model_queue_wait_seconds_total{label} 0.0"
+            )),
             "{text}"
         );
     }

@@ -82,6 +82,8 @@ pub struct RequestOptions {
     pub max_response_bytes: Option<u64>,
     /// Whether answers stream (`streaming`).
     pub streaming: Option<bool>,
+    /// How many calls the process sends the endpoint at once (`maxConcurrentCalls`).
+    pub max_concurrent_calls: Option<u32>,
 }
 
 /// Assembles a [`Harness`]: set what the host chose, then [`HarnessBuilder::build`].
@@ -462,6 +464,17 @@ pub fn endpoint_config(
     }
     if let Some(streaming) = requests.streaming {
         config.streaming = streaming;
+    }
+    if let Some(calls) = requests.max_concurrent_calls {
+        let most = crate::model::limit::MAX_CONCURRENT_CALLS_LIMIT;
+        if !(1..=most).contains(&calls) {
+            return bad(
+                "maxConcurrentCalls",
+                format!("1 to {most}"),
+                u64::from(calls),
+            );
+        }
+        config.max_concurrent_calls = calls;
     }
     Ok(config)
 }

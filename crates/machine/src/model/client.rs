@@ -242,6 +242,8 @@ pub struct OpenAiClient {
     config: ModelConfig,
     url: String,
     http: reqwest::Client,
+    /// The endpoint's slots, shared by every client of the process that calls `url`.
+    endpoint: std::sync::Arc<super::limit::Endpoint>,
 }
 
 /// One failed attempt and the server's `Retry-After` hint, if any.
@@ -277,7 +279,13 @@ impl OpenAiClient {
                 model: config.model.clone(),
                 message: error_chain(&e),
             })?;
-        Ok(OpenAiClient { config, url, http })
+        let endpoint = super::limit::endpoint(&url, config.max_concurrent_calls);
+        Ok(OpenAiClient {
+            config,
+            url,
+            http,
+            endpoint,
+        })
     }
 
     /// The configuration the client was built from.
@@ -299,7 +307,7 @@ impl OpenAiClient {
     /// capped at `max_delay`); other failures return at once. When the last attempt fails with
     /// a retryable error the result is [`ModelError::Exhausted`].
     pub async fn send(&self, req: &ChatRequest) -> Result<ChatResponse, ModelError> {
-        self.send_with(req, None).await
+        self.send_with(req, false, &super::NoText).await
     }
 
     /// [`OpenAiClient::send`], streamed (`stream: true`, `stream_options.include_usage`) when
@@ -314,15 +322,18 @@ impl OpenAiClient {
         req: &ChatRequest,
         text: &dyn TextSink,
     ) -> Result<ChatResponse, ModelError> {
-        self.send_with(req, self.config.streaming.then_some(text))
-            .await
+        self.send_with(req, self.config.streaming, text).await
     }
 
+    /// Sends `req`, streamed into `sink` when `stream`; `sink` hears of a wait for a slot of
+    /// the endpoint either way.
     async fn send_with(
         &self,
         req: &ChatRequest,
-        text: Option<&dyn TextSink>,
+        stream: bool,
+        sink: &dyn TextSink,
     ) -> Result<ChatResponse, ModelError> {
+        let text = stream.then_some(sink);
         let mut body = req.clone();
         if body.model.trim().is_empty() {
             body.model = self.config.model.clone();
@@ -353,10 +364,16 @@ impl OpenAiClient {
         let attempts = policy.attempts.max(1);
         let mut attempt = 1;
         loop {
+            // Each attempt queues for a slot; a retry's backoff holds none.
+            let slot = self.endpoint.take().await;
+            if !slot.waited.is_zero() {
+                sink.queued(slot.waited, self.endpoint.limit());
+            }
             let failure = match self.attempt(&bytes, &model, text).await {
                 Ok(response) => return Ok(response),
                 Err(failure) => failure,
             };
+            drop(slot);
             if failure.shown || !failure.error.is_retryable() {
                 return Err(failure.error);
             }

@@ -27,6 +27,8 @@ pub const ENV_REQUEST_TIMEOUT_MS: &str = "ARCHMAX_REQUEST_TIMEOUT_MS";
 pub const ENV_MAX_RETRIES: &str = "ARCHMAX_MAX_RETRIES";
 /// Name of the optional response-size bound (bytes).
 pub const ENV_MAX_RESPONSE_BYTES: &str = "ARCHMAX_MAX_RESPONSE_BYTES";
+/// Name of the optional bound on concurrent calls per endpoint, process-wide.
+pub const ENV_MAX_CONCURRENT_CALLS: &str = "ARCHMAX_MAX_CONCURRENT_CALLS";
 /// Default bound on one model response body: 8 MiB.
 pub const DEFAULT_MAX_RESPONSE_BYTES: u64 = 8 * 1024 * 1024;
 /// Largest response bound `ARCHMAX_MAX_RESPONSE_BYTES` accepts: 1 GiB.
@@ -313,6 +315,9 @@ pub struct ModelConfig {
     pub prompt_cache_ttl: CacheTtl,
     /// The `default` price entry from `ARCHMAX_PRICE_*`, when any of them is set.
     pub pricing: Option<Pricing>,
+    /// How many calls the process sends this endpoint at once (`ARCHMAX_MAX_CONCURRENT_CALLS`,
+    /// default 16); the rest queue ([`super::limit`]).
+    pub max_concurrent_calls: u32,
 }
 
 impl fmt::Debug for ModelConfig {
@@ -329,6 +334,7 @@ impl fmt::Debug for ModelConfig {
             .field("prompt_cache", &self.prompt_cache)
             .field("prompt_cache_ttl", &self.prompt_cache_ttl)
             .field("pricing", &self.pricing)
+            .field("max_concurrent_calls", &self.max_concurrent_calls)
             .finish()
     }
 }
@@ -352,6 +358,7 @@ impl ModelConfig {
             prompt_cache: true,
             prompt_cache_ttl: CacheTtl::default(),
             pricing: None,
+            max_concurrent_calls: super::limit::DEFAULT_MAX_CONCURRENT_CALLS,
         }
     }
 
@@ -361,7 +368,7 @@ impl ModelConfig {
     /// [loopback](is_loopback_url) endpoint), `ARCHMAX_MODEL` (trimmed; blank is missing), then `ARCHMAX_TEMPERATURE`, `ARCHMAX_MAX_TOKENS`, `ARCHMAX_STREAMING`,
     /// `ARCHMAX_PROMPT_CACHE`, `ARCHMAX_PROMPT_CACHE_TTL`, `ARCHMAX_PRICE_INPUT`, `_OUTPUT`,
     /// `_CACHE_READ`, `_CACHE_WRITE`, `ARCHMAX_REQUEST_TIMEOUT_MS`, `ARCHMAX_MAX_RETRIES`,
-    /// `ARCHMAX_MAX_RESPONSE_BYTES`. An empty or whitespace-only optional value counts as
+    /// `ARCHMAX_MAX_RESPONSE_BYTES`, `ARCHMAX_MAX_CONCURRENT_CALLS`. An empty or whitespace-only optional value counts as
     /// unset. The first failure is returned.
     pub fn from_env(lookup: impl Fn(&str) -> Option<String>) -> Result<ModelConfig, ConfigError> {
         let required = |name: &str| -> Result<String, ConfigError> {
@@ -402,6 +409,16 @@ impl ModelConfig {
                 parse_in_range(ENV_MAX_RESPONSE_BYTES, &raw, 1024, MAX_RESPONSE_BYTES_LIMIT)?
             }
         };
+        let max_concurrent_calls = match optional(ENV_MAX_CONCURRENT_CALLS) {
+            None => super::limit::DEFAULT_MAX_CONCURRENT_CALLS,
+            Some(raw) => parse_in_range(
+                ENV_MAX_CONCURRENT_CALLS,
+                &raw,
+                1,
+                u64::from(super::limit::MAX_CONCURRENT_CALLS_LIMIT),
+            )
+            .map(|n| u32::try_from(n).unwrap_or(super::limit::MAX_CONCURRENT_CALLS_LIMIT))?,
+        };
         Ok(ModelConfig {
             base_url,
             api_key,
@@ -414,6 +431,7 @@ impl ModelConfig {
             prompt_cache,
             prompt_cache_ttl,
             pricing,
+            max_concurrent_calls,
         })
     }
 
@@ -919,6 +937,17 @@ mod tests {
         assert_eq!(
             err_text(&[("ARCHMAX_MAX_RETRIES", "11")]),
             "Environment variable ARCHMAX_MAX_RETRIES must be a whole number from 0 to 10, got: 11"
+        );
+        assert_eq!(with(&[]).expect("valid").max_concurrent_calls, 16);
+        assert_eq!(
+            with(&[("ARCHMAX_MAX_CONCURRENT_CALLS", "8")])
+                .expect("valid")
+                .max_concurrent_calls,
+            8
+        );
+        assert_eq!(
+            err_text(&[("ARCHMAX_MAX_CONCURRENT_CALLS", "0")]),
+            "Environment variable ARCHMAX_MAX_CONCURRENT_CALLS must be a whole number from 1 to 1024, got: 0"
         );
     }
 

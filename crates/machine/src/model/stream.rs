@@ -24,6 +24,10 @@ use super::types::{ChatResponse, MAX_ANSWER_TEXT_BYTES, MAX_TOOL_ARGUMENTS_BYTES
 pub trait TextSink: Send + Sync {
     /// One piece of text (never empty).
     fn text(&self, delta: &str);
+
+    /// The call waited `waited` for a slot of its endpoint, which takes `limit` calls at once
+    /// ([`limit`](super::limit)), before it was sent (each attempt that waited says so).
+    fn queued(&self, _waited: std::time::Duration, _limit: u32) {}
 }
 
 /// A sink that drops the text: the call is not shown as it streams.

@@ -113,6 +113,10 @@ struct Pieces<'a> {
 }
 
 impl TextSink for Pieces<'_> {
+    fn queued(&self, waited: std::time::Duration, limit: u32) {
+        self.to.queued(waited, limit);
+    }
+
     fn text(&self, delta: &str) {
         if let Ok(mut lengths) = self.lengths.lock() {
             lengths.push(delta.chars().count());
