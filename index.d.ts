@@ -561,6 +561,11 @@ export interface NativeAgentOptions {
    */
   maxResponseBytes?: number
   /**
+   * `maxConcurrentCalls`: calls this process sends the `ARCHMAX_*` endpoint at once
+   * (outranks `ARCHMAX_MAX_CONCURRENT_CALLS`).
+   */
+  maxConcurrentCalls?: number
+  /**
    * `streaming`: the model's text is shown as it arrives (`agent-text-delta`); the
    * `ARCHMAX_*` endpoint is asked for a stream. Outranks `ARCHMAX_STREAMING`; default on.
    */

@@ -82,11 +82,53 @@ test('the request options are checked', async () => {
     ['maxRetries', 1.5, '0 to 10'],
     ['maxRetries', 11, '0 to 10'],
     ['maxResponseBytes', '4096', '1024 to 1073741824'],
+    ['maxConcurrentCalls', 0, '1 to 1024'],
   ]) {
     await assert.rejects(
       createAgent({ workflow: 'one', workspace: { rootDir: root }, [name]: value }),
       (e) => e instanceof TypeError && e.message.startsWith(`'${name}' must be a whole number from ${range}, got `),
       name,
     )
+  }
+})
+
+test('maxConcurrentCalls: sessions past the bound queue for the endpoint, and each wait is an event', async () => {
+  const root = workspace({ 'workflows/one/workflow.yaml': SPEC })
+  let now = 0
+  let most = 0
+  const { seen, close } = await endpoint((res) => {
+    most = Math.max(most, ++now)
+    setTimeout(() => {
+      now--
+      res.writeHead(200, { 'content-type': 'application/json' })
+      res.end(JSON.stringify({ choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content: 'Hi.' } }] }))
+    }, 20)
+  })
+  const queued = []
+  try {
+    // The port is new to this process, so this agent's bound is the endpoint's.
+    const agent = await createAgent({
+      workflow: 'one',
+      workspace: { rootDir: root },
+      maxConcurrentCalls: 2,
+      streaming: false,
+      onEvent: (e) => e.type === 'model-queued' && queued.push(e),
+    })
+    try {
+      const outcomes = await Promise.all(Array.from({ length: 10 }, (_, i) => agent.workflow.send(`q${i}`, { message: 'Hi' })))
+      assert.deepEqual(outcomes.map((o) => o.kind), Array(10).fill('completed'))
+      assert.equal(seen.requests, 10)
+      assert.equal(most, 2, 'never more than two calls at once')
+      assert.ok(queued.length > 0, 'the waits are events')
+      for (const e of queued) {
+        assert.equal(e.limit, 2)
+        assert.equal(e.state, 'only')
+        assert.ok(Number.isInteger(e.waitedMs) && e.waitedMs >= 1, JSON.stringify(e))
+      }
+    } finally {
+      agent.dispose()
+    }
+  } finally {
+    await close()
   }
 })

@@ -352,6 +352,13 @@ export type CreateAgentParams = {
    */
   maxResponseBytes?: number
   /**
+   * How many calls this process sends the `ARCHMAX_*` endpoint at once (1 – 1 024); the rest
+   * queue for a slot (a `model-queued` event each). Shared by every agent of the process that
+   * calls the same endpoint; where they differ, the smallest holds. Default:
+   * `ARCHMAX_MAX_CONCURRENT_CALLS`, else 16.
+   */
+  maxConcurrentCalls?: number
+  /**
    * Host governance rules, asked in order for every tool call after the workflow's denials;
    * the first that does not abstain ends the chain. They can only tighten: a `block`
    * refuses the call, an `allow` leaves it to the workflow's own grants.

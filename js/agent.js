@@ -6,6 +6,7 @@
 import { DEFAULT_SESSION_ID, NativeAgent, defaultModelId, modelChunk, modelSettings, modelText } from './native.js'
 import { inSlice, nextSlice, sliced } from './slices.js'
 import { AgentDisposedError, errorClasses } from '../generated/errors.js'
+import { OPTION_RANGES } from '../generated/limits.js'
 import { sessionStoreBinding } from './store.js'
 import { checkPolicyRules, policyAsk } from './policy-ask.js'
 import {
@@ -524,8 +525,9 @@ function checkRecord(value, name) {
 }
 
 /** A whole number from `min` to `max`, or undefined when absent. */
-function checkWhole(value, name, min, max) {
+function checkWhole(value, name) {
   if (value === undefined || value === null) return undefined
+  const [min, max] = OPTION_RANGES[name]
   if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
     throw new TypeError(`'${name}' must be a whole number from ${min} to ${max}, got ${describe(value)}`)
   }
@@ -621,6 +623,7 @@ export const AGENT_OPTIONS = Object.freeze([
   'telemetry',
   'maxRetries',
   'maxResponseBytes',
+  'maxConcurrentCalls',
   'policyRules',
   'hookExecutors',
   'images',
@@ -781,9 +784,10 @@ export async function createAgent(params = {}) {
       toolPaths: checkRecord(params.toolPaths, 'toolPaths'),
       promptCache: checkPromptCache(params.promptCache),
       pricing: checkRecord(params.pricing, 'pricing'),
-      requestTimeoutMs: checkWhole(params.requestTimeoutMs, 'requestTimeoutMs', 1, 3600000),
-      maxRetries: checkWhole(params.maxRetries, 'maxRetries', 0, 10),
-      maxResponseBytes: checkWhole(params.maxResponseBytes, 'maxResponseBytes', 1024, 1073741824),
+      requestTimeoutMs: checkWhole(params.requestTimeoutMs, 'requestTimeoutMs'),
+      maxRetries: checkWhole(params.maxRetries, 'maxRetries'),
+      maxResponseBytes: checkWhole(params.maxResponseBytes, 'maxResponseBytes'),
+      maxConcurrentCalls: checkWhole(params.maxConcurrentCalls, 'maxConcurrentCalls'),
       streaming: checkBoolean(params.streaming, 'streaming'),
       telemetry: telemetry.native,
       cassette,

@@ -6,7 +6,9 @@ use archmax_machine::ToolPathDecls;
 use archmax_machine::model::{Pricing, PricingTable};
 use archmax_spec::workspace::{MountDecl, MountKind};
 use napi_derive::napi;
-use serde_json::Value;
+use serde_json::{Map, Value};
+
+use crate::result::{kind, plain_error};
 
 /// Options of `validateWorkflow`.
 #[napi(object)]
@@ -33,7 +35,7 @@ pub struct MountOptions {
 }
 
 /// Converts a JS mount table into core mount declarations, sorted by name.
-pub fn mount_decls(mounts: HashMap<String, MountOptions>) -> Vec<MountDecl> {
+pub(crate) fn mount_decls(mounts: HashMap<String, MountOptions>) -> Vec<MountDecl> {
     let mut decls: Vec<MountDecl> = mounts
         .into_iter()
         .map(|(key, opts)| {
@@ -78,7 +80,7 @@ pub struct CassetteOptions {
 /// `toolPaths` (`{ tool: { arg: access } }`) as declarations in order. The kernel judges
 /// them at assembly; here only the shape is read: a declaration that is not an object
 /// counts as empty, and an access that is not a string is kept as its JSON text.
-pub fn tool_paths(value: &Value) -> Result<ToolPathDecls, String> {
+pub(crate) fn tool_paths(value: &Value) -> Result<ToolPathDecls, String> {
     let Value::Object(tools) = value else {
         return Err("'toolPaths' must be an object of tool name → { argument: access }".into());
     };
@@ -105,7 +107,7 @@ pub fn tool_paths(value: &Value) -> Result<ToolPathDecls, String> {
 
 /// `pricing` (`{ modelIdOrDefault: { input?, output?, cacheRead?, cacheWrite? } }`, USD per
 /// 1M tokens) as a table; a rate that is not a finite number is refused.
-pub fn pricing_table(value: &Value) -> Result<PricingTable, String> {
+pub(crate) fn pricing_table(value: &Value) -> Result<PricingTable, String> {
     let Value::Object(models) = value else {
         return Err("'pricing' must be an object of model id → { input?, output?, cacheRead?, cacheWrite? }".into());
     };
@@ -136,4 +138,18 @@ pub fn pricing_table(value: &Value) -> Result<PricingTable, String> {
         ));
     }
     Ok(PricingTable { entries })
+}
+
+/// A `variables` argument: absent or null is none; anything but an object is a `TypeError`.
+pub(crate) fn variables_arg(
+    value: Option<Value>,
+) -> std::result::Result<Map<String, Value>, Value> {
+    match value {
+        None | Some(Value::Null) => Ok(Map::new()),
+        Some(Value::Object(m)) => Ok(m),
+        Some(other) => Err(plain_error(
+            "TypeError",
+            format!("'variables' must be an object, got {}", kind(&other)),
+        )),
+    }
 }

@@ -1,6 +1,8 @@
 //! JS modules generated from Rust lists, so no JS copies one: `generated/errors.js`, the
 //! error classes (from `archmax_machine::ErrorClass`), and `generated/note-kinds.js`, the
-//! runtime note kinds (`archmax_machine::notes::NoteKind`; browser-safe, it imports nothing).
+//! runtime note kinds (`archmax_machine::notes::NoteKind`; browser-safe, it imports nothing),
+//! and `generated/limits.js`, the ranges `createAgent`'s endpoint options accept (the model
+//! configuration's bounds).
 //! `cargo test -p archmax-napi` writes them (as ts-rs writes `types/`); CI fails when the
 //! committed files differ.
 
@@ -20,6 +22,35 @@ pub(crate) fn note_kinds_js() -> String {
          export const NOTE_KINDS = [{}]\n",
         kinds.join(", ")
     )
+}
+
+/// The text of `generated/limits.js`: each endpoint option's `[min, max]`, from the constants
+/// the assembly checks them against.
+pub(crate) fn limits_js() -> String {
+    use archmax_machine::model::{
+        MAX_REQUEST_TIMEOUT_MS, MAX_RESPONSE_BYTES_LIMIT, MAX_RETRIES_LIMIT,
+    };
+    let ranges: [(&str, u64, u64); 4] = [
+        ("requestTimeoutMs", 1, MAX_REQUEST_TIMEOUT_MS),
+        ("maxRetries", 0, u64::from(MAX_RETRIES_LIMIT)),
+        ("maxResponseBytes", 1024, MAX_RESPONSE_BYTES_LIMIT),
+        (
+            "maxConcurrentCalls",
+            1,
+            u64::from(archmax_machine::model::limit::MAX_CONCURRENT_CALLS_LIMIT),
+        ),
+    ];
+    let mut out = String::from(
+        "// Generated from archmax_machine::model (crates/machine/src/model/config.rs, limit.rs) by\n\
+         // `cargo test -p archmax-napi`: do not edit.\n\n\
+         /** The whole numbers each endpoint option of `createAgent` accepts, as `[min, max]`. */\n\
+         export const OPTION_RANGES = {\n",
+    );
+    for (name, min, max) in ranges {
+        out.push_str(&format!("  {name}: [{min}, {max}],\n"));
+    }
+    out.push_str("}\n");
+    out
 }
 
 /// The text of `generated/errors.js`.
@@ -62,6 +93,7 @@ mod tests {
         for (name, text) in [
             ("errors.js", super::errors_js()),
             ("note-kinds.js", super::note_kinds_js()),
+            ("limits.js", super::limits_js()),
         ] {
             let path = dir.join(name);
             if std::fs::read_to_string(&path).ok().as_deref() != Some(text.as_str()) {

@@ -5,14 +5,13 @@
 //! host's executor by kind and answers its outcome `{ ok, value, logs, error?, formatted }`,
 //! which `archmax_machine::hooks::read_outcome` reads.
 
-use std::sync::{Arc, PoisonError};
+use std::sync::{Arc, RwLock};
 
 use archmax_machine::hooks::{HookExecutor, HostHookKinds};
 use archmax_machine::tools::BoxFuture;
-use napi_derive::napi;
 use serde_json::{Value, json};
 
-use crate::agent::{AsyncJsFn, NativeAgent, Slot, call_js, take};
+use crate::callback::{AsyncJsFn, Slot, call_js, take};
 
 /// The host's executors, behind the one JS function `agent.js` gives.
 struct JsHookExecutor {
@@ -30,24 +29,12 @@ impl HookExecutor for JsHookExecutor {
     }
 }
 
-#[napi]
-impl NativeAgent {
-    /// Registers the host's custom hook kinds (call it before `open`): `handler` answers
-    /// `{ hook, ctx, args }` with the executor's outcome.
-    #[napi(
-        catch_unwind,
-        ts_args_type = "kinds: Array<string>, handler: (id: number, callJson: string) => void"
-    )]
-    pub fn use_hook_executors(&self, kinds: Vec<String>, handler: AsyncJsFn) {
-        let kinds = HostHookKinds {
-            kinds,
-            executor: Arc::new(JsHookExecutor {
-                f: Arc::new(std::sync::RwLock::new(Some(Arc::new(handler)))),
-            }),
-        };
-        *self
-            .hook_kinds
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner) = Some(kinds);
+/// The host's custom hook `kinds`, run by `handler` (`agent.js` dispatches by kind).
+pub(crate) fn host_hook_kinds(kinds: Vec<String>, handler: AsyncJsFn) -> HostHookKinds {
+    HostHookKinds {
+        kinds,
+        executor: Arc::new(JsHookExecutor {
+            f: Arc::new(RwLock::new(Some(Arc::new(handler)))),
+        }),
     }
 }

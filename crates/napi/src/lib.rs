@@ -6,17 +6,23 @@
 //! No rule of the harness lives here.
 
 mod agent;
+mod callback;
 mod cases;
 mod cli;
 mod dto;
+mod events;
 #[cfg(test)]
 mod generated;
 mod governance;
 mod hook_kinds;
+mod host_tool;
+mod js_model;
 mod mcp_host;
 mod model_stream;
 mod policy;
 mod pump;
+mod result;
+mod settings;
 mod spec;
 mod store;
 mod telemetry;
@@ -27,6 +33,7 @@ pub use cases::*;
 pub use cli::run_cli;
 pub use governance::*;
 pub use pump::*;
+pub use settings::*;
 pub use spec::*;
 pub use store::*;
 

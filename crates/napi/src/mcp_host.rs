@@ -6,14 +6,11 @@
 //! be read declines (elicitation) or refuses (sampling), with the reason in the trace: a
 //! server's question never fails the tool call that raised it on the harness's side.
 
-use std::sync::{Arc, PoisonError};
-
 use archmax_machine::mcp::{ElicitAnswer, McpHost};
 use archmax_machine::tools::BoxFuture;
-use napi_derive::napi;
 use serde_json::{Value, json};
 
-use crate::agent::{AsyncJsFn, NativeAgent, Slot, call_js, take};
+use crate::callback::{AsyncJsFn, Slot, call_js, take};
 
 /// The host's handlers, behind the one JS function `agent.js` gives.
 pub(crate) struct JsMcpHost {
@@ -94,27 +91,6 @@ impl McpHost for JsMcpHost {
                 .map(sample_answer)
                 .map_err(|why| format!("the host's onMcpSampling failed: {why}"))
         })
-    }
-}
-
-#[napi]
-impl NativeAgent {
-    /// Registers the host's answers to its MCP servers' requests (call it before `open`):
-    /// `handler` answers `{ kind: 'elicitation' | 'sampling', server, params }`; `elicits` and
-    /// `samples` say which the host answers (and so which capabilities the client advertises).
-    #[napi(
-        catch_unwind,
-        ts_args_type = "elicits: boolean, samples: boolean, handler: (id: number, callJson: string) => void"
-    )]
-    pub fn use_mcp_host(&self, elicits: bool, samples: bool, handler: AsyncJsFn) {
-        if let Ok(mut slot) = self.mcp_handler.write() {
-            *slot = Some(Arc::new(handler));
-        }
-        *self.mcp_host.lock().unwrap_or_else(PoisonError::into_inner) = Some(Arc::new(JsMcpHost {
-            f: Arc::clone(&self.mcp_handler),
-            elicits,
-            samples,
-        }));
     }
 }
 

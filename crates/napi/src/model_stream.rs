@@ -47,7 +47,7 @@ pub fn model_chunk(stream: u32, chunk: String) -> bool {
 
 /// A registered stream; unregistered on drop.
 pub(crate) struct Stream {
-    pub id: u32,
+    pub(crate) id: u32,
     rx: UnboundedReceiver<Piece>,
 }
 

@@ -8,15 +8,12 @@
 //! (`crate::pump`), or `Governance.decide` runs there, the rules are called directly; a turn
 //! run on a tokio worker (a host session store) waits for the main thread to answer.
 
-use std::sync::{Arc, PoisonError};
+use std::sync::Arc;
 
 use archmax_kernel::host_rules::{Asked, HostRule, HostRules};
-use napi::bindgen_prelude::{Function, FunctionRef, Status};
+use napi::bindgen_prelude::{FunctionRef, Status};
 use napi::threadsafe_function::ThreadsafeFunction;
-use napi_derive::napi;
 use serde_json::{Value, json};
-
-use crate::agent::{NativeAgent, plain_error};
 
 /// The ask function as the worker path calls it: `(callJson) => answerJson`.
 pub(crate) type SyncJsFn = ThreadsafeFunction<String, String, String, Status, false, true>;
@@ -97,31 +94,6 @@ pub(crate) fn host_rules(ask: &Arc<JsAsk>, count: u32) -> HostRules {
             })
             .collect(),
     )
-}
-
-#[napi]
-impl NativeAgent {
-    /// Sets the host's governance rules (call it before `open`): `count` rules, asked
-    /// through `ask` (`agent.js` `policyAsk`), passed twice (called directly, and from
-    /// worker threads).
-    #[napi(
-        catch_unwind,
-        ts_args_type = "ask: (callJson: string) => string, queued: (callJson: string) => string, count: number",
-        ts_return_type = "NativeResult"
-    )]
-    pub fn use_policy(&self, ask: Function<String, String>, queued: SyncJsFn, count: u32) -> Value {
-        let direct = match ask.create_ref() {
-            Ok(r) => r,
-            Err(e) => return plain_error("Error", e.reason.clone()),
-        };
-        let ask = JsAsk::new(direct, Some(queued));
-        let mut slot = self
-            .policy_rules
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        *slot = archmax_machine::HostRules(vec![Arc::new(host_rules(&ask, count))]);
-        json!({ "ok": true, "value": null })
-    }
 }
 
 #[cfg(test)]

@@ -26,7 +26,7 @@
 //! The main thread never waits for the future's lock: when a worker is polling, `poll()`
 //! hands over what is queued and returns; the worker tells the loop what it leaves.
 //!
-//! The JS-facing callbacks (`agent.rs`, `hook_kinds.rs`) take this path when [`active`]
+//! The JS-facing callbacks (`callback.rs`, `events.rs`) take this path when [`active`]
 //! names a pump on the calling thread, i.e. while a poll runs (on either thread); a host
 //! governance rule, synchronous, is called directly through [`env`] on the main thread and
 //! through a threadsafe call from a worker. A turn without a JS model, or whose session store
@@ -130,7 +130,7 @@ fn guarded(fut: TurnFuture) -> TurnFuture {
                         .map(|s| (*s).to_string())
                         .or_else(|| panic.downcast_ref::<String>().cloned())
                         .unwrap_or_else(|| "no message".to_string());
-                    crate::agent::plain_error(
+                    crate::result::plain_error(
                         "Error",
                         format!("internal error: the harness panicked during this call ({what}); the session keeps its last committed step"),
                     )

@@ -10,10 +10,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use archmax_machine::host_workspace::{CLOSED, HostWorkspace, UploadRefusal};
 use base64::Engine;
-use napi_derive::napi;
 use serde_json::{Value, json};
-
-use crate::agent::{NativeAgent, plain_error};
 
 /// The handles of the host tool calls in flight, by context id.
 #[derive(Default)]
@@ -64,7 +61,8 @@ impl ToolWorkspaces {
         }
     }
 
-    fn get(&self, id: u32) -> Option<Arc<HostWorkspace>> {
+    /// The handle of the call `id`, while it runs.
+    pub(crate) fn get(&self, id: u32) -> Option<Arc<HostWorkspace>> {
         self.live
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -81,7 +79,7 @@ fn str_arg<'a>(args: &'a Value, name: &str) -> Option<&'a str> {
 /// `{ paths }` → `[{ path, content: base64 | null, error: string | null }]`; `upload`
 /// `{ files: [[path, base64]] }` → `[{ path, error: null } | { path: '/<path>', error:
 /// 'permission_denied', reason }]`; `delete` `{ path }` → `{ error? }`.
-fn serve(ws: Option<&HostWorkspace>, op: &str, args: &Value) -> Value {
+pub(crate) fn serve(ws: Option<&HostWorkspace>, op: &str, args: &Value) -> Value {
     let b64 = base64::engine::general_purpose::STANDARD;
     let Some(ws) = ws else {
         return match op {
@@ -145,24 +143,5 @@ fn serve(ws: Option<&HostWorkspace>, op: &str, args: &Value) -> Value {
             Err(error) => json!({ "error": error }),
         },
         other => json!({ "error": format!("Error: '{other}' is not a workspace operation.") }),
-    }
-}
-
-#[napi]
-impl NativeAgent {
-    /// Serves one `context.workspace` access of the host tool call `contextId`:
-    /// `{ ok: true, value }` (see the operations above) or `{ ok: false, code, message }`.
-    #[napi(catch_unwind, ts_return_type = "NativeResult")]
-    pub fn tool_workspace(
-        &self,
-        context_id: u32,
-        op: String,
-        #[napi(ts_arg_type = "Record<string, unknown>")] args: Value,
-    ) -> Value {
-        if !matches!(op.as_str(), "read" | "download" | "upload" | "delete") {
-            return plain_error("TypeError", format!("'{op}' is not a workspace operation"));
-        }
-        let ws = self.tool_workspaces.get(context_id);
-        json!({ "ok": true, "value": serve(ws.as_deref(), &op, &args) })
     }
 }

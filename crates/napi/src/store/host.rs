@@ -1,11 +1,4 @@
-//! Session stores chosen from JS (`workspace.sessionStore`): the filesystem store under a
-//! folder of the host's choice, the in-memory store, the PostgreSQL store, or a store object
-//! the host implements in JS ([`JsStore`]).
-//!
-//! ```js
-//! const store = createMemorySessionStore()            // NativeSessionStore.memory()
-//! native.useSessionStore(store[NATIVE], null, false)  // before native.open(…)
-//! ```
+//! A session store implemented by a JS object ([`JsStore`]).
 //!
 //! A host store's methods cross as one weak threadsafe function taking JSON text
 //! (`{ method, id?, … }`) and answering an `{ ok, value | error }` envelope (`store.js` wraps
@@ -22,44 +15,28 @@
 
 use std::collections::HashMap;
 use std::future::Future;
-use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, PoisonError, RwLock};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::ThreadId;
 
 use archmax_machine::files::{MemAreas, SessionFiles};
 use archmax_machine::store::{
-    CommitReceipt, FsStore, Holders, LoadLater, MemStore, OwnedStep, SessionId, SessionStore,
-    Snapshot, Step, StoreError, WriterLease, is_descendant,
+    CommitReceipt, Holders, LoadLater, OwnedStep, SessionId, SessionStore, Snapshot, Step,
+    StoreError, WriterLease, is_descendant,
 };
-use archmax_store_pg::PgStore;
-use napi_derive::napi;
 use serde_json::{Value, json};
 use tokio::runtime::{Handle, RuntimeFlavor};
 use tokio::sync::watch;
 
-use crate::agent::{AsyncJsFn, NativeAgent, Slot, call_js, kind, take};
+use crate::callback::{AsyncJsFn, Slot, call_js, take};
+use crate::result::kind;
 
 /// What a host store reads as in error texts.
 const HOST_KIND: &str = "host";
 
-/// A session store as JS holds it: made by `createFilesystemSessionStore`,
-/// `createMemorySessionStore`, or once per host store object. Agents given the same
-/// one share its sessions (memory) and its writer leases.
-#[napi]
-pub struct NativeSessionStore {
-    backing: Backing,
-}
-
-enum Backing {
-    Filesystem(PathBuf),
-    Memory(Arc<MemStore>),
-    Postgres(Arc<PgStore>),
-    Host(Arc<HostShared>),
-}
-
 /// What the agents sharing a host store share on the Rust side.
 #[derive(Default)]
-struct HostShared {
+pub(super) struct HostShared {
     /// Writer leases, in process (a host store has no lock of its own).
     holders: Holders,
     /// Spec snapshots, when the host store keeps none (`writeSpec`/`readSpec` absent).
@@ -69,256 +46,29 @@ struct HostShared {
     files: MemAreas,
 }
 
-#[napi]
-impl NativeSessionStore {
-    /// The filesystem store with its sessions under `dir` (absolute, or relative to the cwd).
-    #[napi(factory)]
-    pub fn filesystem(dir: String) -> Self {
-        let dir = PathBuf::from(dir);
-        let dir = if dir.is_absolute() {
-            dir
-        } else {
-            std::env::current_dir()
-                .map(|cwd| cwd.join(&dir))
-                .unwrap_or(dir)
-        };
-        NativeSessionStore {
-            backing: Backing::Filesystem(dir),
-        }
-    }
-
-    /// An empty in-memory store.
-    #[napi(factory)]
-    pub fn memory() -> Self {
-        NativeSessionStore {
-            backing: Backing::Memory(Arc::new(MemStore::new())),
-        }
-    }
-
-    /// Sessions in the PostgreSQL database at `url` (its tables created or migrated now),
-    /// in `schema` when given; the writer lease expires `leaseTtlMs` after its holder stops
-    /// renewing it (default 30 s). Agents given the same store share one pool and its leases.
-    #[napi(factory)]
-    pub fn postgres(
-        url: String,
-        schema: Option<String>,
-        lease_ttl_ms: Option<u32>,
-    ) -> napi::Result<Self> {
-        let mut builder = PgStore::builder(url);
-        if let Some(schema) = schema {
-            builder = builder.schema(schema);
-        }
-        if let Some(ms) = lease_ttl_ms {
-            builder = builder.lease_ttl(std::time::Duration::from_millis(u64::from(ms)));
-        }
-        let store = builder
-            .connect()
-            .map_err(|e| napi::Error::from_reason(e.to_string()))?;
-        Ok(NativeSessionStore {
-            backing: Backing::Postgres(Arc::new(store)),
-        })
-    }
-
-    /// The Rust side of a host (JS object) store: its leases and fallback spec snapshots.
-    #[napi(factory)]
-    pub fn host() -> Self {
-        NativeSessionStore {
-            backing: Backing::Host(Arc::default()),
-        }
-    }
-
-    /// Queues a delivery for the workers (`archmax worker`) of a PostgreSQL store: its
-    /// number in the queue. `variables` is an object (seeded locked), `workflow` the
-    /// workflow whose workers serve it (any worker when null).
-    #[napi(ts_return_type = "Promise<number>")]
-    pub async fn enqueue_delivery(
-        &self,
-        session_id: String,
-        trigger: String,
-        #[napi(ts_arg_type = "Record<string, unknown> | null")] variables: Option<Value>,
-        message: Option<String>,
-        workflow: Option<String>,
-    ) -> napi::Result<i64> {
-        let store = self.postgres_only("enqueueDelivery")?;
-        let variables = match variables {
-            None | Some(Value::Null) => serde_json::Map::new(),
-            Some(Value::Object(map)) => map,
-            Some(other) => {
-                return Err(napi::Error::new(
-                    napi::Status::InvalidArg,
-                    format!(
-                        "enqueueDelivery: 'variables' must be an object, got {}",
-                        kind(&other)
-                    ),
-                ));
-            }
-        };
-        let trigger = trigger.trim().to_string();
-        if trigger.is_empty() {
-            return Err(napi::Error::new(
-                napi::Status::InvalidArg,
-                format!(
-                    "enqueueDelivery: a trigger id is required to deliver to session '{session_id}'"
-                ),
-            ));
-        }
-        let delivery = archmax_store_pg::Delivery {
-            session: session_id,
-            workflow,
-            trigger,
-            variables,
-            message,
-        };
-        napi::bindgen_prelude::spawn_blocking(move || store.enqueue_delivery(&delivery))
-            .await
-            .map_err(|e| napi::Error::from_reason(e.to_string()))?
-            .map_err(|e| napi::Error::from_reason(e.to_string()))
-    }
-
-    /// A queued delivery of a PostgreSQL store: `{ status, outcome, error }` (`status`
-    /// `queued`, `claimed`, `applied` or `done`; `outcome` the Outcome its turn settled
-    /// with, `error` the refusal's text), `null` when there is none.
-    #[napi(
-        ts_return_type = "Promise<{ status: 'queued' | 'claimed' | 'applied' | 'done', outcome: Record<string, unknown> | null, error: string | null } | null>"
-    )]
-    pub async fn delivery(&self, seq: i64) -> napi::Result<Value> {
-        let store = self.postgres_only("delivery")?;
-        let record = napi::bindgen_prelude::spawn_blocking(move || store.delivery(seq))
-            .await
-            .map_err(|e| napi::Error::from_reason(e.to_string()))?
-            .map_err(|e| napi::Error::from_reason(e.to_string()))?;
-        Ok(record.map_or(
-            Value::Null,
-            |r| json!({ "status": r.status, "outcome": r.outcome, "error": r.error }),
-        ))
-    }
-}
-
-impl NativeSessionStore {
-    fn postgres_only(&self, what: &str) -> napi::Result<Arc<PgStore>> {
-        match &self.backing {
-            Backing::Postgres(store) => Ok(Arc::clone(store)),
-            _ => Err(napi::Error::new(
-                napi::Status::GenericFailure,
-                format!(
-                    "{what} needs a PostgreSQL session store (createPostgresSessionStore): the workers serve the queue from its database"
-                ),
-            )),
-        }
-    }
-}
-
-/// The session store an agent assembles with, and what `dispose` must release.
-pub(crate) struct StoreChoice {
-    chosen: Mutex<Option<Chosen>>,
-    gate: Arc<Gate>,
-}
-
-enum Chosen {
-    Filesystem(PathBuf),
-    Memory(Arc<MemStore>),
-    Postgres(Arc<PgStore>),
-    Host {
-        shared: Arc<HostShared>,
-        f: Slot<AsyncJsFn>,
-        specs: bool,
-    },
-}
-
 /// Where a host store may be waited on: never on the JS main thread, and not after dispose.
-struct Gate {
+pub(super) struct Gate {
     main: ThreadId,
     closed: watch::Sender<bool>,
 }
 
-impl StoreChoice {
-    /// The default (the filesystem store at `<root>/sessions`); records the calling thread,
-    /// the JS main thread, as the one a host store must never block.
-    pub(crate) fn new() -> Self {
-        StoreChoice {
-            chosen: Mutex::new(None),
-            gate: Arc::new(Gate {
-                main: std::thread::current().id(),
-                closed: watch::Sender::new(false),
-            }),
+impl Gate {
+    /// Records the calling thread as the JS main thread.
+    pub(super) fn new() -> Gate {
+        Gate {
+            main: std::thread::current().id(),
+            closed: watch::Sender::new(false),
         }
     }
 
-    fn chosen(&self) -> std::sync::MutexGuard<'_, Option<Chosen>> {
-        self.chosen.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// The store to assemble with; the workspace's `<root>/sessions` unless one was chosen.
-    pub(crate) fn build(&self, root: &Path) -> Arc<dyn SessionStore> {
-        match &*self.chosen() {
-            None => Arc::new(FsStore::new(root)),
-            Some(Chosen::Filesystem(dir)) => Arc::new(FsStore::with_sessions_dir(dir)),
-            Some(Chosen::Memory(store)) => Arc::clone(store) as Arc<dyn SessionStore>,
-            Some(Chosen::Postgres(store)) => Arc::clone(store) as Arc<dyn SessionStore>,
-            Some(Chosen::Host { shared, f, specs }) => Arc::new(JsStore {
-                f: Arc::clone(f),
-                gate: Arc::clone(&self.gate),
-                shared: Arc::clone(shared),
-                specs: *specs,
-            }),
-        }
-    }
-
-    /// Whether the chosen store is a JS object (whose calls block a worker thread).
-    pub(crate) fn is_host(&self) -> bool {
-        matches!(&*self.chosen(), Some(Chosen::Host { .. }))
-    }
-
-    /// Releases the host store's callback and every call waiting for it.
-    pub(crate) fn close(&self) {
-        self.gate.closed.send_replace(true);
-        if let Some(Chosen::Host { f, .. }) = &*self.chosen()
-            && let Ok(mut g) = f.write()
-        {
-            *g = None;
-        }
-    }
-}
-
-#[napi]
-impl NativeAgent {
-    /// Chooses the session store `open` assembles with (call it before `open`). A host
-    /// store needs `handler`, which answers its method calls; `hostSpecs` says whether the
-    /// host keeps spec snapshots (else they are kept in memory).
-    #[napi(
-        catch_unwind,
-        ts_args_type = "store: NativeSessionStore, handler: ((id: number, callJson: string) => void) | null | undefined, hostSpecs: boolean | null | undefined",
-        ts_return_type = "NativeResult"
-    )]
-    pub fn use_session_store(
-        &self,
-        store: &NativeSessionStore,
-        handler: Option<AsyncJsFn>,
-        host_specs: Option<bool>,
-    ) -> Value {
-        let chosen = match (&store.backing, handler) {
-            (Backing::Filesystem(dir), _) => Chosen::Filesystem(dir.clone()),
-            (Backing::Memory(m), _) => Chosen::Memory(Arc::clone(m)),
-            (Backing::Postgres(p), _) => Chosen::Postgres(Arc::clone(p)),
-            (Backing::Host(shared), Some(f)) => Chosen::Host {
-                shared: Arc::clone(shared),
-                f: Arc::new(RwLock::new(Some(Arc::new(f)))),
-                specs: host_specs.unwrap_or(false),
-            },
-            (Backing::Host(_), None) => {
-                return crate::agent::plain_error(
-                    "TypeError",
-                    "a host session store needs its method handler",
-                );
-            }
-        };
-        *self.store.chosen() = Some(chosen);
-        json!({ "ok": true, "value": null })
+    /// Releases every call waiting, and refuses those to come.
+    pub(super) fn close(&self) {
+        self.closed.send_replace(true);
     }
 }
 
 /// A session store implemented by a JS object (`store.js` documents its methods).
-struct JsStore {
+pub(super) struct JsStore {
     f: Slot<AsyncJsFn>,
     gate: Arc<Gate>,
     shared: Arc<HostShared>,
@@ -327,6 +77,21 @@ struct JsStore {
 }
 
 impl JsStore {
+    /// The store whose methods `f` answers; `specs`: whether the host keeps spec snapshots.
+    pub(super) fn new(
+        f: Slot<AsyncJsFn>,
+        gate: Arc<Gate>,
+        shared: Arc<HostShared>,
+        specs: bool,
+    ) -> JsStore {
+        JsStore {
+            f,
+            gate,
+            shared,
+            specs,
+        }
+    }
+
     /// Calls the host's `method` with `args` (its `id`, if any, names the session in errors)
     /// and waits for its answer.
     fn call(
