@@ -7,8 +7,9 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use archmax_spec::{DiskFiles, ValidateOptions, validate_workflow};
-use archmax_tests::TempWorkspace;
-use archmax_tests::scripted::{Reply, ScriptedServer};
+use archmax_tests::in_process::InProcessModel;
+use archmax_tests::scripted::Reply;
+use archmax_tests::{ModelEndpoint, TempWorkspace};
 use serde_json::json;
 
 /// Runs `f` on a thread of its own and answers what it returned, or panics when it
@@ -79,19 +80,17 @@ fn a_hook_that_is_a_fifo_fails_validation_and_fails_closed_at_run_time() {
             == "State 'draft' 'after' hook script workflows/orders/hooks/check.js is a named pipe (FIFO), not a regular file"),
         "{found:?}"
     );
-    let server = ScriptedServer::start(vec![
+    let server = InProcessModel::new(vec![
         Reply::tool_calls(vec![(
             "c1",
             "archmax_advance",
             json!({ "to": "done", "reason": "ready" }),
         )]),
         Reply::text("Failed."),
-    ])
-    .expect("server");
+    ]);
     let root = ws.root().to_path_buf();
-    let url = server.url();
     let out = promptly(move || {
-        let h = archmax_tests::harness(&root, "orders", &url, "m", |_| {});
+        let h = archmax_tests::harness(&root, "orders", &server, "m", |_| {});
         archmax_tests::send(&h, "h1", "go")
     });
     assert_eq!(
@@ -155,11 +154,11 @@ fn validate_and_a_run_refuse_the_same_oversized_persona_with_the_same_words() {
     let found = messages(ws.root(), "orders");
     let words = "AGENTS.md is larger than 8 MiB, the most this kind of file may hold";
     assert!(found.iter().any(|m| m == words), "{found:?}");
-    let server = ScriptedServer::start(vec![]).expect("server");
+    let server = InProcessModel::new(vec![]);
     let assembled = archmax_machine::Harness::assemble(archmax_machine::HarnessOptions {
         root: ws.root().to_path_buf(),
         workflow: "orders".into(),
-        model: std::sync::Arc::new(archmax_tests::client(&server.url(), "m")),
+        model: server.model("m"),
         default_model: "m".into(),
         store: std::sync::Arc::new(archmax_machine::store::MemStore::new()),
         events: std::sync::Arc::new(archmax_machine::NoEvents),

@@ -11,7 +11,8 @@ use archmax_machine::store::{
     FsStore, SessionId, SessionStore, Snapshot, Step, StoreError, WriterLease,
 };
 use archmax_machine::{OutcomeKind, SendInput};
-use archmax_tests::scripted::{Reply, ScriptedServer};
+use archmax_tests::in_process::InProcessModel;
+use archmax_tests::scripted::Reply;
 use archmax_tests::{TempWorkspace, rt};
 use serde_json::{Value, json};
 
@@ -94,11 +95,11 @@ impl SessionStore for SlowDisk {
 /// The notes workflow on `store`, its model `server`.
 fn on_store(
     ws: &TempWorkspace,
-    server: &ScriptedServer,
+    server: &InProcessModel,
     store: &Arc<SlowDisk>,
 ) -> archmax_machine::Harness {
     let shared: Arc<dyn SessionStore> = store.clone();
-    archmax_tests::harness(ws.root(), "notes", &server.url(), "m", |o| {
+    archmax_tests::harness(ws.root(), "notes", server, "m", |o| {
         o.store = shared;
     })
 }
@@ -115,7 +116,7 @@ fn send(h: &archmax_machine::Harness, id: &str, message: &str) -> archmax_machin
 #[test]
 fn a_turns_commits_run_off_its_thread_and_the_steps_are_durable() {
     let ws = TempWorkspace::new(&[("workflows/notes/workflow.yaml", SPEC)]);
-    let server = ScriptedServer::start(vec![
+    let server = InProcessModel::new(vec![
         Reply::tool_calls(vec![(
             "c1",
             "write_file",
@@ -127,8 +128,7 @@ fn a_turns_commits_run_off_its_thread_and_the_steps_are_durable() {
             json!({ "file_path": "scratchpad/b.md", "content": "beta" }),
         )]),
         Reply::text("Both written."),
-    ])
-    .expect("server");
+    ]);
     let store = Arc::new(SlowDisk::new(ws.root(), Duration::from_millis(100)));
     let h = on_store(&ws, &server, &store);
     let here = std::thread::current().id();
@@ -180,15 +180,14 @@ fn a_turns_commits_run_off_its_thread_and_the_steps_are_durable() {
 #[test]
 fn a_commit_with_nothing_new_is_not_made() {
     let ws = TempWorkspace::new(&[("workflows/notes/workflow.yaml", SPEC)]);
-    let server = ScriptedServer::start(vec![
+    let server = InProcessModel::new(vec![
         Reply::tool_calls(vec![(
             "c1",
             "write_file",
             json!({ "file_path": "scratchpad/a.md", "content": "alpha" }),
         )]),
         Reply::text("Written."),
-    ])
-    .expect("server");
+    ]);
     let store = Arc::new(SlowDisk::new(ws.root(), Duration::ZERO));
     let h = on_store(&ws, &server, &store);
     let out = send(&h, "n1", "Write it.");
@@ -220,8 +219,7 @@ fn a_commit_with_nothing_new_is_not_made() {
 #[test]
 fn a_harness_writes_its_spec_snapshot_once() {
     let ws = TempWorkspace::new(&[("workflows/notes/workflow.yaml", SPEC)]);
-    let server =
-        ScriptedServer::start(vec![Reply::text("One."), Reply::text("Two.")]).expect("server");
+    let server = InProcessModel::new(vec![Reply::text("One."), Reply::text("Two.")]);
     let store = Arc::new(SlowDisk::new(ws.root(), Duration::ZERO));
     let h = on_store(&ws, &server, &store);
     for id in ["s1", "s2"] {

@@ -1,10 +1,11 @@
-//! Sub-workflows are tools (`archmax_workflow_<slug>`), end to end: one scripted server
-//! serves the caller and its children, over real files.
+//! Sub-workflows are tools (`archmax_workflow_<slug>`), end to end: one scripted model
+//! answers the caller and its children, over real files.
 
 use std::sync::{Arc, Mutex};
 
 use archmax_machine::{Envelope, EventSink, OutcomeKind};
-use archmax_tests::scripted::{Reply, ScriptedServer};
+use archmax_tests::in_process::InProcessModel;
+use archmax_tests::scripted::Reply;
 use archmax_tests::{TempWorkspace, send, tool_results};
 use serde_json::{Value, json};
 
@@ -67,7 +68,7 @@ fn workspace() -> TempWorkspace {
 #[test]
 fn a_delegation_runs_the_child_on_its_own_spec_and_answers_with_its_returns() {
     let ws = workspace();
-    let server = ScriptedServer::start(vec![
+    let server = InProcessModel::new(vec![
         Reply::tool_calls(vec![
             (
                 "c1",
@@ -96,11 +97,10 @@ fn a_delegation_runs_the_child_on_its_own_spec_and_answers_with_its_returns() {
         ]),
         Reply::text("Enriched KK-1."),
         Reply::text("Done."),
-    ])
-    .expect("server");
+    ]);
     let events = Arc::new(Recorder::default());
     let sink = Arc::clone(&events);
-    let h = archmax_tests::harness(ws.root(), "orders", &server.url(), "m", |o| o.events = sink);
+    let h = archmax_tests::harness(ws.root(), "orders", &server, "m", |o| o.events = sink);
     let out = send(&h, "d-1", "Enrich KK-1.");
     assert_eq!(out.kind, OutcomeKind::Completed, "{out:?}");
     assert_eq!(out.reply, "Done.");
@@ -225,7 +225,7 @@ fn a_delegation_runs_the_child_on_its_own_spec_and_answers_with_its_returns() {
 #[test]
 fn a_failed_delegation_fails_the_calling_state_when_the_model_finishes() {
     let ws = workspace();
-    let server = ScriptedServer::start(vec![
+    let server = InProcessModel::new(vec![
         Reply::tool_calls(vec![(
             "c1",
             "archmax_workflow_enrich",
@@ -239,9 +239,8 @@ fn a_failed_delegation_fails_the_calling_state_when_the_model_finishes() {
         )]),
         Reply::text("I could not enrich it."),
         Reply::text("Sorry, that failed."),
-    ])
-    .expect("server");
-    let h = archmax_tests::harness(ws.root(), "orders", &server.url(), "m", |_| {});
+    ]);
+    let h = archmax_tests::harness(ws.root(), "orders", &server, "m", |_| {});
     let out = send(&h, "d-2", "Enrich KK-9.");
     let requests = server.requests();
     let failure = "Sub-workflow 'enrich' failed: its agent raised 'no-order' in state 'enrich': KK-9 does not exist";
@@ -267,7 +266,7 @@ fn a_later_success_recovers_a_failure() {
         ("workflows/enrich/workflow.yaml", CHILD),
     ]);
     let args = json!({ "order_id": "KK-1", "quantity": 1 });
-    let server = ScriptedServer::start(vec![
+    let server = InProcessModel::new(vec![
         Reply::tool_calls(vec![
             ("c2", "archmax_workflow_nowhere", json!({})),
             ("c3", "archmax_workflow_enrich", args.clone()),
@@ -280,9 +279,8 @@ fn a_later_success_recovers_a_failure() {
         Reply::tool_calls(vec![("c4", "archmax_workflow_enrich", args)]),
         Reply::text("Enriched."),
         Reply::text("Done."),
-    ])
-    .expect("server");
-    let h = archmax_tests::harness(ws.root(), "orders", &server.url(), "m", |_| {});
+    ]);
+    let h = archmax_tests::harness(ws.root(), "orders", &server, "m", |_| {});
     let out = send(&h, "d-3", "Enrich KK-1.");
     let requests = server.requests();
     let first = tool_results(&requests[2]);
@@ -340,7 +338,7 @@ fn tagged(events: &Recorder) -> Vec<(String, String, Value, Value)> {
 #[test]
 fn a_workflow_calls_itself_once_and_its_childs_own_call_is_refused() {
     let ws = TempWorkspace::new(&[("workflows/split/workflow.yaml", SPLIT)]);
-    let server = ScriptedServer::start(vec![
+    let server = InProcessModel::new(vec![
         Reply::tool_calls(vec![("c1", "archmax_workflow_split", json!({}))]),
         // The child: its own call of the workflow is refused, and it answers.
         Reply::tool_calls(vec![("k1", "archmax_workflow_split", json!({}))]),
@@ -351,11 +349,10 @@ fn a_workflow_calls_itself_once_and_its_childs_own_call_is_refused() {
             json!({ "variables": { "verdict": "split" } }),
         )]),
         Reply::text("Done."),
-    ])
-    .expect("server");
+    ]);
     let events = Arc::new(Recorder::default());
     let sink = Arc::clone(&events);
-    let h = archmax_tests::harness(ws.root(), "split", &server.url(), "m", |o| o.events = sink);
+    let h = archmax_tests::harness(ws.root(), "split", &server, "m", |o| o.events = sink);
     let out = send(&h, "x-1", "Split KK-1.");
     assert_eq!(out.kind, OutcomeKind::Completed, "{out:?}");
     assert_eq!(out.reply, "Done.");
@@ -545,8 +542,8 @@ fn a_batch_runs_its_children_at_once_up_to_four_the_rest_queue() {
     ]);
     let probe = Arc::new(Probe::default());
     let tool = Arc::clone(&probe);
-    let server = ScriptedServer::start(vec![]).expect("server");
-    let h = archmax_tests::harness(ws.root(), "orders", &server.url(), "m", |o| {
+    let server = InProcessModel::new(vec![]);
+    let h = archmax_tests::harness(ws.root(), "orders", &server, "m", |o| {
         o.model = Arc::new(Router { fan: 6 });
         o.tools = vec![tool];
     });
@@ -573,14 +570,13 @@ fn a_script_fans_out_over_the_delegation_tools() {
         ("workflows/enrich/workflow.yaml", CHILD),
     ]);
     let code = "const r = await Promise.all(['A', 'B'].map((id) => tools.archmaxWorkflowEnrich({ order_id: id, quantity: 1 })));\nconst refused = await tools.archmaxWorkflowEnrich({ order_id: 'C' }).catch((e) => String(e));\n[r.map((x) => JSON.parse(x).message), refused.includes(\"requires 'quantity'\")]";
-    let server = ScriptedServer::start(vec![
+    let server = InProcessModel::new(vec![
         Reply::tool_calls(vec![("c1", "archmax_eval", json!({ "code": code }))]),
         Reply::text("Enriched."),
         Reply::text("Enriched."),
         Reply::text("Done."),
-    ])
-    .expect("server");
-    let h = archmax_tests::harness(ws.root(), "orders", &server.url(), "m", |_| {});
+    ]);
+    let h = archmax_tests::harness(ws.root(), "orders", &server, "m", |_| {});
     let out = send(&h, "d-4", "Enrich A and B.");
     assert_eq!(out.kind, OutcomeKind::Completed, "{out:?}");
     let requests = server.requests();
@@ -634,7 +630,7 @@ states:
         ("workflows/leaf/workflow.yaml", leaf),
     ]);
     let write = |path: &str| json!({ "file_path": path, "content": "x" });
-    let server = ScriptedServer::start(vec![
+    let server = InProcessModel::new(vec![
         Reply::tool_calls(vec![("c1", "archmax_workflow_mid", json!({}))]),
         Reply::tool_calls(vec![("m1", "archmax_workflow_leaf", json!({}))]),
         Reply::tool_calls(vec![
@@ -645,9 +641,8 @@ states:
         Reply::text("Leaf done."),
         Reply::text("Mid done."),
         Reply::text("Done."),
-    ])
-    .expect("server");
-    let h = archmax_tests::harness(ws.root(), "orders", &server.url(), "m", |_| {});
+    ]);
+    let h = archmax_tests::harness(ws.root(), "orders", &server, "m", |_| {});
     let out = send(&h, "d-5", "Go.");
     assert_eq!(out.kind, OutcomeKind::Completed, "{out:?}");
     let requests = server.requests();
@@ -666,12 +661,11 @@ states:
     assert!(!files.join("secret/a.md").exists());
     assert!(!files.join("private/b.md").exists());
     // The leaf run alone answers to its own spec only: the same write is allowed.
-    let alone = ScriptedServer::start(vec![
+    let alone = InProcessModel::new(vec![
         Reply::tool_calls(vec![("l1", "write_file", write("scratchpad/secret/a.md"))]),
         Reply::text("Done."),
-    ])
-    .expect("server");
-    let h = archmax_tests::harness(ws.root(), "leaf", &alone.url(), "m", |_| {});
+    ]);
+    let h = archmax_tests::harness(ws.root(), "leaf", &alone, "m", |_| {});
     let out = send(&h, "d-6", "Go.");
     assert_eq!(out.kind, OutcomeKind::Completed, "{out:?}");
     assert!(
@@ -684,7 +678,7 @@ states:
 #[test]
 fn a_mistyped_return_is_refused_where_the_child_writes_it() {
     let ws = workspace();
-    let server = ScriptedServer::start(vec![
+    let server = InProcessModel::new(vec![
         Reply::tool_calls(vec![(
             "c1",
             "archmax_workflow_enrich",
@@ -697,9 +691,8 @@ fn a_mistyped_return_is_refused_where_the_child_writes_it() {
         )]),
         Reply::text("Enriched."),
         Reply::text("Done."),
-    ])
-    .expect("server");
-    let h = archmax_tests::harness(ws.root(), "orders", &server.url(), "m", |_| {});
+    ]);
+    let h = archmax_tests::harness(ws.root(), "orders", &server, "m", |_| {});
     let out = send(&h, "d-7", "Enrich KK-1.");
     assert_eq!(out.kind, OutcomeKind::Completed, "{out:?}");
     let requests = server.requests();
@@ -808,18 +801,17 @@ fn result_statuses(events: &Recorder) -> Vec<String> {
 #[test]
 fn a_child_that_parks_parks_its_caller_and_a_decision_on_the_caller_resumes_it() {
     let ws = reviews();
-    let server = ScriptedServer::start(vec![
+    let server = InProcessModel::new(vec![
         review_kk1(),
         // The child moves into its human state and owes the person one message.
         to_approve("k1"),
         Reply::text("KK-1 is with a reviewer."),
         // The caller parks with it, and owes its own closing message.
         Reply::text("Your order is being reviewed."),
-    ])
-    .expect("server");
+    ]);
     let events = Arc::new(Recorder::default());
     let sink = Arc::clone(&events);
-    let h = archmax_tests::harness(ws.root(), "orders", &server.url(), "m", |o| o.events = sink);
+    let h = archmax_tests::harness(ws.root(), "orders", &server, "m", |o| o.events = sink);
     let parked = send(&h, "p-1", "Review KK-1.");
     assert_eq!(parked.kind, OutcomeKind::Parked, "{parked:?}");
     assert_eq!(parked.status, "awaiting_decision");
@@ -870,7 +862,7 @@ fn a_child_that_parks_parks_its_caller_and_a_decision_on_the_caller_resumes_it()
 
     // Another process: a new harness over the same files. A message to the caller is
     // answered by the caller, and it stays parked on the same record.
-    let server = ScriptedServer::start(vec![
+    let server = InProcessModel::new(vec![
         Reply::text("It is still with the reviewer."),
         Reply::tool_calls(vec![(
             "k2",
@@ -879,11 +871,10 @@ fn a_child_that_parks_parks_its_caller_and_a_decision_on_the_caller_resumes_it()
         )]),
         Reply::text("KK-1 is approved."),
         Reply::text("KK-1 was reviewed and approved."),
-    ])
-    .expect("server");
+    ]);
     let events = Arc::new(Recorder::default());
     let sink = Arc::clone(&events);
-    let h = archmax_tests::harness(ws.root(), "orders", &server.url(), "m", |o| o.events = sink);
+    let h = archmax_tests::harness(ws.root(), "orders", &server, "m", |o| o.events = sink);
     let replied = archmax_tests::rt()
         .block_on(h.reply("p-1", "Any news?"))
         .expect("reply");
@@ -1032,8 +1023,8 @@ fn seq_of(out: &archmax_machine::Outcome) -> Value {
 #[test]
 fn two_children_parked_in_one_batch_are_presented_one_at_a_time() {
     let ws = reviews();
-    let server = ScriptedServer::start(vec![]).expect("server");
-    let h = archmax_tests::harness(ws.root(), "orders", &server.url(), "m", |o| {
+    let server = InProcessModel::new(vec![]);
+    let h = archmax_tests::harness(ws.root(), "orders", &server, "m", |o| {
         o.model = Arc::new(Reviewers);
     });
     let first = send(&h, "p-2", "Review KK-1 and KK-2.");
@@ -1096,16 +1087,15 @@ fn two_children_parked_in_one_batch_are_presented_one_at_a_time() {
 #[test]
 fn a_fresh_turn_abandons_a_queued_child() {
     let ws = reviews();
-    let server = ScriptedServer::start(vec![
+    let server = InProcessModel::new(vec![
         review_kk1(),
         to_approve("k1"),
         Reply::text("With a reviewer."),
         // The caller's closing message fails: its turn ends with the child still queued.
         Reply::error(500, "model down"),
         Reply::text("Starting over."),
-    ])
-    .expect("server");
-    let h = archmax_tests::harness(ws.root(), "orders", &server.url(), "m", |_| {});
+    ]);
+    let h = archmax_tests::harness(ws.root(), "orders", &server, "m", |_| {});
     let failed = send(&h, "p-3", "Review KK-1.");
     assert_eq!(failed.kind, OutcomeKind::Failed, "{failed:?}");
     // The next message is a fresh turn: the queued child is abandoned, never presented.
@@ -1135,7 +1125,7 @@ fn a_fresh_turn_abandons_a_queued_child() {
 #[test]
 fn a_childs_wait_parks_its_caller_for_input_and_a_delivery_on_the_caller_reaches_the_child() {
     let ws = reviews();
-    let server = ScriptedServer::start(vec![
+    let server = InProcessModel::new(vec![
         Reply::tool_calls(vec![("c1", "archmax_workflow_waiter", json!({}))]),
         Reply::tool_calls(vec![(
             "k1",
@@ -1144,9 +1134,8 @@ fn a_childs_wait_parks_its_caller_for_input_and_a_delivery_on_the_caller_reaches
         )]),
         Reply::text("Waiting for the payment."),
         Reply::text("We are waiting for your payment."),
-    ])
-    .expect("server");
-    let h = archmax_tests::harness(ws.root(), "orders", &server.url(), "m", |_| {});
+    ]);
+    let h = archmax_tests::harness(ws.root(), "orders", &server, "m", |_| {});
     let parked = send(&h, "p-4", "Take the payment.");
     assert_eq!(parked.kind, OutcomeKind::Parked, "{parked:?}");
     assert_eq!(parked.status, "awaiting_input");
@@ -1159,12 +1148,11 @@ fn a_childs_wait_parks_its_caller_for_input_and_a_delivery_on_the_caller_reaches
         closing.contains("You have parked this run: it stays in 'poll' until something arrives from outside (the payment)."),
         "{closing}"
     );
-    let server = ScriptedServer::start(vec![
+    let server = InProcessModel::new(vec![
         Reply::text("Payment received."),
         Reply::text("Thanks, your payment arrived."),
-    ])
-    .expect("server");
-    let h = archmax_tests::harness(ws.root(), "orders", &server.url(), "m", |_| {});
+    ]);
+    let h = archmax_tests::harness(ws.root(), "orders", &server, "m", |_| {});
     let mut variables = serde_json::Map::new();
     variables.insert("amount".into(), json!(5));
     let done = archmax_tests::rt()
@@ -1197,14 +1185,13 @@ fn a_childs_wait_parks_its_caller_for_input_and_a_delivery_on_the_caller_reaches
 fn a_scripts_delegation_cannot_park_its_call_fails_parked() {
     let ws = reviews();
     let code = "await tools.archmaxWorkflowReview({ order_id: 'KK-1' }).catch((e) => String(e))";
-    let server = ScriptedServer::start(vec![
+    let server = InProcessModel::new(vec![
         Reply::tool_calls(vec![("c1", "archmax_eval", json!({ "code": code }))]),
         to_approve("k1"),
         Reply::text("With a reviewer."),
         Reply::text("The review could not run from a script."),
-    ])
-    .expect("server");
-    let h = archmax_tests::harness(ws.root(), "orders", &server.url(), "m", |_| {});
+    ]);
+    let h = archmax_tests::harness(ws.root(), "orders", &server, "m", |_| {});
     let out = send(&h, "p-5", "Review KK-1 from a script.");
     assert_eq!(out.kind, OutcomeKind::Completed, "{out:?}");
     assert!(out.pending.is_none());
@@ -1226,7 +1213,7 @@ fn a_childs_own_hook_gates_its_moves_and_reads_its_seeds() {
         ("workflows/gated/workflow.yaml", child),
         ("workflows/gated/hooks/check.js", check),
     ]);
-    let server = ScriptedServer::start(vec![
+    let server = InProcessModel::new(vec![
         Reply::tool_calls(vec![(
             "c1",
             "archmax_workflow_gated",
@@ -1251,9 +1238,8 @@ fn a_childs_own_hook_gates_its_moves_and_reads_its_seeds() {
         ]),
         Reply::text("Gated KK-1."),
         Reply::text("Done."),
-    ])
-    .expect("server");
-    let h = archmax_tests::harness(ws.root(), "orders", &server.url(), "m", |_| {});
+    ]);
+    let h = archmax_tests::harness(ws.root(), "orders", &server, "m", |_| {});
     let out = send(&h, "g-1", "Gate KK-1.");
     assert_eq!(out.kind, OutcomeKind::Completed, "{out:?}");
     let requests = server.requests();
@@ -1279,7 +1265,7 @@ fn a_grandchilds_park_reaches_the_root_and_one_decision_unwinds_the_chain() {
         ("workflows/mid/workflow.yaml", mid),
         ("workflows/review/workflow.yaml", REVIEW),
     ]);
-    let server = ScriptedServer::start(vec![
+    let server = InProcessModel::new(vec![
         Reply::tool_calls(vec![("c1", "archmax_workflow_mid", json!({}))]),
         Reply::tool_calls(vec![(
             "m1",
@@ -1294,11 +1280,10 @@ fn a_grandchilds_park_reaches_the_root_and_one_decision_unwinds_the_chain() {
         Reply::text("Leaf approved."),
         Reply::text("Mid done."),
         Reply::text("Root done."),
-    ])
-    .expect("server");
+    ]);
     let events = Arc::new(Recorder::default());
     let sink = Arc::clone(&events);
-    let h = archmax_tests::harness(ws.root(), "orders", &server.url(), "m", |o| o.events = sink);
+    let h = archmax_tests::harness(ws.root(), "orders", &server, "m", |o| o.events = sink);
     let parked = send(&h, "n-1", "Go.");
     assert_eq!(parked.kind, OutcomeKind::Parked, "{parked:?}");
     assert_eq!(parked.state, "approve");
@@ -1368,7 +1353,7 @@ fn a_grandchilds_park_reaches_the_root_and_one_decision_unwinds_the_chain() {
 #[test]
 fn the_callers_own_wait_beside_a_parked_child_is_its_own_and_the_child_is_presented_after() {
     let ws = reviews();
-    let server = ScriptedServer::start(vec![
+    let server = InProcessModel::new(vec![
         Reply::tool_calls(vec![
             (
                 "c1",
@@ -1385,9 +1370,8 @@ fn the_callers_own_wait_beside_a_parked_child_is_its_own_and_the_child_is_presen
         // Decided: the child finishes, then the caller.
         Reply::text("Approved."),
         Reply::text("All done."),
-    ])
-    .expect("server");
-    let h = archmax_tests::harness(ws.root(), "orders", &server.url(), "m", |_| {});
+    ]);
+    let h = archmax_tests::harness(ws.root(), "orders", &server, "m", |_| {});
     let waiting = send(&h, "p-6", "Review KK-1 once the bank answers.");
     assert_eq!(waiting.kind, OutcomeKind::Parked, "{waiting:?}");
     let pending = serde_json::to_value(&waiting.pending).expect("json");

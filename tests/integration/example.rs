@@ -13,12 +13,13 @@ fn the_example_workflows_validate_without_findings() {
 
 mod hooks {
     use archmax_machine::{Harness, OutcomeKind};
-    use archmax_tests::scripted::{Reply, ScriptedServer};
+    use archmax_tests::in_process::InProcessModel;
+    use archmax_tests::scripted::Reply;
     use archmax_tests::{TempWorkspace, example_root, tool_results};
     use serde_json::{Value, json};
 
-    fn harness(ws: &TempWorkspace, server: &ScriptedServer) -> Harness {
-        archmax_tests::harness(ws.root(), "order-lookup", &server.url(), "m", |_| {})
+    fn harness(ws: &TempWorkspace, server: &InProcessModel) -> Harness {
+        archmax_tests::harness(ws.root(), "order-lookup", server, "m", |_| {})
     }
 
     /// The refund state's after hook (hooks/check-refund.js) against real files: a
@@ -27,10 +28,9 @@ mod hooks {
     #[test]
     fn the_refund_hook_vetoes_corrects_and_passes() {
         let ws = TempWorkspace::copy_of(&example_root());
-        let server = ScriptedServer::start(archmax_tests::refund_flow(Reply::text(
+        let server = InProcessModel::new(archmax_tests::refund_flow(Reply::text(
             "We cannot refund a cancelled order.",
-        )))
-        .expect("server");
+        )));
         let h = harness(&ws, &server);
         let out = archmax_tests::send(&h, "refund-1", "I want my money back for KK-2046.");
         let requests = server.requests();
@@ -53,7 +53,7 @@ mod hooks {
         let ws = TempWorkspace::copy_of(&example_root());
         std::fs::create_dir_all(ws.root().join("sessions/run-1/scratchpad")).expect("dir");
         std::fs::write(ws.root().join("sessions/run-1/scratchpad/x.js"), "1 + 1").expect("write");
-        let server = ScriptedServer::start(vec![
+        let server = InProcessModel::new(vec![
             Reply::tool_calls(vec![(
                 "c1",
                 "archmax_advance",
@@ -70,8 +70,7 @@ mod hooks {
                 json!({ "file_path": "scratchpad/x.js" }),
             )]),
             Reply::text("Let me check."),
-        ])
-        .expect("server");
+        ]);
         let h = harness(&ws, &server);
         let _ = archmax_tests::send(&h, "run-1", "Refund KK-2043 please.");
         let requests = server.requests();

@@ -7,7 +7,8 @@ use std::time::{Duration, Instant};
 
 use archmax_machine::tools::BoxFuture;
 use archmax_machine::{HostTool, ToolContext};
-use archmax_tests::scripted::{Reply, ScriptedServer};
+use archmax_tests::in_process::InProcessModel;
+use archmax_tests::scripted::Reply;
 use archmax_tests::{TempWorkspace, tool_results};
 use serde_json::{Value, json};
 
@@ -42,8 +43,8 @@ impl HostTool for Docs {
     }
 }
 
-fn harness(ws: &TempWorkspace, server: &ScriptedServer, tool: Docs) -> archmax_machine::Harness {
-    archmax_tests::harness(ws.root(), "orders", &server.url(), "m", |o| {
+fn harness(ws: &TempWorkspace, server: &InProcessModel, tool: Docs) -> archmax_machine::Harness {
+    archmax_tests::harness(ws.root(), "orders", server, "m", |o| {
         o.tools = vec![Arc::new(tool)];
     })
 }
@@ -56,7 +57,7 @@ fn a_script_cannot_hand_a_host_tool_a_path_the_agents_own_call_is_refused() {
         "workflows/orders/workflow.yaml",
         "states:\n  work:\n    triggers: { manual: }\n    tools: { allow: [fetch_doc] }\n",
     )]);
-    let server = ScriptedServer::start(vec![
+    let server = InProcessModel::new(vec![
         Reply::tool_calls(vec![
             ("a", "fetch_doc", json!({ "file_path": "../outside.txt" })),
             ("b", "archmax_eval", json!({ "code": EVAL_ESCAPE })),
@@ -67,8 +68,7 @@ fn a_script_cannot_hand_a_host_tool_a_path_the_agents_own_call_is_refused() {
             ),
         ]),
         Reply::text("Done."),
-    ])
-    .expect("server");
+    ]);
     let seen = Arc::new(Mutex::new(Vec::new()));
     let h = harness(
         &ws,
@@ -108,15 +108,14 @@ fn a_scripts_host_tool_call_races_the_states_time_budget() {
         "workflows/orders/workflow.yaml",
         "states:\n  work:\n    triggers: { manual: }\n    budget: { timeoutMs: 400 }\n    tools: { allow: [fetch_doc] }\n",
     )]);
-    let server = ScriptedServer::start(vec![
+    let server = InProcessModel::new(vec![
         Reply::tool_calls(vec![(
             "a",
             "archmax_eval",
             json!({ "code": "try { await tools.fetchDoc({ file_path: 'a.md' }) } catch (e) { 'stopped: ' + e.message }" }),
         )]),
         Reply::text("Done."),
-    ])
-    .expect("server");
+    ]);
     let h = harness(
         &ws,
         &server,
@@ -181,7 +180,7 @@ fn a_host_tools_workspace_inside_a_child_is_bound_by_the_callers_forbid_always()
             "states:\n  s:\n    triggers: { manual: { description: Leaf } }\n    tools: { allow: [upload, write_file] }\n",
         ),
     ]);
-    let server = ScriptedServer::start(vec![
+    let server = InProcessModel::new(vec![
         Reply::tool_calls(vec![("c1", "archmax_workflow_leaf", json!({}))]),
         Reply::tool_calls(vec![
             ("l1", "upload", json!({ "path": "scratchpad/secret/a.md" })),
@@ -189,9 +188,8 @@ fn a_host_tools_workspace_inside_a_child_is_bound_by_the_callers_forbid_always()
         ]),
         Reply::text("Leaf done."),
         Reply::text("Done."),
-    ])
-    .expect("server");
-    let h = archmax_tests::harness(ws.root(), "orders", &server.url(), "m", |o| {
+    ]);
+    let h = archmax_tests::harness(ws.root(), "orders", &server, "m", |o| {
         o.tools = vec![Arc::new(Upload)];
     });
     let out = archmax_tests::send(&h, "u-1", "Go.");

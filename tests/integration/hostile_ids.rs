@@ -9,7 +9,8 @@ use std::sync::Arc;
 
 use archmax_machine::store::{FsStore, MemStore, SessionStore};
 use archmax_machine::{OutcomeKind, RunError};
-use archmax_tests::scripted::{Reply, ScriptedServer};
+use archmax_tests::in_process::InProcessModel;
+use archmax_tests::scripted::Reply;
 use archmax_tests::{TempWorkspace, rt, tool_results};
 use serde_json::json;
 
@@ -166,9 +167,9 @@ fn probe(store_kind: &str) {
         script.push(attack());
         script.push(Reply::text("Done."));
     }
-    let server = ScriptedServer::start(script).expect("server");
+    let server = InProcessModel::new(script);
     let store_for = Arc::clone(&store);
-    let h = archmax_tests::harness(ws.root(), "w", &server.url(), "m", move |o| {
+    let h = archmax_tests::harness(ws.root(), "w", &server, "m", move |o| {
         o.store = store_for;
     });
     assert_eq!(
@@ -256,8 +257,8 @@ fn an_id_read_from_a_triggers_session_path_is_checked_before_any_turn() {
         "workflows/w/workflow.yaml",
         "states:\n  work:\n    triggers:\n      ticket: { session: ticket.id }\n",
     )]);
-    let server = ScriptedServer::start(vec![]).expect("server");
-    let h = archmax_tests::harness(ws.root(), "w", &server.url(), "m", |_| {});
+    let server = InProcessModel::new(vec![]);
+    let h = archmax_tests::harness(ws.root(), "w", &server, "m", |_| {});
     for id in [".", "a\nb", "x\u{202e}y"] {
         let vars = json!({ "ticket": { "id": id } });
         let err = h

@@ -13,7 +13,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use archmax_machine::OutcomeKind;
-use archmax_tests::scripted::{Reply, ScriptedServer};
+use archmax_tests::in_process::InProcessModel;
+use archmax_tests::scripted::Reply;
 use archmax_tests::{TempWorkspace, rt};
 use serde_json::{Value, json};
 
@@ -363,7 +364,7 @@ fn no_spelling_of_a_sessions_records_reaches_them_from_any_origin() {
         "remove_file",
         json!({ "file_path": "g1/checkpoints/transcript.jsonl" }),
     ));
-    let server = ScriptedServer::start(vec![
+    let server = InProcessModel::new(vec![
         Reply::text("Hello."),
         Reply::tool_calls(
             calls
@@ -377,9 +378,8 @@ fn no_spelling_of_a_sessions_records_reaches_them_from_any_origin() {
             json!({ "to": "done", "reason": "ready" }),
         )]),
         Reply::text("Done."),
-    ])
-    .expect("server");
-    let h = archmax_tests::harness(ws.root(), "orders", &server.url(), "m", |_| {});
+    ]);
+    let h = archmax_tests::harness(ws.root(), "orders", &server, "m", |_| {});
     let first = archmax_tests::send(&h, ID, "hello");
     assert_eq!(first.state, "draft");
     let mut all: Vec<Attempt> = Vec::new();

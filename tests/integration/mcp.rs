@@ -7,7 +7,8 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use archmax_machine::{Envelope, Event, EventSink, OutcomeKind};
-use archmax_tests::scripted::{Reply, ScriptedServer};
+use archmax_tests::in_process::InProcessModel;
+use archmax_tests::scripted::Reply;
 use archmax_tests::{TempWorkspace, tool_results};
 use serde_json::{Value, json};
 
@@ -63,7 +64,7 @@ fn a_state_grants_an_mcp_tool_or_a_whole_server_and_the_kernel_refuses_the_rest(
         ("workflows/w/workflow.yaml", SPEC),
         (".mcp.json", &mcp_json(&script)),
     ]);
-    let server = ScriptedServer::start(vec![
+    let server = InProcessModel::new(vec![
         Reply::tool_calls(vec![
             ("c1", "mcp__everything__echo", json!({ "message": "hi" })),
             ("c2", "mcp__everything__get-sum", json!({ "a": 1, "b": 2 })),
@@ -84,11 +85,10 @@ fn a_state_grants_an_mcp_tool_or_a_whole_server_and_the_kernel_refuses_the_rest(
             ),
         ]),
         Reply::text("Done."),
-    ])
-    .expect("server");
+    ]);
     let events = Arc::new(Events::default());
     let sink = Arc::clone(&events);
-    let h = archmax_tests::harness(ws.root(), "w", &server.url(), "m", move |o| {
+    let h = archmax_tests::harness(ws.root(), "w", &server, "m", move |o| {
         o.events = sink;
     });
     let out = archmax_tests::send(&h, "s1", "go");
@@ -249,7 +249,7 @@ states:
         .canonicalize()
         .expect("outside")
         .join("secret.txt");
-    let server = ScriptedServer::start(vec![
+    let server = InProcessModel::new(vec![
         Reply::tool_calls(vec![
             (
                 "c1",
@@ -274,9 +274,8 @@ states:
             ),
         ]),
         Reply::text("Done."),
-    ])
-    .expect("server");
-    let h = archmax_tests::harness(ws.root(), "w", &server.url(), "m", |_| {});
+    ]);
+    let h = archmax_tests::harness(ws.root(), "w", &server, "m", |_| {});
     let out = archmax_tests::send(&h, "f1", "go");
     assert_eq!(out.kind, OutcomeKind::Completed, "{:?}", out.reply);
     let results = tool_results(&server.requests()[1]);

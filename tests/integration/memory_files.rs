@@ -6,7 +6,8 @@ use std::sync::Arc;
 
 use archmax_machine::store::{MemStore, SessionStore};
 use archmax_machine::{Harness, Outcome};
-use archmax_tests::scripted::{Reply, ScriptedServer};
+use archmax_tests::in_process::InProcessModel;
+use archmax_tests::scripted::Reply;
 use archmax_tests::{TempWorkspace, example_root, tool_results};
 use serde_json::json;
 
@@ -20,8 +21,8 @@ fn turn(
     id: &str,
     message: &str,
 ) -> (Outcome, Vec<Vec<String>>) {
-    let server = ScriptedServer::start(script).expect("server");
-    let h: Harness = archmax_tests::harness(ws.root(), workflow, &server.url(), "m", |o| {
+    let server = InProcessModel::new(script);
+    let h: Harness = archmax_tests::harness(ws.root(), workflow, &server, "m", |o| {
         o.store = store;
     });
     let out = archmax_tests::send(&h, id, message);

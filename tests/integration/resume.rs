@@ -8,7 +8,8 @@ use std::sync::{Arc, Mutex};
 use archmax_machine::store::{FsStore, StoreError};
 use archmax_machine::{Envelope, EventSink, OutcomeKind};
 use archmax_tests::hooked::Hooked;
-use archmax_tests::scripted::{Reply, ScriptedServer};
+use archmax_tests::in_process::InProcessModel;
+use archmax_tests::scripted::Reply;
 use archmax_tests::{TempWorkspace, harness, rt};
 use serde_json::json;
 
@@ -36,7 +37,7 @@ impl EventSink for Warnings {
 #[test]
 fn an_interrupted_turn_is_finished_from_its_last_committed_step() {
     let ws = TempWorkspace::new(&[("workflows/jobs/workflow.yaml", SPEC)]);
-    let server = ScriptedServer::start(vec![
+    let server = InProcessModel::new(vec![
         Reply::tool_calls(vec![(
             "c1",
             "write_file",
@@ -46,9 +47,8 @@ fn an_interrupted_turn_is_finished_from_its_last_committed_step() {
         Reply::text("All done (lost)."),
         // The resumed turn's one model call.
         Reply::text("All done."),
-    ])
-    .expect("server");
-    let stopping = harness(ws.root(), "jobs", &server.url(), "m", |o| {
+    ]);
+    let stopping = harness(ws.root(), "jobs", &server, "m", |o| {
         // Commit 1 opens the turn, 2 is the write_file step, 3 (the completion) never
         // becomes durable: the process "stopped" there.
         let commits = AtomicUsize::new(0);
@@ -79,7 +79,7 @@ fn an_interrupted_turn_is_finished_from_its_last_committed_step() {
 
     let warnings = Arc::new(Warnings::default());
     let sink = Arc::clone(&warnings);
-    let worker = harness(ws.root(), "jobs", &server.url(), "m", |o| o.events = sink);
+    let worker = harness(ws.root(), "jobs", &server, "m", |o| o.events = sink);
     assert_eq!(
         worker
             .session_state("j1")

@@ -1,13 +1,15 @@
-//! The runtime end to end: a real harness, real files, real HTTP to a scripted
-//! OpenAI-compatible server on 127.0.0.1.
+//! The runtime end to end: a real harness, real files, a scripted model answering in
+//! process; over real HTTP to a scripted server on 127.0.0.1 where a turn meets the client's
+//! retries and bounds.
 
 use std::sync::{Arc, Mutex};
 
-use archmax_machine::model::{ModelConfig, OpenAiClient, RetryPolicy};
+use archmax_machine::model::{Model, ModelConfig, OpenAiClient, RetryPolicy};
 use archmax_machine::store::FsStore;
 use archmax_machine::{Envelope, EventSink, Harness, HarnessOptions, OutcomeKind, SendInput};
+use archmax_tests::in_process::InProcessModel;
 use archmax_tests::scripted::{Reply, ScriptedServer};
-use archmax_tests::{TempWorkspace, rt, tool_results};
+use archmax_tests::{ModelEndpoint, TempWorkspace, rt, tool_results};
 use serde_json::{Map, Value, json};
 
 const SPEC: &str = r#"
@@ -54,7 +56,14 @@ impl Recorder {
     }
 }
 
-fn harness(ws: &TempWorkspace, server: &ScriptedServer, events: Arc<Recorder>) -> Harness {
+/// A harness over `SPEC` whose model answers from `server`'s script, in process.
+fn harness(ws: &TempWorkspace, server: &InProcessModel, events: Arc<Recorder>) -> Harness {
+    harness_on(ws, server.model("scripted-model"), events)
+}
+
+/// A harness over `SPEC` whose model is the HTTP client of `server`, two attempts per call:
+/// for what a turn makes of the client's retries and bounds.
+fn http_harness(ws: &TempWorkspace, server: &ScriptedServer, events: Arc<Recorder>) -> Harness {
     let mut config = ModelConfig::new(server.url(), "test-key", "scripted-model");
     config.retry = RetryPolicy {
         attempts: 2,
@@ -62,10 +71,14 @@ fn harness(ws: &TempWorkspace, server: &ScriptedServer, events: Arc<Recorder>) -
         ..RetryPolicy::default()
     };
     let client = OpenAiClient::new(config).expect("client");
+    harness_on(ws, Arc::new(client), events)
+}
+
+fn harness_on(ws: &TempWorkspace, model: Arc<dyn Model>, events: Arc<Recorder>) -> Harness {
     Harness::assemble(HarnessOptions {
         root: ws.root().to_path_buf(),
         workflow: "orders".to_string(),
-        model: Arc::new(client),
+        model,
         default_model: "scripted-model".to_string(),
         store: Arc::new(FsStore::new(ws.root())),
         events,
@@ -89,7 +102,7 @@ fn workspace() -> TempWorkspace {
 #[test]
 fn a_governed_turn_runs_tools_moves_and_completes() {
     let ws = workspace();
-    let server = ScriptedServer::start(vec![
+    let server = InProcessModel::new(vec![
         Reply::tool_calls(vec![
             (
                 "c1",
@@ -118,8 +131,7 @@ fn a_governed_turn_runs_tools_moves_and_completes() {
             json!({ "to": "answer", "reason": "order known" }),
         )]),
         Reply::text("Your order KK-1 has shipped."),
-    ])
-    .expect("server");
+    ]);
     let events = Arc::new(Recorder::default());
     let h = harness(&ws, &server, events.clone());
     let out = rt()
@@ -222,7 +234,7 @@ fn a_governed_turn_runs_tools_moves_and_completes() {
 #[test]
 fn the_session_persists_and_the_next_turn_continues_where_it_ended() {
     let ws = workspace();
-    let server = ScriptedServer::start(vec![
+    let server = InProcessModel::new(vec![
         Reply::tool_calls(vec![
             (
                 "c1",
@@ -237,8 +249,7 @@ fn the_session_persists_and_the_next_turn_continues_where_it_ended() {
         ]),
         Reply::text("Shipped."),
         Reply::text("You are welcome."),
-    ])
-    .expect("server");
+    ]);
     let first = {
         let h = harness(&ws, &server, Arc::new(Recorder::default()));
         rt().block_on(h.send(
@@ -293,7 +304,7 @@ fn the_session_persists_and_the_next_turn_continues_where_it_ended() {
 #[test]
 fn leaving_with_unset_requires_is_refused_and_a_raise_fails_the_session() {
     let ws = workspace();
-    let server = ScriptedServer::start(vec![
+    let server = InProcessModel::new(vec![
         Reply::tool_calls(vec![(
             "c1",
             "archmax_advance",
@@ -304,8 +315,7 @@ fn leaving_with_unset_requires_is_refused_and_a_raise_fails_the_session() {
             "archmax_raise",
             json!({ "code": "orders-unavailable", "reason": "no order id" }),
         )]),
-    ])
-    .expect("server");
+    ]);
     let h = harness(&ws, &server, Arc::new(Recorder::default()));
     let out = rt()
         .block_on(h.send(
@@ -339,13 +349,14 @@ fn leaving_with_unset_requires_is_refused_and_a_raise_fails_the_session() {
 #[test]
 fn a_model_that_keeps_failing_ends_the_turn_failed_and_the_next_message_starts_fresh() {
     let ws = workspace();
+    // Over HTTP: the two 503s are one call's two attempts (the client's retry).
     let server = ScriptedServer::start(vec![
         Reply::Status(503, "down".into()),
         Reply::Status(503, "down".into()),
         Reply::text("Back."),
     ])
     .expect("server");
-    let h = harness(&ws, &server, Arc::new(Recorder::default()));
+    let h = http_harness(&ws, &server, Arc::new(Recorder::default()));
     let out = rt()
         .block_on(h.send(
             "s-4",
@@ -380,8 +391,7 @@ fn the_model_call_budget_rejects_a_runaway_turn() {
         "budget: { maxModelCalls: 3 }\nstates:\n  a:\n    triggers: { manual: }\n",
     )]);
     let looping = || Reply::tool_calls(vec![("c", "archmax_get_variables", json!({}))]);
-    let server = ScriptedServer::start(vec![looping(), looping(), looping(), looping(), looping()])
-        .expect("server");
+    let server = InProcessModel::new(vec![looping(), looping(), looping(), looping(), looping()]);
     let h = harness(&ws, &server, Arc::new(Recorder::default()));
     let out = rt()
         .block_on(h.send(
@@ -406,7 +416,7 @@ fn a_trigger_requires_its_inputs_before_any_model_call() {
         "workflows/orders/workflow.yaml",
         "states:\n  a:\n    triggers:\n      mail: { requires: [{ name: quantity, type: integer }, order_id] }\n",
     )]);
-    let server = ScriptedServer::start(vec![]).expect("server");
+    let server = InProcessModel::new(vec![]);
     let h = harness(&ws, &server, Arc::new(Recorder::default()));
     let mut vars = Map::new();
     vars.insert("quantity".into(), json!("4"));
@@ -433,11 +443,11 @@ fn a_trigger_requires_its_inputs_before_any_model_call() {
 /// A harness over an arbitrary spec, with options applied by `f`.
 fn harness_with(
     ws: &TempWorkspace,
-    server: &ScriptedServer,
+    server: &InProcessModel,
     model: &str,
     f: impl FnOnce(&mut HarnessOptions),
 ) -> Harness {
-    archmax_tests::harness(ws.root(), "orders", &server.url(), model, |o| {
+    archmax_tests::harness(ws.root(), "orders", server, model, |o| {
         o.events = Arc::new(Recorder::default());
         f(o);
     })
@@ -456,11 +466,10 @@ fn an_exhausted_turn_budget_routes_through_on_error_with_a_runtime_note() {
     let ws = spec_ws(
         "states:\n  work:\n    triggers: { manual: }\n    budget: { maxTurns: 1 }\n    on_error: fallback\n    transitions: [{ to: fallback, description: Never. }]\n  fallback:\n    instructions: Apologise.\n",
     );
-    let server = ScriptedServer::start(vec![
+    let server = InProcessModel::new(vec![
         Reply::tool_calls(vec![("c1", "archmax_get_variables", json!({}))]),
         Reply::text("Sorry, I could not finish."),
-    ])
-    .expect("server");
+    ]);
     let h = harness_with(&ws, &server, "m", |_| {});
     let out = send(&h, "b-1");
     assert_eq!(out.kind, OutcomeKind::Completed);
@@ -482,10 +491,9 @@ fn an_exhausted_turn_budget_routes_through_on_error_with_a_runtime_note() {
 fn a_state_time_budget_bounds_a_slow_model_call() {
     let ws =
         spec_ws("states:\n  work:\n    triggers: { manual: }\n    budget: { timeoutMs: 200 }\n");
-    let server = ScriptedServer::start(vec![
+    let server = InProcessModel::new(vec![
         Reply::text("late").after(std::time::Duration::from_secs(5)),
-    ])
-    .expect("server");
+    ]);
     let h = harness_with(&ws, &server, "m", |_| {});
     let started = std::time::Instant::now();
     let out = send(&h, "t-1");
@@ -505,7 +513,7 @@ fn completing_without_the_declared_returns_is_rejected() {
     let ws = spec_ws(
         "states:\n  work:\n    triggers:\n      manual: { returns: [{ name: total, type: number }] }\n",
     );
-    let server = ScriptedServer::start(vec![
+    let server = InProcessModel::new(vec![
         Reply::text("done"),
         Reply::tool_calls(vec![(
             "c",
@@ -513,8 +521,7 @@ fn completing_without_the_declared_returns_is_rejected() {
             json!({ "variables": { "total": "12" } }),
         )]),
         Reply::text("tried"),
-    ])
-    .expect("server");
+    ]);
     let h = harness_with(&ws, &server, "m", |_| {});
     let out = send(&h, "r-1");
     assert_eq!(out.kind, OutcomeKind::Rejected);
@@ -550,7 +557,7 @@ fn script_hooks_run_in_quickjs_a_throw_fails_closed_and_a_host_runner_can_decide
         ("workflows/orders/workflow.yaml", spec),
         ("workflows/orders/hooks/check.js", check),
     ]);
-    let server = ScriptedServer::start(vec![
+    let server = InProcessModel::new(vec![
         Reply::tool_calls(vec![(
             "c1",
             "archmax_advance",
@@ -569,8 +576,7 @@ fn script_hooks_run_in_quickjs_a_throw_fails_closed_and_a_host_runner_can_decide
             ),
         ]),
         Reply::text("Done."),
-    ])
-    .expect("server");
+    ]);
     let h = harness_with(&ws, &server, "m", |_| {});
     let out = send(&h, "h-1");
     assert_eq!(out.kind, OutcomeKind::Completed);
@@ -581,7 +587,7 @@ fn script_hooks_run_in_quickjs_a_throw_fails_closed_and_a_host_runner_can_decide
     );
 
     // A hook that throws is an execution error: terminal, routed through on_error.
-    let server = ScriptedServer::start(vec![
+    let server = InProcessModel::new(vec![
         Reply::tool_calls(vec![
             (
                 "c1",
@@ -595,8 +601,7 @@ fn script_hooks_run_in_quickjs_a_throw_fails_closed_and_a_host_runner_can_decide
             ),
         ]),
         Reply::text("I could not finish."),
-    ])
-    .expect("server");
+    ]);
     let h = harness_with(&ws, &server, "m", |_| {});
     let out = send(&h, "h-3");
     assert_eq!(out.state, "failed", "a throwing hook fails closed");
@@ -624,15 +629,14 @@ fn script_hooks_run_in_quickjs_a_throw_fails_closed_and_a_host_runner_can_decide
             })
         }
     }
-    let server = ScriptedServer::start(vec![
+    let server = InProcessModel::new(vec![
         Reply::tool_calls(vec![(
             "c1",
             "archmax_advance",
             json!({ "to": "done", "reason": "ready" }),
         )]),
         Reply::text("Waiting for the file."),
-    ])
-    .expect("server");
+    ]);
     let mut h = harness_with(&ws, &server, "m", |_| {});
     h.set_hook_runner(Arc::new(Veto));
     let out = send(&h, "h-2");
@@ -646,7 +650,7 @@ fn script_hooks_run_in_quickjs_a_throw_fails_closed_and_a_host_runner_can_decide
 #[test]
 fn a_claude_model_gets_a_cache_marker_on_the_static_prefix() {
     let ws = spec_ws("instructions: Be brief.\nstates:\n  work:\n    triggers: { manual: }\n");
-    let server = ScriptedServer::start(vec![Reply::text("ok"), Reply::text("ok")]).expect("server");
+    let server = InProcessModel::new(vec![Reply::text("ok"), Reply::text("ok")]);
     let h = harness_with(&ws, &server, "anthropic/claude-sonnet-4", |_| {});
     send(&h, "c-1");
     let system = &server.requests()[0]["messages"][0]["content"];
@@ -701,14 +705,13 @@ fn a_host_tool_that_fails_answers_the_model_and_the_turn_goes_on() {
     }
     let ws =
         spec_ws("states:\n  work:\n    triggers: { manual: }\n    tools: { allow: [lookup] }\n");
-    let server = ScriptedServer::start(vec![
+    let server = InProcessModel::new(vec![
         Reply::tool_calls(vec![
             ("c1", "lookup", json!({ "id": "x" })),
             ("c2", "lookup", json!({ "id": "ok" })),
         ]),
         Reply::text("Done."),
-    ])
-    .expect("server");
+    ]);
     let h = harness_with(&ws, &server, "m", |o| o.tools = vec![Arc::new(Flaky)]);
     let out = send(&h, "ht-1");
     assert_eq!(out.kind, OutcomeKind::Completed);
@@ -724,16 +727,14 @@ fn a_host_tool_that_fails_answers_the_model_and_the_turn_goes_on() {
 #[test]
 fn the_runtime_contract_is_resolved_at_assembly() {
     use archmax_spec::runtime_contract::ContractSource;
-    let server = ScriptedServer::start(vec![]).expect("server");
+    let server = InProcessModel::new(vec![]);
     let state = "states:\n  work:\n    triggers: { manual: }\n";
     let assemble = |runtime: &str| {
         let ws = spec_ws(&format!("{runtime}{state}"));
-        let mut config = ModelConfig::new(server.url(), "k", "m");
-        config.retry.attempts = 1;
         Harness::assemble(HarnessOptions {
             root: ws.root().to_path_buf(),
             workflow: "orders".into(),
-            model: Arc::new(OpenAiClient::new(config).expect("client")),
+            model: server.model("m"),
             default_model: "m".into(),
             store: Arc::new(FsStore::new(ws.root())),
             events: Arc::new(Recorder::default()),
@@ -775,17 +776,15 @@ fn the_runtime_contract_is_resolved_at_assembly() {
 fn mounts_may_not_take_run_areas_or_the_authoring_plane() {
     use archmax_spec::workspace::{MountDecl, MountKind};
     let ws = spec_ws("states:\n  work:\n    triggers: { manual: }\n");
-    let server = ScriptedServer::start(vec![]).expect("server");
+    let server = InProcessModel::new(vec![]);
     for (name, fragment) in [
         ("workflows", "would serve the authoring plane"),
         ("scratchpad", "collides with the run area 'scratchpad/'"),
     ] {
-        let mut config = ModelConfig::new(server.url(), "k", "m");
-        config.retry.attempts = 1;
         let err = Harness::assemble(HarnessOptions {
             root: ws.root().to_path_buf(),
             workflow: "orders".into(),
-            model: Arc::new(OpenAiClient::new(config).expect("client")),
+            model: server.model("m"),
             default_model: "m".into(),
             store: Arc::new(FsStore::new(ws.root())),
             events: Arc::new(Recorder::default()),
@@ -810,13 +809,12 @@ fn a_rubric_grades_a_terminal_answer_and_the_agent_revises_once() {
     let ws = spec_ws(
         "states:\n  answer:\n    triggers: { manual: }\n    instructions: Answer.\n    after:\n      rubric:\n        instructions: The reply must name a date.\n        max_iterations: 1\n",
     );
-    let server = ScriptedServer::start(vec![
+    let server = InProcessModel::new(vec![
         Reply::text("It ships soon."),
         Reply::text(r#"{"verdict": "correct", "reason": "no date given"}"#),
         Reply::text("It ships on 3 March."),
         Reply::text(r#"{"verdict": "ok", "reason": "names a date"}"#),
-    ])
-    .expect("server");
+    ]);
     let events = Arc::new(Recorder::default());
     let sink = events.clone();
     let h = harness_with(&ws, &server, "m", move |o| o.events = sink);
@@ -903,15 +901,22 @@ states:
 #[test]
 fn a_human_state_parks_answers_replies_and_routes_a_decision() {
     let ws = spec_ws(REVIEW_SPEC);
-    let server = ScriptedServer::start(vec![
-        Reply::tool_calls(vec![("c1", "archmax_advance", json!({ "to": "review", "reason": "drafted", "evidence": ["./scratchpad/calc.md", "scratchpad/refund.json"] }))]),
+    let server = InProcessModel::new(vec![
+        Reply::tool_calls(vec![(
+            "c1",
+            "archmax_advance",
+            json!({ "to": "review", "reason": "drafted", "evidence": ["./scratchpad/calc.md", "scratchpad/refund.json"] }),
+        )]),
         Reply::text("I have sent your refund to a reviewer."),
         // reply while parked: a tool call is refused, and the session stays parked
-        Reply::tool_calls(vec![("c2", "read_file", json!({ "file_path": "scratchpad/refund.json" }))]),
+        Reply::tool_calls(vec![(
+            "c2",
+            "read_file",
+            json!({ "file_path": "scratchpad/refund.json" }),
+        )]),
         // decision: the target's work runs in the same call
         Reply::text("The refund is paid."),
-    ])
-    .expect("server");
+    ]);
     let h = harness_with(&ws, &server, "m", |_| {});
     let out = send(&h, "p-1");
     assert_eq!(out.kind, OutcomeKind::Parked);
@@ -990,7 +995,7 @@ fn a_wait_parks_for_input_and_a_delivery_resumes_in_place() {
     let ws = spec_ws(
         "states:\n  poll:\n    triggers: { manual: }\n    instructions: Wait for the payment.\n    budget: { maxParks: 2 }\n",
     );
-    let server = ScriptedServer::start(vec![
+    let server = InProcessModel::new(vec![
         Reply::tool_calls(vec![(
             "c0",
             "archmax_wait",
@@ -1003,8 +1008,7 @@ fn a_wait_parks_for_input_and_a_delivery_resumes_in_place() {
         )]),
         Reply::text("I am waiting for your payment."),
         Reply::text("Payment received, thank you."),
-    ])
-    .expect("server");
+    ]);
     let h = harness_with(&ws, &server, "m", |_| {});
     let out = send(&h, "w-1");
     assert_eq!(out.kind, OutcomeKind::Parked);
@@ -1057,7 +1061,7 @@ fn a_wait_parks_for_input_and_a_delivery_resumes_in_place() {
 fn a_cancelled_turn_ends_failed_keeps_its_finished_steps_and_the_next_message_starts_fresh() {
     let ws =
         spec_ws("states:\n  work:\n    triggers: { manual: }\n    instructions: Take notes.\n");
-    let server = ScriptedServer::start(vec![
+    let server = InProcessModel::new(vec![
         Reply::tool_calls(vec![(
             "c1",
             "write_file",
@@ -1065,8 +1069,7 @@ fn a_cancelled_turn_ends_failed_keeps_its_finished_steps_and_the_next_message_st
         )]),
         Reply::text("too late").after(std::time::Duration::from_secs(5)),
         Reply::text("Fresh start."),
-    ])
-    .expect("server");
+    ]);
     let h = harness_with(&ws, &server, "m", |_| {});
     assert!(!h.cancel("x-1"), "no turn of x-1 is running yet");
     let started = std::time::Instant::now();
@@ -1110,7 +1113,7 @@ fn a_hook_reads_files_through_governed_tools_and_cannot_touch_the_authoring_plan
         ("workflows/orders/workflow.yaml", spec),
         ("workflows/orders/hooks/check.js", check),
     ]);
-    let server = ScriptedServer::start(vec![
+    let server = InProcessModel::new(vec![
         Reply::tool_calls(vec![(
             "c1",
             "archmax_advance",
@@ -1129,8 +1132,7 @@ fn a_hook_reads_files_through_governed_tools_and_cannot_touch_the_authoring_plan
             ),
         ]),
         Reply::text("Done."),
-    ])
-    .expect("server");
+    ]);
     let events = Arc::new(Recorder::default());
     let sink = events.clone();
     let h = harness_with(&ws, &server, "m", move |o| o.events = sink);
@@ -1191,7 +1193,7 @@ fn archmax_eval_computes_with_governed_tools_and_keeps_globals_for_the_turn_only
     ]);
     let first = "const orders = JSON.parse(await tools.readFile({ file_path: 'scratchpad/orders.json' }))\nglobalThis.sum = orders.reduce((a, o) => a + o.total, 0)\nconsole.log('orders', orders.length)\nsum";
     let second = "let refused\ntry { await tools.writeFile({ file_path: 'outbox/x.md', content: 'x' }) } catch (e) { refused = e.message }\nawait tools.writeFile({ file_path: 'outbox/ok.md', content: 'ok' });\n[sum * 2, typeof tools.editFile, refused.includes('[workflow] BLOCKED')]";
-    let server = ScriptedServer::start(vec![
+    let server = InProcessModel::new(vec![
         Reply::tool_calls(vec![("c1", "archmax_eval", json!({ "code": first }))]),
         Reply::tool_calls(vec![("c2", "archmax_eval", json!({ "code": second }))]),
         Reply::text("The total is 24.5."),
@@ -1201,8 +1203,7 @@ fn archmax_eval_computes_with_governed_tools_and_keeps_globals_for_the_turn_only
             json!({ "code": "typeof sum" }),
         )]),
         Reply::text("Fresh."),
-    ])
-    .expect("server");
+    ]);
     let h = harness_with(&ws, &server, "m", |_| {});
     let out = send(&h, "e-1");
     assert_eq!(out.kind, OutcomeKind::Completed);
@@ -1228,7 +1229,7 @@ fn archmax_eval_computes_with_governed_tools_and_keeps_globals_for_the_turn_only
 #[test]
 fn a_disabled_workflow_starts_nothing_but_still_takes_a_decision_for_a_parked_session() {
     let ws = spec_ws(REVIEW_SPEC);
-    let server = ScriptedServer::start(vec![
+    let server = InProcessModel::new(vec![
         Reply::tool_calls(vec![(
             "c1",
             "archmax_advance",
@@ -1236,8 +1237,7 @@ fn a_disabled_workflow_starts_nothing_but_still_takes_a_decision_for_a_parked_se
         )]),
         Reply::text("Sent to a reviewer."),
         Reply::text("The refund is paid."),
-    ])
-    .expect("server");
+    ]);
     let h = harness_with(&ws, &server, "m", |_| {});
     assert_eq!(send(&h, "d-1").kind, OutcomeKind::Parked);
     // The author disables the workflow while the session waits for a person.
@@ -1269,12 +1269,11 @@ fn runtime_notes_cannot_be_called_by_the_model() {
     let ws = spec_ws(
         "states:\n  work:\n    triggers: { manual: }\n    budget: { maxTurns: 1 }\n    on_error: fallback\n    transitions: [{ to: fallback, description: Never. }]\n  fallback:\n    instructions: Apologise.\n",
     );
-    let server = ScriptedServer::start(vec![
+    let server = InProcessModel::new(vec![
         Reply::tool_calls(vec![("c1", "archmax_note", json!({ "note": "error" }))]),
         // The [error] note is the last thing in the transcript when this call is made.
         Reply::text(""),
-    ])
-    .expect("server");
+    ]);
     let h = harness_with(&ws, &server, "m", |_| {});
     let out = send(&h, "n-1");
     let first = tool_results(&server.requests()[1]);
@@ -1294,7 +1293,7 @@ fn the_sandbox_limits_come_from_the_workflow_settings() {
     let ws = spec_ws(
         "settings: { maxPtcCalls: 1, maxResultChars: 12, timeoutMs: 300 }\nstates:\n  work:\n    triggers: { manual: }\n",
     );
-    let server = ScriptedServer::start(vec![
+    let server = InProcessModel::new(vec![
         Reply::tool_calls(vec![
             (
                 "c1",
@@ -1309,8 +1308,7 @@ fn the_sandbox_limits_come_from_the_workflow_settings() {
             ("c3", "archmax_eval", json!({ "code": "for (;;) {}" })),
         ]),
         Reply::text("Done."),
-    ])
-    .expect("server");
+    ]);
     let h = harness_with(&ws, &server, "m", |_| {});
     let _ = send(&h, "l-1");
     let results = tool_results(&server.requests()[1]);
@@ -1339,15 +1337,14 @@ fn a_hook_runs_under_the_workflow_sandbox_limits() {
         ),
         ("workflows/orders/hooks/spin.js", "for (;;) {}\n"),
     ]);
-    let server = ScriptedServer::start(vec![
+    let server = InProcessModel::new(vec![
         Reply::tool_calls(vec![(
             "c1",
             "archmax_advance",
             json!({ "to": "done", "reason": "ready" }),
         )]),
         Reply::text("Sorry."),
-    ])
-    .expect("server");
+    ]);
     let h = harness_with(&ws, &server, "m", |_| {});
     let out = send(&h, "t-h");
     assert_eq!(out.state, "failed", "a hook that overruns fails closed");
@@ -1372,15 +1369,14 @@ fn a_huge_hook_reason_is_truncated_and_the_session_stays_small() {
             "import { veto } from '@archmax-ai/harness'\nexport default () => veto('no '.repeat(10000000))\n",
         ),
     ]);
-    let server = ScriptedServer::start(vec![
+    let server = InProcessModel::new(vec![
         Reply::tool_calls(vec![(
             "c1",
             "archmax_advance",
             json!({ "to": "done", "reason": "ready" }),
         )]),
         Reply::text("Understood."),
-    ])
-    .expect("server");
+    ]);
     let events = Arc::new(Recorder::default());
     let sink = events.clone();
     let h = harness_with(&ws, &server, "m", move |o| o.events = sink);
@@ -1418,6 +1414,7 @@ fn a_huge_hook_reason_is_truncated_and_the_session_stays_small() {
 #[test]
 fn a_huge_model_response_fails_the_turn_and_leaves_the_session_small_and_usable() {
     let ws = workspace();
+    // Over HTTP: a body the client reads in chunks and gives up on, without retrying it.
     let server = ScriptedServer::start(vec![
         Reply::Huge {
             bytes: 200_000_000,
@@ -1426,7 +1423,7 @@ fn a_huge_model_response_fails_the_turn_and_leaves_the_session_small_and_usable(
         Reply::text("Back."),
     ])
     .expect("server");
-    let h = harness(&ws, &server, Arc::new(Recorder::default()));
+    let h = http_harness(&ws, &server, Arc::new(Recorder::default()));
     let out = rt()
         .block_on(h.send(
             "s-huge",
@@ -1517,7 +1514,7 @@ fn a_batch_runs_its_host_tools_at_once_results_in_call_order_events_as_they_fini
     let ws = spec_ws(
         "states:\n  work:\n    triggers: { manual: }\n    tools: { allow: [first, second, read_file] }\n",
     );
-    let server = ScriptedServer::start(vec![
+    let server = InProcessModel::new(vec![
         Reply::tool_calls(vec![
             ("c1", "first", json!({})),
             ("c2", "second", json!({})),
@@ -1534,8 +1531,7 @@ fn a_batch_runs_its_host_tools_at_once_results_in_call_order_events_as_they_fini
             ),
         ]),
         Reply::text("Done."),
-    ])
-    .expect("server");
+    ]);
     let started = Arc::new(tokio::sync::Barrier::new(2));
     let second_done = Arc::new(tokio::sync::Notify::new());
     let events = Arc::new(Recorder::default());

@@ -3,7 +3,8 @@
 //! the link, nothing lands outside, and the session stays loadable.
 
 use archmax_machine::OutcomeKind;
-use archmax_tests::scripted::{Reply, ScriptedServer};
+use archmax_tests::in_process::InProcessModel;
+use archmax_tests::scripted::Reply;
 use archmax_tests::{TempWorkspace, tool_results};
 use serde_json::json;
 
@@ -24,7 +25,7 @@ fn an_offload_through_a_planted_link_is_refused_and_the_session_stays_intact() {
     std::fs::create_dir_all(&outside).expect("outside");
     std::os::unix::fs::symlink(&outside, ws.root().join("sessions/o1/large_tool_results"))
         .expect("link");
-    let server = ScriptedServer::start(vec![
+    let server = InProcessModel::new(vec![
         Reply::tool_calls(vec![(
             "c1",
             "read_file",
@@ -32,9 +33,8 @@ fn an_offload_through_a_planted_link_is_refused_and_the_session_stays_intact() {
         )]),
         Reply::text("Done."),
         Reply::text("Again."),
-    ])
-    .expect("server");
-    let h = archmax_tests::harness(ws.root(), "orders", &server.url(), "m", |_| {});
+    ]);
+    let h = archmax_tests::harness(ws.root(), "orders", &server, "m", |_| {});
     let out = archmax_tests::send(&h, "o1", "go");
     assert_eq!(out.kind, OutcomeKind::Completed);
     let result = &tool_results(&server.requests()[1])[0];
@@ -67,9 +67,8 @@ fn a_checkpoint_folder_planted_as_a_link_is_refused_not_followed() {
     std::fs::create_dir_all(ws.root().join("sessions/k1")).expect("session");
     std::os::unix::fs::symlink(&outside, ws.root().join("sessions/k1/checkpoints")).expect("link");
     std::os::unix::fs::symlink(&outside, ws.root().join("sessions/k2")).expect("link");
-    let server =
-        ScriptedServer::start(vec![Reply::text("Hi."), Reply::text("Hi.")]).expect("server");
-    let h = archmax_tests::harness(ws.root(), "orders", &server.url(), "m", |_| {});
+    let server = InProcessModel::new(vec![Reply::text("Hi."), Reply::text("Hi.")]);
+    let h = archmax_tests::harness(ws.root(), "orders", &server, "m", |_| {});
     for id in ["k1", "k2"] {
         let err = archmax_tests::rt()
             .block_on(h.send(

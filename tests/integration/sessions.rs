@@ -7,7 +7,8 @@ use std::time::Duration;
 
 use archmax_machine::store::MemStore;
 use archmax_machine::{Classification, Harness, SessionExit, Status};
-use archmax_tests::scripted::{Reply, ScriptedServer};
+use archmax_tests::in_process::InProcessModel;
+use archmax_tests::scripted::Reply;
 use archmax_tests::{TempWorkspace, harness, send};
 use serde_json::{Map, Value, json};
 
@@ -32,8 +33,8 @@ fn workspace() -> TempWorkspace {
     TempWorkspace::new(&[("workflows/jobs/workflow.yaml", SPEC)])
 }
 
-fn jobs(ws: &TempWorkspace, server: &ScriptedServer) -> Harness {
-    harness(ws.root(), "jobs", &server.url(), "m", |_| {})
+fn jobs(ws: &TempWorkspace, server: &InProcessModel) -> Harness {
+    harness(ws.root(), "jobs", server, "m", |_| {})
 }
 
 fn session_dir(ws: &TempWorkspace, id: &str) -> std::path::PathBuf {
@@ -61,7 +62,7 @@ fn files(entries: Value) -> Map<String, Value> {
 #[test]
 fn summaries_describe_completed_parked_and_failed_sessions() {
     let ws = workspace();
-    let server = ScriptedServer::start(vec![
+    let server = InProcessModel::new(vec![
         // done-1: completes, with usage
         Reply::text("All done.").with_usage(json!({ "prompt_tokens": 12, "completion_tokens": 3 })),
         // decide-1: parks at the human state
@@ -86,8 +87,7 @@ fn summaries_describe_completed_parked_and_failed_sessions() {
         )]),
         // fail-1~work:jobs:1: a child id completes
         Reply::text("Child done."),
-    ])
-    .expect("server");
+    ]);
     let h = jobs(&ws, &server);
     for id in [
         "done-1",
@@ -168,11 +168,10 @@ fn summaries_describe_completed_parked_and_failed_sessions() {
 #[test]
 fn messages_and_message_count_read_the_committed_transcript() {
     let ws = workspace();
-    let server = ScriptedServer::start(vec![
+    let server = InProcessModel::new(vec![
         Reply::text("First answer."),
         Reply::text("Second answer."),
-    ])
-    .expect("server");
+    ]);
     let h = jobs(&ws, &server);
     assert_eq!(h.message_count("m-1").expect("count"), 0);
     assert!(h.session_messages("m-1").expect("messages").is_empty());
@@ -200,13 +199,12 @@ fn messages_and_message_count_read_the_committed_transcript() {
 #[test]
 fn delete_removes_a_session_and_its_children_only() {
     let ws = workspace();
-    let server = ScriptedServer::start(vec![
+    let server = InProcessModel::new(vec![
         Reply::text("a"),
         Reply::text("b"),
         Reply::text("c"),
         Reply::text("d"),
-    ])
-    .expect("server");
+    ]);
     let h = jobs(&ws, &server);
     for id in ["d-1", "d-1~work:jobs:1", "d-10", "d-1~x"] {
         send_as(&h, &ws, id, "go");
@@ -241,10 +239,9 @@ fn wait_for(path: &Path) {
 #[test]
 fn delete_is_refused_while_a_turn_holds_the_session() {
     let ws = workspace();
-    let server = ScriptedServer::start(vec![
+    let server = InProcessModel::new(vec![
         Reply::text("slow answer").after(Duration::from_millis(800)),
-    ])
-    .expect("server");
+    ]);
     let h = jobs(&ws, &server);
     std::thread::scope(|scope| {
         let turn = scope.spawn(|| send(&h, "busy-1", "go"));
@@ -274,7 +271,7 @@ fn delete_is_refused_while_a_turn_holds_the_session() {
 #[test]
 fn seed_writes_agent_visible_files() {
     let ws = workspace();
-    let server = ScriptedServer::start(Vec::new()).expect("server");
+    let server = InProcessModel::new(Vec::new());
     let h = jobs(&ws, &server);
     h.seed_session(
         "s-1",
@@ -300,7 +297,7 @@ fn seed_writes_agent_visible_files() {
 #[test]
 fn seed_refuses_paths_outside_the_session_files_before_writing_any() {
     let ws = workspace();
-    let server = ScriptedServer::start(Vec::new()).expect("server");
+    let server = InProcessModel::new(Vec::new());
     let h = jobs(&ws, &server);
     let refused = |path: &str| {
         let err = h
@@ -333,8 +330,8 @@ fn seed_refuses_paths_outside_the_session_files_before_writing_any() {
 #[test]
 fn seed_needs_a_store_with_session_folders() {
     let ws = workspace();
-    let server = ScriptedServer::start(Vec::new()).expect("server");
-    let h = harness(ws.root(), "jobs", &server.url(), "m", |o| {
+    let server = InProcessModel::new(Vec::new());
+    let h = harness(ws.root(), "jobs", &server, "m", |o| {
         o.store = Arc::new(MemStore::new());
     });
     let err = h
@@ -354,7 +351,7 @@ fn park_is_the_parking_outcomes_record_with_the_states_instructions_and_approver
         "    instructions: Approve or not.\n    approvers: [lead@example.com]\n    evidence: [scratchpad/plan.md]\n",
     );
     let ws = TempWorkspace::new(&[("workflows/jobs/workflow.yaml", spec.as_str())]);
-    let server = ScriptedServer::start(vec![
+    let server = InProcessModel::new(vec![
         Reply::tool_calls(vec![(
             "c1",
             "archmax_advance",
@@ -368,8 +365,7 @@ fn park_is_the_parking_outcomes_record_with_the_states_instructions_and_approver
         )]),
         Reply::text("Waiting."),
         Reply::text("Done."),
-    ])
-    .expect("server");
+    ]);
     let h = jobs(&ws, &server);
     let parked = send(&h, "p-1", "go");
     let pending = serde_json::to_value(&parked.pending).expect("json");
@@ -451,7 +447,7 @@ fn decide(h: &Harness, id: &str, to: &str) -> archmax_machine::Outcome {
 /// the decision at `review`), `done-1` (approved, answered at the terminal `done`),
 /// `fail-1` (the agent raised), `cancel-1` (its turn cancelled), `wait-1` (waiting with a
 /// due time).
-fn every_standing(h: &Harness, server: &ScriptedServer) {
+fn every_standing(h: &Harness, server: &InProcessModel) {
     send(h, "idle-1", "go");
     send(h, "back-1", "go");
     decide(h, "back-1", "draft");
@@ -522,7 +518,7 @@ fn ids(list: &[archmax_machine::SessionSummary]) -> Vec<&str> {
 fn every_session_says_where_it_stands() {
     use archmax_machine::StandingKind as K;
     let ws = TempWorkspace::new(&[("workflows/jobs/workflow.yaml", REVIEWED)]);
-    let server = ScriptedServer::start(every_standing_script()).expect("server");
+    let server = InProcessModel::new(every_standing_script());
     let h = jobs(&ws, &server);
     let before = archmax_machine::clock::now_ms();
     every_standing(&h, &server);
@@ -607,7 +603,7 @@ fn every_session_says_where_it_stands() {
 fn prune_removes_ended_sessions_by_status_and_age_and_never_a_live_one() {
     use archmax_machine::{PruneOptions, StandingKind as K};
     let ws = TempWorkspace::new(&[("workflows/jobs/workflow.yaml", REVIEWED)]);
-    let server = ScriptedServer::start(every_standing_script()).expect("server");
+    let server = InProcessModel::new(every_standing_script());
     let h = jobs(&ws, &server);
     every_standing(&h, &server);
     let names = |r: &archmax_machine::PruneReport| {
@@ -713,11 +709,10 @@ fn prune_removes_ended_sessions_by_status_and_age_and_never_a_live_one() {
 #[test]
 fn prune_takes_the_lease_so_a_running_turn_keeps_its_session() {
     let ws = workspace();
-    let server = ScriptedServer::start(vec![
+    let server = InProcessModel::new(vec![
         Reply::text("First.").with_usage(json!({ "prompt_tokens": 1, "completion_tokens": 1 })),
         Reply::text("slow answer").after(Duration::from_millis(800)),
-    ])
-    .expect("server");
+    ]);
     let h = jobs(&ws, &server);
     send(&h, "busy-1", "go");
     std::thread::scope(|scope| {
@@ -744,8 +739,8 @@ fn prune_takes_the_lease_so_a_running_turn_keeps_its_session() {
 fn the_memory_store_stands_and_prunes_the_same() {
     use archmax_machine::StandingKind as K;
     let ws = TempWorkspace::new(&[("workflows/jobs/workflow.yaml", REVIEWED)]);
-    let server = ScriptedServer::start(every_standing_script()).expect("server");
-    let h = harness(ws.root(), "jobs", &server.url(), "m", |o| {
+    let server = InProcessModel::new(every_standing_script());
+    let h = harness(ws.root(), "jobs", &server, "m", |o| {
         o.store = Arc::new(MemStore::new());
     });
     every_standing(&h, &server);

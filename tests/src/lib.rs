@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use archmax_machine::model::{ModelConfig, OpenAiClient, RetryPolicy};
+use archmax_machine::model::{Model, ModelConfig, OpenAiClient, RetryPolicy};
 use archmax_machine::store::FsStore;
 use archmax_machine::{Harness, HarnessOptions, NoEvents, Outcome, SendInput};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -89,23 +89,60 @@ impl Drop for TempWorkspace {
 }
 
 pub mod hooked;
+pub mod in_process;
 pub mod otlp;
 pub mod scripted;
 
-/// A harness for `workflow` of the workspace at `root`, its model the server at
-/// `model_url` (one attempt per call, no retries), its sessions on disk; `customize`
+/// Where a test harness's model calls go, one attempt per call: an [`InProcessModel`]'s
+/// script (no HTTP: the turn-behaviour tests), or over HTTP a [`ScriptedServer`] or any base
+/// URL (the tests of the model client, and those needing the wire).
+///
+/// [`InProcessModel`]: in_process::InProcessModel
+/// [`ScriptedServer`]: scripted::ScriptedServer
+pub trait ModelEndpoint {
+    /// The model a harness whose default model id is `model` calls.
+    fn model(&self, model: &str) -> Arc<dyn Model>;
+}
+
+impl ModelEndpoint for in_process::InProcessModel {
+    fn model(&self, model: &str) -> Arc<dyn Model> {
+        Arc::new(self.client(config(in_process::IN_PROCESS_URL, model)))
+    }
+}
+
+impl ModelEndpoint for scripted::ScriptedServer {
+    fn model(&self, model: &str) -> Arc<dyn Model> {
+        Arc::new(client(&self.url(), model))
+    }
+}
+
+/// A base URL: the HTTP client of the endpoint there.
+impl ModelEndpoint for str {
+    fn model(&self, model: &str) -> Arc<dyn Model> {
+        Arc::new(client(self, model))
+    }
+}
+
+impl ModelEndpoint for String {
+    fn model(&self, model: &str) -> Arc<dyn Model> {
+        self.as_str().model(model)
+    }
+}
+
+/// A harness for `workflow` of the workspace at `root`, its model `endpoint`'s (one attempt
+/// per call, no retries; `model` the default model id), its sessions on disk; `customize`
 /// adjusts the options (events, tools, mounts) before assembly.
 pub fn harness(
     root: &Path,
     workflow: &str,
-    model_url: &str,
+    endpoint: &(impl ModelEndpoint + ?Sized),
     model: &str,
     customize: impl FnOnce(&mut HarnessOptions),
 ) -> Harness {
     let mut opts = HarnessOptions {
         root: root.to_path_buf(),
         workflow: workflow.to_string(),
-        model: Arc::new(client(model_url, model)),
+        model: endpoint.model(model),
         default_model: model.to_string(),
         store: Arc::new(FsStore::new(root)),
         events: Arc::new(NoEvents),
@@ -131,13 +168,19 @@ pub fn harness(
 
 /// The HTTP client of the server at `model_url`: one attempt per call, no retries.
 pub fn client(model_url: &str, model: &str) -> OpenAiClient {
+    OpenAiClient::new(config(model_url, model)).expect("client")
+}
+
+/// The model configuration of the tests' clients: `model_url`, a test key, `model` the
+/// default model id, one attempt per call.
+pub fn config(model_url: &str, model: &str) -> ModelConfig {
     let mut config = ModelConfig::new(model_url, "test-key", model);
     config.retry = RetryPolicy {
         attempts: 1,
         base_delay: std::time::Duration::from_millis(1),
         ..RetryPolicy::default()
     };
-    OpenAiClient::new(config).expect("client")
+    config
 }
 
 /// The example's refund flow as the model answers it (five calls): to `refund-request`, a

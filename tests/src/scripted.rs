@@ -1,4 +1,14 @@
-//! A scripted OpenAI-compatible HTTP/1.1 server for tests (std and `serde_json` only).
+//! Scripted model answers for tests: a script of [`Reply`]s, and [`ScriptedServer`], a
+//! scripted OpenAI-compatible HTTP/1.1 server on `127.0.0.1` that answers it (std and
+//! `serde_json` only: the CLI's and the machine crate's tests include this file by path).
+//!
+//! The server is for what needs the wire: the tests of the model client itself
+//! (`OpenAiClient`: retries, timeouts, streams, headers, broken bodies), of recording
+//! (cassettes), and of processes that dial a URL (the CLI, a killed turn). The integration
+//! tests of turn behaviour run on the same scripts without HTTP:
+//! `archmax_tests::in_process::InProcessModel` (`tests/src/in_process.rs`) answers them in
+//! process as the client would have read them from this server, from the same queue
+//! (`Script`).
 //!
 //! Each `POST /v1/chat/completions` (or `POST /chat/completions`) pops the next [`Reply`] of
 //! the script and records the request. Connections are kept alive unless the client sends
@@ -285,9 +295,47 @@ impl RecordedRequest {
     }
 }
 
-struct State {
-    script: VecDeque<Reply>,
+/// The replies not given yet, in order: the queue the HTTP server and the in-process model
+/// (`archmax_tests::in_process`) both answer from.
+#[derive(Debug)]
+pub(crate) struct Script {
+    replies: VecDeque<Reply>,
     scripted: usize,
+    asked: usize,
+}
+
+impl Script {
+    pub(crate) fn new(replies: Vec<Reply>) -> Script {
+        Script {
+            scripted: replies.len(),
+            replies: replies.into(),
+            asked: 0,
+        }
+    }
+
+    /// The reply to the next request: the next scripted one, or, past the end, a 500 saying
+    /// so (`who` starts its text).
+    pub(crate) fn next(&mut self, who: &str) -> Reply {
+        self.asked += 1;
+        let (asked, scripted) = (self.asked, self.scripted);
+        self.replies.pop_front().unwrap_or_else(|| {
+            Reply::error(
+                500,
+                &format!(
+                    "{who}: script exhausted: request {asked} arrived but only {scripted} replies were scripted"
+                ),
+            )
+        })
+    }
+
+    /// How many replies have not been given yet.
+    pub(crate) fn remaining(&self) -> usize {
+        self.replies.len()
+    }
+}
+
+struct State {
+    script: Script,
     requests: Vec<RecordedRequest>,
 }
 
@@ -298,7 +346,7 @@ struct Shared {
     stop: AtomicBool,
 }
 
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
@@ -324,8 +372,7 @@ impl ScriptedServer {
         let addr = listener.local_addr()?;
         let shared = Arc::new(Shared {
             state: Mutex::new(State {
-                scripted: script.len(),
-                script: script.into(),
+                script: Script::new(script),
                 requests: Vec::new(),
             }),
             connections: Mutex::new(Vec::new()),
@@ -369,7 +416,7 @@ impl ScriptedServer {
 
     /// How many scripted replies have not been served yet.
     pub fn remaining(&self) -> usize {
-        lock(&self.shared.state).script.len()
+        lock(&self.shared.state).script.remaining()
     }
 
     /// How many TCP connections have been accepted so far.
@@ -545,16 +592,7 @@ fn route(shared: &Shared, request: Request) -> Reply {
         headers: request.headers,
         body,
     });
-    let number = state.requests.len();
-    let scripted = state.scripted;
-    state.script.pop_front().unwrap_or_else(|| {
-        Reply::error(
-            500,
-            &format!(
-                "scripted server: script exhausted: request {number} arrived but only {scripted} replies were scripted"
-            ),
-        )
-    })
+    state.script.next("scripted server")
 }
 
 fn read_line_limited<R: BufRead>(reader: &mut R, budget: &mut usize) -> io::Result<String> {

@@ -140,6 +140,14 @@ impl Model for ScriptedModel {
     }
 }
 
+/// The error [`OpenAiClient`](crate::model::OpenAiClient) makes of an answer with the
+/// non-success `status` and `body` to a request to `url` (the full `…/chat/completions` URL)
+/// for `model`, before any retry: for a stand-in of the HTTP endpoint that fails as the
+/// client would.
+pub fn http_error(url: &str, model: &str, status: u16, body: &str) -> ModelError {
+    crate::model::client::http_error(url, model, status, body.as_bytes())
+}
+
 /// The events of the turns, kept in order.
 #[derive(Default)]
 struct Recorded(Mutex<Vec<Envelope>>);

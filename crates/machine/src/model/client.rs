@@ -480,12 +480,7 @@ impl OpenAiClient {
         })?;
         if !status.is_success() {
             return Err(Failure {
-                error: ModelError::Http {
-                    url: self.url.clone(),
-                    model: model.to_owned(),
-                    status: status.as_u16(),
-                    body_excerpt: excerpt(&bytes),
-                },
+                error: http_error(&self.url, model, status.as_u16(), &bytes),
                 retry_after,
                 shown: false,
             });
@@ -649,6 +644,16 @@ fn retry_after(headers: &HeaderMap) -> Option<Duration> {
     number("retry-after-ms")
         .map(|ms| Duration::from_secs_f64(ms.min(86_400_000.0) / 1000.0))
         .or_else(|| number("retry-after").map(|s| Duration::from_secs_f64(s.min(86_400.0))))
+}
+
+/// The error of an answer with the non-success `status` and `body`, from `url` for `model`.
+pub(crate) fn http_error(url: &str, model: &str, status: u16, body: &[u8]) -> ModelError {
+    ModelError::Http {
+        url: url.to_owned(),
+        model: model.to_owned(),
+        status,
+        body_excerpt: excerpt(body),
+    }
 }
 
 /// The first [`BODY_EXCERPT_CHARS`] characters of a body, trimmed, with `…` when cut.
