@@ -561,6 +561,11 @@ export interface NativeAgentOptions {
    */
   maxResponseBytes?: number
   /**
+   * `caps`: the host's spending ceilings (outrank `ARCHMAX_MAX_TURN_TOKENS`, …; the
+   * workflow's `budget` caps hold where stricter).
+   */
+  caps?: NativeCaps
+  /**
    * `maxConcurrentCalls`: calls this process sends the `ARCHMAX_*` endpoint at once
    * (outranks `ARCHMAX_MAX_CONCURRENT_CALLS`).
    */
@@ -589,6 +594,14 @@ export interface NativeCall {
   kind: string
   /** The request (JSON text), as the callback of the worker path receives it. */
   json: string
+}
+
+/** `caps`: tokens (input + output) and US dollars, per turn and per session. */
+export interface NativeCaps {
+  turnTokens?: number
+  turnCostUsd?: number
+  sessionTokens?: number
+  sessionCostUsd?: number
 }
 
 /**

@@ -269,6 +269,20 @@ export type ModelPricing = { input?: number; output?: number; cacheRead?: number
 /** Prices by model id: the exact id, else the longest key contained in it, else `default`. */
 export type PricingTable = Record<string, ModelPricing>
 
+/**
+ * Spending ceilings: tokens (input + output, as the endpoint reports them) and US dollars (at
+ * the configured prices), per turn and per session. The workflow's `budget` caps hold where
+ * they are stricter. A turn reaching one ends as `budget.maxModelCalls` ends it: routed
+ * through the state's `on_error`, else rejected, with a text naming the cap, the spend and
+ * the limit. A cap in US dollars on a model with no price refuses assembly.
+ */
+export type SpendCaps = {
+  turnTokens?: number
+  turnCostUsd?: number
+  sessionTokens?: number
+  sessionCostUsd?: number
+}
+
 /** A trigger as the original spells it, or its id. */
 export type TriggerRef = { id: string } | string
 
@@ -358,6 +372,11 @@ export type CreateAgentParams = {
    * `ARCHMAX_MAX_CONCURRENT_CALLS`, else 16.
    */
   maxConcurrentCalls?: number
+  /**
+   * Spending ceilings per turn and per session (outrank `ARCHMAX_MAX_TURN_TOKENS`,
+   * `ARCHMAX_MAX_TURN_COST_USD`, `ARCHMAX_MAX_SESSION_TOKENS`, `ARCHMAX_MAX_SESSION_COST_USD`).
+   */
+  caps?: SpendCaps
   /**
    * Host governance rules, asked in order for every tool call after the workflow's denials;
    * the first that does not abstain ends the chain. They can only tighten: a `block`

@@ -524,7 +524,7 @@ function checkRecord(value, name) {
   return value
 }
 
-/** A whole number from `min` to `max`, or undefined when absent. */
+/** A whole number in the range `OPTION_RANGES` gives for `name`, or undefined when absent. */
 function checkWhole(value, name) {
   if (value === undefined || value === null) return undefined
   const [min, max] = OPTION_RANGES[name]
@@ -624,6 +624,7 @@ export const AGENT_OPTIONS = Object.freeze([
   'maxRetries',
   'maxResponseBytes',
   'maxConcurrentCalls',
+  'caps',
   'policyRules',
   'hookExecutors',
   'images',
@@ -788,6 +789,7 @@ export async function createAgent(params = {}) {
       maxRetries: checkWhole(params.maxRetries, 'maxRetries'),
       maxResponseBytes: checkWhole(params.maxResponseBytes, 'maxResponseBytes'),
       maxConcurrentCalls: checkWhole(params.maxConcurrentCalls, 'maxConcurrentCalls'),
+      caps: checkRecord(params.caps, 'caps'),
       streaming: checkBoolean(params.streaming, 'streaming'),
       telemetry: telemetry.native,
       cassette,

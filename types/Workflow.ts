@@ -30,7 +30,7 @@ disabled?: boolean,
  */
 runtime?: RuntimeDecl, 
 /**
- * Bounds on one whole turn.
+ * Bounds on one whole turn, and the spending caps of a turn and of a session.
  */
 budget?: WorkflowBudget, 
 /**

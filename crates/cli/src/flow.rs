@@ -605,6 +605,10 @@ mod tests {
             cache_creation_tokens: 0,
             model: None,
             cost_usd: None,
+            turn_tokens: None,
+            turn_cost_usd: None,
+            session_tokens: None,
+            session_cost_usd: None,
         };
         for e in [
             delta("on"),

@@ -285,6 +285,16 @@ pub enum Event {
         model: Option<String>,
         #[serde(skip_serializing_if = "Option::is_none")]
         cost_usd: Option<f64>,
+        /// Spent so far this turn and in the session (input + output tokens; US dollars when
+        /// priced): what the spending caps count.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        turn_tokens: Option<u64>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        turn_cost_usd: Option<f64>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        session_tokens: Option<u64>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        session_cost_usd: Option<f64>,
     },
     /// A model call waited for a slot of its endpoint, which takes `limit` calls at once in
     /// this process (`maxConcurrentCalls`), before it was sent.

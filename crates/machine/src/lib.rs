@@ -7,6 +7,7 @@
 
 mod blocking;
 pub mod cancel;
+pub mod caps;
 pub mod clock;
 pub mod control;
 mod error;

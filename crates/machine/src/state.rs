@@ -114,6 +114,28 @@ pub struct Usage {
 }
 
 impl Usage {
+    /// Adds one call's `usage` and its `cost` (when priced); the cost kept to a millionth of
+    /// a dollar.
+    pub fn add(&mut self, usage: &crate::model::Usage, cost: Option<f64>) {
+        self.input_tokens = self.input_tokens.saturating_add(usage.input_tokens);
+        self.output_tokens = self.output_tokens.saturating_add(usage.output_tokens);
+        self.cache_read_tokens = self
+            .cache_read_tokens
+            .saturating_add(usage.cache_read_tokens);
+        self.cache_creation_tokens = self
+            .cache_creation_tokens
+            .saturating_add(usage.cache_creation_tokens);
+        if let Some(cost) = cost {
+            let sum = self.cost_usd.unwrap_or(0.0) + cost;
+            self.cost_usd = Some((sum * 1e6).round() / 1e6);
+        }
+    }
+
+    /// The tokens a cap counts: input and output.
+    pub fn tokens(&self) -> u64 {
+        self.input_tokens.saturating_add(self.output_tokens)
+    }
+
     /// True when every counter is zero.
     pub fn is_empty(&self) -> bool {
         self.input_tokens == 0
@@ -270,6 +292,12 @@ pub struct SessionState {
     /// The budget already routed through `on_error` this turn.
     #[serde(default)]
     pub budget_routed: bool,
+    /// A spending cap already routed through `on_error` this turn.
+    #[serde(default)]
+    pub cap_routed: bool,
+    /// This turn's usage (the caps per turn read it).
+    #[serde(default)]
+    pub turn_usage: Usage,
     /// The audit trail.
     pub trail: Vec<TrailStep>,
     /// Cumulative usage.

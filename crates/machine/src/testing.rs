@@ -64,6 +64,16 @@ pub mod reply {
         calls(&[(id, name, args)])
     }
 
+    /// `answer` reporting `input` and `output` tokens.
+    pub fn using(mut answer: ChatResponse, input: u64, output: u64) -> ChatResponse {
+        answer.usage = Some(crate::model::Usage {
+            input_tokens: input,
+            output_tokens: output,
+            ..crate::model::Usage::default()
+        });
+        answer
+    }
+
     /// An answer making one call whose arguments are `raw` as the model wrote them (not
     /// necessarily JSON).
     pub fn call_raw(id: &str, name: &str, raw: &str) -> ChatResponse {

@@ -37,6 +37,7 @@ pub struct Metrics {
     model_failures: Counter,
     model_seconds: Histogram,
     tokens: Family<Kind, Counter>,
+    cost_usd: Counter<f64, std::sync::atomic::AtomicU64>,
     parks: Family<Kind, Counter>,
     requests: Family<Kind, Counter>,
 }
@@ -56,6 +57,7 @@ impl Metrics {
         let model_failures = Counter::default();
         let model_seconds = turn_histogram();
         let tokens = Family::<Kind, Counter>::default();
+        let cost_usd = Counter::<f64, std::sync::atomic::AtomicU64>::default();
         let parks = Family::<Kind, Counter>::default();
         let requests = Family::<Kind, Counter>::default();
         registry.register("turns", "Turns run, by arrival", turns.clone());
@@ -80,6 +82,11 @@ impl Metrics {
             model_seconds.clone(),
         );
         registry.register("tokens", "Model tokens, by kind", tokens.clone());
+        registry.register(
+            "cost_usd",
+            "US dollars spent on model calls, at the configured prices",
+            cost_usd.clone(),
+        );
         registry.register("parks", "Sessions parked, by channel", parks.clone());
         registry.register("http_requests", "HTTP requests, by route", requests.clone());
         registry.register_collector(Box::new(EndpointSlots));
@@ -91,6 +98,7 @@ impl Metrics {
             model_failures,
             model_seconds,
             tokens,
+            cost_usd,
             parks,
             requests,
         }
@@ -110,8 +118,12 @@ impl Metrics {
                 output_tokens,
                 cache_read_tokens,
                 cache_creation_tokens,
+                cost_usd,
                 ..
             } => {
+                if let Some(cost) = cost_usd {
+                    self.cost_usd.inc_by(*cost);
+                }
                 for (k, n) in [
                     ("input", input_tokens),
                     ("output", output_tokens),
@@ -344,7 +356,11 @@ mod tests {
             cache_read_tokens: 0,
             cache_creation_tokens: 0,
             model: None,
-            cost_usd: None,
+            cost_usd: Some(0.25),
+            turn_tokens: None,
+            turn_cost_usd: None,
+            session_tokens: None,
+            session_cost_usd: None,
         });
         let text = metrics.render();
         assert_eq!(
@@ -354,6 +370,10 @@ mod tests {
         assert!(
             text.contains("archmax_tokens_total{kind=\"input\"} 7"),
             "{text}"
+        );
+        assert_eq!(
+            line(&text, "archmax_cost_usd_total"),
+            "archmax_cost_usd_total 0.25"
         );
     }
 

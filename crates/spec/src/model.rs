@@ -29,7 +29,7 @@ pub struct Workflow {
     /// The runtime contract this workflow targets.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub runtime: Option<RuntimeDecl>,
-    /// Bounds on one whole turn.
+    /// Bounds on one whole turn, and the spending caps of a turn and of a session.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub budget: Option<WorkflowBudget>,
     /// Model id and sandbox settings.
@@ -71,7 +71,8 @@ pub struct RuntimeDecl {
     pub version: Option<Json>,
 }
 
-/// Root `budget: { maxModelCalls }`.
+/// Root `budget: { maxModelCalls, maxTurnTokens, maxTurnCostUsd, maxSessionTokens,
+/// maxSessionCostUsd }`.
 #[derive(Debug, Clone, PartialEq, Serialize, TS)]
 #[ts(export, optional_fields)]
 #[serde(rename_all = "camelCase")]
@@ -79,6 +80,18 @@ pub struct WorkflowBudget {
     /// Model calls one turn may make across every state (default 50).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_model_calls: Option<u64>,
+    /// Tokens (input + output, as the endpoint reports them) one turn may spend.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_turn_tokens: Option<u64>,
+    /// US dollars one turn may spend, at the configured prices.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_turn_cost_usd: Option<f64>,
+    /// Tokens a session may spend over all its turns.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_session_tokens: Option<u64>,
+    /// US dollars a session may spend over all its turns.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_session_cost_usd: Option<f64>,
 }
 
 /// `settings`.

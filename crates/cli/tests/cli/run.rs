@@ -512,6 +512,41 @@ fn pricing_adds_the_cost_and_a_tty_adds_color() {
 }
 
 #[test]
+fn a_cost_cap_needs_a_price_and_a_token_cap_ends_the_turn_naming_the_spend() {
+    let ws = workspace();
+    let server = ScriptedServer::start(completed_script()).expect("server");
+    let r = cli_with(
+        &ws,
+        Some(&server),
+        &[("ARCHMAX_MAX_SESSION_COST_USD", "0.5")],
+        false,
+        &["run", "orders", "Where is KK-1?", "--session", "s-1"],
+    );
+    assert_eq!(r.code, 1, "{}", r.err);
+    assert!(
+        r.err.contains("the cap ARCHMAX_MAX_SESSION_COST_USD / caps.sessionCostUsd is in US dollars, but model 'scripted-model' has no price"),
+        "{}",
+        r.err
+    );
+    assert_eq!(server.requests().len(), 0, "nothing ran");
+    // The script's first answer reports more than 1,000 tokens: past the cap, nothing more is asked.
+    let server = ScriptedServer::start(completed_script()).expect("server");
+    let r = cli_with(
+        &ws,
+        Some(&server),
+        &[("ARCHMAX_MAX_TURN_TOKENS", "1000")],
+        false,
+        &["run", "orders", "Where is KK-1?", "--session", "s-2"],
+    );
+    assert!(
+        r.err.contains("the turn reached its token cap (ARCHMAX_MAX_TURN_TOKENS / caps.turnTokens: 1000 tokens)"),
+        "{}",
+        r.err
+    );
+    assert_eq!(server.requests().len(), 1, "{}", r.err);
+}
+
+#[test]
 fn a_model_error_fails_the_turn_with_turn_error() {
     let ws = workspace();
     let server = ScriptedServer::start(vec![Reply::Status(400, "{\"error\":\"bad\"}".into())])

@@ -179,6 +179,15 @@ fn the_refund_flow_is_one_span_tree_per_turn_and_the_decision_links_to_the_park(
     assert_eq!(turn.attr("archmax.disposition"), Some("turn"));
     assert_eq!(turn.attr("archmax.outcome"), Some("parked"));
     assert_eq!(turn.attr("archmax.state"), Some("refund-review"));
+    // The turn's spend so far, as the spending caps count it (input + output tokens).
+    assert_eq!(
+        turn.attributes
+            .get("archmax.turn.tokens")
+            .and_then(serde_json::Value::as_i64),
+        Some(812 + 24),
+        "{:?}",
+        turn.attributes
+    );
     assert!(
         first.iter().all(|s| s.trace_id == turn.trace_id),
         "one trace"

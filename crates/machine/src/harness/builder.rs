@@ -103,6 +103,7 @@ pub struct HarnessBuilder {
     skills: Vec<String>,
     extras: AssemblyExtras,
     pricing: Option<PricingTable>,
+    caps: crate::caps::SpendCaps,
     prompt_cache: (Option<bool>, Option<String>),
     trigger: Option<String>,
     seeds: Map<String, Value>,
@@ -144,6 +145,7 @@ impl HarnessBuilder {
             skills: vec!["skills/".to_string()],
             extras: AssemblyExtras::default(),
             pricing: None,
+            caps: crate::caps::SpendCaps::default(),
             prompt_cache: (None, None),
             trigger: None,
             seeds: Map::new(),
@@ -264,6 +266,12 @@ impl HarnessBuilder {
         self
     }
 
+    /// The host's spending ceilings (`caps`); unset ones come from `ARCHMAX_MAX_TURN_TOKENS`, …
+    pub fn caps(mut self, caps: crate::caps::SpendCaps) -> Self {
+        self.caps = caps;
+        self
+    }
+
     /// Token prices (`pricing`); otherwise the `ARCHMAX_PRICE_*` settings.
     pub fn pricing(mut self, pricing: Option<PricingTable>) -> Self {
         self.pricing = pricing;
@@ -352,6 +360,8 @@ impl HarnessBuilder {
             }
         };
         let env_cache = prompt_cache_from_env(&*lookup).map_err(|e| settings(&e))?;
+        self.caps.check()?;
+        let caps = crate::caps::SpendCaps::from_env(&*lookup, self.caps)?;
         let pricing = match self.pricing {
             Some(table) => Some(table),
             None => Pricing::from_env(&*lookup)
@@ -368,6 +378,7 @@ impl HarnessBuilder {
             prompt_cache_option: self.prompt_cache,
             pricing,
             images: extras.settings.images,
+            caps,
         };
         let store = self
             .store
@@ -388,12 +399,13 @@ impl HarnessBuilder {
             extras,
         )?;
         // Assembly's last refusals, in the original's order: the default trigger, then the
-        // seeds (a plain agent has neither).
+        // seeds (a plain agent has neither); then a cap in US dollars on a model with no price.
         if !harness.is_plain() {
             if let Some(trigger) = &self.trigger {
                 harness.start_state(trigger)?;
             }
             harness.check_seeds(&self.seeds)?;
+            harness.check_caps()?;
         }
         Ok(harness)
     }

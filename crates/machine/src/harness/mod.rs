@@ -95,6 +95,8 @@ pub struct TurnSettings {
     pub pricing: Option<crate::model::PricingTable>,
     /// Image reads (`createAgent({ images })`); `None`: images are binary files, not shown.
     pub images: Option<crate::images::ImageReads>,
+    /// The host's spending ceilings (the workflow's `budget` caps may be stricter).
+    pub caps: crate::caps::SpendCaps,
 }
 
 impl Default for TurnSettings {
@@ -104,6 +106,7 @@ impl Default for TurnSettings {
             prompt_cache_option: (None, None),
             pricing: None,
             images: None,
+            caps: crate::caps::SpendCaps::default(),
         }
     }
 }

@@ -102,6 +102,7 @@ impl Harness {
         s.exit = None;
         s.state_turns = 0;
         s.turn_model_calls = 0;
+        s.turn_usage = crate::state::Usage::default();
         for m in messages {
             turn.transcript.push(m);
         }
@@ -410,6 +411,8 @@ impl Turn<'_> {
         self.session.state_turns = 0;
         self.session.budget_warned = false;
         self.session.budget_routed = false;
+        self.session.cap_routed = false;
+        self.session.turn_usage = crate::state::Usage::default();
         self.session.rejected = None;
     }
 }

@@ -202,6 +202,57 @@ fn every_refused_call_is_shown_an_unknown_name_bad_arguments_and_a_quiet_refusal
     .assert_eq(&t.send("s-1", "Try things."));
 }
 
+#[test]
+fn a_turn_that_reaches_its_token_cap_is_routed_and_its_handler_has_a_tenth_more() {
+    let yaml = "\
+instructions: A test workflow.
+budget: { maxTurnTokens: 100 }
+states:
+  draft:
+    triggers: { manual: }
+    instructions: Draft it.
+    on_error: triage
+    transitions:
+      - to: done
+  triage:
+    instructions: Hand it over.
+  done:
+    instructions: Say goodbye.
+";
+    let mut t = Turns::new(
+        yaml,
+        vec![
+            reply::using(reply::call("c1", "ls", json!({})), 60, 10),
+            reply::using(reply::call("c2", "ls", json!({})), 30, 5),
+            reply::using(reply::text("A person will take it from here."), 2, 1),
+        ],
+    );
+    let shown = t.send("s-1", "Draft it.");
+    assert!(
+        shown.contains("state-error-routed reason=the turn reached its token cap (budget.maxTurnTokens: 100 tokens): 105 tokens spent state=draft to=triage"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("= completed at triage: A person will take it from here."),
+        "{shown}"
+    );
+    assert_eq!(t.model.left(), 0);
+    // The next call of a turn past a tenth more is never made: the turn ends rejected.
+    let mut t = Turns::new(
+        yaml,
+        vec![
+            reply::using(reply::call("c1", "ls", json!({})), 90, 30),
+            reply::text("never asked"),
+        ],
+    );
+    let shown = t.send("s-1", "Draft it.");
+    assert!(
+        shown.contains("= rejected at triage: ") && shown.contains("120 tokens spent"),
+        "{shown}"
+    );
+    assert_eq!(t.model.left(), 1, "no call started past the cap");
+}
+
 const HOOKED: &str = "\
 instructions: A test workflow.
 states:

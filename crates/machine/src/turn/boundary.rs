@@ -142,6 +142,8 @@ impl Turn<'_> {
         s.turn_model_calls = 0;
         s.budget_warned = false;
         s.budget_routed = false;
+        s.cap_routed = false;
+        s.turn_usage = crate::state::Usage::default();
         let here = s.workflow_state.clone();
         self.signature = signature_for_trigger(&h.spec_json, trigger);
         self.emit(Event::Advance {

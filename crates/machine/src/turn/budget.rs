@@ -1,11 +1,38 @@
 //! The budgets a turn runs under: the segment's `timeoutMs`, the visit's `maxTurns`, the
-//! whole turn's `maxModelCalls` (with its one warning and its grace after routing).
+//! spending caps (`crate::caps`), the whole turn's `maxModelCalls` (with its one warning and its
+//! grace after routing).
 //!
-//! State it changes: the session's `budget_warned`/`budget_routed` flags, and the budget note.
+//! State it changes: the session's `budget_warned`/`budget_routed`/`cap_routed` flags, and the
+//! budget note.
 
 use super::{DEFAULT_MAX_MODEL_CALLS, Turn};
+use crate::caps::Scope;
 
 impl Turn<'_> {
+    /// A spending cap this turn or session has reached (`crate::caps`): the first time, the
+    /// reason routes through `on_error`; the handler then has a tenth of the cap more to
+    /// finish, past which the turn ends rejected.
+    fn cap_reached(&mut self) -> Option<String> {
+        for cap in self.h.caps() {
+            let usage = match cap.scope {
+                Scope::Turn => &self.session.turn_usage,
+                Scope::Session => &self.session.usage,
+            };
+            let spent = cap.spent(usage);
+            if spent < cap.limit {
+                continue;
+            }
+            if !self.session.cap_routed {
+                self.session.cap_routed = true;
+                return Some(cap.reason(spent));
+            }
+            if spent >= cap.limit * 1.1 {
+                return Some(cap.reason(spent));
+            }
+        }
+        None
+    }
+
     pub(super) fn max_model_calls(&self) -> u64 {
         self.h
             .spec
@@ -56,6 +83,9 @@ impl Turn<'_> {
             return Some(format!(
                 "state '{here}' exhausted its turn budget (maxTurns: {max})"
             ));
+        }
+        if let Some(reason) = self.cap_reached() {
+            return Some(reason);
         }
         let max = self.max_model_calls();
         let reason =

@@ -425,6 +425,8 @@ impl Turn<'_> {
             archmax.workflow = workflow,
             archmax.disposition = self.disposition,
             archmax.outcome = tracing::field::Empty,
+            archmax.turn.tokens = tracing::field::Empty,
+            archmax.turn.cost_usd = tracing::field::Empty,
             archmax.status = tracing::field::Empty,
             archmax.state = tracing::field::Empty,
             archmax.resumes = tracing::field::Empty,

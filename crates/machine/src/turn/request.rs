@@ -156,16 +156,14 @@ impl Turn<'_> {
             .pricing
             .as_ref()
             .and_then(|table| table.cost_usd(model.as_deref().unwrap_or_default(), u));
-        let total = &mut self.session.usage;
-        total.input_tokens = total.input_tokens.saturating_add(u.input_tokens);
-        total.output_tokens = total.output_tokens.saturating_add(u.output_tokens);
-        total.cache_read_tokens = total.cache_read_tokens.saturating_add(u.cache_read_tokens);
-        total.cache_creation_tokens = total
-            .cache_creation_tokens
-            .saturating_add(u.cache_creation_tokens);
-        if let Some(cost) = cost_usd {
-            let sum = total.cost_usd.unwrap_or(0.0) + cost;
-            total.cost_usd = Some((sum * 1e6).round() / 1e6);
+        self.session.usage.add(u, cost_usd);
+        self.session.turn_usage.add(u, cost_usd);
+        let (turn, session) = (self.session.turn_usage, self.session.usage);
+        // An i64, which OpenTelemetry exports as an integer (a u64 goes as text).
+        let tokens = i64::try_from(turn.tokens()).unwrap_or(i64::MAX);
+        self.spans.turn.record("archmax.turn.tokens", tokens);
+        if let Some(cost) = turn.cost_usd {
+            self.spans.turn.record("archmax.turn.cost_usd", cost);
         }
         self.emit(Event::ModelUsage {
             state: self.session.workflow_state.clone(),
@@ -175,6 +173,10 @@ impl Turn<'_> {
             cache_creation_tokens: u.cache_creation_tokens,
             model,
             cost_usd,
+            turn_tokens: Some(turn.tokens()),
+            turn_cost_usd: turn.cost_usd,
+            session_tokens: Some(session.tokens()),
+            session_cost_usd: session.cost_usd,
         });
     }
 }

@@ -80,6 +80,9 @@ pub struct NativeAgentOptions {
     /// `maxResponseBytes`: the `ARCHMAX_*` endpoint's response bound (outranks
     /// `ARCHMAX_MAX_RESPONSE_BYTES`).
     pub max_response_bytes: Option<u32>,
+    /// `caps`: the host's spending ceilings (outrank `ARCHMAX_MAX_TURN_TOKENS`, …; the
+    /// workflow's `budget` caps hold where stricter).
+    pub caps: Option<NativeCaps>,
     /// `maxConcurrentCalls`: calls this process sends the `ARCHMAX_*` endpoint at once
     /// (outranks `ARCHMAX_MAX_CONCURRENT_CALLS`).
     pub max_concurrent_calls: Option<u32>,
@@ -95,6 +98,16 @@ pub struct NativeAgentOptions {
     /// into, or answered from, `tests/<case>.cassette.json` beside it.
     #[napi(ts_type = "'record' | 'replay'")]
     pub case_cassettes: Option<String>,
+}
+
+/// `caps`: tokens (input + output) and US dollars, per turn and per session.
+#[napi(object)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NativeCaps {
+    pub turn_tokens: Option<f64>,
+    pub turn_cost_usd: Option<f64>,
+    pub session_tokens: Option<f64>,
+    pub session_cost_usd: Option<f64>,
 }
 
 /// `caseCassettes`: `Some(true)` to replay each case's cassette, `Some(false)` to record it.
@@ -328,6 +341,16 @@ impl NativeAgent {
             },
             None => None,
         };
+        let c = options.caps.unwrap_or_default();
+        let caps = match archmax_machine::caps::SpendCaps::from_numbers(
+            c.turn_tokens,
+            c.turn_cost_usd,
+            c.session_tokens,
+            c.session_cost_usd,
+        ) {
+            Ok(caps) => caps,
+            Err(e) => return plain_error("TypeError", e.to_string()),
+        };
         let seeds = match variables_arg(options.variables) {
             Ok(seeds) => seeds,
             Err(e) => return e,
@@ -397,6 +420,7 @@ impl NativeAgent {
                 ..AssemblyExtras::default()
             })
             .pricing(pricing)
+            .caps(caps)
             .prompt_cache(enabled, ttl)
             .images(images)
             .trigger(options.trigger.clone())

@@ -32,7 +32,7 @@ pub const OBJECT_DOCS: &[(&str, &str, &str)] = &[
     (
         "budget",
         "`budget`",
-        "Bounds on one whole turn, across every state.",
+        "Bounds on one whole turn, across every state, and the spending caps of a turn and of a session.",
     ),
     (
         "settings",

@@ -38,6 +38,7 @@ const fn k(
 }
 
 const POS_INT: &str = r#"{"type":"integer","minimum":1,"maximum":9007199254740991}"#;
+const POS_NUM: &str = r#"{"type":"number","exclusiveMinimum":0}"#;
 const NONNEG_INT: &str = r#"{"type":"integer","minimum":0,"maximum":9007199254740991}"#;
 const NONEMPTY: &str = r#"{"type":"string","pattern":"\\S"}"#;
 const STRING: &str = r#"{"type":"string"}"#;
@@ -190,6 +191,38 @@ pub const KEYS: &[KeyDoc] = &[
         "50",
         BUDGET,
         POS_INT,
+    ),
+    k(
+        "budget",
+        "maxTurnTokens",
+        "integer > 0",
+        "none",
+        "tokens (input + output, as the endpoint reports them) one turn may spend; the host's ceiling (`ARCHMAX_MAX_TURN_TOKENS`, `caps.turnTokens`) holds when stricter. A positive integer; anything else prints `must be a positive number`",
+        POS_INT,
+    ),
+    k(
+        "budget",
+        "maxTurnCostUsd",
+        "number > 0",
+        "none",
+        "US dollars one turn may spend at the configured prices; a workflow with a USD cap needs a price for its model. A positive number; anything else prints `must be a positive number`",
+        POS_NUM,
+    ),
+    k(
+        "budget",
+        "maxSessionTokens",
+        "integer > 0",
+        "none",
+        "tokens a session may spend over all its turns; as `maxTurnTokens`",
+        POS_INT,
+    ),
+    k(
+        "budget",
+        "maxSessionCostUsd",
+        "number > 0",
+        "none",
+        "US dollars a session may spend over all its turns; as `maxTurnCostUsd`",
+        POS_NUM,
     ),
     // settings
     k(

@@ -20,7 +20,13 @@ pub(crate) const WORKFLOW: &[&str] = &[
     "states",
 ];
 pub(crate) const RUNTIME: &[&str] = &["engine", "version"];
-pub(crate) const WORKFLOW_BUDGET: &[&str] = &["maxModelCalls"];
+pub(crate) const WORKFLOW_BUDGET: &[&str] = &[
+    "maxModelCalls",
+    "maxTurnTokens",
+    "maxTurnCostUsd",
+    "maxSessionTokens",
+    "maxSessionCostUsd",
+];
 pub(crate) const SETTINGS: &[&str] = &[
     "model",
     "timeoutMs",

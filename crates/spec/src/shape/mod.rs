@@ -223,6 +223,17 @@ impl Shape {
         }
     }
 
+    /// A budget in US dollars: a positive finite number.
+    pub(crate) fn budget_usd(&mut self, node: &Node, path: &str) -> Option<f64> {
+        match node.value {
+            Value::Number(n) if n.is_finite() && n > 0.0 => Some(n),
+            _ => {
+                self.hard(path, node.pos, "must be a positive number");
+                None
+            }
+        }
+    }
+
     /// A list of strings.
     pub(crate) fn strings(&mut self, node: &Node, path: &str) -> Option<Vec<String>> {
         let items = self.array(node, path)?;
@@ -427,9 +438,25 @@ fn workflow_budget(s: &mut Shape, n: &Node) -> Option<WorkflowBudget> {
     s.object(n, "budget")?;
     let mut b = WorkflowBudget {
         max_model_calls: None,
+        max_turn_tokens: None,
+        max_turn_cost_usd: None,
+        max_session_tokens: None,
+        max_session_cost_usd: None,
     };
     if let Some(v) = n.get("maxModelCalls") {
         b.max_model_calls = s.budget_int(v, "budget.maxModelCalls");
+    }
+    if let Some(v) = n.get("maxTurnTokens") {
+        b.max_turn_tokens = s.budget_int(v, "budget.maxTurnTokens");
+    }
+    if let Some(v) = n.get("maxSessionTokens") {
+        b.max_session_tokens = s.budget_int(v, "budget.maxSessionTokens");
+    }
+    if let Some(v) = n.get("maxTurnCostUsd") {
+        b.max_turn_cost_usd = s.budget_usd(v, "budget.maxTurnCostUsd");
+    }
+    if let Some(v) = n.get("maxSessionCostUsd") {
+        b.max_session_cost_usd = s.budget_usd(v, "budget.maxSessionCostUsd");
     }
     s.strict(n, "budget", keys::WORKFLOW_BUDGET);
     Some(b)
