@@ -561,6 +561,11 @@ export interface NativeAgentOptions {
    */
   maxResponseBytes?: number
   /**
+   * `fallbackModels`: models a call goes to, in order, when it still fails after its
+   * retries (outranks `ARCHMAX_FALLBACK_MODELS`).
+   */
+  fallbackModels?: Array<string | { model: string; baseUrl?: string; apiKey?: string }>
+  /**
    * `caps`: the host's spending ceilings (outrank `ARCHMAX_MAX_TURN_TOKENS`, …; the
    * workflow's `budget` caps hold where stricter).
    */

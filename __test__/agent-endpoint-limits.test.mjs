@@ -132,3 +132,47 @@ test('maxConcurrentCalls: sessions past the bound queue for the endpoint, and ea
     await close()
   }
 })
+
+test('fallbackModels: a call the first endpoint cannot answer goes to the next, as an event', async () => {
+  const root = workspace({ 'workflows/one/workflow.yaml': SPEC })
+  const { close } = await endpoint((res) => {
+    res.writeHead(200, { 'content-type': 'application/json' })
+    res.end(JSON.stringify({ model: 'backup', choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content: 'From the backup.' } }] }))
+  })
+  const backupUrl = process.env.ARCHMAX_API_BASE_URL
+  // The first endpoint: a port nothing listens on.
+  const probe = createServer()
+  await new Promise((r) => probe.listen(0, '127.0.0.1', r))
+  const closed = probe.address().port
+  await new Promise((r) => probe.close(r))
+  process.env.ARCHMAX_API_BASE_URL = `http://127.0.0.1:${closed}/v1`
+  const events = []
+  try {
+    await assert.rejects(
+      createAgent({ workflow: 'one', workspace: { rootDir: root }, fallbackModels: [{ baseUrl: backupUrl }] }),
+      (e) => e instanceof TypeError && /'fallbackModels\[0\]' must be a model id or/.test(e.message),
+    )
+    const agent = await createAgent({
+      workflow: 'one',
+      workspace: { rootDir: root },
+      maxRetries: 0,
+      streaming: false,
+      fallbackModels: [{ model: 'backup', baseUrl: backupUrl }],
+      onEvent: (e) => (e.type === 'model-fallback' || e.type === 'agent-text') && events.push(e),
+    })
+    try {
+      const out = await agent.workflow.send('f1', { message: 'Hi' })
+      assert.equal(out.kind, 'completed')
+      assert.equal(out.reply, 'From the backup.')
+      const fell = events.find((e) => e.type === 'model-fallback')
+      assert.equal(fell.from, 'scripted')
+      assert.equal(fell.to, `backup@${backupUrl}`)
+      assert.equal(fell.level, 'warn')
+      assert.match(fell.reason, /127\.0\.0\.1/)
+    } finally {
+      agent.dispose()
+    }
+  } finally {
+    await close()
+  }
+})

@@ -378,6 +378,15 @@ export type CreateAgentParams = {
    */
   caps?: SpendCaps
   /**
+   * Models a call goes to, in order, when it still fails after its retries (connection
+   * errors, timeouts, 5xx, 429, 401/403/404), never on another 4xx the request caused, nor
+   * once the call has shown text. Each is a model id on the `ARCHMAX_*` endpoint, or
+   * `{ model, baseUrl?, apiKey? }` on another (its key defaults to `ARCHMAX_API_KEY`; none is
+   * needed on this machine). Each switch is a `model-fallback` event. Default:
+   * `ARCHMAX_FALLBACK_MODELS` (`model` or `model@base-url`, comma-separated), else none.
+   */
+  fallbackModels?: Array<string | { model: string; baseUrl?: string; apiKey?: string }>
+  /**
    * Host governance rules, asked in order for every tool call after the workflow's denials;
    * the first that does not abstain ends the chain. They can only tighten: a `block`
    * refuses the call, an `allow` leaves it to the workflow's own grants.

@@ -53,4 +53,4 @@ origin?: "script" | "lifecycle", } | { "type": "variables-set", state?: string, 
  * Spent so far this turn and in the session (input + output tokens; US dollars when
  * priced): what the spending caps count.
  */
-turnTokens?: number, turnCostUsd?: number, sessionTokens?: number, sessionCostUsd?: number, } | { "type": "model-queued", state: string, waitedMs: number, limit: number, };
+turnTokens?: number, turnCostUsd?: number, sessionTokens?: number, sessionCostUsd?: number, } | { "type": "model-fallback", state: string, from: string, to: string, reason: string, } | { "type": "model-queued", state: string, waitedMs: number, limit: number, };

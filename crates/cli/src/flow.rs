@@ -266,6 +266,13 @@ impl FlowRenderer {
                 refused(s, &who, reason)
             }
             Event::HookOutput { line, .. } => format!("{INDENT}  {}\n", s.dim(line)),
+            Event::ModelFallback {
+                from, to, reason, ..
+            } => format!(
+                "{INDENT}{} {}\n",
+                s.yellow(&format!("⚠ model {from} failed, switching to {to}:")),
+                s.dim(reason.lines().next().unwrap_or_default())
+            ),
             // A second or more in the endpoint's queue is worth a line; less is noise.
             Event::ModelQueued {
                 waited_ms, limit, ..

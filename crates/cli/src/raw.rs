@@ -22,6 +22,12 @@ pub fn raw_line(envelope: &Envelope) -> Option<String> {
             format!("[workflow:{state}] tool {tool}{detail}")
         }
         Event::Warning { scope, message } => format!("[{scope}] {message}"),
+        Event::ModelFallback {
+            state,
+            from,
+            to,
+            reason,
+        } => format!("[model:{state}] '{from}' failed, falling back to '{to}': {reason}"),
         Event::ModelQueued {
             state,
             waited_ms,

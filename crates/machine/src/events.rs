@@ -296,6 +296,13 @@ pub enum Event {
         #[serde(skip_serializing_if = "Option::is_none")]
         session_cost_usd: Option<f64>,
     },
+    /// A model call failed after its retries at `from` and goes to the next model, `to`.
+    ModelFallback {
+        state: String,
+        from: String,
+        to: String,
+        reason: String,
+    },
     /// A model call waited for a slot of its endpoint, which takes `limit` calls at once in
     /// this process (`maxConcurrentCalls`), before it was sent.
     ModelQueued {
@@ -369,7 +376,8 @@ impl Event {
             Event::Warning { .. }
             | Event::ToolBlocked { .. }
             | Event::Raised { .. }
-            | Event::HookRejected { .. } => "warn",
+            | Event::HookRejected { .. }
+            | Event::ModelFallback { .. } => "warn",
             Event::ToolResult { status, .. }
             | Event::RubricResult { status, .. }
             | Event::SubWorkflowResult { status, .. }
@@ -523,6 +531,18 @@ impl TextDeltas {
 }
 
 impl crate::model::TextSink for TextDeltas {
+    fn fell_back(&self, from: &str, to: &str, reason: &str) {
+        self.emitter.emit(
+            Some(&self.session),
+            Event::ModelFallback {
+                state: self.state.clone(),
+                from: from.to_string(),
+                to: to.to_string(),
+                reason: reason.to_string(),
+            },
+        );
+    }
+
     fn queued(&self, waited: std::time::Duration, limit: u32) {
         self.emitter.emit(
             Some(&self.session),

@@ -48,9 +48,10 @@ pub use blocking::background_thread;
 pub use error::{ErrorClass, Reservation, RunError};
 pub use events::{Emitter, Envelope, Event, EventSink, NoEvents};
 pub use harness::{
-    AssemblyExtras, DEFAULT_WORKFLOW, Governance, Harness, HarnessBuilder, HarnessOptions,
-    HostRules, ModelSource, Recording, RequestOptions, SessionSource, Tape, ToolPathDecls,
-    TurnSettings, UNNAMED_MODEL, default_model_id, mint_session_id,
+    AssemblyExtras, DEFAULT_WORKFLOW, FALLBACK_MODELS_VAR, FallbackModel, Governance, Harness,
+    HarnessBuilder, HarnessOptions, HostRules, ModelSource, Recording, RequestOptions,
+    SessionSource, Tape, ToolPathDecls, TurnSettings, UNNAMED_MODEL, default_model_id,
+    mint_session_id,
 };
 pub use harness::{builder, env};
 pub use invoke::{DEFAULT_SESSION_ID, InvokeInput};

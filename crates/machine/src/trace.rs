@@ -104,6 +104,7 @@ pub(crate) fn chat_span(model: &str) -> tracing::Span {
         gen_ai.operation.name = "chat",
         gen_ai.request.model = model,
         gen_ai.response.model = tracing::field::Empty,
+        archmax.model.fallback = tracing::field::Empty,
         gen_ai.usage.input_tokens = tracing::field::Empty,
         gen_ai.usage.output_tokens = tracing::field::Empty,
         gen_ai.response.finish_reasons = tracing::field::Empty,
@@ -193,6 +194,10 @@ impl<'a> FirstToken<'a> {
 }
 
 impl crate::model::TextSink for FirstToken<'_> {
+    fn fell_back(&self, from: &str, to: &str, reason: &str) {
+        self.inner.fell_back(from, to, reason);
+    }
+
     fn queued(&self, waited: std::time::Duration, limit: u32) {
         self.inner.queued(waited, limit);
     }

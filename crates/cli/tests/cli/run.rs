@@ -547,6 +547,88 @@ fn a_cost_cap_needs_a_price_and_a_token_cap_ends_the_turn_naming_the_spend() {
 }
 
 #[test]
+fn a_model_that_is_down_falls_back_to_the_next_and_a_cassette_keeps_which_answered() {
+    let ws = workspace();
+    // The first endpoint refuses connections: a port that was free a moment ago.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port");
+    let backup = ScriptedServer::start(
+        completed_script()
+            .into_iter()
+            .map(|r| r.with_model("backup-model"))
+            .collect(),
+    )
+    .expect("server");
+    let fallback = format!("backup-model@{}", backup.url());
+    let cassette = ws.root().join("fell-back.cassette.json");
+    let env = [
+        ("ARCHMAX_API_BASE_URL", format!("http://{closed}/v1")),
+        ("ARCHMAX_API_KEY", "k".to_string()),
+        ("ARCHMAX_MODEL", "primary-model".to_string()),
+        ("ARCHMAX_MAX_RETRIES", "0".to_string()),
+        ("ARCHMAX_FALLBACK_MODELS", fallback.clone()),
+        ("ARCHMAX_PRICE_INPUT", "3".to_string()),
+        ("ARCHMAX_PRICE_OUTPUT", "15".to_string()),
+    ];
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let r = cli_with(
+        &ws,
+        None,
+        &env,
+        false,
+        &[
+            "run",
+            "orders",
+            "Where is KK-1?",
+            "--session",
+            "s-1",
+            "--record",
+            cassette.to_str().expect("utf-8"),
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.err);
+    assert_eq!(r.out, "Your order KK-1 has shipped.\nAnything else?\n");
+    assert!(
+        r.err.contains(&format!(
+            "⚠ model primary-model failed, switching to {fallback}:"
+        )),
+        "{}",
+        r.err
+    );
+    // Every call went to the backup, asking for its own model id.
+    let asked: Vec<serde_json::Value> = backup
+        .requests()
+        .iter()
+        .map(|q| q["model"].clone())
+        .collect();
+    assert_eq!(asked, vec![json!("backup-model"); asked.len()]);
+    let recorded = std::fs::read_to_string(&cassette).expect("recorded");
+    assert!(
+        recorded.contains("\"model\": \"backup-model\""),
+        "{recorded}"
+    );
+    // The replay, on a fresh copy of the workspace, answers as the backup did, with no
+    // endpoint at all.
+    let fresh = workspace();
+    let r = cli(
+        &fresh,
+        None,
+        &[
+            "run",
+            "orders",
+            "Where is KK-1?",
+            "--session",
+            "s-1",
+            "--replay",
+            cassette.to_str().expect("utf-8"),
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.err);
+    assert_eq!(r.out, "Your order KK-1 has shipped.\nAnything else?\n");
+}
+
+#[test]
 fn a_model_error_fails_the_turn_with_turn_error() {
     let ws = workspace();
     let server = ScriptedServer::start(vec![Reply::Status(400, "{\"error\":\"bad\"}".into())])

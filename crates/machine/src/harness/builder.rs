@@ -104,6 +104,7 @@ pub struct HarnessBuilder {
     extras: AssemblyExtras,
     pricing: Option<PricingTable>,
     caps: crate::caps::SpendCaps,
+    fallbacks: Option<Vec<FallbackModel>>,
     prompt_cache: (Option<bool>, Option<String>),
     trigger: Option<String>,
     seeds: Map<String, Value>,
@@ -146,6 +147,7 @@ impl HarnessBuilder {
             extras: AssemblyExtras::default(),
             pricing: None,
             caps: crate::caps::SpendCaps::default(),
+            fallbacks: None,
             prompt_cache: (None, None),
             trigger: None,
             seeds: Map::new(),
@@ -266,6 +268,13 @@ impl HarnessBuilder {
         self
     }
 
+    /// The models a call goes to, in order, when it still fails after its retries
+    /// (`fallbackModels`); `None`: `ARCHMAX_FALLBACK_MODELS`.
+    pub fn fallbacks(mut self, fallbacks: Option<Vec<FallbackModel>>) -> Self {
+        self.fallbacks = fallbacks;
+        self
+    }
+
     /// The host's spending ceilings (`caps`); unset ones come from `ARCHMAX_MAX_TURN_TOKENS`, …
     pub fn caps(mut self, caps: crate::caps::SpendCaps) -> Self {
         self.caps = caps;
@@ -323,6 +332,7 @@ impl HarnessBuilder {
         let lookup = Arc::clone(&self.env);
         let mcp = self.mcp_servers()?;
         let mut tape = self.mcp_tape.clone();
+        let replaying = matches!(self.model, ModelSource::Replay(_));
         let (model, recorded) = match self.model {
             ModelSource::Endpoint => {
                 let config = endpoint_config(&*lookup, &self.requests)?;
@@ -344,6 +354,18 @@ impl HarnessBuilder {
         let default_model = recorded
             .filter(|m| !m.trim().is_empty())
             .unwrap_or_else(|| default_model_id(self.default_model.as_deref(), &*lookup));
+        // A replay answers from the cassette, which names the model that answered.
+        let model = if replaying {
+            model
+        } else {
+            with_fallbacks(
+                model,
+                &default_model,
+                self.fallbacks,
+                &*lookup,
+                &self.requests,
+            )?
+        };
         let model = match self.recording {
             None => model,
             Some(Recording::File(path)) => {
@@ -399,16 +421,150 @@ impl HarnessBuilder {
             extras,
         )?;
         // Assembly's last refusals, in the original's order: the default trigger, then the
-        // seeds (a plain agent has neither); then a cap in US dollars on a model with no price.
+        // seeds (a plain agent has neither).
         if !harness.is_plain() {
             if let Some(trigger) = &self.trigger {
                 harness.start_state(trigger)?;
             }
             harness.check_seeds(&self.seeds)?;
-            harness.check_caps()?;
         }
         Ok(harness)
     }
+}
+
+/// A model a call falls back to: its id, on the `ARCHMAX_*` endpoint unless `base_url` names
+/// another (whose key is `api_key`, else `ARCHMAX_API_KEY`; none for one on this machine).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FallbackModel {
+    /// The model id.
+    pub model: String,
+    /// Another endpoint's base URL.
+    pub base_url: Option<String>,
+    /// That endpoint's key.
+    pub api_key: Option<String>,
+}
+
+/// The setting naming the fallback models: `model` or `model@base-url`, comma-separated.
+pub const FALLBACK_MODELS_VAR: &str = "ARCHMAX_FALLBACK_MODELS";
+
+impl FallbackModel {
+    /// A host's `fallbackModels`: each a model id, or `{ model, baseUrl?, apiKey? }`.
+    pub fn from_json(value: &Value) -> Result<Vec<FallbackModel>, String> {
+        let bad = |i: usize| {
+            format!("'fallbackModels[{i}]' must be a model id or {{ model, baseUrl?, apiKey? }}")
+        };
+        let Value::Array(items) = value else {
+            return Err("'fallbackModels' must be an array".to_string());
+        };
+        items
+            .iter()
+            .enumerate()
+            .map(|(i, item)| {
+                let text = |key: &str| -> Result<Option<String>, String> {
+                    match item.get(key) {
+                        None | Some(Value::Null) => Ok(None),
+                        Some(Value::String(s)) if !s.trim().is_empty() => {
+                            Ok(Some(s.trim().to_string()))
+                        }
+                        Some(_) => Err(bad(i)),
+                    }
+                };
+                match item {
+                    Value::String(m) if !m.trim().is_empty() => Ok(FallbackModel {
+                        model: m.trim().to_string(),
+                        base_url: None,
+                        api_key: None,
+                    }),
+                    Value::Object(_) => Ok(FallbackModel {
+                        model: text("model")?.ok_or_else(|| bad(i))?,
+                        base_url: text("baseUrl")?,
+                        api_key: text("apiKey")?,
+                    }),
+                    _ => Err(bad(i)),
+                }
+            })
+            .collect()
+    }
+
+    /// `ARCHMAX_FALLBACK_MODELS` read: `gpt-4o-mini, llama3@http://127.0.0.1:8080/v1`.
+    pub fn parse_list(raw: &str) -> Result<Vec<FallbackModel>, RunError> {
+        raw.split(',')
+            .map(str::trim)
+            .filter(|e| !e.is_empty())
+            .map(|entry| {
+                let (model, base_url) = match entry.split_once('@') {
+                    Some((m, url)) => (m.trim(), Some(url.trim().to_string())),
+                    None => (entry, None),
+                };
+                if model.is_empty() || base_url.as_deref().is_some_and(str::is_empty) {
+                    return Err(RunError::Settings(format!(
+                        "Environment variable {FALLBACK_MODELS_VAR} must list 'model' or 'model@base-url' entries, got: {entry}"
+                    )));
+                }
+                Ok(FallbackModel {
+                    model: model.to_string(),
+                    base_url,
+                    api_key: None,
+                })
+            })
+            .collect()
+    }
+}
+
+/// `model` followed by the fallbacks (the host's, else the settings'), each an endpoint
+/// client with the host's request options.
+fn with_fallbacks(
+    model: Arc<dyn Model>,
+    default_model: &str,
+    fallbacks: Option<Vec<FallbackModel>>,
+    lookup: &dyn Fn(&str) -> Option<String>,
+    requests: &RequestOptions,
+) -> Result<Arc<dyn Model>, RunError> {
+    let fallbacks = match fallbacks {
+        Some(f) => f,
+        None => match lookup(FALLBACK_MODELS_VAR).filter(|r| !r.trim().is_empty()) {
+            Some(raw) => FallbackModel::parse_list(&raw)?,
+            None => Vec::new(),
+        },
+    };
+    if fallbacks.is_empty() {
+        return Ok(model);
+    }
+    let mut links = Vec::with_capacity(fallbacks.len());
+    for f in fallbacks {
+        // The endpoint's settings with this entry's own put over them.
+        let entry = f.clone();
+        let over = move |name: &str| -> Option<String> {
+            match name {
+                crate::model::config::ENV_MODEL => Some(entry.model.clone()),
+                crate::model::config::ENV_API_BASE_URL if entry.base_url.is_some() => {
+                    entry.base_url.clone()
+                }
+                crate::model::config::ENV_API_KEY => entry.api_key.clone().or_else(|| lookup(name)),
+                _ => lookup(name),
+            }
+        };
+        let config = endpoint_config(&over, requests)
+            .map_err(|e| RunError::Settings(format!("fallback model '{}': {e}", f.model)))?;
+        let label = match &f.base_url {
+            Some(url) => format!("{}@{url}", f.model),
+            None => f.model.clone(),
+        };
+        let client = OpenAiClient::new(config).map_err(|e| settings(&e))?;
+        links.push(crate::model::fallback::Link {
+            model: Arc::new(client),
+            id: Some(f.model),
+            label,
+        });
+    }
+    let first = crate::model::fallback::Link {
+        model,
+        id: None,
+        label: default_model.to_string(),
+    };
+    Ok(Arc::new(crate::model::fallback::Fallback::new(
+        first, links,
+    )))
 }
 
 /// A setting that cannot be used, as an assembly refusal.

@@ -21,7 +21,10 @@ use crate::error::RunError;
 pub mod builder;
 pub mod env;
 
-pub use builder::{HarnessBuilder, ModelSource, Recording, RequestOptions, Tape, default_model_id};
+pub use builder::{
+    FALLBACK_MODELS_VAR, FallbackModel, HarnessBuilder, ModelSource, Recording, RequestOptions,
+    Tape, default_model_id,
+};
 
 /// The model id requests carry when the host names none (no `defaultModel`, no
 /// `ARCHMAX_MODEL`, no `model:` in the spec): it is never reported as the call's model.
@@ -423,7 +426,7 @@ impl Harness {
             );
         }
         let spec_snapshot = Arc::new(SpecSnapshot::new(spec_hash.clone(), &spec_json));
-        Ok(Harness {
+        let harness = Harness {
             root: opts.root,
             workflow: if plain { String::new() } else { opts.workflow },
             plain,
@@ -451,7 +454,12 @@ impl Harness {
             children: std::sync::Mutex::default(),
             mocks: Arc::default(),
             spec_snapshot,
-        })
+        };
+        // A cap in US dollars on a model with no price is refused, never ignored.
+        if !harness.plain {
+            harness.check_caps()?;
+        }
+        Ok(harness)
     }
 
     /// Refuses host seeds whose names are not variable names (`InvalidVariableNameError`,

@@ -4,6 +4,7 @@ pub mod cassette;
 pub mod client;
 pub mod config;
 pub mod delta;
+pub mod fallback;
 pub mod limit;
 pub mod stream;
 pub mod types;

@@ -28,6 +28,10 @@ pub trait TextSink: Send + Sync {
     /// The call waited `waited` for a slot of its endpoint, which takes `limit` calls at once
     /// ([`limit`](super::limit)), before it was sent (each attempt that waited says so).
     fn queued(&self, _waited: std::time::Duration, _limit: u32) {}
+
+    /// The call failed at `from` with `reason` and goes to the next model, `to`
+    /// ([`fallback`](super::fallback)).
+    fn fell_back(&self, _from: &str, _to: &str, _reason: &str) {}
 }
 
 /// A sink that drops the text: the call is not shown as it streams.

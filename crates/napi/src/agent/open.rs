@@ -80,6 +80,10 @@ pub struct NativeAgentOptions {
     /// `maxResponseBytes`: the `ARCHMAX_*` endpoint's response bound (outranks
     /// `ARCHMAX_MAX_RESPONSE_BYTES`).
     pub max_response_bytes: Option<u32>,
+    /// `fallbackModels`: models a call goes to, in order, when it still fails after its
+    /// retries (outranks `ARCHMAX_FALLBACK_MODELS`).
+    #[napi(ts_type = "Array<string | { model: string; baseUrl?: string; apiKey?: string }>")]
+    pub fallback_models: Option<Value>,
     /// `caps`: the host's spending ceilings (outrank `ARCHMAX_MAX_TURN_TOKENS`, …; the
     /// workflow's `budget` caps hold where stricter).
     pub caps: Option<NativeCaps>,
@@ -341,6 +345,13 @@ impl NativeAgent {
             },
             None => None,
         };
+        let fallbacks = match options.fallback_models.as_ref().filter(|v| !v.is_null()) {
+            Some(v) => match archmax_machine::FallbackModel::from_json(v) {
+                Ok(f) => Some(f),
+                Err(message) => return plain_error("TypeError", message),
+            },
+            None => None,
+        };
         let c = options.caps.unwrap_or_default();
         let caps = match archmax_machine::caps::SpendCaps::from_numbers(
             c.turn_tokens,
@@ -421,6 +432,7 @@ impl NativeAgent {
             })
             .pricing(pricing)
             .caps(caps)
+            .fallbacks(fallbacks)
             .prompt_cache(enabled, ttl)
             .images(images)
             .trigger(options.trigger.clone())

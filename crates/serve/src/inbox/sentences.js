@@ -79,6 +79,7 @@ function eventSentence (e) {
       if (e.status === 'parked') return said(`the sub-workflow ${e.workflow} parked; this session waits with it`)
       return { text: `the sub-workflow ${e.workflow} failed${e.reason ? ': ' + e.reason : ''}`, refused: false }
     case 'warning': return said(`warning (${e.scope}): ${e.message}`)
+    case 'model-fallback': return said(`the model ${e.from} failed, switched to ${e.to}`)
     case 'model-queued': return said(`waited ${Number(e.waitedMs) || 0} ms for the model (it takes ${e.limit} calls at once)`)
     default: return said(`${e.type}${e.state ? ' ' + e.state : ''}`)
   }

@@ -113,6 +113,10 @@ struct Pieces<'a> {
 }
 
 impl TextSink for Pieces<'_> {
+    fn fell_back(&self, from: &str, to: &str, reason: &str) {
+        self.to.fell_back(from, to, reason);
+    }
+
     fn queued(&self, waited: std::time::Duration, limit: u32) {
         self.to.queued(waited, limit);
     }
