@@ -108,7 +108,7 @@ impl ScriptTools {
             inherited: &self.inherited,
         };
         let (args, verdict) =
-            crate::governed::decide(&self.policy, &self.session_id, name, args, &ctx);
+            crate::scope::decide(&self.policy, &self.session_id, name, args, &ctx);
         if !verdict.allowed {
             let reason = verdict
                 .message

@@ -359,7 +359,7 @@ impl Turn<'_> {
             inherited: &self.inherited,
         };
         let (args, verdict) =
-            crate::governed::decide(&self.h.policy, self.id.as_str(), &name, args, &ctx);
+            crate::scope::decide(&self.h.policy, self.id.as_str(), &name, args, &ctx);
         // The original's plain agent has no kernel: its file operations answer a read-only
         // mount themselves (`Cannot copy to '…': it is served by a read-only mount.`), and
         // they refuse it just as surely.
