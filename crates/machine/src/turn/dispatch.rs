@@ -20,11 +20,7 @@ use crate::model::ToolCall;
 use crate::model::types::ToolDef;
 
 use super::Turn;
-
-/// Whether the runtime runs tool `name` itself (a control, a file tool, code), not a host.
-pub(super) fn executable(name: &str) -> bool {
-    archmax_kernel::tools::builtin(name).is_some()
-}
+use super::execute::executable;
 
 /// Results longer than this are offloaded to `large_tool_results/`.
 const OFFLOAD_CHARS: usize = 40_000;
