@@ -78,7 +78,7 @@ impl SpendCaps {
         let whole = |name: &str, n: Option<f64>| -> Result<Option<u64>, RunError> {
             match n {
                 None => Ok(None),
-                Some(n) if n.fract() == 0.0 && n >= 1.0 && n <= 9_007_199_254_740_991.0 =>
+                Some(n) if n.fract() == 0.0 && (1.0..=9_007_199_254_740_991.0).contains(&n) =>
                 {
                     #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
                     Ok(Some(n as u64))
@@ -211,7 +211,17 @@ impl crate::Harness {
 /// The caps in force: for each of the four, the stricter of the workflow's and the host's.
 pub(crate) fn effective(budget: Option<&WorkflowBudget>, host: &SpendCaps) -> Vec<Cap> {
     let wf = |f: fn(&WorkflowBudget) -> Option<f64>| budget.and_then(f);
-    let slots: [(Scope, bool, Option<f64>, Option<f64>, &str, &str); 4] = [
+    /// A cap's scope, whether in US dollars, the workflow's and the host's limits, and where
+    /// each is set.
+    type Slot = (
+        Scope,
+        bool,
+        Option<f64>,
+        Option<f64>,
+        &'static str,
+        &'static str,
+    );
+    let slots: [Slot; 4] = [
         (
             Scope::Turn,
             false,

@@ -128,7 +128,7 @@ impl HostWorkspace {
             inherited: &self.inherited,
         };
         let (args, verdict) =
-            crate::governed::decide(&self.policy, &self.session_id, tool, args, &ctx);
+            crate::scope::decide(&self.policy, &self.session_id, tool, args, &ctx);
         if !verdict.allowed {
             return Err(verdict.message.unwrap_or_default());
         }

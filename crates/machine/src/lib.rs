@@ -31,6 +31,7 @@ pub mod ptc;
 mod registry;
 pub mod resolve;
 pub mod run_artifacts;
+mod scope;
 mod script_thread;
 pub mod sessions;
 pub mod standing;

@@ -77,9 +77,23 @@ pub struct ScriptTools {
     /// answers; `None` when the state has no `timeoutMs`.
     pub(crate) deadline: Option<(Instant, String)>,
     /// Model code's delegation tools (`None` for a hook, which delegates nothing).
-    pub(crate) delegations: Option<Arc<crate::turn::delegate::ScriptDelegations>>,
+    pub(crate) delegations: Option<Arc<dyn DelegationTools>>,
     /// The cases' mocks: a matching mock answers a host tool call instead of the tool.
     pub(crate) mocks: Arc<crate::mocks::ToolMocks>,
+}
+
+/// Model code's delegation tools (`tools.archmaxWorkflow…`), as the turn serves them
+/// (`turn/delegate.rs`): the targets the state discloses, loaded before the script runs.
+pub(crate) trait DelegationTools: Send + Sync {
+    /// One call of delegation tool `name` from a script: checked and run as the agent's
+    /// are; a refusal or failure is the call's error.
+    fn call<'a>(
+        &'a self,
+        name: &'a str,
+        args: &'a Value,
+        vars: &'a Variables,
+        call_id: &'a str,
+    ) -> Pin<Box<dyn Future<Output = Result<String, String>> + Send + 'a>>;
 }
 
 impl std::fmt::Debug for ScriptTools {
@@ -108,7 +122,7 @@ impl ScriptTools {
             inherited: &self.inherited,
         };
         let (args, verdict) =
-            crate::governed::decide(&self.policy, &self.session_id, name, args, &ctx);
+            crate::scope::decide(&self.policy, &self.session_id, name, args, &ctx);
         if !verdict.allowed {
             let reason = verdict
                 .message

@@ -3,6 +3,9 @@
 //! mounts, skills, the host's extras), and shares the caller's events, prices, image reads
 //! and prompt-cache settings. The tool a caller is offered is written from the target's
 //! `manual` signature (`runtime.md` §7.1); the target's instructions never reach it.
+//!
+//! How the caller was assembled is its [`Recipe`](crate::harness::Recipe), which the
+//! harness keeps.
 
 use std::sync::Arc;
 
@@ -10,14 +13,8 @@ use archmax_spec::signature::{SignatureEntry, TriggerSignature, signature_for_tr
 use serde_json::{Value, json};
 
 use crate::error::RunError;
-use crate::harness::{AssemblyExtras, Governance, Harness, HarnessOptions};
+use crate::harness::{Governance, Harness};
 use crate::model::types::ToolDef;
-
-/// How a harness was assembled, kept so a delegation assembles its target the same way.
-pub(crate) struct Recipe {
-    pub(crate) opts: HarnessOptions,
-    pub(crate) extras: AssemblyExtras,
-}
 
 /// The entry every caller, the CLI and a host firing use.
 pub(crate) const MANUAL: &str = "manual";

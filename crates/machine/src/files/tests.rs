@@ -140,7 +140,7 @@ fn session_qualified_and_store_paths() {
     fx.put("scratchpad/n.txt", b"x");
     // A session-qualified path is scoped once, before the kernel decides
     // (`crate::governed`); the router routes what was decided, literally.
-    let scoped = crate::governed::scope_path("s/scratchpad/n.txt", Some("s")).unwrap();
+    let scoped = crate::scope::scope_path("s/scratchpad/n.txt", Some("s")).unwrap();
     assert_eq!(
         fx.ok("read_file", json!({"file_path": scoped})),
         "     1\tx"

@@ -81,6 +81,13 @@ pub struct AssemblyExtras {
     pub mcp: Option<Arc<crate::mcp::McpTools>>,
 }
 
+/// How a harness was assembled, kept so a delegation assembles its target the same way
+/// (`crate::registry`).
+pub(crate) struct Recipe {
+    pub(crate) opts: HarnessOptions,
+    pub(crate) extras: AssemblyExtras,
+}
+
 /// The tool definitions of one state and the version of the MCP tools they were built from.
 pub(crate) type StateToolDefs = (u64, Arc<[crate::model::ToolDef]>);
 
@@ -176,7 +183,7 @@ pub struct Harness {
     /// Prompt cache, prices and image reads ([`TurnSettings`]).
     pub(crate) settings: TurnSettings,
     /// How this harness was assembled: a delegation assembles its target the same way.
-    pub(crate) recipe: Arc<crate::registry::Recipe>,
+    pub(crate) recipe: Arc<Recipe>,
     /// The delegation targets assembled so far, by slug (`crate::registry`).
     pub(crate) children: std::sync::Mutex<std::collections::HashMap<String, Arc<Harness>>>,
     /// The tool definitions offered in each state, built once (`Harness::tool_defs`), with
@@ -282,7 +289,7 @@ impl Harness {
         // The original's order decides which refusal wins: reserved tool names,
         // mounts, tool paths, the workflow load, then the runtime contract.
         crate::tools::check_names(&opts.tools)?;
-        let recipe = Arc::new(crate::registry::Recipe {
+        let recipe = Arc::new(Recipe {
             opts: opts.clone(),
             extras: extras.clone(),
         });

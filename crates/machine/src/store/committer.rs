@@ -1,5 +1,8 @@
 //! Queued commits: the filesystem store's own writer thread.
 //!
+//! The thread commits through [`TwoPhaseCommit`], the two halves of a commit around the
+//! shared sync, which the filesystem store (`fs.rs`) implements.
+//!
 //! A turn's commit through [`SessionStore::commit_queued`](super::SessionStore::commit_queued)
 //! is handed to one thread per store, which takes every commit waiting at that moment,
 //! writes each step, makes them all durable with one sync ([`GroupSync::durable_all`]),
@@ -26,8 +29,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use tokio::sync::oneshot;
 
-use super::fs::{FsStore, Written};
-use super::{OwnedStep, SessionId, StoreError};
+use super::group_sync::GroupSync;
+use super::{OwnedStep, SessionId, Step, StoreError};
 
 /// At most this many commits share one batch (and so one sync), which bounds how long the
 /// first of them waits behind the others' writes.
@@ -71,25 +74,51 @@ impl CommitReceipt {
     }
 }
 
-struct Job {
-    store: Arc<FsStore>,
+/// A store whose commit the thread runs in two halves around one sync shared by a run of
+/// commits: the filesystem store (`fs.rs`).
+pub(super) trait TwoPhaseCommit: Send + Sync + 'static {
+    /// A step written, not yet durable: what the commit's second half needs.
+    type Written;
+    /// A commit's first half: the step's messages and checkpoint line written, not yet
+    /// durable.
+    fn write_step(&self, id: &SessionId, step: Step<'_>) -> Result<Self::Written, StoreError>;
+    /// The file a written step went to, which the shared sync makes durable.
+    fn written_file(written: &Self::Written) -> &std::fs::File;
+    /// That file's path, for an error.
+    fn written_path(written: &Self::Written) -> &std::path::Path;
+    /// The group commit the store's commits share.
+    fn group(&self) -> &GroupSync;
+    /// A commit's second half, once its write is durable.
+    fn finish(&self, written: Self::Written) -> Result<(), StoreError>;
+}
+
+struct Job<S> {
+    store: Arc<S>,
     id: SessionId,
     step: OwnedStep,
     answer: oneshot::Sender<Answer>,
 }
 
 /// One store's commit thread (see the module doc), started on first use.
-#[derive(Debug, Default)]
-pub(crate) struct Committer {
-    jobs: Mutex<Option<Sender<Job>>>,
+#[derive(Debug)]
+pub(crate) struct Committer<S> {
+    jobs: Mutex<Option<Sender<Job<S>>>>,
 }
 
-impl Committer {
+impl<S> Default for Committer<S> {
+    fn default() -> Self {
+        Self {
+            jobs: Mutex::new(None),
+        }
+    }
+}
+
+impl<S: TwoPhaseCommit> Committer<S> {
     /// Queues a commit of `step` on `store`'s thread; the step back when the thread cannot
     /// be started (the caller then commits in place).
     pub(crate) fn queue(
         &self,
-        store: Arc<FsStore>,
+        store: Arc<S>,
         id: SessionId,
         step: OwnedStep,
     ) -> Result<CommitReceipt, OwnedStep> {
@@ -119,7 +148,7 @@ impl Committer {
                     Err(StoreError::Io {
                         id: sid,
                         op: "commit to",
-                        path: std::path::PathBuf::from(super::fs::TRANSCRIPT_FILE),
+                        path: std::path::PathBuf::from(super::layout::TRANSCRIPT_FILE),
                         source: std::io::Error::other("the session store's commit thread stopped"),
                     }),
                     None,
@@ -143,7 +172,7 @@ impl Committer {
 }
 
 /// The thread: batches of whatever is waiting, until the store is dropped.
-fn serve(jobs: &Receiver<Job>) {
+fn serve<S: TwoPhaseCommit>(jobs: &Receiver<Job<S>>) {
     crate::blocking::disk_thread();
     while let Ok(first) = jobs.recv() {
         let mut batch = vec![first];
@@ -167,11 +196,11 @@ fn serve(jobs: &Receiver<Job>) {
 }
 
 /// Writes each commit of `run`, one sync for all of them, then their second halves.
-fn commit_run(run: Vec<Job>) {
+fn commit_run<S: TwoPhaseCommit>(run: Vec<Job<S>>) {
     let Some(store) = run.first().map(|j| Arc::clone(&j.store)) else {
         return;
     };
-    let written: Vec<(Job, Result<Written, StoreError>)> = run
+    let written: Vec<_> = run
         .into_iter()
         .map(|job| {
             let written = job.store.write_step(&job.id, job.step.as_step());
@@ -180,15 +209,17 @@ fn commit_run(run: Vec<Job>) {
         .collect();
     let files: Vec<&std::fs::File> = written
         .iter()
-        .filter_map(|(_, w)| w.as_ref().ok().map(Written::file))
+        .filter_map(|(_, w)| w.as_ref().ok().map(S::written_file))
         .collect();
     let synced = store.group().durable_all(&files);
     for (job, written) in written {
         let result = written.and_then(|w| match &synced {
             Ok(()) => store.finish(w),
-            Err(e) => Err(StoreError::io(job.id.as_str(), "append to", w.path())(
-                std::io::Error::new(e.kind(), e.to_string()),
-            )),
+            Err(e) => Err(StoreError::io(
+                job.id.as_str(),
+                "append to",
+                S::written_path(&w),
+            )(std::io::Error::new(e.kind(), e.to_string()))),
         });
         // A durable step's messages are not needed back (`SessionStore::commit_owned`):
         // they are freed here, not on the turn's thread (Node's, for a JS-driven turn).

@@ -9,28 +9,16 @@ use std::sync::{Arc, Mutex};
 use serde_json::Value;
 
 use super::confine;
+use super::layout::{
+    CHECKPOINTS_DIR, SCRATCHPAD_DIR, SESSIONS_DIR, SPECS_DIR, STATE_FILE, STATE_TMP_FILE,
+    TRANSCRIPT_FILE,
+};
 use super::lease::{self, Holders, unique_suffix};
 use super::{
     CommitReceipt, OwnedStep, SessionId, SessionStore, Snapshot, Step, StoreError, WriterLease,
     busy, check_spec_hash,
 };
 
-/// Folder of the session store under the workspace root.
-pub const SESSIONS_DIR: &str = archmax_kernel::host::SESSION_STORE;
-/// Spec snapshot folder at the store root.
-pub const SPECS_DIR: &str = "_specs";
-/// The state file of a session.
-pub const STATE_FILE: &str = "state.json";
-/// The temporary state file renamed over [`STATE_FILE`].
-pub const STATE_TMP_FILE: &str = "state.json.tmp";
-/// The append-only transcript of a session.
-pub const TRANSCRIPT_FILE: &str = "transcript.jsonl";
-/// The folder of a session's own files ([`STATE_FILE`], [`TRANSCRIPT_FILE`], the writer
-/// lease): `checkpoints/`, a zone no agent tool may read or write (`zone.runtime-internal`),
-/// so a turn can never forge or break its own checkpoint.
-pub const CHECKPOINTS_DIR: &str = "checkpoints";
-/// The agent working area, created on first commit.
-pub const SCRATCHPAD_DIR: &str = "scratchpad";
 /// The largest `state.json` read (the state of one step: position, variables, park): 64 MiB.
 const MAX_STATE_BYTES: u64 = 64 * 1024 * 1024;
 /// Format tag of `state.json`.
@@ -49,7 +37,7 @@ pub struct FsStore {
     /// Concurrent commits share a filesystem sync (group commit).
     group: super::group_sync::GroupSync,
     /// The thread that runs queued commits ([`SessionStore::commit_queued`]).
-    committer: Arc<super::committer::Committer>,
+    committer: Arc<super::committer::Committer<FsStore>>,
 }
 
 type Tips = Arc<Mutex<HashMap<String, Tip>>>;
@@ -545,6 +533,30 @@ impl FsStore {
             tips.insert(sid, tip);
         }
         Ok(())
+    }
+}
+
+impl super::committer::TwoPhaseCommit for FsStore {
+    type Written = Written;
+
+    fn write_step(&self, id: &SessionId, step: Step<'_>) -> Result<Written, StoreError> {
+        FsStore::write_step(self, id, step)
+    }
+
+    fn written_file(written: &Written) -> &File {
+        written.file()
+    }
+
+    fn written_path(written: &Written) -> &Path {
+        written.path()
+    }
+
+    fn group(&self) -> &super::group_sync::GroupSync {
+        FsStore::group(self)
+    }
+
+    fn finish(&self, written: Written) -> Result<(), StoreError> {
+        FsStore::finish(self, written)
     }
 }
 

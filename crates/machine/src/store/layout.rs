@@ -1,4 +1,5 @@
-//! The filesystem store's folder names: from an earlier layout to storage keys.
+//! The filesystem store's layout: the names of its folders and files, and the upgrade of
+//! its folder names from an earlier layout to storage keys.
 //!
 //! Before session ids had storage keys, a session's folder was named by its id as given, so
 //! `Acme` and `p~s:w:1` were folders of those names. Opening a store renames each such
@@ -14,9 +15,24 @@ use std::io::ErrorKind;
 use std::path::Path;
 
 use super::SessionId;
-use super::fs::CHECKPOINTS_DIR;
 use super::id::id_of_key;
 
+/// Folder of the session store under the workspace root.
+pub const SESSIONS_DIR: &str = archmax_kernel::host::SESSION_STORE;
+/// Spec snapshot folder at the store root.
+pub const SPECS_DIR: &str = "_specs";
+/// The state file of a session.
+pub const STATE_FILE: &str = "state.json";
+/// The temporary state file renamed over [`STATE_FILE`].
+pub const STATE_TMP_FILE: &str = "state.json.tmp";
+/// The append-only transcript of a session.
+pub const TRANSCRIPT_FILE: &str = "transcript.jsonl";
+/// The folder of a session's own files ([`STATE_FILE`], [`TRANSCRIPT_FILE`], the writer
+/// lease): `checkpoints/`, a zone no agent tool may read or write (`zone.runtime-internal`),
+/// so a turn can never forge or break its own checkpoint.
+pub const CHECKPOINTS_DIR: &str = "checkpoints";
+/// The agent working area, created on first commit.
+pub const SCRATCHPAD_DIR: &str = "scratchpad";
 /// Written in the store root once its folders are storage keys; its presence skips the scan.
 pub const LAYOUT_FILE: &str = ".layout";
 /// What [`LAYOUT_FILE`] holds.

@@ -21,7 +21,7 @@ use super::StoreError;
 /// thing a new session does to the disk (an inode, a data block for a lock file's pid, and
 /// on ext4 without a journal a scan past every recently freed inode).
 #[cfg(unix)]
-pub const LOCK_FILE: &str = super::fs::TRANSCRIPT_FILE;
+pub const LOCK_FILE: &str = super::layout::TRANSCRIPT_FILE;
 /// The file a filesystem lease locks, inside a session's `checkpoints/` folder.
 ///
 /// On Windows a lock is mandatory (it would refuse every other reader of the file), so the

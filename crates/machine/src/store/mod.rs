@@ -51,15 +51,16 @@ use serde_json::Value;
 
 pub use committer::CommitReceipt;
 pub use error::{StoreError, busy_message};
-pub use fs::{
-    FsStore, SCRATCHPAD_DIR, SESSIONS_DIR, SPECS_DIR, STATE_FILE, STATE_TMP_FILE, TRANSCRIPT_FILE,
-};
+pub use fs::FsStore;
 pub use id::{
     CHILD_SEPARATOR, DEFAULT_SESSION_ID, IdRules, MAX_KEY_BYTES, RESERVED_AREAS, SessionId,
     SessionIdError, SessionIdReason, id_of_key, is_child_identity, is_descendant, parent_of,
     storage_key,
 };
-pub use layout::LAYOUT_FILE;
+pub use layout::{
+    LAYOUT_FILE, SCRATCHPAD_DIR, SESSIONS_DIR, SPECS_DIR, STATE_FILE, STATE_TMP_FILE,
+    TRANSCRIPT_FILE,
+};
 pub use lease::{Hold, Holders, LOCK_FILE, WriterLease};
 pub use mem::MemStore;
 

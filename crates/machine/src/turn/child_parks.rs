@@ -16,19 +16,10 @@ use std::time::Instant;
 use crate::error::RunError;
 use crate::events::Event;
 use crate::park::ReplyCase;
-use crate::state::{Park, PendingDelegation, Status};
+use crate::state::{Park, Status};
 
 use super::Turn;
 use super::delegate::{Resume, Settlement, answer};
-
-/// The answer of a call whose child parked.
-pub(super) fn stopped_text(p: &PendingDelegation) -> String {
-    format!(
-        "The '{}' sub-workflow stopped for a person at its '{}' step. This run is now waiting on that decision and will continue here once it is made.",
-        p.workflow,
-        p.decision.state()
-    )
-}
 
 impl crate::harness::Harness {
     /// Hands `resume` to the child `turn`'s park presents, then runs the caller on.

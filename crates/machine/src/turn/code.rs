@@ -73,8 +73,7 @@ impl Turn<'_> {
                 Err(e) => return error(format!("Error: the sandbox could not start: {e}")),
             },
         };
-        let bridge = self.script_tools(Origin::Script, variables, workspace);
-        let delegations = bridge.delegations.clone();
+        let (bridge, delegations) = self.script_tools(Origin::Script, variables, workspace);
         // QuickJS runs on a thread of its own; its tools.* calls are served here.
         let limit = crate::ptc::limits(&self.h.spec).timeout;
         let run = crate::script_thread::run(bridge, limit, move |bridge| async move {
@@ -112,13 +111,17 @@ impl Turn<'_> {
 
     /// The `tools.*` of a script run by `origin`, bound to this session and its current
     /// state. A hook lists every tool a script may call; model code lists the ones the
-    /// state discloses.
+    /// state discloses, and gets its delegation tools, returned beside the bridge too (the
+    /// turn reads what they ran once the script ends).
     pub(super) fn script_tools(
         &self,
         origin: Origin,
         variables: archmax_kernel::Variables,
         workspace: Option<crate::files::Workspace>,
-    ) -> std::sync::Arc<crate::ptc::ScriptTools> {
+    ) -> (
+        std::sync::Arc<crate::ptc::ScriptTools>,
+        Option<std::sync::Arc<super::delegate::ScriptDelegations>>,
+    ) {
         let state = self.session.workflow_state.clone();
         // The host's tools, and the MCP tools listed so far, are tools a script may call.
         let host: Vec<std::sync::Arc<dyn crate::tools::HostTool>> = self
@@ -175,7 +178,7 @@ impl Turn<'_> {
                 listed
             }
         };
-        std::sync::Arc::new(crate::ptc::ScriptTools {
+        let bridge = std::sync::Arc::new(crate::ptc::ScriptTools {
             cancel: self.cancel.clone(),
             deadline: self
                 .segment_left()
@@ -192,8 +195,11 @@ impl Turn<'_> {
             listed,
             events: self.emitter.clone(),
             calls: Default::default(),
-            delegations,
+            delegations: delegations
+                .clone()
+                .map(|d| d as std::sync::Arc<dyn crate::ptc::DelegationTools>),
             mocks: std::sync::Arc::clone(&self.h.mocks),
-        })
+        });
+        (bridge, delegations)
     }
 }

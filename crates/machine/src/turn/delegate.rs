@@ -1,6 +1,7 @@
 //! Delegation (`runtime.md` §7): a call of `archmax_workflow_<slug>` runs the target as a
 //! child session on its own spec, seeded with the call's arguments, and answers with its
-//! closing message (and its returns, for a signed target).
+//! closing message (and its returns, for a signed target), or, when the child parks, that
+//! it stopped (`child_parks.rs` presents the park).
 //!
 //! `prepare` runs the dispatch checks in the digest's order (a refusal is a blocked call the
 //! agent can correct); `delegate` runs the child (`&self`: a batch's delegations run at
@@ -681,6 +682,15 @@ impl Caller {
     }
 }
 
+/// The answer of a call whose child parked.
+fn stopped_text(p: &PendingDelegation) -> String {
+    format!(
+        "The '{}' sub-workflow stopped for a person at its '{}' step. This run is now waiting on that decision and will continue here once it is made.",
+        p.workflow,
+        p.decision.state()
+    )
+}
+
 /// The names a signed child's answer returns (`sub-workflow-result`'s `returns`), as the
 /// answer holds them: `note` among them when the child set fewer than it declares.
 fn returns_named(text: &str) -> Option<Vec<String>> {
@@ -746,6 +756,19 @@ impl ScriptDelegations {
     }
 }
 
+impl crate::ptc::DelegationTools for ScriptDelegations {
+    fn call<'a>(
+        &'a self,
+        name: &'a str,
+        args: &'a Value,
+        vars: &'a Map<String, Value>,
+        call_id: &'a str,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<String, String>> + Send + 'a>>
+    {
+        Box::pin(ScriptDelegations::call(self, name, args, vars, call_id))
+    }
+}
+
 impl Turn<'_> {
     /// What binds inside this turn's children: every ancestor's workflow-wide denials,
     /// outermost first, then this workflow's own.
@@ -799,7 +822,7 @@ impl Turn<'_> {
     pub(super) async fn delegate(&self, d: &Delegation, call_id: &str) -> (ControlResult, Settled) {
         let (result, parked) = match self.caller().run(d, call_id, true).await {
             Ok(Ran::Answer(text)) => (Ok(text), None),
-            Ok(Ran::Parked(p)) => (Ok(super::child_parks::stopped_text(&p)), Some(*p)),
+            Ok(Ran::Parked(p)) => (Ok(stopped_text(&p)), Some(*p)),
             Err(reason) => (Err(reason), None),
         };
         let settled = Settled {

@@ -20,11 +20,7 @@ use crate::model::ToolCall;
 use crate::model::types::ToolDef;
 
 use super::Turn;
-
-/// Whether the runtime runs tool `name` itself (a control, a file tool, code), not a host.
-pub(super) fn executable(name: &str) -> bool {
-    archmax_kernel::tools::builtin(name).is_some()
-}
+use super::execute::executable;
 
 /// Results longer than this are offloaded to `large_tool_results/`.
 const OFFLOAD_CHARS: usize = 40_000;
@@ -359,7 +355,7 @@ impl Turn<'_> {
             inherited: &self.inherited,
         };
         let (args, verdict) =
-            crate::governed::decide(&self.h.policy, self.id.as_str(), &name, args, &ctx);
+            crate::scope::decide(&self.h.policy, self.id.as_str(), &name, args, &ctx);
         // The original's plain agent has no kernel: its file operations answer a read-only
         // mount themselves (`Cannot copy to '…': it is served by a read-only mount.`), and
         // they refuse it just as surely.

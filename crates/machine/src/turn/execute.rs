@@ -1,6 +1,7 @@
 //! Running a call the kernel allowed: each kind to its runner (the control tools in
 //! [`moves`](super::moves) and [`parks`](super::parks), model code in [`code`](super::code)),
-//! and here the file tools and host tools.
+//! and here the file tools and host tools; which tools the runtime runs itself
+//! ([`executable`]).
 //!
 //! State it changes: nothing for the file and host tools, which run beside each other
 //! (`&self`): what they leave for the turn (an image shown, a timed-out segment) comes back
@@ -15,7 +16,11 @@ use crate::governed::HostRun;
 use crate::tools::ToolContext;
 
 use super::Turn;
-use super::dispatch::executable;
+
+/// Whether the runtime runs tool `name` itself (a control, a file tool, code), not a host.
+pub(super) fn executable(name: &str) -> bool {
+    archmax_kernel::tools::builtin(name).is_some()
+}
 
 /// What a call leaves for the turn besides its text, applied in call order.
 #[derive(Default)]

@@ -62,7 +62,7 @@ impl Turn<'_> {
         let variables = self.session.kernel_variables();
         // Governed against the session's state at the last model call: the source
         // state while a move is in its veto window, even for the target's hooks.
-        let tools = self.script_tools(Origin::Lifecycle, variables.clone(), self.workspace());
+        let (tools, _) = self.script_tools(Origin::Lifecycle, variables.clone(), self.workspace());
         for (index, hook) in spec.hooks().iter().enumerate() {
             let input = HookInput {
                 session_id: self.id.as_str().to_string(),
