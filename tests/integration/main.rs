@@ -17,6 +17,7 @@ mod model_answers;
 mod model_client;
 mod model_faults;
 mod model_stream;
+mod module_cycles;
 mod reference;
 mod resume;
 mod runtime;

@@ -195,6 +195,20 @@ pub struct PlanError {
     pub discovered: usize,
 }
 
+impl RunTestsResult {
+    /// The result of a suite refused before anything ran (defined with [`PlanError`], so the
+    /// result shapes of [`crate::report`] need nothing of the engine).
+    pub fn refused(error: &PlanError) -> RunTestsResult {
+        RunTestsResult {
+            results: Vec::new(),
+            exit_code: 1,
+            discovered: error.discovered,
+            skipped: None,
+            error: Some(error.message.clone()),
+        }
+    }
+}
+
 /// Reads the suite of `workflow` under `root` and selects its cases by `filter` (a substring
 /// of the workspace-relative path; empty selects all), as `archmax test` does before it runs
 /// anything.

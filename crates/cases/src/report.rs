@@ -148,19 +148,6 @@ pub struct RunTestsResult {
     pub error: Option<String>,
 }
 
-impl RunTestsResult {
-    /// The result of a suite refused before anything ran.
-    pub fn refused(error: &crate::engine::PlanError) -> RunTestsResult {
-        RunTestsResult {
-            results: Vec::new(),
-            exit_code: 1,
-            discovered: error.discovered,
-            skipped: None,
-            error: Some(error.message.clone()),
-        }
-    }
-}
-
 /// The verdict of `records` (and a death's `error`): failed iff a record failed or the case
 /// died; `not-executed` records never fail a case.
 pub fn reduce_verdict(records: &[AssertionRecord], error: Option<&str>) -> Verdict {

@@ -235,22 +235,20 @@ pub(crate) fn run(
         spec,
         selected,
     } = plan(&root, &workflow, filter.as_deref()).map_err(|e| Failure::Command(e.message))?;
-    if spec.disabled != Some(true) {
-        if selected.is_empty() {
-            // Nothing to run: no harness, so no model configuration is needed.
-            let empty = RunTestsResult {
-                results: Vec::new(),
-                exit_code: 0,
-                discovered: suite.files.len(),
-                skipped: None,
-                error: None,
-            };
-            if !as_json {
-                cli.err(&summary(&s, &[]));
-            }
-            cli.out(&stdout_of(&workflow, &empty, as_json, None));
-            return Ok(0);
+    if spec.disabled != Some(true) && selected.is_empty() {
+        // Nothing to run: no harness, so no model configuration is needed.
+        let empty = RunTestsResult {
+            results: Vec::new(),
+            exit_code: 0,
+            discovered: suite.files.len(),
+            skipped: None,
+            error: None,
+        };
+        if !as_json {
+            cli.err(&summary(&s, &[]));
         }
+        cli.out(&stdout_of(&workflow, &empty, as_json, None));
+        return Ok(0);
     }
     let opts = RunOptions {
         filter,

@@ -9,7 +9,7 @@ use axum::extract::{Request, State};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
-use crate::api::ApiError;
+use crate::api_error::ApiError;
 use crate::{AppState, ServeError};
 
 /// The identity of every request when no tokens are configured.

@@ -15,12 +15,14 @@
 //! ```
 
 mod api;
+mod api_error;
 mod auth;
 pub mod hub;
 mod inbox;
 mod mcp;
 pub mod metrics;
 mod openapi;
+mod sessions;
 
 use std::collections::BTreeMap;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};

@@ -23,7 +23,7 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::{Map, Value, json};
 
-use crate::api::ApiError;
+use crate::api_error::ApiError;
 use crate::auth::Identity;
 use crate::{AppState, Loaded};
 
@@ -460,7 +460,7 @@ impl McpServer {
         };
         let message = match said.as_ref().and_then(Value::as_str) {
             Some(m) => m.to_string(),
-            None => crate::api::firing_message(&h, &entry.trigger, &vars),
+            None => crate::sessions::firing_message(&h, &entry.trigger, &vars),
         };
         let input = SendInput {
             message,
@@ -484,9 +484,9 @@ impl McpServer {
         self.state.metrics.on_request("mcp");
         if name == "sessions" {
             let found = match text_arg(&args, "session") {
-                Some(id) => crate::api::described(&self.state, &id)?
-                    .ok_or_else(|| crate::api::no_session(&id))?,
-                None => Value::Array(crate::api::session_list(
+                Some(id) => crate::sessions::described(&self.state, &id)?
+                    .ok_or_else(|| crate::sessions::no_session(&id))?,
+                None => Value::Array(crate::sessions::session_list(
                     &self.state,
                     text_arg(&args, "workflow").as_deref(),
                     text_arg(&args, "status").as_deref(),
@@ -507,7 +507,7 @@ impl McpServer {
             "decide" => {
                 let target = required(&args, "target")?;
                 if let Some(who) = self.identity(context) {
-                    crate::api::check_approver(&h, &id, &who, !self.state.tokens.is_empty())?;
+                    crate::sessions::check_approver(&h, &id, &who, !self.state.tokens.is_empty())?;
                 }
                 let comment = text_arg(&args, "comment");
                 self.run_turn(
@@ -573,7 +573,8 @@ impl McpServer {
             };
             let id = turned.outcome.session_id.clone();
             if let Some(who) = self.identity(context)
-                && crate::api::check_approver(h, &id, &who, !self.state.tokens.is_empty()).is_err()
+                && crate::sessions::check_approver(h, &id, &who, !self.state.tokens.is_empty())
+                    .is_err()
             {
                 break;
             }
@@ -779,13 +780,13 @@ impl McpServer {
                 Ok(text("application/json", messages.to_string()))
             }
             "trail" => {
-                let shown = crate::api::described(&self.state, id)?
-                    .ok_or_else(|| crate::api::no_session(id))?;
+                let shown = crate::sessions::described(&self.state, id)?
+                    .ok_or_else(|| crate::sessions::no_session(id))?;
                 Ok(text("application/json", shown.to_string()))
             }
             _ => {
                 let path = what.strip_prefix("evidence/").ok_or_else(unknown)?;
-                let (bytes, kind) = crate::api::evidence_file(&self.state, id, path)?;
+                let (bytes, kind) = crate::sessions::evidence_file(&self.state, id, path)?;
                 let mime = kind.split(';').next().unwrap_or(kind);
                 Ok(match String::from_utf8(bytes) {
                     Ok(t) if !mime.starts_with("image/") => text(mime, t),

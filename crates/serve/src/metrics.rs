@@ -189,13 +189,17 @@ struct EndpointLabel {
 #[derive(Debug)]
 struct EndpointSlots;
 
+/// A gauge of [`EndpointSlots`]: its name, its help text, and how it reads an endpoint's
+/// figures.
+type SlotGauge = (&'static str, &'static str, fn(&EndpointFigures) -> i64);
+
 impl Collector for EndpointSlots {
     fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
         let figures = archmax_machine::model::limit::snapshot();
         let label = |url: &str| EndpointLabel {
             endpoint: without_credentials(url),
         };
-        let gauges: [(&str, &str, fn(&EndpointFigures) -> i64); 3] = [
+        let gauges: [SlotGauge; 3] = [
             (
                 "model_endpoint_limit",
                 "Model calls an endpoint takes at once (maxConcurrentCalls)",
@@ -329,7 +333,7 @@ mod tests {
         let model = TimedModel::new(Arc::new(NoUsage), Arc::clone(&metrics));
         let ask = |messages: serde_json::Value| -> ChatRequest {
             serde_json::from_value(json!({ "model": "m", "messages": messages }))
-                .unwrap_or_else(|e| panic!("a request: {e}"))
+                .expect("a request")
         };
         let said = ask(json!([{ "role": "user", "content": "hello" }]));
         assert!(model.complete(&said).await.is_ok());

@@ -9,7 +9,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use rust_sugiyama::configure::{Config, RankingType};
 
-use crate::graph::Graph;
+use crate::graph_model::Graph;
 
 /// Width of one character of a state's text (12 px sans-serif), and the line height.
 const CHAR_W: f64 = 7.0;

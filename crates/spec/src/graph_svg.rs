@@ -7,8 +7,8 @@
 
 use std::fmt::Write as _;
 
-use crate::graph::{EdgeKind, Graph, NodeKind};
 use crate::graph_layout::{LABEL_LINE_H, MARGIN, Rect, layout};
+use crate::graph_model::{EdgeKind, Graph, NodeKind};
 
 const LINE_H: f64 = 16.0;
 const PAD: f64 = 10.0;

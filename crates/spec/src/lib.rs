@@ -29,6 +29,7 @@ pub mod disk;
 pub mod grammar;
 pub mod graph;
 mod graph_layout;
+mod graph_model;
 mod graph_svg;
 pub mod hash;
 pub mod jsfmt;
