@@ -14,10 +14,6 @@
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::path::{Path, PathBuf};
 
-/// Crates whose circles are still being taken apart, skipped until they are done. To be
-/// emptied: once a crate here has no circle left, take it out.
-const STILL_BEING_FIXED: &[&str] = &["machine"];
-
 #[test]
 fn no_crate_has_an_import_circle_between_its_modules() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
@@ -32,9 +28,6 @@ fn no_crate_has_an_import_circle_between_its_modules() {
     for dir in crates {
         let name = dir.file_name().expect("a crate directory's name");
         let name = name.to_string_lossy();
-        if STILL_BEING_FIXED.contains(&name.as_ref()) {
-            continue;
-        }
         let graph = ModuleGraph::read(&root, &dir.join("src"));
         assert!(
             !graph.modules.is_empty(),

@@ -47,10 +47,22 @@ pub fn step_turn(
     store: impl FnOnce(&std::path::Path) -> Arc<dyn SessionStore>,
     dispatch: Option<&tracing::Dispatch>,
 ) -> Vec<f64> {
-    let ws = TempWorkspace::new(&[(
-        "workflows/bench/workflow.yaml",
-        "budget: { maxModelCalls: 1000 }\nstates:\n  work:\n    triggers: { manual: }\n    instructions: Write the files.\n",
-    )]);
+    step_turn_under(BUDGET, store, dispatch)
+}
+
+/// The bench workflow's budget: model calls enough for the turn.
+pub const BUDGET: &str = "budget: { maxModelCalls: 1000 }";
+
+/// [`step_turn`] with the workflow's root `budget` line `budget`.
+pub fn step_turn_under(
+    budget: &str,
+    store: impl FnOnce(&std::path::Path) -> Arc<dyn SessionStore>,
+    dispatch: Option<&tracing::Dispatch>,
+) -> Vec<f64> {
+    let spec = format!(
+        "{budget}\nstates:\n  work:\n    triggers: {{ manual: }}\n    instructions: Write the files.\n"
+    );
+    let ws = TempWorkspace::new(&[("workflows/bench/workflow.yaml", spec.as_str())]);
     let mut script: Vec<Reply> = (0..STEPS)
         .map(|i| {
             Reply::tool_calls(vec![(
@@ -58,6 +70,8 @@ pub fn step_turn(
                 "archmax_set_variables",
                 json!({ "variables": { "step": i } }),
             )])
+            // Usage reported, so the spend is counted (and the caps compared) at every step.
+            .with_usage(json!({ "prompt_tokens": 1000, "completion_tokens": 10 }))
         })
         .collect();
     script.push(Reply::text("done"));

@@ -2,11 +2,28 @@
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
-/// Epoch milliseconds now.
+/// Epoch milliseconds now (a test's manual time on its thread, when it set one).
 pub fn now_ms() -> u64 {
+    #[cfg(any(test, feature = "test-support"))]
+    if let Some(ms) = MANUAL.with(std::cell::Cell::get) {
+        return ms;
+    }
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+#[cfg(any(test, feature = "test-support"))]
+thread_local! {
+    static MANUAL: std::cell::Cell<Option<u64>> = const { std::cell::Cell::new(None) };
+}
+
+/// Sets this thread's time to `ms` epoch milliseconds (`None`: the system clock again), for
+/// tests that run a turn on their own thread ([`crate::testing::Turns`]). Code the turn runs
+/// on other threads (hooks, scripts) keeps the system clock.
+#[cfg(any(test, feature = "test-support"))]
+pub fn set_manual(ms: Option<u64>) {
+    MANUAL.with(|m| m.set(ms));
 }
 
 /// Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).

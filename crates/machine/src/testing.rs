@@ -191,6 +191,7 @@ pub struct Turns {
 
 impl Drop for Turns {
     fn drop(&mut self) {
+        crate::clock::set_manual(None);
         let _ = std::fs::remove_dir_all(&self.root);
     }
 }
@@ -244,6 +245,19 @@ impl Turns {
             rt,
             root,
         }
+    }
+
+    /// Sets the time the turns run at on this thread (epoch milliseconds), so times in
+    /// records and events are fixed; `advance` moves it on.
+    pub fn at(&mut self, ms: u64) -> &mut Self {
+        crate::clock::set_manual(Some(ms));
+        self
+    }
+
+    /// Moves the manual time on by `ms` (from now, when none was set).
+    pub fn advance(&mut self, ms: u64) -> &mut Self {
+        crate::clock::set_manual(Some(crate::clock::now_ms().saturating_add(ms)));
+        self
     }
 
     /// Sends `message` to session `id`: the rendering of what happened.

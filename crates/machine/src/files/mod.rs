@@ -91,8 +91,8 @@ impl Workspace {
     pub fn new(root: impl Into<PathBuf>, session_id: &str, mounts: Vec<MountRoute>) -> Self {
         let root = root.into();
         let session = root
-            .join(crate::store::SESSIONS_DIR)
-            .join(&*crate::store::storage_key(session_id));
+            .join(crate::store::layout::SESSIONS_DIR)
+            .join(&*crate::store::id::storage_key(session_id));
         Workspace {
             root,
             session,

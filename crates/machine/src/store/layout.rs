@@ -14,7 +14,7 @@ use std::fs;
 use std::io::ErrorKind;
 use std::path::Path;
 
-use super::SessionId;
+use super::id::SessionId;
 use super::id::id_of_key;
 
 /// Folder of the session store under the workspace root.

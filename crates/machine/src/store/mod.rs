@@ -35,8 +35,8 @@ pub mod confine;
 mod error;
 mod fs;
 mod group_sync;
-mod id;
-mod layout;
+pub(crate) mod id;
+pub(crate) mod layout;
 mod lease;
 mod mem;
 

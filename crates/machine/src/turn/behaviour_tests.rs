@@ -253,6 +253,27 @@ states:
     assert_eq!(t.model.left(), 1, "no call started past the cap");
 }
 
+#[test]
+fn a_wait_until_a_duration_is_due_that_long_after_the_manual_clock() {
+    let mut t = Turns::new(
+        REVIEW,
+        vec![
+            reply::call(
+                "c1",
+                "archmax_wait",
+                json!({ "reason": "the payment", "until": "2h" }),
+            ),
+            reply::text("I will wait for the payment."),
+        ],
+    );
+    t.at(1_796_688_000_000); // 2026-12-08T00:00:00.000Z
+    let shown = t.send("s-1", "Wait for it.");
+    assert!(
+        shown.contains("parked callId=c1 state=draft awaiting=input reason=the payment resumeAt=2026-12-08T02:00:00.000Z"),
+        "{shown}"
+    );
+}
+
 const HOOKED: &str = "\
 instructions: A test workflow.
 states:
