@@ -32,9 +32,9 @@ fn main() {
     let rounds = 3;
     let (mut base, mut capped) = (Vec::new(), Vec::new());
     for _ in 0..rounds {
-        base.extend(steps::step_turn_under(BUDGET, store, None));
+        base.extend(steps::step_turn_under(BUDGET, true, store, None));
         std::thread::sleep(Duration::from_millis(50));
-        capped.extend(steps::step_turn_under(CAPPED, store, None));
+        capped.extend(steps::step_turn_under(CAPPED, true, store, None));
         std::thread::sleep(Duration::from_millis(50));
     }
     let (b, c) = (median(base), median(capped));

@@ -47,15 +47,17 @@ pub fn step_turn(
     store: impl FnOnce(&std::path::Path) -> Arc<dyn SessionStore>,
     dispatch: Option<&tracing::Dispatch>,
 ) -> Vec<f64> {
-    step_turn_under(BUDGET, store, dispatch)
+    step_turn_under(BUDGET, false, store, dispatch)
 }
 
 /// The bench workflow's budget: model calls enough for the turn.
 pub const BUDGET: &str = "budget: { maxModelCalls: 1000 }";
 
-/// [`step_turn`] with the workflow's root `budget` line `budget`.
+/// [`step_turn`] with the workflow's root `budget` line `budget`; `usage`: every answer
+/// reports tokens (so the spend is counted at every step).
 pub fn step_turn_under(
     budget: &str,
+    usage: bool,
     store: impl FnOnce(&std::path::Path) -> Arc<dyn SessionStore>,
     dispatch: Option<&tracing::Dispatch>,
 ) -> Vec<f64> {
@@ -65,13 +67,16 @@ pub fn step_turn_under(
     let ws = TempWorkspace::new(&[("workflows/bench/workflow.yaml", spec.as_str())]);
     let mut script: Vec<Reply> = (0..STEPS)
         .map(|i| {
-            Reply::tool_calls(vec![(
+            let reply = Reply::tool_calls(vec![(
                 &format!("c{i}"),
                 "archmax_set_variables",
                 json!({ "variables": { "step": i } }),
-            )])
-            // Usage reported, so the spend is counted (and the caps compared) at every step.
-            .with_usage(json!({ "prompt_tokens": 1000, "completion_tokens": 10 }))
+            )]);
+            if usage {
+                reply.with_usage(json!({ "prompt_tokens": 1000, "completion_tokens": 10 }))
+            } else {
+                reply
+            }
         })
         .collect();
     script.push(Reply::text("done"));
