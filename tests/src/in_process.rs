@@ -94,16 +94,7 @@ pub struct InProcessClient {
 impl InProcessClient {
     /// Records the body the HTTP client would send for `req` and answers the next reply.
     async fn send(&self, req: &ChatRequest, streamed: bool) -> Result<ChatResponse, ModelError> {
-        let mut body = req.clone();
-        if body.model.trim().is_empty() {
-            body.model = self.config.model.clone();
-        }
-        if body.temperature.is_none() {
-            body.temperature = self.config.temperature;
-        }
-        if body.max_tokens.is_none() {
-            body.max_tokens = self.config.max_tokens;
-        }
+        let body = archmax_machine::model::client::request_body(&self.config, req);
         let model = body.model.clone();
         let mut sent = serde_json::to_value(&body).map_err(|e| ModelError::InvalidRequest {
             url: self.url.clone(),

@@ -136,6 +136,11 @@ impl Usage {
         self.input_tokens.saturating_add(self.output_tokens)
     }
 
+    /// True when nothing was spent: every counter zero and no cost.
+    pub fn is_unused(&self) -> bool {
+        self.is_empty() && self.cost_usd.is_none()
+    }
+
     /// True when every counter is zero.
     pub fn is_empty(&self) -> bool {
         self.input_tokens == 0
@@ -293,10 +298,11 @@ pub struct SessionState {
     #[serde(default)]
     pub budget_routed: bool,
     /// A spending cap already routed through `on_error` this turn.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub cap_routed: bool,
-    /// This turn's usage (the caps per turn read it).
-    #[serde(default)]
+    /// This turn's usage (the caps per turn read it); not written while empty, so a
+    /// checkpoint of a turn that reports no usage is as long as before.
+    #[serde(default, skip_serializing_if = "Usage::is_unused")]
     pub turn_usage: Usage,
     /// The audit trail.
     pub trail: Vec<TrailStep>,

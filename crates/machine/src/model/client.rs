@@ -254,6 +254,22 @@ struct Failure {
     shown: bool,
 }
 
+/// The request as it is sent to an endpoint configured by `config`: an empty `model` is the
+/// configured one, and `temperature`/`max_tokens` are the configured ones when unset.
+pub fn request_body(config: &ModelConfig, req: &ChatRequest) -> ChatRequest {
+    let mut body = req.clone();
+    if body.model.trim().is_empty() {
+        body.model.clone_from(&config.model);
+    }
+    if body.temperature.is_none() {
+        body.temperature = config.temperature;
+    }
+    if body.max_tokens.is_none() {
+        body.max_tokens = config.max_tokens;
+    }
+    body
+}
+
 /// A streamed request body: the request plus `stream: true` and `stream_options`.
 #[derive(serde::Serialize)]
 struct Streamed<'a> {
@@ -334,16 +350,7 @@ impl OpenAiClient {
         sink: &dyn TextSink,
     ) -> Result<ChatResponse, ModelError> {
         let text = stream.then_some(sink);
-        let mut body = req.clone();
-        if body.model.trim().is_empty() {
-            body.model = self.config.model.clone();
-        }
-        if body.temperature.is_none() {
-            body.temperature = self.config.temperature;
-        }
-        if body.max_tokens.is_none() {
-            body.max_tokens = self.config.max_tokens;
-        }
+        let body = request_body(&self.config, req);
         let model = body.model.clone();
         let encoded = match text {
             Some(_) => serde_json::to_vec(&Streamed {
