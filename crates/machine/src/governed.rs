@@ -1,4 +1,4 @@
-//! One governed-call pipeline for every origin: the agent's own calls (`turn/dispatch.rs`), a
+//! One governed-call pipeline for every origin: the agent's own calls (`turn/dispatch/`), a
 //! hook's `tools.*` and `archmax_eval`/`archmax_run` scripts (`ptc.rs`).
 //!
 //! ```text

@@ -28,7 +28,6 @@ mod child_parks;
 mod code;
 pub(crate) mod delegate;
 mod dispatch;
-mod execute;
 mod gates;
 mod moves;
 mod parks;

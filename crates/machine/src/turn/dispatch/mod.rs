@@ -1,6 +1,6 @@
 //! A response's tool calls, from the model's names to the recorded results: per call, name
 //! resolution, arguments as a JSON object, `${{…}}` substitution and the kernel's decision
-//! (`plan`), execution ([`execute`](super::execute)), listing redaction, offloading and the
+//! (`plan`), execution ([`execute`]), listing redaction, offloading and the
 //! result message (`finish`, `apply`). A batch's independent calls run at once.
 //!
 //! State it changes: the transcript (results, in call order) and `rejected` (a terminal
@@ -19,8 +19,11 @@ use crate::harness::Harness;
 use crate::model::ToolCall;
 use crate::model::types::ToolDef;
 
-use super::Turn;
-use super::execute::executable;
+use crate::turn::Turn;
+
+mod execute;
+
+use execute::executable;
 
 /// Results longer than this are offloaded to `large_tool_results/`.
 const OFFLOAD_CHARS: usize = 40_000;
@@ -87,7 +90,7 @@ struct Allowed {
     /// When it was announced (its `durationMs` counts from here).
     started: Instant,
     /// A delegation's checked target and seeds (it announces itself as a sub-workflow).
-    delegation: Option<super::delegate::Delegation>,
+    delegation: Option<crate::turn::delegate::Delegation>,
     /// Its `execute_tool` span: what it runs (a delegation's child turn too) runs inside.
     span: tracing::Span,
 }
@@ -279,7 +282,7 @@ impl Turn<'_> {
                     .delegate(d, &allowed.call_id)
                     .instrument(allowed.span.clone())
                     .await;
-                let effects = super::execute::Effects {
+                let effects = execute::Effects {
                     delegated: Some(settled),
                     ..Default::default()
                 };
@@ -350,7 +353,7 @@ impl Turn<'_> {
         let ctx = CallContext {
             state: &state,
             origin: Origin::Agent,
-            reply_only: self.mode == super::Mode::ReplyOnly,
+            reply_only: self.mode == crate::turn::Mode::ReplyOnly,
             variables: Some(&vars),
             inherited: &self.inherited,
         };
@@ -473,7 +476,7 @@ impl Turn<'_> {
 
     /// Records a call's answer (with the image its `read_file` showed, if any, and the
     /// kernel's refusal mark) and the effects it left: a step failure, a delegation's result.
-    fn apply(&mut self, call_id: &str, answer: Answer, effects: super::execute::Effects) {
+    fn apply(&mut self, call_id: &str, answer: Answer, effects: execute::Effects) {
         if let Some(reason) = effects.fails {
             self.session.rejected = Some(reason);
         }

@@ -1,11 +1,11 @@
 //! Running a call the kernel allowed: each kind to its runner (the control tools in
-//! [`moves`](super::moves) and [`parks`](super::parks), model code in [`code`](super::code)),
+//! [`moves`](crate::turn::moves) and [`parks`](crate::turn::parks), model code in [`code`](crate::turn::code)),
 //! and here the file tools and host tools; which tools the runtime runs itself
 //! ([`executable`]).
 //!
 //! State it changes: nothing for the file and host tools, which run beside each other
 //! (`&self`): what they leave for the turn (an image shown, a timed-out segment) comes back
-//! as [`Effects`], applied in call order by [`dispatch`](super::dispatch).
+//! as [`Effects`], applied in call order by [`dispatch`](super).
 
 use archmax_kernel::Origin;
 use serde_json::Value;
@@ -15,7 +15,7 @@ use crate::control::{self, ControlResult};
 use crate::governed::HostRun;
 use crate::tools::ToolContext;
 
-use super::Turn;
+use crate::turn::Turn;
 
 /// Whether the runtime runs tool `name` itself (a control, a file tool, code), not a host.
 pub(super) fn executable(name: &str) -> bool {
@@ -31,7 +31,7 @@ pub(super) struct Effects {
     /// committed as `rejected`.
     pub(super) fails: Option<String>,
     /// A delegation's result, for the failure bookkeeping.
-    pub(super) delegated: Option<super::delegate::Settled>,
+    pub(super) delegated: Option<crate::turn::delegate::Settled>,
 }
 
 impl Turn<'_> {
@@ -260,7 +260,7 @@ impl Turn<'_> {
                         &state,
                         Origin::Agent,
                         self.session.kernel_variables(),
-                        self.mode == super::Mode::ReplyOnly,
+                        self.mode == crate::turn::Mode::ReplyOnly,
                         self.workspace(),
                     )
                     .with_inherited(std::sync::Arc::clone(&self.inherited)),
