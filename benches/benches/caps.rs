@@ -12,6 +12,8 @@ use std::time::{Duration, Instant};
 
 use archmax_machine::store::{MemStore, SessionStore};
 
+// Shared with the turn bench; this one uses `step_turn_under` only.
+#[allow(dead_code)]
 mod steps;
 use steps::{BUDGET, median};
 

@@ -6,12 +6,12 @@
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::panic))]
 
 mod blocking;
-pub mod cancel;
+pub(crate) mod cancel;
 pub mod caps;
 pub mod clock;
-pub mod control;
+pub(crate) mod control;
 mod error;
-pub mod events;
+pub(crate) mod events;
 pub mod files;
 mod governed;
 mod harness;
@@ -24,23 +24,23 @@ pub mod mocks;
 pub mod model;
 pub mod notes;
 pub mod outcome;
-pub mod park;
-pub mod plain;
-pub mod prompt;
-pub mod ptc;
+pub(crate) mod park;
+pub(crate) mod plain;
+pub(crate) mod prompt;
+pub(crate) mod ptc;
 mod registry;
-pub mod resolve;
+pub(crate) mod resolve;
 pub mod run_artifacts;
 mod scope;
 mod script_thread;
-pub mod sessions;
+pub(crate) mod sessions;
 pub mod standing;
 pub mod state;
 pub mod store;
-pub mod substitute;
+pub(crate) mod substitute;
 #[cfg(any(test, feature = "test-support"))]
 pub mod testing;
-pub mod tooldefs;
+pub(crate) mod tooldefs;
 pub mod tools;
 pub mod trace;
 mod turn;

@@ -1,8 +1,6 @@
 //! Parks: what a session records when it stops for a person or for the outside
 //! world, and the texts around it.
 
-use crate::clock;
-
 /// `archmax_wait`'s `until`: a relative duration (`30m`, `2h`, `1d`, integer plus
 /// `ms|s|m|h|d`) or an ISO-8601 instant; the absolute `resumeAt` in epoch ms.
 pub fn parse_until(raw: &str, now_ms: u64) -> Result<u64, String> {
@@ -276,11 +274,6 @@ pub fn evidence_arg(
     Ok(out)
 }
 
-/// `resumeAt` as stored: ISO-8601 UTC with milliseconds.
-pub fn iso(ms: u64) -> String {
-    clock::iso(ms)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -300,15 +293,15 @@ mod tests {
             Err("'until' value 'soon' is neither a duration nor an instant.".into())
         );
         assert_eq!(
-            parse_until("2026-03-01T10:30:00Z", now).map(iso),
+            parse_until("2026-03-01T10:30:00Z", now).map(crate::clock::iso),
             Ok("2026-03-01T10:30:00.000Z".into())
         );
         assert_eq!(
-            parse_until("2026-03-01T11:30:00+01:00", now).map(iso),
+            parse_until("2026-03-01T11:30:00+01:00", now).map(crate::clock::iso),
             Ok("2026-03-01T10:30:00.000Z".into())
         );
         assert_eq!(
-            parse_until("2026-03-02", now).map(iso),
+            parse_until("2026-03-02", now).map(crate::clock::iso),
             Ok("2026-03-02T00:00:00.000Z".into())
         );
     }

@@ -20,12 +20,6 @@ use crate::events::Event;
 use crate::files::Workspace;
 use crate::tools::{HostTool, ToolContext};
 
-/// Whether a script's or a hook's `tools.*` may call runtime tool `name` (the file tools; the
-/// control tools never).
-pub fn script_may_call(name: &str) -> bool {
-    archmax_kernel::tools::builtin(name).is_some_and(|b| b.from_scripts)
-}
-
 /// The sandbox limits of a workflow's scripts and hooks (`settings`; the original's
 /// defaults: 15 s, 64 MiB, 256 `tools.*` calls per run, 4,000 result characters).
 pub fn limits(spec: &archmax_spec::model::Workflow) -> archmax_sandbox::Limits {
