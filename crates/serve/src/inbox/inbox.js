@@ -185,19 +185,27 @@ function matches (s) {
   return (!w || s.workflow === w) && (!st || stateOf(s) === st) && (!q || words.some((t) => String(t).toLowerCase().includes(q)))
 }
 
+// Refreshes overlap (a filter change, the server's notices): only the latest one's answer is
+// shown, so an earlier, slower answer never overwrites a later one.
+let refreshes = 0
+
 async function refresh () {
   if (!me) return
+  const ticket = ++refreshes
   try {
     const kind = filterValue('filter-status')
     if (kind) {
-      lists.status = await api(`/sessions?status=${encodeURIComponent(kind)}`)
-      lists.status.sort((a, b) => ((b.standing && b.standing.since) || 0) - ((a.standing && a.standing.since) || 0))
+      const status = await api(`/sessions?status=${encodeURIComponent(kind)}`)
+      if (ticket !== refreshes) return
+      status.sort((a, b) => ((b.standing && b.standing.since) || 0) - ((a.standing && a.standing.since) || 0))
+      lists.status = status
     } else {
       const [decisions, waits, attention] = await Promise.all([
         api('/sessions?awaiting=decision'),
         api('/sessions?awaiting=input'),
         api('/sessions?attention=true')
       ])
+      if (ticket !== refreshes) return
       lists = { decisions, waits, attention, status: [] }
     }
     render()
