@@ -178,15 +178,10 @@ impl Cap {
 }
 
 impl crate::Harness {
-    /// The caps in force for this harness's workflow.
-    pub(crate) fn caps(&self) -> Vec<Cap> {
-        effective(self.spec.budget.as_ref(), &self.settings.caps)
-    }
-
     /// Refuses a cap in US dollars when a model the workflow may call has no price: the cap
     /// could never be reached, and is refused rather than ignored.
     pub(crate) fn check_caps(&self) -> Result<(), RunError> {
-        let Some(cap) = self.caps().into_iter().find(|c| c.usd) else {
+        let Some(cap) = self.caps.iter().find(|c| c.usd) else {
             return Ok(());
         };
         let mut models: Vec<&str> = vec![self.default_model.as_str()];

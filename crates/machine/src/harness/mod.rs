@@ -182,6 +182,9 @@ pub struct Harness {
     pub(crate) cancels: crate::cancel::Registry,
     /// Prompt cache, prices and image reads ([`TurnSettings`]).
     pub(crate) settings: TurnSettings,
+    /// The spending caps in force (the workflow's and the host's, the stricter of each),
+    /// decided once here and read before every model call.
+    pub(crate) caps: Vec<crate::caps::Cap>,
     /// How this harness was assembled: a delegation assembles its target the same way.
     pub(crate) recipe: Arc<Recipe>,
     /// The delegation targets assembled so far, by slug (`crate::registry`).
@@ -433,6 +436,7 @@ impl Harness {
             );
         }
         let spec_snapshot = Arc::new(SpecSnapshot::new(spec_hash.clone(), &spec_json));
+        let caps = crate::caps::effective(loaded.spec.budget.as_ref(), &settings.caps);
         let harness = Harness {
             root: opts.root,
             workflow: if plain { String::new() } else { opts.workflow },
@@ -455,6 +459,7 @@ impl Harness {
             warnings: loaded.warnings,
             hooks: grader,
             cancels: crate::cancel::Registry::default(),
+            caps,
             settings,
             tool_defs: std::sync::RwLock::default(),
             recipe,

@@ -13,7 +13,7 @@ impl Turn<'_> {
     /// reason routes through `on_error`; the handler then has a tenth of the cap more to
     /// finish, past which the turn ends rejected.
     fn cap_reached(&mut self) -> Option<String> {
-        for cap in self.h.caps() {
+        for cap in &self.h.caps {
             let usage = match cap.scope {
                 Scope::Turn => &self.session.turn_usage,
                 Scope::Session => &self.session.usage,
