@@ -9,6 +9,7 @@ mod endpoint_limit;
 mod example;
 mod fuzz;
 mod governed_origins;
+mod history;
 mod hostile_ids;
 mod hostile_paths;
 mod mcp;

@@ -129,6 +129,10 @@ pub enum RunError {
         /// What to configure instead.
         hint: &'static str,
     },
+    /// A fork cannot be made as asked (no such session or step, a child session, a step
+    /// waiting on a child, a taken id).
+    #[error("{0}")]
+    Fork(String),
     /// A seeded file path is not an agent-visible session file (a plain `Error` in the original).
     #[error("{0}")]
     SeedPath(String),
@@ -190,6 +194,8 @@ pub enum ErrorClass {
     SessionStoreError,
     /// The session store cannot do what was asked.
     SessionStoreCapabilityError,
+    /// A session fork cannot be made as asked.
+    SessionForkError,
     /// A decision or reply for a session not parked at a human state.
     SessionNotParkedError,
     /// A decision names no valid target.
@@ -217,7 +223,7 @@ pub enum ErrorClass {
 
 impl ErrorClass {
     /// Every class, in the order the package lists them.
-    pub const ALL: [ErrorClass; 21] = [
+    pub const ALL: [ErrorClass; 22] = [
         ErrorClass::WorkflowLoadError,
         ErrorClass::WorkflowDisabledError,
         ErrorClass::UnknownTriggerError,
@@ -228,6 +234,7 @@ impl ErrorClass {
         ErrorClass::SessionStoreIdError,
         ErrorClass::SessionStoreError,
         ErrorClass::SessionStoreCapabilityError,
+        ErrorClass::SessionForkError,
         ErrorClass::SessionNotParkedError,
         ErrorClass::InvalidDecisionTargetError,
         ErrorClass::EmptyMessageError,
@@ -254,6 +261,7 @@ impl ErrorClass {
             ErrorClass::SessionStoreIdError => "SessionStoreIdError",
             ErrorClass::SessionStoreError => "SessionStoreError",
             ErrorClass::SessionStoreCapabilityError => "SessionStoreCapabilityError",
+            ErrorClass::SessionForkError => "SessionForkError",
             ErrorClass::SessionNotParkedError => "SessionNotParkedError",
             ErrorClass::InvalidDecisionTargetError => "InvalidDecisionTargetError",
             ErrorClass::EmptyMessageError => "EmptyMessageError",
@@ -308,6 +316,7 @@ impl RunError {
             RunError::ToolPaths(_) => ErrorClass::ToolPathsError,
             RunError::Store(_) => ErrorClass::SessionStoreError,
             RunError::StoreCapability { .. } => ErrorClass::SessionStoreCapabilityError,
+            RunError::Fork(_) => ErrorClass::SessionForkError,
             RunError::MountCollision { .. } => ErrorClass::MountCollisionError,
             RunError::InvalidVariableName { .. } => ErrorClass::InvalidVariableNameError,
             RunError::UnknownSessionTrigger(_) => ErrorClass::UnknownSessionTriggerError,

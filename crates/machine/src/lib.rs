@@ -15,6 +15,7 @@ pub(crate) mod events;
 pub mod files;
 mod governed;
 mod harness;
+pub mod history;
 pub mod hooks;
 pub mod host_workspace;
 pub mod images;
@@ -55,6 +56,7 @@ pub use harness::{
     mint_session_id,
 };
 pub use harness::{builder, env};
+pub use history::{ForkedFrom, HistoryStep};
 pub use invoke::{DEFAULT_SESSION_ID, InvokeInput};
 pub use outcome::{DelegatedPark, Outcome, OutcomeKind, SessionExit, VariableEntry};
 pub use resolve::{Disposition, Firing, ResolvedSession};

@@ -78,6 +78,9 @@ pub struct SessionSummary {
     /// Where the session stands, in words an operator can act on (beside the original's
     /// `status` and `classification`, which stay as they were).
     pub standing: Standing,
+    /// The session and step it was forked from, when it is a fork.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub forked_from: Option<crate::history::ForkedFrom>,
 }
 
 impl SessionSummary {
@@ -123,6 +126,7 @@ impl SessionSummary {
             usage: (!s.usage.is_empty()).then_some(s.usage),
             parent_session_id: parent_of(id).map(str::to_string),
             standing: Standing::of(s, terminal),
+            forked_from: s.forked_from.clone(),
         }
     }
 }

@@ -335,6 +335,9 @@ pub struct SessionState {
     /// The agent's todo list (`write_todos`).
     #[serde(default, skip_serializing_if = "Value::is_null")]
     pub todos: Value,
+    /// The session and step this session was forked from, when it is a fork.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forked_from: Option<crate::history::ForkedFrom>,
 }
 
 impl SessionState {

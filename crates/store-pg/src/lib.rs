@@ -44,8 +44,8 @@ use std::time::Duration;
 
 use archmax_machine::files::SessionFiles;
 use archmax_machine::store::{
-    Holders, SessionId, SessionStore, Snapshot, Step, StoreError, WriterLease, busy,
-    check_spec_hash, is_descendant,
+    Checkpoint, History, Holders, SessionId, SessionStore, Snapshot, Step, StoreError, WriterLease,
+    busy, check_spec_hash, is_descendant,
 };
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
 use serde_json::Value;
@@ -366,20 +366,24 @@ struct Inner {
 /// A step's commit: `$1` id, `$2` the lease holder to check (NULL: unfenced), `$3` the
 /// lease's time to live (s), `$4` state, `$5` status, `$6` message count, `$7` due time,
 /// `$8` the messages, `$9` the queued delivery this commit applies (NULL: none). Answers
-/// whether the fence held and whether the session was created.
+/// whether the fence held and whether the session was created. The state is kept twice:
+/// as the session's (what a load reads) and as the step's checkpoint (its history).
 const COMMIT_SQL: &str = r#"
 WITH fence AS (
     UPDATE archmax_leases SET expires_at = now() + make_interval(secs => $3)
     WHERE $2::text IS NOT NULL AND session_id = $1 AND holder = $2
     RETURNING 1
 ), up AS (
-    INSERT INTO archmax_sessions AS s (id, state, status, transcript_len, due_at)
-    SELECT $1, $4::text::json, $5, $6::bigint, $7::text::timestamptz
+    INSERT INTO archmax_sessions AS s (id, state, status, transcript_len, due_at, steps)
+    SELECT $1, $4::text::json, $5, $6::bigint, $7::text::timestamptz, 1
     WHERE $2::text IS NULL OR EXISTS (SELECT 1 FROM fence)
     ON CONFLICT (id) DO UPDATE SET state = EXCLUDED.state, status = EXCLUDED.status,
         transcript_len = s.transcript_len + EXCLUDED.transcript_len,
-        due_at = EXCLUDED.due_at, updated_at = now()
-    RETURNING s.transcript_len, (s.xmax = 0) AS created
+        due_at = EXCLUDED.due_at, updated_at = now(), steps = s.steps + 1
+    RETURNING s.transcript_len, s.steps, (s.xmax = 0) AS created
+), checkpoint AS (
+    INSERT INTO archmax_checkpoints (session_id, step, transcript_len, state)
+    SELECT $1, up.steps, up.transcript_len, $4::text::json FROM up
 ), messages AS (
     INSERT INTO archmax_messages (session_id, seq, body)
     SELECT $1, up.transcript_len - $6::bigint + t.ord - 1, t.body::json
@@ -683,6 +687,97 @@ impl SessionStore for PgStore {
             })
         })
         .transpose()
+    }
+
+    fn history(&self, id: &SessionId) -> Result<Option<History>, StoreError> {
+        let key = id.as_str().to_owned();
+        let (steps, bodies) =
+            self.run("read the history of", Some(id), move |pool| async move {
+                let client = pool.get().await.map_err(pool_err)?;
+                let steps = client
+                    .query(
+                        &cached(
+                            &client,
+                            "SELECT step, transcript_len, state::text, \
+                         (extract(epoch FROM at) * 1000)::bigint FROM archmax_checkpoints \
+                         WHERE session_id = $1 ORDER BY step",
+                        )
+                        .await?,
+                        &[&key],
+                    )
+                    .await
+                    .map_err(db)?;
+                let covered: i64 = steps.last().map_or(0, |r| r.get(1));
+                // The messages the last step covers: committed with it, so visible with it.
+                let bodies = client
+                    .query(
+                        &cached(
+                            &client,
+                            "SELECT body::text FROM archmax_messages \
+                         WHERE session_id = $1 AND seq < $2 ORDER BY seq",
+                        )
+                        .await?,
+                        &[&key, &covered],
+                    )
+                    .await
+                    .map_err(db)?;
+                Ok((
+                    steps
+                        .into_iter()
+                        .map(|r| {
+                            (
+                                r.get::<_, i64>(0),
+                                r.get::<_, i64>(1),
+                                r.get::<_, String>(2),
+                                r.get::<_, i64>(3),
+                            )
+                        })
+                        .collect::<Vec<_>>(),
+                    bodies
+                        .into_iter()
+                        .map(|r| r.get::<_, String>(0))
+                        .collect::<Vec<_>>(),
+                ))
+            })?;
+        if steps.is_empty() {
+            return Ok(None);
+        }
+        let bad = |table: &str, detail: String| StoreError::Corrupt {
+            id: id.as_str().to_owned(),
+            path: table.into(),
+            detail,
+        };
+        let checkpoints = steps
+            .into_iter()
+            .map(|(step, len, state, at)| {
+                Ok(Checkpoint {
+                    step: u64::try_from(step).unwrap_or(0),
+                    transcript_len: u64::try_from(len).unwrap_or(0),
+                    state: serde_json::from_str(&state).map_err(|e| {
+                        bad(
+                            "archmax_checkpoints",
+                            format!("step {step}'s state is not JSON: {e}"),
+                        )
+                    })?,
+                    at: u64::try_from(at).ok(),
+                })
+            })
+            .collect::<Result<Vec<_>, StoreError>>()?;
+        let messages = bodies
+            .iter()
+            .map(|b| {
+                serde_json::from_str(b).map_err(|e| {
+                    bad(
+                        "archmax_messages",
+                        format!("a stored message is not JSON: {e}"),
+                    )
+                })
+            })
+            .collect::<Result<Vec<Value>, StoreError>>()?;
+        Ok(Some(History {
+            checkpoints,
+            messages,
+        }))
     }
 
     fn commit(&self, id: &SessionId, step: Step<'_>) -> Result<(), StoreError> {

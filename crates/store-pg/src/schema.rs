@@ -67,6 +67,21 @@ CREATE TABLE archmax_deliveries (
 );
 CREATE INDEX archmax_deliveries_open ON archmax_deliveries (session_id, seq) WHERE done_at IS NULL;
 "#,
+    // 3: every step's checkpoint, for a session's history and a fork from any step. A
+    // session committed before keeps its latest state as its first step.
+    r#"
+ALTER TABLE archmax_sessions ADD COLUMN steps bigint NOT NULL DEFAULT 1;
+CREATE TABLE archmax_checkpoints (
+    session_id     text COLLATE "C" NOT NULL REFERENCES archmax_sessions (id) ON DELETE CASCADE,
+    step           bigint      NOT NULL,
+    transcript_len bigint      NOT NULL,
+    state          json        NOT NULL,
+    at             timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (session_id, step)
+);
+INSERT INTO archmax_checkpoints (session_id, step, transcript_len, state, at)
+    SELECT id, 1, transcript_len, state, updated_at FROM archmax_sessions;
+"#,
 ];
 
 /// The version this build writes.

@@ -207,6 +207,51 @@ fn due_waits_are_claimed_once_among_many_workers() {
 }
 
 #[test]
+fn a_session_written_before_the_history_table_keeps_its_latest_state_as_step_one() {
+    let Some((store, schema)) = common::store("upgrade") else {
+        return;
+    };
+    commit(
+        &store,
+        &sid("old"),
+        &[json!(1), json!(2)],
+        &json!({"status": "completed"}),
+    );
+    // The tables as version 2 made them, holding that session.
+    schema.sql(
+        "DROP TABLE archmax_checkpoints; ALTER TABLE archmax_sessions DROP COLUMN steps; \
+         UPDATE archmax_schema SET version = 2",
+    );
+    let upgraded = schema.store();
+    let h = upgraded.history(&sid("old")).unwrap().expect("present");
+    assert_eq!(h.checkpoints.len(), 1);
+    assert_eq!(h.checkpoints[0].step, 1);
+    assert_eq!(h.checkpoints[0].transcript_len, 2);
+    assert_eq!(h.checkpoints[0].state, json!({"status": "completed"}));
+    assert!(h.checkpoints[0].at.is_some());
+    assert_eq!(h.messages, vec![json!(1), json!(2)]);
+    // Its next commit is step 2.
+    commit(
+        &upgraded,
+        &sid("old"),
+        &[json!(3)],
+        &json!({"status": "running"}),
+    );
+    let h = upgraded.history(&sid("old")).unwrap().expect("present");
+    assert_eq!(
+        h.checkpoints
+            .iter()
+            .map(|c| (c.step, c.transcript_len))
+            .collect::<Vec<_>>(),
+        vec![(1, 2), (2, 3)]
+    );
+    assert_eq!(
+        schema.scalar("SELECT version FROM archmax_schema"),
+        Some(SCHEMA_VERSION.to_string())
+    );
+}
+
+#[test]
 fn schema_is_versioned_and_a_newer_one_is_refused() {
     let Some((store, schema)) = common::store("schema") else {
         return;

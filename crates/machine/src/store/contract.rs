@@ -327,6 +327,59 @@ pub fn session_files_live_and_die_with_their_session(store: &dyn SessionStore) {
     assert!(child_gone.backend.meta(&child_note).is_err());
 }
 
+/// Every commit is a step of the session's history, numbered from 1, with the state it
+/// committed, the transcript it covered and when; the last step is what a load answers;
+/// a deleted session has none.
+pub fn history_keeps_every_step(store: &dyn SessionStore) {
+    let id = sid("h");
+    assert!(store.history(&id).expect("history").is_none());
+    let before = crate::clock::now_ms();
+    commit(store, &id, &[msg(1), msg(2)], &state(1, "running"));
+    commit(store, &id, &[], &state(2, "running"));
+    commit(store, &id, &[msg(3)], &state(3, "awaiting_decision"));
+    let after = crate::clock::now_ms();
+    let h = store.history(&id).expect("history").expect("present");
+    assert_eq!(h.messages, vec![msg(1), msg(2), msg(3)]);
+    let steps: Vec<(u64, u64, Value)> = h
+        .checkpoints
+        .iter()
+        .map(|c| (c.step, c.transcript_len, c.state.clone()))
+        .collect();
+    assert_eq!(
+        steps,
+        vec![
+            (1, 2, state(1, "running")),
+            (2, 2, state(2, "running")),
+            (3, 3, state(3, "awaiting_decision")),
+        ]
+    );
+    for c in &h.checkpoints {
+        let at = c.at.expect("a commit time");
+        // A database's clock may differ from this process's by a little.
+        assert!(
+            at + 5_000 >= before && at <= after + 5_000,
+            "step {} at {at}, committed between {before} and {after}",
+            c.step
+        );
+    }
+    let snap = store.load(&id).expect("load").expect("present");
+    assert_eq!(Some(&snap.state), h.checkpoints.last().map(|c| &c.state));
+    // Another session's steps are its own.
+    commit(store, &sid("h2"), &[msg(9)], &state(1, "completed"));
+    assert_eq!(h, store.history(&id).expect("history").expect("present"));
+    store.delete(&id).expect("delete");
+    assert!(store.history(&id).expect("history").is_none());
+    assert_eq!(
+        store
+            .history(&sid("h2"))
+            .expect("history")
+            .expect("present")
+            .checkpoints
+            .len(),
+        1
+    );
+}
+
 /// `store_contract_suite!(module, maker)`: a module of `#[test]`s, one per contract
 /// function, each making its store with `maker` (`(store, guard)` or `Option` of it).
 #[macro_export]
@@ -415,6 +468,14 @@ macro_rules! store_contract_suite {
                     return;
                 };
                 $crate::store::contract::session_files_live_and_die_with_their_session(&store);
+            }
+            #[test]
+            fn history_keeps_every_step() {
+                let Some((store, _guard)) = $crate::store::contract::Fixture::into_fixture($make)
+                else {
+                    return;
+                };
+                $crate::store::contract::history_keeps_every_step(&store);
             }
         }
     };

@@ -89,6 +89,16 @@ pub enum StoreError {
         /// What went wrong.
         message: String,
     },
+    /// The store keeps only a session's latest step, so it has no history to list or fork.
+    #[error(
+        "session '{id}': the {store} session store keeps only the latest step, so it has no history to list or fork from (the filesystem, in-memory and PostgreSQL stores keep every step)"
+    )]
+    NoHistory {
+        /// The session id.
+        id: String,
+        /// What the store is.
+        store: &'static str,
+    },
     /// A spec hash that is not a plain file name (ASCII letters and digits only).
     #[error("invalid spec hash '{hash}': expected ASCII letters and digits only")]
     InvalidSpecHash {

@@ -15,8 +15,8 @@ use super::layout::{
 };
 use super::lease::{self, Holders, unique_suffix};
 use super::{
-    CommitReceipt, OwnedStep, SessionId, SessionStore, Snapshot, Step, StoreError, WriterLease,
-    busy, check_spec_hash,
+    Checkpoint, CommitReceipt, History, OwnedStep, SessionId, SessionStore, Snapshot, Step,
+    StoreError, WriterLease, busy, check_spec_hash,
 };
 
 /// The largest `state.json` read (the state of one step: position, variables, park): 64 MiB.
@@ -329,6 +329,18 @@ impl FsStore {
         len: u64,
         bytes: u64,
     ) -> Result<Vec<Value>, StoreError> {
+        Self::read_lines(id, dir, len, bytes, None)
+    }
+
+    /// Read the covered transcript prefix, `len` messages in the first `bytes` bytes, and,
+    /// into `steps` when given, the checkpoint lines between them (numbered from 1).
+    fn read_lines(
+        id: &str,
+        dir: &Path,
+        len: u64,
+        bytes: u64,
+        mut steps: Option<&mut Vec<Checkpoint>>,
+    ) -> Result<Vec<Value>, StoreError> {
         let path = dir.join(TRANSCRIPT_FILE);
         let corrupt = |detail: String| StoreError::Corrupt {
             id: id.to_owned(),
@@ -368,8 +380,14 @@ impl FsStore {
         for (n, line) in body.split(|b| *b == b'\n').enumerate() {
             let msg: Value = serde_json::from_slice(line)
                 .map_err(|e| corrupt(format!("line {}: {e}", n + 1)))?;
-            if checkpoint_state(&msg).is_none() {
-                messages.push(msg);
+            match into_checkpoint(msg) {
+                Ok(mut checkpoint) => {
+                    if let Some(steps) = steps.as_deref_mut() {
+                        checkpoint.step = steps.len() as u64 + 1;
+                        steps.push(checkpoint);
+                    }
+                }
+                Err(msg) => messages.push(msg),
             }
         }
         if messages.len() as u64 != len {
@@ -468,7 +486,7 @@ impl FsStore {
         let len = len + step.new_messages.len() as u64;
         // The state is serialized once, for the checkpoint line and the cache alike.
         let state = serde_json::to_vec(step.state).map_err(encode)?;
-        buf.extend_from_slice(&checkpoint_line(len, &state));
+        buf.extend_from_slice(&checkpoint_line(len, crate::clock::now_ms(), &state));
 
         let path = dir.join(TRANSCRIPT_FILE);
         let file = match held {
@@ -578,6 +596,26 @@ impl SessionStore for FsStore {
 
     fn load_state(&self, id: &SessionId) -> Result<Option<Value>, StoreError> {
         Ok(Self::durable_envelope(id.as_str(), &self.checkpoints(id))?.map(|env| env.state))
+    }
+
+    /// The transcript read once up to the last durable step, its checkpoint lines kept.
+    fn history(&self, id: &SessionId) -> Result<Option<History>, StoreError> {
+        let dir = self.checkpoints(id);
+        let Some(env) = Self::durable_envelope(id.as_str(), &dir)? else {
+            return Ok(None);
+        };
+        let mut checkpoints = Vec::new();
+        let messages = Self::read_lines(
+            id.as_str(),
+            &dir,
+            env.transcript_len,
+            env.transcript_bytes,
+            Some(&mut checkpoints),
+        )?;
+        Ok(Some(History {
+            checkpoints,
+            messages,
+        }))
     }
 
     fn commit(&self, id: &SessionId, step: Step<'_>) -> Result<(), StoreError> {
@@ -733,10 +771,11 @@ impl SessionStore for FsStore {
     }
 }
 
-/// A checkpoint line (`{"archmax_checkpoint":{"transcript_len":…,"state":…}}` and its
-/// newline) around `state`, the state's JSON text.
-fn checkpoint_line(len: u64, state: &[u8]) -> Vec<u8> {
-    let head = format!("{{\"{CHECKPOINT_KEY}\":{{\"transcript_len\":{len},\"state\":");
+/// A checkpoint line (`{"archmax_checkpoint":{"transcript_len":…,"at":…,"state":…}}` and
+/// its newline) around `state`, the state's JSON text; `at` is the commit's time (epoch
+/// milliseconds; a line written before it was recorded has none).
+fn checkpoint_line(len: u64, at: u64, state: &[u8]) -> Vec<u8> {
+    let head = format!("{{\"{CHECKPOINT_KEY}\":{{\"transcript_len\":{len},\"at\":{at},\"state\":");
     let mut line = Vec::with_capacity(head.len() + state.len() + 3);
     line.extend_from_slice(head.as_bytes());
     line.extend_from_slice(state);
@@ -760,6 +799,28 @@ fn envelope_bytes(len: u64, bytes: u64, state: &[u8]) -> Vec<u8> {
 /// The state a checkpoint line carries; `None` for a message line.
 fn checkpoint_state(line: &Value) -> Option<&Value> {
     line.get(CHECKPOINT_KEY)?.get("state")
+}
+
+/// A checkpoint line as a [`Checkpoint`] (its `step` left 0 for the reader to number), or
+/// the message line given back.
+fn into_checkpoint(mut line: Value) -> Result<Checkpoint, Value> {
+    if checkpoint_state(&line).is_none() {
+        return Err(line);
+    }
+    let mut cp = line
+        .get_mut(CHECKPOINT_KEY)
+        .and_then(Value::as_object_mut)
+        .map(std::mem::take)
+        .unwrap_or_default();
+    Ok(Checkpoint {
+        step: 0,
+        transcript_len: cp
+            .get("transcript_len")
+            .and_then(Value::as_u64)
+            .unwrap_or(0),
+        at: cp.get("at").and_then(Value::as_u64),
+        state: cp.remove("state").unwrap_or(Value::Null),
+    })
 }
 
 /// Write all of `buf` at `offset` (a positioned write: the file's own position is not used).

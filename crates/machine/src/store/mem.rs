@@ -10,8 +10,8 @@ use serde_json::Value;
 
 use super::lease::Holders;
 use super::{
-    OwnedStep, SessionId, SessionStore, Snapshot, Step, StoreError, WriterLease, busy,
-    check_spec_hash, is_descendant,
+    Checkpoint, History, OwnedStep, SessionId, SessionStore, Snapshot, Step, StoreError,
+    WriterLease, busy, check_spec_hash, is_descendant,
 };
 use crate::files::{MemAreas, SessionFiles};
 
@@ -25,8 +25,24 @@ pub struct MemStore {
 
 #[derive(Debug, Default)]
 struct Inner {
-    sessions: BTreeMap<String, Snapshot>,
+    sessions: BTreeMap<String, Kept>,
     specs: BTreeMap<String, Value>,
+}
+
+/// A session as the memory store keeps it: every step (the last is its state) and the
+/// transcript.
+#[derive(Debug, Default)]
+struct Kept {
+    checkpoints: Vec<Checkpoint>,
+    messages: Vec<Value>,
+}
+
+impl Kept {
+    fn state(&self) -> Value {
+        self.checkpoints
+            .last()
+            .map_or(Value::Null, |c| c.state.clone())
+    }
 }
 
 impl MemStore {
@@ -53,31 +69,37 @@ impl MemStore {
             "create folder",
             crate::store::SCRATCHPAD_DIR,
         ))?;
+        let at = crate::clock::now_ms();
         let mut inner = self.inner();
-        let session = inner
-            .sessions
-            .entry(id.as_str().to_owned())
-            .or_insert_with(|| Snapshot {
-                state: Value::Null,
-                messages: Vec::new(),
-            });
+        let session = inner.sessions.entry(id.as_str().to_owned()).or_default();
         add(&mut session.messages);
-        session.state = state;
+        session.checkpoints.push(Checkpoint {
+            step: session.checkpoints.len() as u64 + 1,
+            transcript_len: session.messages.len() as u64,
+            state,
+            at: Some(at),
+        });
         Ok(())
     }
 }
 
 impl SessionStore for MemStore {
     fn load(&self, id: &SessionId) -> Result<Option<Snapshot>, StoreError> {
-        Ok(self.inner().sessions.get(id.as_str()).cloned())
+        Ok(self.inner().sessions.get(id.as_str()).map(|s| Snapshot {
+            state: s.state(),
+            messages: s.messages.clone(),
+        }))
     }
 
     fn load_state(&self, id: &SessionId) -> Result<Option<Value>, StoreError> {
-        Ok(self
-            .inner()
-            .sessions
-            .get(id.as_str())
-            .map(|s| s.state.clone()))
+        Ok(self.inner().sessions.get(id.as_str()).map(Kept::state))
+    }
+
+    fn history(&self, id: &SessionId) -> Result<Option<History>, StoreError> {
+        Ok(self.inner().sessions.get(id.as_str()).map(|s| History {
+            checkpoints: s.checkpoints.clone(),
+            messages: s.messages.clone(),
+        }))
     }
 
     fn commit(&self, id: &SessionId, step: Step<'_>) -> Result<(), StoreError> {

@@ -73,6 +73,29 @@ pub struct Snapshot {
     pub messages: Vec<Value>,
 }
 
+/// One committed step as the store keeps it ([`SessionStore::history`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Checkpoint {
+    /// 1-based, in commit order.
+    pub step: u64,
+    /// The transcript messages this step's state covers.
+    pub transcript_len: u64,
+    /// The state the step committed.
+    pub state: Value,
+    /// When the step was committed (epoch milliseconds); `None` for a step written before
+    /// the store recorded it.
+    pub at: Option<u64>,
+}
+
+/// Every committed step of a session and its whole transcript ([`SessionStore::history`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct History {
+    /// The steps, oldest first; the last is the session's state ([`SessionStore::load`]).
+    pub checkpoints: Vec<Checkpoint>,
+    /// The transcript the last step covers.
+    pub messages: Vec<Value>,
+}
+
 /// One step to commit: the messages added since the previous step and the new whole state.
 #[derive(Debug, Clone, Copy)]
 pub struct Step<'a> {
@@ -149,6 +172,17 @@ pub trait SessionStore: Send + Sync {
     fn load_later(self: std::sync::Arc<Self>, id: &SessionId) -> Option<LoadLater> {
         let _ = id;
         None
+    }
+
+    /// Every committed step of a session with the transcript its last step covers, for
+    /// its history and a fork from any step; `None` when the session has no committed state.
+    /// The default, for a store that keeps only the latest step (a host's store), answers
+    /// [`StoreError::NoHistory`].
+    fn history(&self, id: &SessionId) -> Result<Option<History>, StoreError> {
+        Err(StoreError::NoHistory {
+            id: id.as_str().to_owned(),
+            store: self.kind(),
+        })
     }
 
     /// Session ids in the store's directory order, skipping reserved names and folders without

@@ -107,7 +107,7 @@ impl Transcript {
     pub(super) fn note(&mut self, kind: crate::notes::NoteKind, text: &str) {
         let kind = kind.as_str();
         let id = format!("note_{}_{}", self.messages.len(), crate::clock::now_ms());
-        self.push(json!({ "role": "assistant", "content": "", "tool_calls": [{ "id": id, "type": "function", "function": { "name": "archmax_note", "arguments": json!({ "note": kind }).to_string() } }], "archmax": { "note": kind } }));
+        self.push(json!({ "role": "assistant", "content": "", "tool_calls": [{ "id": id, "type": "function", "function": { "name": archmax_kernel::tools::NOTE, "arguments": json!({ "note": kind }).to_string() } }], "archmax": { "note": kind } }));
         self.push(json!({ "role": "tool", "tool_call_id": id, "content": text, "archmax": { "note": kind } }));
     }
 
