@@ -11,6 +11,7 @@ import type { DelegatedPark } from '../types/DelegatedPark.js'
 import type { ResolvedSession } from '../types/ResolvedSession.js'
 import type { RuntimeContract } from '../types/RuntimeContract.js'
 import type { SessionSummary } from '../types/SessionSummary.js'
+import type { HistoryStep } from '../types/HistoryStep.js'
 import type { PruneReport } from '../types/PruneReport.js'
 import type { StandingKind } from '../types/StandingKind.js'
 import type { UsageSummary } from '../types/UsageSummary.js'
@@ -30,6 +31,8 @@ export type { RuntimeContract } from '../types/RuntimeContract.js'
 export type { SessionDisposition } from '../types/SessionDisposition.js'
 export type { SessionExit } from '../types/SessionExit.js'
 export type { SessionSummary } from '../types/SessionSummary.js'
+export type { HistoryStep } from '../types/HistoryStep.js'
+export type { ForkedFrom } from '../types/ForkedFrom.js'
 export type { Standing } from '../types/Standing.js'
 export type { StandingKind } from '../types/StandingKind.js'
 export type { PruneReport } from '../types/PruneReport.js'
@@ -641,6 +644,22 @@ export interface SessionOperations {
    * (`SessionStoreCapabilityError`).
    */
   seed(sessionId: string, files: Record<string, unknown>): Promise<void>
+  /**
+   * Every committed step of the session, oldest first: its number (what `fork` takes), the
+   * state and status after it, what it did in words, when, and the tokens and cost it spent;
+   * null when the session has not run. A store that keeps only the latest step (a host's
+   * `SessionStore`) throws `SessionStoreCapabilityError`.
+   */
+  history(sessionId: string): Promise<Array<HistoryStep> | null>
+  /**
+   * Makes a new session from step `at` of this one: the same spec snapshot, the step's
+   * state (position, variables, park) and transcript, the session's files as they are now,
+   * and `forkedFrom` naming the source and step. The new id is `as`, else
+   * `<sessionId>-fork-<at>` (numbered on when taken). A fork of a parked step is parked
+   * the same way. The source is not changed. Answers the fork's summary; refusals throw
+   * `SessionForkError`.
+   */
+  fork(sessionId: string, options: { at: number; as?: string }): Promise<SessionSummary>
 }
 
 /** A message of an `invoke` input: `{ role, content }` (LangChain's `human`/`ai` roles and messages are read too), a `[role, content]` pair, or a string (a user message). */
@@ -892,6 +911,9 @@ export declare class AgentDisposedError extends HarnessError {
   code: 'AgentDisposedError'
 }
 /** `Governance.decide` (and friends) in a state the workflow does not declare. */
+export declare class SessionForkError extends HarnessError {
+  code: 'SessionForkError'
+}
 export declare class UnknownStateError extends HarnessError {
   code: 'UnknownStateError'
   /** The state asked for. */
@@ -911,6 +933,7 @@ export declare const errors: {
   SessionStoreIdError: typeof SessionStoreIdError
   SessionStoreError: typeof SessionStoreError
   SessionStoreCapabilityError: typeof SessionStoreCapabilityError
+  SessionForkError: typeof SessionForkError
   SessionNotParkedError: typeof SessionNotParkedError
   InvalidDecisionTargetError: typeof InvalidDecisionTargetError
   EmptyMessageError: typeof EmptyMessageError

@@ -1006,6 +1006,14 @@ export async function createAgent(params = {}) {
         live()
         unwrap(await native.sessionSeed(sessionId, files))
       },
+      async history(sessionId) {
+        live()
+        return unwrap(await native.sessionHistory(sessionId))
+      },
+      async fork(sessionId, options) {
+        live()
+        return unwrap(await native.sessionFork(sessionId, options ?? null))
+      },
     },
     async getSpecSnapshot(hash) {
       live()

@@ -179,7 +179,14 @@ that are done, failed, cancelled or rejected; --status chooses among those and i
 keeps the younger ones, --dry-run only says what it would remove. A running or parked session is \
 never removed by status: 'archmax sessions prune <session>' removes that one session whatever it \
 stands as. A session a turn holds (in any process) is always left. --store names another store: \
-a folder of sessions (such as one 'archmax test --keep' left) or a postgres:// URL.";
+a folder of sessions (such as one 'archmax test --keep' left) or a postgres:// URL.\n\n\
+'archmax sessions history <session>' lists every committed step of a session: its number, when, \
+the state and status after it, what it did (messages, tool calls, moves, decisions, parks) and \
+the tokens and cost it spent. 'archmax sessions fork <session> --at <step> [--as <new-id>]' makes \
+a new session from that step: the same spec snapshot, the step's state, variables and transcript, \
+the session's files as they are now (a store keeps only the latest of each file), and 'forkedFrom' \
+naming where it came from; the session itself is not changed. A fork of a parked step is parked \
+the same way; a fork of a step inside a turn goes on from that step with the next message.";
 
 const DECIDE_LONG: &str = "Resumes a session parked at a human state by picking one of its transitions. \
 Routing is deterministic: the session moves to the state named by --to, with no model interpreting \
@@ -320,11 +327,11 @@ pub const COMMANDS: &[Command] = &[
         positionals: &[
             optional(
                 "session",
-                "Show this session in full instead of listing all; 'prune' removes sessions",
+                "Show this session in full instead of listing all; 'prune' removes sessions; 'history' lists a session's steps; 'fork' makes a session from one",
             ),
             optional(
                 "id",
-                "With prune: the one session to remove, even if parked",
+                "With prune: the one session to remove, even if parked; with history or fork: the session",
             ),
         ],
         options: &[
@@ -348,13 +355,23 @@ pub const COMMANDS: &[Command] = &[
                 "With prune: say what would be removed, remove nothing",
             ),
             value(
+                "at",
+                "<step>",
+                "With fork: the step to fork from (see 'archmax sessions history <session>')",
+            ),
+            value(
+                "as",
+                "<new-id>",
+                "With fork: the new session's id (default <session>-fork-<step>)",
+            ),
+            value(
                 "store",
                 "<dir|url>",
                 "The sessions of this folder or postgres:// store (default: ARCHMAX_SESSION_STORE, else sessions/)",
             ),
             flag("json", "Print JSON on stdout"),
         ],
-        summary: "List durable sessions and where they stand, show one in full, or prune them",
+        summary: "List durable sessions and where they stand, show one in full or its steps, fork one, or prune them",
         long: Some(SESSIONS_LONG),
     },
     Command {

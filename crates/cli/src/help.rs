@@ -121,7 +121,7 @@ Commands:
   validate <workflow>           Statically validate a workflow — no model calls
   graph <workflow>              Print a workflow's diagram: states, edges, human and terminal states, hooks
   tools <workflow>              Show every tool the workspace can reach and how each state stands toward it
-  sessions [session] [id]       List durable sessions and where they stand, show one in full, or prune them
+  sessions [session] [id]       List durable sessions and where they stand, show one in full or its steps, fork one, or prune them
   decide <session>              Resume a session parked at a human state by picking a transition
   reply <session> <message...>  Send a message to a session parked at a human state; it stays parked
   deliver <session>             Resume a session parked for input by delivering a trigger

@@ -22,6 +22,7 @@ mod endpoint;
 pub mod flow;
 mod graph;
 pub mod help;
+mod history;
 pub mod init;
 pub mod interrupt;
 mod io;
@@ -215,6 +216,14 @@ fn dispatch(cli: &mut Cli<'_>, args: &[String]) -> i32 {
         "tools" => tools::run(cli, &parsed, &positionals),
         "run" => run::run(cli, &parsed, &positionals),
         "test" => test::run(cli, &parsed, &positionals),
+        "sessions"
+            if matches!(
+                positionals.first().and_then(Option::as_deref),
+                Some("history" | "fork")
+            ) =>
+        {
+            history::run(cli, &parsed, &positionals)
+        }
         "sessions" => sessions::run(cli, &parsed, &positionals),
         "decide" => park::decide(cli, &parsed, &positionals),
         "reply" => park::reply(cli, &parsed, &positionals),

@@ -32,6 +32,11 @@ pub(crate) fn run(
     let pos = |i: usize| positionals.get(i).and_then(Option::as_deref);
     let pruning = pos(0) == Some("prune");
     let filter = Filter::read(parsed, pruning, pos(0).filter(|_| !pruning))?;
+    if parsed.text("at").is_some() || parsed.text("as").is_some() {
+        return Err(Failure::Usage(
+            "--at and --as apply to 'archmax sessions fork <session> --at <step>'".to_string(),
+        ));
+    }
     let workflow = if pruning {
         check_prune(cli, parsed, pos(1))?
     } else {
@@ -46,20 +51,32 @@ pub(crate) fn run(
     let root = resolve_root(&cli.cwd, parsed.text("root"));
     cli.load_root_env(&root);
     cli.header(&workflow, &root, None);
-    let store = crate::store::open_given(cli, &root, parsed.non_empty("store"))?;
-    let harness = crate::live::builder(cli, &root, &workflow)
-        .store(store)
-        .model(archmax_machine::ModelSource::Given(Arc::new(NoModel)))
-        .build()
-        .map_err(|e| failure(&e))?;
+    let harness = offline(cli, parsed, &root, &workflow)?;
     let json = parsed.flag("json");
     if pruning {
         return prune(cli, &harness, pos(1), filter, json);
     }
+
     match pos(0) {
         Some(id) => detail(cli, &harness, &workflow, id, json),
         None => list(cli, &harness, &filter, json),
     }
+}
+
+/// The harness of `workflow` over the store the flags name, assembled with [`NoModel`]: the
+/// session commands never call a model.
+pub(crate) fn offline(
+    cli: &mut Cli<'_>,
+    parsed: &Parsed,
+    root: &std::path::Path,
+    workflow: &str,
+) -> Result<Harness, Failure> {
+    let store = crate::store::open_given(cli, root, parsed.non_empty("store"))?;
+    crate::live::builder(cli, root, workflow)
+        .store(store)
+        .model(archmax_machine::ModelSource::Given(Arc::new(NoModel)))
+        .build()
+        .map_err(|e| failure(&e))
 }
 
 /// The listing's and the prune's selection, as the flags give it.
@@ -135,7 +152,7 @@ fn check_prune(cli: &Cli<'_>, parsed: &Parsed, id: Option<&str>) -> Result<Strin
     }
 }
 
-fn pretty(value: &Value) -> Result<String, Failure> {
+pub(crate) fn pretty(value: &Value) -> Result<String, Failure> {
     serde_json::to_string_pretty(value)
         .map(|t| format!("{t}\n"))
         .map_err(|e| Failure::Crash(format!("cannot encode the sessions: {e}")))
@@ -203,7 +220,7 @@ fn detail(
 
 /// What moves a session on from where it stands, as a command; `None` when nothing does
 /// (running, done, rejected, a failure the agent raised).
-fn next_step(workflow: &str, id: &str, st: &Standing) -> Option<String> {
+pub(crate) fn next_step(workflow: &str, id: &str, st: &Standing) -> Option<String> {
     let at = st.state.as_deref().unwrap_or("<state>");
     match st.kind {
         StandingKind::AwaitingDecision => Some(format!(
@@ -279,6 +296,12 @@ pub(crate) fn detail_lines(
     out.push_str(&format!("  standing {}{since}\n", st.words()));
     if let Some(next) = next {
         out.push_str(&format!("  next     {next}\n"));
+    }
+    if let Some(from) = &s.forked_from {
+        out.push_str(&format!(
+            "  forked   from {} step {} at {}\n",
+            from.session_id, from.step, from.forked_at
+        ));
     }
     if !s.spec_hash.is_empty() {
         out.push_str(&format!("  spec     {}\n", s.spec_hash));

@@ -6,6 +6,7 @@ mod delegation;
 mod env_files;
 mod first_hour;
 mod graph;
+mod history;
 #[cfg(unix)]
 mod hostile_files;
 mod mcp;

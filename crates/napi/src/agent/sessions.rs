@@ -101,6 +101,39 @@ fn prune_options(o: &Value) -> std::result::Result<archmax_machine::PruneOptions
     })
 }
 
+/// `agent.sessions.fork`'s options: the step (a whole number from 1) and the new id.
+fn fork_options(options: Option<&Value>) -> std::result::Result<(u64, Option<String>), String> {
+    let usage = "sessions.fork takes (sessionId, { at, as? }): 'at' the step to fork from (see sessions.history), 'as' the new session's id";
+    let Some(o) = options.filter(|o| o.is_object()) else {
+        return Err(format!("{usage}; got {}", options.map_or("nothing", kind)));
+    };
+    let at = match o.get("at") {
+        Some(Value::Number(n)) if n.as_u64().is_some_and(|n| n >= 1) => n.as_u64().unwrap_or(1),
+        Some(other) => {
+            return Err(format!(
+                "'at' must be a step number (a whole number from 1), got {}",
+                if other.is_number() {
+                    other.to_string()
+                } else {
+                    kind(other).to_string()
+                }
+            ));
+        }
+        None => return Err(format!("{usage}; 'at' is missing")),
+    };
+    let new_id = match o.get("as") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(other) => {
+            return Err(format!(
+                "'as' must be a session id string, got {}",
+                kind(other)
+            ));
+        }
+    };
+    Ok((at, new_id))
+}
+
 #[napi]
 impl NativeAgent {
     /// The summaries `agent.sessions.list` selects: every session, or `{ status, olderThan,
@@ -135,6 +168,28 @@ impl NativeAgent {
             Err(e) => return plain_error("TypeError", e),
         };
         self.answer(|h| h.prune_sessions(&opts))
+    }
+
+    /// Every committed step of a session, `null` when it has not run
+    /// (`agent.sessions.history`).
+    #[napi(ts_return_type = "Promise<NativeResult>")]
+    pub async fn session_history(&self, session_id: String) -> Value {
+        self.answer(|h| h.session_history(&session_id))
+    }
+
+    /// A new session from one step of another (`agent.sessions.fork`): `{ at, as? }`; a
+    /// bad option answers `TypeError`.
+    #[napi(ts_return_type = "Promise<NativeResult>")]
+    pub async fn session_fork(
+        &self,
+        session_id: String,
+        #[napi(ts_arg_type = "{ at: number; as?: string } | null")] options: Option<Value>,
+    ) -> Value {
+        let (at, new_id) = match fork_options(options.as_ref()) {
+            Ok(o) => o,
+            Err(e) => return plain_error("TypeError", e),
+        };
+        self.answer(|h| h.fork_session(&session_id, at, new_id.as_deref()))
     }
 
     /// One session's summary, `null` when it has not run (`agent.sessions.get`).
