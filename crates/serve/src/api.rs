@@ -58,6 +58,8 @@ pub(crate) fn router(state: Arc<AppState>, cors_origin: Option<&str>, body_limit
         .route("/sessions", get(list_sessions).delete(prune_sessions))
         .route("/sessions/{id}", get(session).delete(prune_session))
         .route("/sessions/{id}/messages", get(messages).post(send))
+        .route("/sessions/{id}/history", get(history))
+        .route("/sessions/{id}/fork", post(fork))
         .route("/sessions/{id}/decision", post(decide))
         .route("/sessions/{id}/reply", post(reply))
         .route("/sessions/{id}/deliveries", post(deliver))
@@ -372,6 +374,41 @@ async fn session(State(st): State<Arc<AppState>>, Path(id): Path<String>) -> Api
         m.insert("trail".into(), t);
     }
     Ok(Json(v).into_response())
+}
+
+/// `GET /sessions/{id}/history`: every committed step.
+async fn history(State(st): State<Arc<AppState>>, Path(id): Path<String>) -> ApiResult {
+    st.metrics.on_request("history");
+    let h = st.existing(&id)?;
+    let steps = h.session_history(&id)?.ok_or_else(|| no_session(&id))?;
+    Ok(Json(steps).into_response())
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ForkBody {
+    at: u64,
+    #[serde(rename = "as")]
+    new_id: Option<String>,
+}
+
+/// `POST /sessions/{id}/fork`: a new session from one step; 201 with its summary.
+async fn fork(
+    State(st): State<Arc<AppState>>,
+    Path(id): Path<String>,
+    given: Result<Json<ForkBody>, JsonRejection>,
+) -> ApiResult {
+    st.metrics.on_request("fork");
+    let b = body(given)?;
+    let h = st.existing(&id)?;
+    let made = h.fork_session(&id, b.at, b.new_id.as_deref())?;
+    let fork = made.session_id;
+    st.hub.notice(
+        &fork,
+        json!({ "change": "fork", "status": made.status.as_str(), "state": made.workflow_state }),
+    );
+    let summary = described(&st, &fork)?.ok_or_else(|| no_session(&fork))?;
+    Ok((StatusCode::CREATED, Json(summary)).into_response())
 }
 
 async fn messages(State(st): State<Arc<AppState>>, Path(id): Path<String>) -> ApiResult {

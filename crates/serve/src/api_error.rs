@@ -64,9 +64,9 @@ impl From<RunError> for ApiError {
             | RunError::SessionNotParked(_)
             | RunError::SessionNotAwaitingInput(_)
             | RunError::WorkflowDisabled(_) => StatusCode::CONFLICT,
-            RunError::WorkflowLoad(_) | RunError::UnsupportedRuntimeContract(_) => {
-                StatusCode::UNPROCESSABLE_ENTITY
-            }
+            RunError::WorkflowLoad(_)
+            | RunError::UnsupportedRuntimeContract(_)
+            | RunError::Fork(_) => StatusCode::UNPROCESSABLE_ENTITY,
             _ => StatusCode::INTERNAL_SERVER_ERROR,
         };
         ApiError::new(status, e.code(), e.to_string())

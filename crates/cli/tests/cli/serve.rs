@@ -603,6 +603,8 @@ fn bodies_are_bounded_cors_is_off_unless_configured_and_openapi_lists_every_rout
         "/sessions",
         "/sessions/{id}",
         "/sessions/{id}/messages",
+        "/sessions/{id}/history",
+        "/sessions/{id}/fork",
         "/sessions/{id}/decision",
         "/sessions/{id}/reply",
         "/sessions/{id}/deliveries",
@@ -643,6 +645,85 @@ fn bodies_are_bounded_cors_is_off_unless_configured_and_openapi_lists_every_rout
             .and_then(|v| v.to_str().ok()),
         Some("http://app.example")
     );
+}
+
+/// A parked session's history, then a fork of its parked step decided another way.
+fn history_and_fork_over_http(args: &[&str]) {
+    let mut script = handover();
+    script.push(Reply::text("Your refund is paid."));
+    script.push(Reply::text("Redrafting."));
+    let s = serve(script, &[("ARCHMAX_SERVE_TOKENS", TOKENS)], args);
+    let (status, outcome) =
+        json_of(s.post("/sessions/h-1/messages", json!({ "message": "Refund 7" })));
+    assert_eq!(status, StatusCode::OK, "{outcome}");
+    let (status, steps) = json_of(s.get("/sessions/h-1/history"));
+    assert_eq!(status, StatusCode::OK, "{steps}");
+    let parked = steps
+        .as_array()
+        .expect("steps")
+        .iter()
+        .find(|s| s["status"] == "awaiting_decision")
+        .expect("a parked step")
+        .clone();
+    assert_eq!(parked["tokens"], 14, "{parked}");
+    let at = parked["step"].as_u64().expect("step");
+    let (status, _) = json_of(s.post_as(
+        "/sessions/h-1/decision",
+        json!({ "target": "paid" }),
+        Some("tok-finance"),
+    ));
+    assert_eq!(status, StatusCode::OK);
+
+    let (status, fork) = json_of(s.post("/sessions/h-1/fork", json!({ "at": at, "as": "h-2" })));
+    assert_eq!(status, StatusCode::CREATED, "{fork}");
+    assert_eq!(fork["sessionId"], "h-2");
+    assert_eq!(fork["status"], "awaiting_decision");
+    assert_eq!(
+        fork["park"]["state"], "review",
+        "the park is presented again: {fork}"
+    );
+    assert_eq!(fork["forkedFrom"]["sessionId"], "h-1");
+    assert_eq!(fork["forkedFrom"]["step"], at);
+    // Its approvers hold as for the original.
+    let (status, _) = json_of(s.post_as(
+        "/sessions/h-2/decision",
+        json!({ "target": "draft" }),
+        Some("tok-bob"),
+    ));
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    let (status, sent_back) = json_of(s.post_as(
+        "/sessions/h-2/decision",
+        json!({ "target": "draft" }),
+        Some("tok-finance"),
+    ));
+    assert_eq!(status, StatusCode::OK, "{sent_back}");
+    let (_, original) = json_of(s.get("/sessions/h-1"));
+    assert_eq!(original["workflowState"], "paid");
+
+    let (status, refused) = json_of(s.post("/sessions/h-1/fork", json!({ "at": 99 })));
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{refused}");
+    assert_eq!(refused["code"], "SessionForkError");
+    let (status, taken) = json_of(s.post("/sessions/h-1/fork", json!({ "at": 1, "as": "h-2" })));
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{taken}");
+    let (status, _) = json_of(s.post("/sessions/nobody/fork", json!({ "at": 1 })));
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    let (status, _) = json_of(s.get("/sessions/nobody/history"));
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    let (status, _) = json_of(s.post("/sessions/h-1/fork", json!({ "step": 1 })));
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+}
+
+#[test]
+fn history_and_fork_over_http_on_the_filesystem_store() {
+    history_and_fork_over_http(&[]);
+}
+
+#[test]
+fn history_and_fork_over_http_on_the_postgres_store() {
+    let Some(url) = crate::postgres::store_url() else {
+        return;
+    };
+    history_and_fork_over_http(&["--store", url.as_str()]);
 }
 
 #[test]
