@@ -223,6 +223,16 @@ export declare class NativeAgent {
    * `archmax_machine::PruneOptions`); a bad option answers `TypeError`.
    */
   sessionPrune(options: { status?: string | string[]; olderThan?: string | number; dryRun?: boolean; sessionId?: string }): Promise<NativeResult>
+  /**
+   * Every committed step of a session, `null` when it has not run
+   * (`agent.sessions.history`).
+   */
+  sessionHistory(sessionId: string): Promise<NativeResult>
+  /**
+   * A new session from one step of another (`agent.sessions.fork`): `{ at, as? }`; a
+   * bad option answers `TypeError`.
+   */
+  sessionFork(sessionId: string, options?: { at: number; as?: string } | null): Promise<NativeResult>
   /** One session's summary, `null` when it has not run (`agent.sessions.get`). */
   sessionGet(sessionId: string): Promise<NativeResult>
   /**

@@ -2,8 +2,8 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 
-import { createAgent, createMemorySessionStore, SessionNotResumableError } from '@archmax-ai/harness'
-import { advance, call, NO_PG, pgStore, say, scripted, workspace } from './helpers.mjs'
+import { createAgent, createMemorySessionStore, SessionForkError, SessionNotResumableError, SessionStoreCapabilityError } from '@archmax-ai/harness'
+import { advance, call, mapStore, NO_PG, pgStore, say, scripted, workspace } from './helpers.mjs'
 
 const SPEC = `title: Desk
 instructions: A test workflow.
@@ -319,6 +319,67 @@ test('sessions.prune leaves a session a turn holds', async () => {
     release()
     await running
     assert.equal((await agent.sessions.get('busy')).standing.kind, 'idle')
+  } finally {
+    agent.dispose()
+  }
+})
+
+for (const [name, store] of STORES) {
+  const skip = name === 'postgres' && !process.env.ARCHMAX_TEST_PG_URL && !(process.env.CI && process.env.CI !== 'false') ? NO_PG : false
+  test(`sessions.history lists every step; sessions.fork makes a session from one, a parked step parked again (${name} store)`, { skip }, async () => {
+    const { model } = scripted([advance('review'), say('A person will decide.'), say('Bye.'), say('Bye again.')])
+    const rootDir = workspace({ 'workflows/desk/workflow.yaml': SPEC })
+    const sessionStore = store()
+    const agent = await createAgent({ workflow: 'desk', workspace: { rootDir, ...(sessionStore ? { sessionStore } : {}) }, model })
+    try {
+      await agent.workflow.send('h-1', { message: 'Please review.' })
+      await agent.workflow.decide('h-1', { target: 'done' })
+      const steps = await agent.sessions.history('h-1')
+      assert.deepEqual(steps.map((s) => s.step), steps.map((_, i) => i + 1))
+      assert.match(steps[0].what, /^started by manual; message "Please review\."/)
+      const parked = steps.find((s) => s.status === 'awaiting_decision')
+      assert.equal(parked.state, 'review')
+      assert.match(parked.what, /parked for a decision at review/)
+      assert.match(parked.at, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/)
+      assert.equal(steps.at(-1).status, 'completed')
+      assert.equal(await agent.sessions.history('nobody'), null)
+
+      const fork = await agent.sessions.fork('h-1', { at: parked.step })
+      assert.equal(fork.sessionId, `h-1-fork-${parked.step}`)
+      assert.equal(fork.status, 'awaiting_decision')
+      assert.deepEqual(fork.forkedFrom && [fork.forkedFrom.sessionId, fork.forkedFrom.step], ['h-1', parked.step])
+      const park = await agent.sessions.park(fork.sessionId)
+      assert.equal(park.state, 'review')
+      assert.equal(await agent.sessions.messageCount(fork.sessionId), parked.messages)
+      // The fork decides again; the original keeps its history.
+      const out = await agent.workflow.decide(fork.sessionId, { target: 'done' })
+      assert.equal(out.status, 'completed')
+      assert.deepEqual(await agent.sessions.history('h-1'), steps)
+      assert.equal((await agent.sessions.history(fork.sessionId))[0].what, `forked from h-1 step ${parked.step}; parked for a decision at review`)
+
+      const named = await agent.sessions.fork('h-1', { at: 1, as: 'h-named' })
+      assert.equal(named.sessionId, 'h-named')
+      await assert.rejects(agent.sessions.fork('h-1', { at: 1, as: 'h-named' }), (e) => e instanceof SessionForkError && e.code === 'SessionForkError' && e.message === "Session 'h-named' already exists: choose another id for the fork.")
+      await assert.rejects(agent.sessions.fork('h-1', { at: 99 }), (e) => e instanceof SessionForkError && e.message.startsWith("Session 'h-1' has no step 99"))
+      await assert.rejects(agent.sessions.fork('h-1', { at: 0 }), (e) => e instanceof TypeError && e.message === "'at' must be a step number (a whole number from 1), got 0")
+      await assert.rejects(agent.sessions.fork('h-1'), TypeError)
+      await assert.rejects(agent.sessions.fork('h-1', { at: 1, as: 7 }), TypeError)
+    } finally {
+      agent.dispose()
+    }
+  })
+}
+
+test("a host's session store keeps only the latest step: history and fork say so", async () => {
+  const { store } = mapStore()
+  const { model } = scripted([say('Hello.')])
+  const rootDir = workspace({ 'workflows/desk/workflow.yaml': SPEC })
+  const agent = await createAgent({ workflow: 'desk', workspace: { rootDir, sessionStore: store }, model })
+  try {
+    await agent.workflow.send('m-1', { message: 'Hi.' })
+    for (const call of [() => agent.sessions.history('m-1'), () => agent.sessions.fork('m-1', { at: 1 })]) {
+      await assert.rejects(call(), (e) => e instanceof SessionStoreCapabilityError && e.capability === 'history' && /keeps every step/.test(e.message))
+    }
   } finally {
     agent.dispose()
   }

@@ -6,7 +6,8 @@
 // With tokens: the page asks for one and says who you are; a new park appears without a
 // reload; the filters; relative times; markdown rendered and a <script> in instructions not
 // run; a non-approver sees the edges disabled with the reason; a session awaiting input is
-// answered from the page; a decision's outcome shows in the header. Without tokens: no token
+// answered from the page; a decision's outcome shows in the header; "Fork from here" on a
+// step of the history opens a fork parked again. Without tokens: no token
 // field, you are 'local', and an approver-guarded decision says how to get the right to decide.
 // `ARCHMAX_SCREENSHOTS=1` writes docs/inbox.png, docs/inbox-not-approver.png and docs/diagram.png.
 import { test } from 'node:test'
@@ -274,6 +275,23 @@ test('with tokens: who you are, live updates, filters, markdown, permissions, re
     assert.match(await page.locator('#live').innerText(), /entered refund-approved/)
     assert.doesNotMatch(await page.locator('#live').innerText(), /state-enter/)
     await page.locator('#decisions button[data-session="refund-1"]').waitFor({ state: 'detached' })
+
+    // History (of the session still open): every step, and "Fork from here" on the one that parked makes a new session
+    // parked the same way, opened at once; the decided session stays as it is.
+    const parkedStep = page.locator('#history li', { hasText: 'parked for a decision at refund-review' }).first()
+    await parkedStep.waitFor()
+    const step = await parkedStep.getAttribute('data-step')
+    assert.match(await page.locator('#history li').first().innerText(), /started by manual/)
+    await parkedStep.locator('button.fork').click()
+    const forkId = `refund-1-fork-${step}`
+    await page.locator(`#detail[data-session="${forkId}"]`).waitFor()
+    assert.match(await page.locator('#standing').innerText(), new RegExp(`session ${forkId} \\(forked from refund-1 step ${step}\\) · parked at refund-review`))
+    await approve.waitFor()
+    assert.equal(await approve.isDisabled(), false)
+    await page.locator(`#decisions button[data-session="${forkId}"]`).waitFor()
+    const forked = await api.get(`/sessions/${forkId}`)
+    assert.equal(forked.status, 'awaiting_decision')
+    assert.equal(forked.forkedFrom.sessionId, 'refund-1')
     // Nothing but this server was asked for anything.
     assert.ok(requested.length > 3)
     for (const url of requested) assert.ok(url.startsWith(`${base}/`) || url.startsWith('blob:'), url)

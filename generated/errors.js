@@ -16,6 +16,7 @@ export const MountCollisionError = define('MountCollisionError')
 export const SessionStoreIdError = define('SessionStoreIdError')
 export const SessionStoreError = define('SessionStoreError')
 export const SessionStoreCapabilityError = define('SessionStoreCapabilityError')
+export const SessionForkError = define('SessionForkError')
 export const SessionNotParkedError = define('SessionNotParkedError')
 export const InvalidDecisionTargetError = define('InvalidDecisionTargetError')
 export const EmptyMessageError = define('EmptyMessageError')
@@ -40,6 +41,7 @@ export const errors = {
   SessionStoreIdError,
   SessionStoreError,
   SessionStoreCapabilityError,
+  SessionForkError,
   SessionNotParkedError,
   InvalidDecisionTargetError,
   EmptyMessageError,

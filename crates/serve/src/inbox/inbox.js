@@ -362,11 +362,33 @@ function trail (full) {
     el('li', {}, timeEl(t.ts), ` → ${t.to} (${t.kind})${t.reason ? ': ' + t.reason : ''}`)))
 }
 
+// Every committed step of the session, each with a button that forks a new session from it.
+function history (id, steps) {
+  return el('ol', { class: 'history', id: 'history' }, ...steps.map((s) =>
+    el('li', { 'data-step': String(s.step) },
+      el('span', { class: 'step', text: `${s.step}` }), ' ', timeEl(s.at), ` ${s.state} · ${s.what} `,
+      el('button', {
+        type: 'button',
+        class: 'fork',
+        title: `A new session from step ${s.step}; this one stays as it is`,
+        onclick: () => fork(id, s.step)
+      }, 'Fork from here'))))
+}
+
+async function fork (id, step) {
+  try {
+    const made = await post(sessionPath(id, '/fork'), { at: step })
+    await refresh()
+    await open(made.sessionId)
+  } catch (e) { status(e.message) }
+}
+
 // The header line under the title: where the session stands now and, once a person decided,
 // the decision (the last step of its trail that a person made).
 function standingLine (full, park) {
   const line = el('p', { id: 'standing', 'data-standing': full.standing && full.standing.kind })
-  const lead = `${full.workflow || ''} · session ${full.sessionId} · `
+  const from = full.forkedFrom ? ` (forked from ${full.forkedFrom.sessionId} step ${full.forkedFrom.step})` : ''
+  const lead = `${full.workflow || ''} · session ${full.sessionId}${from} · `
   if (full.park && (!park || full.park.seq === park.seq)) {
     const p = full.park
     const when = p.createdAt || p.parkedAt
@@ -417,10 +439,11 @@ async function open (id) {
   const park = full.park || null
   shown = { id, park }
   const state = park ? park.state : full.workflowState
-  const [files, graph, messages] = await Promise.all([
+  const [files, graph, messages, steps] = await Promise.all([
     park && park.channel === 'decision' ? Promise.all((park.evidence || []).map((p) => evidence(id, p))) : [],
     full.workflow ? diagram(full.workflow, state) : null,
-    api(sessionPath(id, '/messages')).catch(() => [])
+    api(sessionPath(id, '/messages')).catch(() => []),
+    api(sessionPath(id, '/history')).catch(() => null)
   ])
   if (current !== id) return
   const live = el('div', { class: 'live', id: 'live', 'aria-label': 'Live events' })
@@ -438,6 +461,7 @@ async function open (id) {
     result, live,
     graph ? el('h3', { text: 'Where the session is' }) : null, graph,
     el('h3', { text: 'Trail' }), trail(full),
+    steps ? el('h3', { text: 'History' }) : null, steps ? history(id, steps) : null,
     el('h3', { text: 'Transcript' }), transcript(messages)
   ]))
   if (park && park.channel === 'decision') ($('edges').querySelector('button:not(:disabled)') || $('comment')).focus()
