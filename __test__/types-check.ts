@@ -85,6 +85,8 @@ import {
   type Outcome,
   type EventEnvelope,
   type SessionSummary,
+  type HistoryStep,
+  type ForkedFrom,
   type StandingKind,
   type PruneReport,
 } from '@archmax-ai/harness'
@@ -326,6 +328,13 @@ async function sessionsExample(agent: Agent): Promise<void> {
     const approvers: string[] | undefined = park.approvers
     void [choices, approvers, park.instructions, park.seq]
   }
+  const steps: HistoryStep[] | null = await agent.sessions.history('s1')
+  const whats: string[] = (steps ?? []).map((s) => `${s.step} ${s.state} ${s.status} ${s.what} ${s.at ?? ''} ${s.tokens} ${s.costUsd ?? 0}`)
+  const fork: SessionSummary = await agent.sessions.fork('s1', { at: 2, as: 's1-again' })
+  const lineage: ForkedFrom | undefined = fork.forkedFrom
+  void [whats, lineage?.sessionId, lineage?.step]
+  // @ts-expect-error the step is a number
+  await agent.sessions.fork('s1', { at: '2' })
   const removed: boolean = await agent.sessions.delete('s1')
   const seeded: void = await agent.sessions.seed('s1', { 'trigger.json': { from: 'a@b.c' }, 'scratchpad/notes.md': 'hi' })
   // @ts-expect-error seed takes a path → content record
