@@ -54,7 +54,16 @@ export function toAIMessage(m) {
   return new AIMessage({
     content: m.content ?? '',
     tool_calls: (m.tool_calls ?? []).map((c) => ({ id: c.id, name: c.function.name, args: JSON.parse(c.function.arguments), type: 'tool_call' })),
+    ...(m.usage ? { usage_metadata: { input_tokens: m.usage.prompt_tokens, output_tokens: m.usage.completion_tokens, total_tokens: m.usage.prompt_tokens + m.usage.completion_tokens } } : {}),
   })
+}
+/** `message` (an assistant message) reporting `input` and `output` tokens, for every model source to pass on. */
+export const withUsage = (message, input, output) => ({ ...message, usage: { prompt_tokens: input, completion_tokens: output } })
+/** An assistant message with its usage (from `withUsage`) as a `chat.completion`; a message without usage as it is. */
+export function asCompletion(m) {
+  if (!m || typeof m !== 'object' || !m.usage) return m
+  const { usage, ...message } = m
+  return { id: 'x', object: 'chat.completion', model: 'scripted', choices: [{ index: 0, message, finish_reason: 'stop' }], usage }
 }
 /** An assistant message making `calls`. */
 export const tools = (...calls) => ({ role: 'assistant', content: null, tool_calls: calls })

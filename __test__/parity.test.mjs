@@ -19,7 +19,7 @@ import { AIMessageChunk } from '@langchain/core/messages'
 import { ChatGenerationChunk } from '@langchain/core/outputs'
 
 import { createAgent, createMemorySessionStore } from '@archmax-ai/harness'
-import { ROOT, APPROVAL_SPEC, CALLER_SPEC, CHILD_SPEC, ONE_STATE_SPEC, PARKING_CHILD_SPEC, approvedCaseAnswers, call, chunksOf, copyExample, EXAMPLE, mapStore, NO_PG, otlpReceiver, pgStore, refundAnswers, say, textPieces, toAIMessage, tools, workspace } from './helpers.mjs'
+import { ROOT, APPROVAL_SPEC, asCompletion, withUsage, CALLER_SPEC, CHILD_SPEC, ONE_STATE_SPEC, PARKING_CHILD_SPEC, approvedCaseAnswers, call, chunksOf, copyExample, EXAMPLE, mapStore, NO_PG, otlpReceiver, pgStore, refundAnswers, say, textPieces, toAIMessage, tools, workspace } from './helpers.mjs'
 
 /** The text of a request's messages, for a check to search (`requestText` is their JSON). */
 function contents(requestText) {
@@ -127,6 +127,18 @@ states:
 
 /** A session's history as a scenario compares it: everything but the commit times. */
 const historyOf = async (agent, id) => (await agent.sessions.history(id)).map(({ at, ...step }) => step)
+/** One state under a session token cap. */
+const CAPPED_SPEC = `title: Capped
+instructions: A test workflow.
+mounts:
+  allow_always: []
+budget:
+  maxSessionTokens: 100
+states:
+  work:
+    triggers: { manual: }
+    instructions: Work.
+`
 
 const POLICY_SPEC = `title: Lookups
 instructions: A test workflow.
@@ -474,6 +486,27 @@ const SCENARIOS = [
       assert.equal(after.original.at(-1).status, 'completed')
       assert.equal(after.fork[0].what, 'forked from f1 step 2; parked for a decision at review')
       assert.ok(after.fork.some((s) => s.what.includes('decided: draft')))
+    },
+  },
+  {
+    name: "a session's token cap ends the turn that reaches it before its next model call",
+    workspace: () => workspace({ 'workflows/capped/workflow.yaml': CAPPED_SPEC }),
+    options: { workflow: 'capped' },
+    answers: [withUsage(say('First.'), 30, 10), withUsage(tools(call('ls', { path: '.' }, 'c1')), 50, 10)],
+    steps: [
+      (w) => w.send('cap-1', { message: 'Go.' }),
+      (w) => w.send('cap-1', { message: 'Again.' }),
+      (w, agent) => agent.sessions.get('cap-1'),
+    ],
+    check: ([first, second, summary]) => {
+      assert.equal(first.kind, 'completed')
+      assert.equal(second.kind, 'rejected')
+      assert.match(second.rejected, /the session reached its token cap \(budget\.maxSessionTokens: 100 tokens\): 100 tokens spent/)
+      assert.deepEqual([summary.usage.inputTokens, summary.usage.outputTokens], [80, 20])
+    },
+    checkEvents: (events) => {
+      const usage = events.filter((e) => e.type === 'model-usage')
+      assert.deepEqual(usage.map((e) => e.sessionTokens), [40, 100])
     },
   },
   {
@@ -838,7 +871,7 @@ async function* streamOf(message) {
 const MODELS = {
   // A cassette recorded from the JS model function, replayed with no model (`runCell`).
   cassette: async () => ({ options: {} }),
-  js: async (next, stream) => ({ options: { model: async (request) => (stream ? streamOf : (m) => m)(next(JSON.stringify(request.messages))) } }),
+  js: async (next, stream) => ({ options: { model: async (request) => (stream ? streamOf : asCompletion)(next(JSON.stringify(request.messages))) } }),
   langchain: async (next, stream) => ({ options: { model: new (stream ? StreamingScriptedChatModel : ScriptedChatModel)(next) } }),
   http: async (next, stream) => {
     const server = createServer((req, res) => {
@@ -859,7 +892,8 @@ const MODELS = {
           return
         }
         res.setHeader('content-type', 'application/json')
-        res.end(JSON.stringify({ id: 'x', object: 'chat.completion', model: 'scripted', choices: [{ index: 0, message, finish_reason: 'stop' }] }))
+        const { usage, ...plain } = message
+        res.end(JSON.stringify({ id: 'x', object: 'chat.completion', model: 'scripted', choices: [{ index: 0, message: plain, finish_reason: 'stop' }], ...(usage ? { usage } : {}) }))
       })
     })
     await new Promise((r) => server.listen(0, '127.0.0.1', r))
