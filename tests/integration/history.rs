@@ -293,3 +293,25 @@ fn a_fork_of_a_step_inside_a_turn_goes_on_from_there_with_a_message() {
             .all(|m| m["content"].as_str() != Some("Done for now."))
     );
 }
+
+#[cfg(unix)]
+#[test]
+fn a_fork_never_writes_through_a_link_planted_at_its_new_id() {
+    let ws = TempWorkspace::new(&[("workflows/jobs/workflow.yaml", SPEC)]);
+    let store = store("filesystem", &ws);
+    let model = InProcessModel::new(replies());
+    let h = jobs(&ws, &model, Arc::clone(&store));
+    send(&h, "s1", "Write it up.");
+    let outside = ws.root().join("outside");
+    std::fs::create_dir_all(&outside).expect("mkdir");
+    std::os::unix::fs::symlink(&outside, ws.root().join("sessions").join("planted")).expect("link");
+    let err = h
+        .fork_session("s1", 2, Some("planted"))
+        .expect_err("refused");
+    assert_eq!(err.code(), "SessionStoreError", "{err}");
+    assert_eq!(
+        std::fs::read_dir(&outside).expect("read").count(),
+        0,
+        "nothing was written through the link"
+    );
+}

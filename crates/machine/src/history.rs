@@ -14,7 +14,7 @@
 
 use std::path::Path;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::Value;
 use ts_rs::TS;
 
@@ -23,21 +23,8 @@ use crate::files::SessionFiles;
 use crate::harness::Harness;
 use crate::outcome::content_text;
 use crate::sessions::SessionSummary;
-use crate::state::{Park, SessionState, Status};
+use crate::state::{ForkedFrom, Park, SessionState, Status};
 use crate::store::{Checkpoint, SessionId, StoreError, is_child_identity, layout, parent_of};
-
-/// Where a fork came from (a forked session's `forkedFrom`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
-#[serde(rename_all = "camelCase")]
-#[ts(export, optional_fields)]
-pub struct ForkedFrom {
-    /// The session it was forked from.
-    pub session_id: String,
-    /// The step of that session it starts from.
-    pub step: u64,
-    /// When the fork was made (ISO-8601 UTC).
-    pub forked_at: String,
-}
 
 /// One committed step of a session (`agent.sessions.history`).
 #[derive(Debug, Clone, PartialEq, Serialize, TS)]
@@ -274,9 +261,11 @@ fn copy_tree(
                 src.backend
                     .read(&path)
                     .map_err(StoreError::io(id, "read", path.clone()))?;
+            // Under the store root, never through a link (a folder planted at the new id).
+            let base = dst.dir.parent().unwrap_or(&dst.dir);
             dst.backend
-                .write_making_folders(&target, &bytes)
-                .map_err(|(_, e)| StoreError::io(id, "write", target.clone())(e))?;
+                .write_confined(base, &target, &bytes)
+                .map_err(StoreError::io(id, "write", target.clone()))?;
         }
     }
     Ok(())

@@ -56,7 +56,7 @@ pub use harness::{
     mint_session_id,
 };
 pub use harness::{builder, env};
-pub use history::{ForkedFrom, HistoryStep};
+pub use history::HistoryStep;
 pub use invoke::{DEFAULT_SESSION_ID, InvokeInput};
 pub use outcome::{DelegatedPark, Outcome, OutcomeKind, SessionExit, VariableEntry};
 pub use resolve::{Disposition, Firing, ResolvedSession};
@@ -65,6 +65,7 @@ pub use sessions::{
     SessionSummary, SkippedSession,
 };
 pub use standing::{Standing, StandingKind};
+pub use state::ForkedFrom;
 pub use state::{SessionState, Status};
 pub use tools::{HostTool, ToolContext};
 pub use turn::{DEFAULT_MAX_MODEL_CALLS, SendInput, step_limit};

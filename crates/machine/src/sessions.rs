@@ -80,7 +80,7 @@ pub struct SessionSummary {
     pub standing: Standing,
     /// The session and step it was forked from, when it is a fork.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub forked_from: Option<crate::history::ForkedFrom>,
+    pub forked_from: Option<crate::state::ForkedFrom>,
 }
 
 impl SessionSummary {

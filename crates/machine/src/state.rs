@@ -259,6 +259,19 @@ fn is_zero(n: &u64) -> bool {
     *n == 0
 }
 
+/// Where a fork came from (a forked session's `forkedFrom`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(export, optional_fields)]
+pub struct ForkedFrom {
+    /// The session it was forked from.
+    pub session_id: String,
+    /// The step of that session it starts from.
+    pub step: u64,
+    /// When the fork was made (ISO-8601 UTC).
+    pub forked_at: String,
+}
+
 /// Everything the runtime knows about a session between steps.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "camelCase")]
@@ -337,7 +350,7 @@ pub struct SessionState {
     pub todos: Value,
     /// The session and step this session was forked from, when it is a fork.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub forked_from: Option<crate::history::ForkedFrom>,
+    pub forked_from: Option<ForkedFrom>,
 }
 
 impl SessionState {
