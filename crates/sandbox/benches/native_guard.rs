@@ -1,4 +1,4 @@
-//! The cost of the native-loop guards (`src/native_guard.rs`, the deadline allocator) on
+//! The cost of the native-loop guards (`src/native_guard.rs`, the limit allocator) on
 //! ordinary array, JSON and string code: the same scripts on a guarded sandbox and on an
 //! unguarded baseline, in alternating blocks, on one long-lived sandbox each.
 //!

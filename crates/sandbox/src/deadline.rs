@@ -1,18 +1,30 @@
-//! The wall-clock deadline of a run, and the allocator that enforces it.
+//! The wall-clock deadline of a run, and the allocator that enforces it and the memory limit.
 //!
 //! QuickJS consults its interrupt handler once every 10 000 polls (bytecode jumps and calls). A
 //! builtin that works for milliseconds per call without polling (a `'x'.repeat(1e7)`, a join
 //! of a million elements, a BigInt product near the 1 Mbit maximum) called in a loop therefore
-//! runs 10 000 such calls, tens of seconds, between two checks. [`DeadlineAllocator`] closes that
+//! runs 10 000 such calls, tens of seconds, between two checks. [`LimitAllocator`] closes that
 //! gap for every builtin that allocates: once the deadline has passed it refuses to grow memory,
 //! so the builtin fails at once, and the next poll, at most 10 000 cheap steps later, ends the
 //! run through the interrupt handler.
+//!
+//! The same allocator enforces the memory limit (QuickJS's own limit is left off), so that every
+//! refused allocation goes through [`LimitAllocator::refuse`]. QuickJS does not survive every
+//! refusal by itself: `resize_properties` (an object outgrowing its property table) takes the
+//! object's shape off the GC list, reallocates it, and, when that fails, throws `out of memory`
+//! before putting the shape back. Building that error object can start a GC pass, which then
+//! walks the object, reaches its unlisted shape and unlinks it again (`list_del` through a null
+//! pointer: the process dies with SIGSEGV). So a refusal first switches QuickJS's automatic GC
+//! off (the GC threshold goes to `usize::MAX`); the run that saw a refusal has broken a limit,
+//! and the sandbox discards its runtime afterwards (`Heap::take_refused`), GC-less state and
+//! all. See design/decisions/0260-no-gc-after-a-refused-allocation.md.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use rquickjs::allocator::{Allocator, RustAllocator};
+use rquickjs::qjs;
 
 /// Sentinel for "no deadline armed".
 const NO_DEADLINE: u64 = u64::MAX;
@@ -72,50 +84,137 @@ impl Deadline {
     }
 }
 
-/// QuickJS's allocator: Rust's, refusing to grow memory once the run's deadline has passed.
-pub(crate) struct DeadlineAllocator {
-    deadline: Arc<Deadline>,
+/// What the sandbox shares with its runtime's [`LimitAllocator`]: the memory limit, the runtime
+/// served, and whether an allocation was refused since the last look.
+#[derive(Debug)]
+pub(crate) struct Heap {
+    /// Bytes the runtime may hold at once; 0 while the runtime is being built (no limit).
+    limit: AtomicUsize,
+    /// The runtime the allocator serves, once known (null before).
+    runtime: AtomicPtr<qjs::JSRuntime>,
+    refused: AtomicBool,
 }
 
-impl DeadlineAllocator {
-    pub(crate) fn new(deadline: Arc<Deadline>) -> DeadlineAllocator {
-        DeadlineAllocator { deadline }
+impl Heap {
+    pub(crate) fn new() -> Heap {
+        Heap {
+            limit: AtomicUsize::new(0),
+            runtime: AtomicPtr::new(std::ptr::null_mut()),
+            refused: AtomicBool::new(false),
+        }
+    }
+
+    /// Names the runtime the allocator serves and puts its memory limit (`0`: none) in force.
+    pub(crate) fn attach(&self, runtime: *mut qjs::JSRuntime, limit: usize) {
+        self.runtime.store(runtime, Ordering::Relaxed);
+        self.limit.store(limit, Ordering::Relaxed);
+    }
+
+    /// Whether an allocation was refused since the last call; clears the record.
+    pub(crate) fn take_refused(&self) -> bool {
+        self.refused.swap(false, Ordering::Relaxed)
     }
 }
 
-// The one `unsafe` of the crate: rquickjs's allocator trait is unsafe to implement.
-// SAFETY: every call is forwarded to `RustAllocator` unchanged, or answered with a null pointer,
-// which the trait allows for `alloc`, `calloc` and `realloc` (a refused `realloc` leaves the old
-// block in place, as C's does).
-#[allow(unsafe_code)]
-unsafe impl Allocator for DeadlineAllocator {
-    fn alloc(&mut self, size: usize) -> *mut u8 {
-        if self.deadline.passed() {
-            return std::ptr::null_mut();
+/// QuickJS's allocator: Rust's, refusing to grow memory beyond the memory limit or once the
+/// run's deadline has passed, and switching the runtime's automatic GC off before it refuses.
+pub(crate) struct LimitAllocator {
+    deadline: Arc<Deadline>,
+    heap: Arc<Heap>,
+    /// Bytes held through this allocator (usable sizes).
+    used: usize,
+}
+
+impl LimitAllocator {
+    pub(crate) fn new(deadline: Arc<Deadline>, heap: Arc<Heap>) -> LimitAllocator {
+        LimitAllocator {
+            deadline,
+            heap,
+            used: 0,
         }
-        RustAllocator.alloc(size)
+    }
+
+    /// Whether `extra` more bytes may be held now.
+    fn admits(&self, extra: usize) -> bool {
+        if self.deadline.passed() {
+            return false;
+        }
+        let limit = self.heap.limit.load(Ordering::Relaxed);
+        limit == 0 || self.used.saturating_add(extra) <= limit
+    }
+
+    /// Records the refusal and turns the runtime's automatic GC off, then answers null.
+    #[allow(unsafe_code)]
+    fn refuse(&self) -> *mut u8 {
+        self.heap.refused.store(true, Ordering::Relaxed);
+        let runtime = self.heap.runtime.load(Ordering::Relaxed);
+        if !runtime.is_null() {
+            // SAFETY: `runtime` is the runtime this allocator belongs to (`Heap::attach`), and
+            // QuickJS calls its allocator only while that runtime's struct is allocated (freeing
+            // it is the runtime's last call here). We are inside one of its allocation calls,
+            // on its thread; `JS_SetGCThreshold` only stores the threshold field.
+            unsafe { qjs::JS_SetGCThreshold(runtime, qjs::size_t::MAX) };
+        }
+        std::ptr::null_mut()
+    }
+}
+
+// rquickjs's allocator trait is unsafe to implement.
+// SAFETY: every block comes from `RustAllocator` and goes back to it unchanged; a refusal answers
+// a null pointer, which the trait allows for `alloc`, `calloc` and `realloc` (a refused `realloc`
+// leaves the old block in place, as C's does). `used` follows the usable size of every block
+// handed out and taken back.
+#[allow(unsafe_code)]
+unsafe impl Allocator for LimitAllocator {
+    fn alloc(&mut self, size: usize) -> *mut u8 {
+        if !self.admits(size) {
+            return self.refuse();
+        }
+        let ptr = RustAllocator.alloc(size);
+        if !ptr.is_null() {
+            // SAFETY: `ptr` was just allocated by `RustAllocator`.
+            self.used += unsafe { RustAllocator::usable_size(ptr) };
+        }
+        ptr
     }
 
     fn calloc(&mut self, count: usize, size: usize) -> *mut u8 {
-        if self.deadline.passed() {
-            return std::ptr::null_mut();
+        if !self.admits(count.saturating_mul(size)) {
+            return self.refuse();
         }
-        RustAllocator.calloc(count, size)
+        let ptr = RustAllocator.calloc(count, size);
+        if !ptr.is_null() {
+            // SAFETY: `ptr` was just allocated by `RustAllocator`.
+            self.used += unsafe { RustAllocator::usable_size(ptr) };
+        }
+        ptr
     }
 
     unsafe fn dealloc(&mut self, ptr: *mut u8) {
         // SAFETY: `ptr` came from this allocator, i.e. from `RustAllocator`.
+        let size = unsafe { RustAllocator::usable_size(ptr) };
+        self.used = self.used.saturating_sub(size);
+        // SAFETY: as above.
         unsafe { RustAllocator.dealloc(ptr) }
     }
 
     unsafe fn realloc(&mut self, ptr: *mut u8, new_size: usize) -> *mut u8 {
-        // SAFETY: `ptr` (when not null) came from `RustAllocator`.
-        let grows = ptr.is_null() || unsafe { RustAllocator::usable_size(ptr) } < new_size;
-        if grows && self.deadline.passed() {
-            return std::ptr::null_mut();
+        if ptr.is_null() {
+            return self.alloc(new_size);
+        }
+        // SAFETY: `ptr` came from this allocator, i.e. from `RustAllocator`.
+        let old_size = unsafe { RustAllocator::usable_size(ptr) };
+        if old_size < new_size && !self.admits(new_size - old_size) {
+            return self.refuse();
         }
         // SAFETY: as above.
-        unsafe { RustAllocator.realloc(ptr, new_size) }
+        let new_ptr = unsafe { RustAllocator.realloc(ptr, new_size) };
+        if !new_ptr.is_null() {
+            // SAFETY: `new_ptr` was just allocated by `RustAllocator`.
+            let size = unsafe { RustAllocator::usable_size(new_ptr) };
+            self.used = self.used.saturating_sub(old_size) + size;
+        }
+        new_ptr
     }
 
     unsafe fn usable_size(ptr: *mut u8) -> usize {

@@ -10,11 +10,12 @@ use rquickjs::module::{Declared, WriteOptions};
 use rquickjs::prelude::Async;
 use rquickjs::{
     AsyncContext, AsyncRuntime, CatchResultExt, CaughtError, Coerced, Ctx, Function, Module, Value,
+    qjs,
 };
 use tokio::sync::{Mutex, watch};
 
 use crate::bridge::{PTC_EXCLUDED_TOOLS, ToolBridge};
-use crate::deadline::{Deadline, DeadlineAllocator};
+use crate::deadline::{Deadline, Heap, LimitAllocator};
 use crate::error::SandboxError;
 use crate::format::{EvalRun, JsFailure, LogBuf, format_eval};
 use crate::limits::Limits;
@@ -58,6 +59,8 @@ struct Inner {
 /// State shared between the host and the functions installed in the context.
 struct Shared {
     deadline: Arc<Deadline>,
+    /// The allocator's memory limit and refusals (guarded runtimes only).
+    heap: Arc<Heap>,
     run: StdMutex<RunState>,
 }
 
@@ -84,19 +87,22 @@ impl Shared {
         st.max_calls = limits.max_tool_calls;
         st.logs = LogBuf::new(limits.max_result_chars);
         drop(st);
+        self.heap.take_refused();
         self.deadline.arm(limits.timeout);
     }
 
-    /// Disarms the deadline and returns (console lines, dropped chars, interrupted?).
-    fn end(&self, cap: usize) -> (Vec<String>, usize, bool) {
+    /// Disarms the deadline and returns (console lines, dropped chars, interrupted?, an
+    /// allocation refused?).
+    fn end(&self, cap: usize) -> (Vec<String>, usize, bool, bool) {
         let fired = self.deadline.disarm();
+        let refused = self.heap.take_refused();
         let mut st = self.lock_run();
         st.bridge = None;
         st.cancel = None;
         let logs = std::mem::replace(&mut st.logs, LogBuf::new(cap));
         drop(st);
         let (lines, dropped) = logs.finish();
-        (lines, dropped, fired)
+        (lines, dropped, fired, refused)
     }
 
     fn push_log(&self, line: &str) {
@@ -188,14 +194,22 @@ enum Guards {
 
 async fn build(limits: &Limits, guards: Guards) -> Result<Inner, SandboxError> {
     let deadline = Arc::new(Deadline::new());
+    let heap = Arc::new(Heap::new());
     let rt = match guards {
-        Guards::On => AsyncRuntime::new_with_alloc(DeadlineAllocator::new(deadline.clone()))?,
-        Guards::Off => AsyncRuntime::new()?,
+        // The allocator enforces the memory limit (see `deadline`), from `attach_heap` on.
+        Guards::On => {
+            AsyncRuntime::new_with_alloc(LimitAllocator::new(deadline.clone(), heap.clone()))?
+        }
+        Guards::Off => {
+            let rt = AsyncRuntime::new()?;
+            rt.set_memory_limit(limits.memory_bytes).await;
+            rt
+        }
     };
-    rt.set_memory_limit(limits.memory_bytes).await;
     rt.set_max_stack_size(limits.stack_bytes).await;
     let shared = Arc::new(Shared {
         deadline,
+        heap,
         run: StdMutex::new(RunState {
             bridge: None,
             cancel: None,
@@ -211,9 +225,12 @@ async fn build(limits: &Limits, guards: Guards) -> Result<Inner, SandboxError> {
     let for_log = shared.clone();
     let for_call = shared.clone();
     let for_guard = shared.deadline.clone();
+    let for_heap = shared.heap.clone();
+    let memory_bytes = limits.memory_bytes;
     let installed: Result<(), String> = ctx
         .with(move |ctx| {
             if guards == Guards::On {
+                attach_heap(&ctx, &for_heap, memory_bytes);
                 install_native_guard(&ctx, for_guard)?;
             }
             let source = PRELUDE.replace("__VERSION__", &SANDBOX_VERSION.to_string());
@@ -242,6 +259,16 @@ async fn build(limits: &Limits, guards: Guards) -> Result<Inner, SandboxError> {
         _rt: rt,
         shared,
     })
+}
+
+/// Tells the allocator which runtime it serves and puts the memory limit in force: from here on
+/// a refused allocation turns the runtime's automatic GC off first (see `deadline`).
+fn attach_heap(ctx: &Ctx<'_>, heap: &Heap, memory_bytes: usize) {
+    #[allow(unsafe_code)]
+    // SAFETY: `ctx` is a live context whose lock this thread holds; `JS_GetRuntime` only reads
+    // the context's runtime pointer.
+    let runtime = unsafe { qjs::JS_GetRuntime(ctx.as_raw().as_ptr()) };
+    heap.attach(runtime, memory_bytes);
 }
 
 /// Installs the wrappers that keep builtins' native loops interruptible (see `native_guard`).
@@ -518,6 +545,8 @@ struct Driven<R> {
     /// `None` when the wall-clock timeout fired first.
     result: Option<R>,
     interrupted: bool,
+    /// An allocation was refused during the run (the memory limit or the deadline).
+    refused: bool,
     logs: Vec<String>,
     dropped: usize,
 }
@@ -535,7 +564,7 @@ impl Sandbox {
         Self::with_guards(limits, Guards::On).await
     }
 
-    /// A sandbox without the native-loop guards (`native_guard`, the deadline allocator): the
+    /// A sandbox without the native-loop guards (`native_guard`, the limit allocator): the
     /// baseline `benches/native_guard.rs` measures their cost against. Never for scripts.
     #[cfg(feature = "unguarded-baseline")]
     #[doc(hidden)]
@@ -582,8 +611,12 @@ impl Sandbox {
         )
     }
 
-    /// Adds the limit to QuickJS's bare `out of memory`.
-    fn annotate(&self, mut f: JsFailure) -> JsFailure {
+    /// Adds the limit to QuickJS's bare `out of memory`. QuickJS throws `null` when it cannot
+    /// allocate even that error: after a refused allocation (`refused`), that is the same failure.
+    fn annotate(&self, mut f: JsFailure, refused: bool) -> JsFailure {
+        if refused && f.name.is_none() && f.message.as_deref() == Some("null") {
+            f = JsFailure::new("InternalError", "out of memory".to_owned());
+        }
         if is_out_of_memory(&f) {
             f.message = Some(format!(
                 "out of memory (memory limit of {} bytes reached)",
@@ -622,10 +655,12 @@ impl Sandbox {
             .ctx
             .async_with(async move |ctx| f(ctx, cancel_tx).await);
         let result = tokio::time::timeout(self.limits.timeout, run).await.ok();
-        let (logs, dropped, interrupted) = inner.shared.end(self.limits.max_result_chars);
+        let (logs, dropped, interrupted, refused) = inner.shared.end(self.limits.max_result_chars);
+        // A refused allocation left the runtime without automatic GC (see `deadline`), and
+        // perhaps with half-built state a caught `out of memory` hid: it is not reused.
         let broken = match &result {
             None => true,
-            Some(r) => interrupted || fatal(r),
+            Some(r) => interrupted || refused || fatal(r),
         };
         if broken {
             *guard = None;
@@ -633,6 +668,7 @@ impl Sandbox {
         Ok(Driven {
             result,
             interrupted,
+            refused,
             logs,
             dropped,
         })
@@ -706,7 +742,7 @@ impl Sandbox {
             None => Err(self.wall_clock_failure().one_line(path)),
             Some(HookOut::Verdict(v)) => Ok(v),
             Some(HookOut::NotVerdict(msg)) => Err(msg),
-            Some(HookOut::Failed(f)) => Err(self.annotate(f).one_line(path)),
+            Some(HookOut::Failed(f)) => Err(self.annotate(f, driven.refused).one_line(path)),
         };
         HookRun { verdict, output }
     }
@@ -776,7 +812,7 @@ impl Sandbox {
             _ if driven.interrupted => Err(self.interrupted_failure()),
             None => Err(self.wall_clock_failure()),
             Some(Ok(v)) => Ok(v),
-            Some(Err(f)) => Err(self.annotate(f)),
+            Some(Err(f)) => Err(self.annotate(f, driven.refused)),
         };
         EvalRun {
             text: format_eval(&driven.logs, driven.dropped, &result, cap),

@@ -201,6 +201,53 @@ async fn memory_bomb_is_stopped_by_the_memory_limit() {
     still_works(&sb).await;
 }
 
+/// QuickJS takes an object's shape off the GC list while it reallocates it for a longer property
+/// table, and throws `out of memory` before putting it back when the reallocation is refused;
+/// a GC pass started by that error then unlinked the shape twice (SIGSEGV in `list_del`). Which
+/// allocation the limit refuses depends on what the heap already holds, so the padding sweeps
+/// the whole limit in steps narrower than the window where the shape's is the refused one.
+#[tokio::test]
+async fn a_refusal_while_a_property_table_grows_does_not_crash() {
+    const LIMIT: usize = 4 << 20;
+    let sb = sandbox_with(Limits {
+        memory_bytes: LIMIT,
+        ..Limits::default()
+    })
+    .await;
+    for pad in (0..LIMIT).step_by(40_000) {
+        let code = format!(
+            "const pad = new Uint8Array({pad}); const o = {{}}; for (let i = 0; ; i++) o[i] = 0;"
+        );
+        let run = sb.eval(&code, Value::Null, TestBridge::standard()).await;
+        assert!(
+            run.text.starts_with(
+                "InternalError: out of memory (memory limit of 4194304 bytes reached)"
+            ),
+            "pad {pad}: {run:?}"
+        );
+    }
+    still_works(&sb).await;
+}
+
+/// The same growth refused by the deadline instead: the refusal lands wherever the time runs out,
+/// on the property array, the shape or the hash table.
+#[tokio::test]
+async fn growth_refused_at_the_deadline_does_not_crash() {
+    let scripts = [
+        "const o = {}; for (let i = 0; ; i++) o[i] = 0;",
+        "const a = []; a.length = 2e9; a.fill(0)",
+        "const a = []; a.length = 2e9; a.map((x) => x)",
+    ];
+    for ms in 1..=12u64 {
+        let sb = sandbox_with(short_limits(ms * 7)).await;
+        for code in scripts {
+            let run = sb.eval(code, Value::Null, TestBridge::standard()).await;
+            assert!(run.is_error, "{ms} ms, {code}: {run:?}");
+        }
+        still_works(&sb).await;
+    }
+}
+
 #[tokio::test]
 async fn deep_recursion_is_stopped_by_the_stack_limit() {
     let sb = sandbox().await;
