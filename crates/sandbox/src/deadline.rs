@@ -17,7 +17,7 @@
 //! pointer: the process dies with SIGSEGV). So a refusal first switches QuickJS's automatic GC
 //! off (the GC threshold goes to `usize::MAX`); the run that saw a refusal has broken a limit,
 //! and the sandbox discards its runtime afterwards (`Heap::take_refused`), GC-less state and
-//! all. See design/decisions/0260-no-gc-after-a-refused-allocation.md.
+//! all. See design/decisions/0240-no-gc-after-a-refused-allocation.md.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
