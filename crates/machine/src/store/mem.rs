@@ -29,19 +29,26 @@ struct Inner {
     specs: BTreeMap<String, Value>,
 }
 
-/// A session as the memory store keeps it: every step (the last is its state) and the
-/// transcript.
+/// A session as the memory store keeps it: its state, the transcript, and every step, each
+/// step's state as JSON text (a tenth of a `Value` tree's allocations, read back only by
+/// `history`).
 #[derive(Debug, Default)]
 struct Kept {
-    checkpoints: Vec<Checkpoint>,
+    state: Value,
     messages: Vec<Value>,
+    steps: Vec<KeptStep>,
+}
+
+#[derive(Debug)]
+struct KeptStep {
+    transcript_len: u64,
+    at: u64,
+    state: Box<str>,
 }
 
 impl Kept {
     fn state(&self) -> Value {
-        self.checkpoints
-            .last()
-            .map_or(Value::Null, |c| c.state.clone())
+        self.state.clone()
     }
 }
 
@@ -70,15 +77,19 @@ impl MemStore {
             crate::store::SCRATCHPAD_DIR,
         ))?;
         let at = crate::clock::now_ms();
+        let text = serde_json::to_string(&state).map_err(|source| StoreError::Encode {
+            id: id.as_str().to_owned(),
+            source,
+        })?;
         let mut inner = self.inner();
         let session = inner.sessions.entry(id.as_str().to_owned()).or_default();
         add(&mut session.messages);
-        session.checkpoints.push(Checkpoint {
-            step: session.checkpoints.len() as u64 + 1,
+        session.steps.push(KeptStep {
             transcript_len: session.messages.len() as u64,
-            state,
-            at: Some(at),
+            at,
+            state: text.into_boxed_str(),
         });
+        session.state = state;
         Ok(())
     }
 }
@@ -96,8 +107,24 @@ impl SessionStore for MemStore {
     }
 
     fn history(&self, id: &SessionId) -> Result<Option<History>, StoreError> {
-        Ok(self.inner().sessions.get(id.as_str()).map(|s| History {
-            checkpoints: s.checkpoints.clone(),
+        let inner = self.inner();
+        let Some(s) = inner.sessions.get(id.as_str()) else {
+            return Ok(None);
+        };
+        let checkpoints = s
+            .steps
+            .iter()
+            .zip(1u64..)
+            .map(|(k, step)| Checkpoint {
+                step,
+                transcript_len: k.transcript_len,
+                // Written by `put` from a `Value`, so it reads back.
+                state: serde_json::from_str(&k.state).unwrap_or(Value::Null),
+                at: Some(k.at),
+            })
+            .collect();
+        Ok(Some(History {
+            checkpoints,
             messages: s.messages.clone(),
         }))
     }
