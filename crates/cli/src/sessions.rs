@@ -297,6 +297,19 @@ pub(crate) fn detail_lines(
     if let Some(next) = next {
         out.push_str(&format!("  next     {next}\n"));
     }
+    if !s.usage.is_unused() {
+        let cost = s
+            .usage
+            .cost_usd
+            .map(|c| format!(", ${c:.4}"))
+            .unwrap_or_default();
+        out.push_str(&format!(
+            "  spent    {} tokens ({} in, {} out){cost}\n",
+            s.usage.tokens(),
+            s.usage.input_tokens,
+            s.usage.output_tokens
+        ));
+    }
     if let Some(from) = &s.forked_from {
         out.push_str(&format!(
             "  forked   from {} step {} at {}\n",

@@ -57,11 +57,6 @@ pub struct HistoryStep {
     pub total_cost_usd: Option<f64>,
 }
 
-/// A fork's refusal: `SessionForkError`.
-fn refused(message: String) -> RunError {
-    RunError::Fork(message)
-}
-
 impl Harness {
     /// Every committed step of session `id`, oldest first; `None` when it has not run.
     ///
@@ -104,24 +99,24 @@ impl Harness {
     ) -> Result<SessionSummary, RunError> {
         let sid = self.parse_session_id(id)?;
         if let Some(parent) = parent_of(sid.as_str()) {
-            return Err(refused(format!(
+            return Err(RunError::Fork(format!(
                 "Session '{id}' is a sub-workflow's run inside session '{parent}': fork '{parent}' instead."
             )));
         }
         let Some(history) = self.read_history(&sid)? else {
-            return Err(refused(format!(
+            return Err(RunError::Fork(format!(
                 "Session '{id}' has not run: there is nothing to fork."
             )));
         };
         let last = history.checkpoints.len();
         let Some(cp) = history.checkpoints.iter().find(|c| c.step == step) else {
-            return Err(refused(format!(
+            return Err(RunError::Fork(format!(
                 "Session '{id}' has no step {step}: its steps are 1 to {last} ('archmax sessions history {id}' lists them)."
             )));
         };
         let mut state = step_state(&sid, cp)?;
         if let Some(child) = state.pending_delegations.first() {
-            return Err(refused(format!(
+            return Err(RunError::Fork(format!(
                 "Step {step} of session '{id}' waits on a sub-workflow's session ('{id}~{}'), which a fork cannot copy as it was then: fork from a step before the call or after it returned.",
                 child.identity
             )));
@@ -129,7 +124,7 @@ impl Harness {
         let target = self.fork_target(&sid, step, new_id)?;
         let lease = self.store.acquire(&target)?;
         if self.store.load_state(&target)?.is_some() {
-            return Err(refused(format!(
+            return Err(RunError::Fork(format!(
                 "Session '{}' already exists: choose another id for the fork.",
                 target.as_str()
             )));
@@ -188,12 +183,12 @@ impl Harness {
         if let Some(given) = new_id {
             let target = self.parse_session_id(given)?;
             if is_child_identity(target.as_str()) || parent_of(target.as_str()).is_some() {
-                return Err(refused(format!(
+                return Err(RunError::Fork(format!(
                     "'{given}' names a sub-workflow's run ('~' joins a parent's id to its child's): give the fork an id of its own."
                 )));
             }
             if target == *sid || self.store.load_state(&target)?.is_some() {
-                return Err(refused(format!(
+                return Err(RunError::Fork(format!(
                     "Session '{given}' already exists: choose another id for the fork."
                 )));
             }
@@ -211,7 +206,7 @@ impl Harness {
                 return Ok(target);
             }
         }
-        Err(refused(format!("no free id after '{base}'")))
+        Err(RunError::Fork(format!("no free id after '{base}'")))
     }
 
     /// Copies the session's files as they are now (all but its own records in

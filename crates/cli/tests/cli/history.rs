@@ -11,6 +11,9 @@ use crate::support::cli_with;
 fn history_and_fork(env: &[(&str, &str)]) {
     let ws = workspace();
     let mut script = handover();
+    script[0] = script[0]
+        .clone()
+        .with_usage(serde_json::json!({ "prompt_tokens": 11, "completion_tokens": 3 }));
     script.push(Reply::text("Refund paid."));
     script.push(Reply::text("Redrafted the refund."));
     let server = ScriptedServer::start(script).expect("server");
@@ -74,6 +77,11 @@ fn history_and_fork(env: &[(&str, &str)]) {
         r.out
     );
     assert!(r.out.contains("  awaiting review"), "{}", r.out);
+    assert!(
+        r.out.contains("  spent    14 tokens (11 in, 3 out)\n"),
+        "the spend up to the step: {}",
+        r.out
+    );
     assert!(
         r.out
             .contains(&format!("  forked   from r-1 step {at} at ")),

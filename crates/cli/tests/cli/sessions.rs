@@ -179,7 +179,7 @@ fn an_open_session_without_variables() {
     assert_eq!(r.code, 0, "{}", r.err);
     assert_eq!(
         no_times(&r.out),
-        "  status   running  (open)\n  state    ?\n  standing running  since <t> (<age> ago)\n  variables  none set\n"
+        "  status   running  (open)\n  state    ?\n  standing running  since <t> (<age> ago)\n  spent    22959 tokens (22869 in, 90 out)\n  variables  none set\n"
     );
     let r = cli(&ws, None, &["sessions"]);
     assert!(
