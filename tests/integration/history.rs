@@ -315,3 +315,35 @@ fn a_fork_never_writes_through_a_link_planted_at_its_new_id() {
         "nothing was written through the link"
     );
 }
+
+#[test]
+fn forks_made_at_once_each_get_an_id_of_their_own() {
+    for kind in ["filesystem", "in-memory"] {
+        let ws = TempWorkspace::new(&[("workflows/jobs/workflow.yaml", SPEC)]);
+        let model = InProcessModel::new(replies());
+        let h = Arc::new(jobs(&ws, &model, store(kind, &ws)));
+        send(&h, "s1", "Write it up.");
+        let barrier = Arc::new(std::sync::Barrier::new(6));
+        let made: Vec<String> = (0..6)
+            .map(|_| {
+                let (h, barrier) = (Arc::clone(&h), Arc::clone(&barrier));
+                std::thread::spawn(move || {
+                    barrier.wait();
+                    h.fork_session("s1", 3, None).map(|s| s.session_id)
+                })
+            })
+            .collect::<Vec<_>>()
+            .into_iter()
+            .map(|t| t.join().expect("thread").expect("every fork is made"))
+            .collect();
+        let mut ids = made.clone();
+        ids.sort();
+        ids.dedup();
+        assert_eq!(ids.len(), 6, "{kind}: {made:?}");
+        assert!(ids.contains(&"s1-fork-3".to_string()), "{kind}: {made:?}");
+        for id in &ids {
+            let s = h.session_summary(id).expect("get").expect("made");
+            assert_eq!(s.status, Status::AwaitingDecision, "{kind}: {id}");
+        }
+    }
+}

@@ -24,7 +24,9 @@ use crate::harness::Harness;
 use crate::outcome::content_text;
 use crate::sessions::SessionSummary;
 use crate::state::{ForkedFrom, Park, SessionState, Status};
-use crate::store::{Checkpoint, SessionId, StoreError, is_child_identity, layout, parent_of};
+use crate::store::{
+    Checkpoint, SessionId, StoreError, WriterLease, is_child_identity, layout, parent_of,
+};
 
 /// One committed step of a session (`agent.sessions.history`).
 #[derive(Debug, Clone, PartialEq, Serialize, TS)]
@@ -121,14 +123,7 @@ impl Harness {
                 child.identity
             )));
         }
-        let target = self.fork_target(&sid, step, new_id)?;
-        let lease = self.store.acquire(&target)?;
-        if self.store.load_state(&target)?.is_some() {
-            return Err(RunError::Fork(format!(
-                "Session '{}' already exists: choose another id for the fork.",
-                target.as_str()
-            )));
-        }
+        let (target, lease) = self.fork_target(&sid, step, new_id)?;
         state.forked_from = Some(ForkedFrom {
             session_id: sid.as_str().to_owned(),
             step,
@@ -172,14 +167,20 @@ impl Harness {
         }
     }
 
-    /// The fork's id: `new_id` when given (a new, top-level id), else `<id>-fork-<step>`,
-    /// then `-2`, `-3`, … past the taken ones.
+    /// The fork's id, held under its writer lease: `new_id` when given (a new, top-level
+    /// id), else the first of `<id>-fork-<step>`, `-2`, `-3`, … that has not run and that
+    /// no other fork holds.
     fn fork_target(
         &self,
         sid: &SessionId,
         step: u64,
         new_id: Option<&str>,
-    ) -> Result<SessionId, RunError> {
+    ) -> Result<(SessionId, WriterLease), RunError> {
+        let taken = |id: &str| {
+            RunError::Fork(format!(
+                "Session '{id}' already exists: choose another id for the fork."
+            ))
+        };
         if let Some(given) = new_id {
             let target = self.parse_session_id(given)?;
             if is_child_identity(target.as_str()) || parent_of(target.as_str()).is_some() {
@@ -187,23 +188,34 @@ impl Harness {
                     "'{given}' names a sub-workflow's run ('~' joins a parent's id to its child's): give the fork an id of its own."
                 )));
             }
-            if target == *sid || self.store.load_state(&target)?.is_some() {
-                return Err(RunError::Fork(format!(
-                    "Session '{given}' already exists: choose another id for the fork."
-                )));
+            if target == *sid {
+                return Err(taken(given));
             }
-            return Ok(target);
+            let lease = self.store.acquire(&target)?;
+            if self.store.load_state(&target)?.is_some() {
+                return Err(taken(given));
+            }
+            return Ok((target, lease));
         }
         let base = format!("{}-fork-{step}", sid.as_str());
-        for n in 1u32.. {
+        for n in 1u32..=10_000 {
             let candidate = if n == 1 {
                 base.clone()
             } else {
                 format!("{base}-{n}")
             };
             let target = self.parse_session_id(&candidate)?;
-            if self.store.load_state(&target)?.is_none() {
-                return Ok(target);
+            if self.store.load_state(&target)?.is_some() {
+                continue;
+            }
+            match self.store.acquire(&target) {
+                // Another fork is making this one: the next number.
+                Err(StoreError::Busy { .. }) => continue,
+                Err(e) => return Err(e.into()),
+                Ok(lease) if self.store.load_state(&target)?.is_none() => {
+                    return Ok((target, lease));
+                }
+                Ok(_) => continue,
             }
         }
         Err(RunError::Fork(format!("no free id after '{base}'")))
