@@ -276,8 +276,10 @@ test('with tokens: who you are, live updates, filters, markdown, permissions, re
     assert.doesNotMatch(await page.locator('#live').innerText(), /state-enter/)
     await page.locator('#decisions button[data-session="refund-1"]').waitFor({ state: 'detached' })
 
-    // History (of the session still open): every step, and "Fork from here" on the one that parked makes a new session
+    // History (of the session still open, the decision's steps added): every step, and "Fork from here" on the one that parked makes a new session
     // parked the same way, opened at once; the decided session stays as it is.
+    // The decision's steps joined the history shown.
+    await page.locator('#history li', { hasText: 'decided: refund-approved' }).waitFor()
     const parkedStep = page.locator('#history li', { hasText: 'parked for a decision at refund-review' }).first()
     await parkedStep.waitFor()
     const step = await parkedStep.getAttribute('data-step')

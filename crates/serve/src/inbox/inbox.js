@@ -421,7 +421,15 @@ async function showStanding (id) {
         b.title = 'This decision has been made.'
       }
     }
+    await showHistory(id)
   } catch (e) { status(e.message) }
+}
+
+// The open session's history again, with the steps committed since it was shown.
+async function showHistory (id) {
+  const steps = await api(sessionPath(id, '/history')).catch(() => null)
+  const old = $('history')
+  if (current === id && steps && old) old.replaceWith(history(id, steps))
 }
 
 async function open (id) {
