@@ -154,3 +154,44 @@ fn history_and_fork_on_the_postgres_store() {
     };
     history_and_fork(&[("ARCHMAX_SESSION_STORE", url.as_str())]);
 }
+
+/// A fork of a step inside a turn is a turn its process left off: a PostgreSQL worker
+/// finishes it from that step, as it finishes a turn a stopped worker left.
+#[test]
+fn a_worker_finishes_the_turn_of_a_fork_made_inside_one() {
+    let Some(url) = crate::postgres::store_url() else {
+        return;
+    };
+    let env = [("ARCHMAX_SESSION_STORE", url.as_str())];
+    let ws = workspace();
+    let mut script = handover();
+    // The fork's turn, run again from its first step.
+    script.extend(handover());
+    let server = ScriptedServer::start(script).expect("server");
+    let run = |args: &[&str]| cli_with(&ws, Some(&server), &env, false, args);
+    let r = run(&["run", "refunds", "Refund order 8", "--session", "m-1"]);
+    assert_eq!(r.code, 0, "{}", r.err);
+    let r = run(&[
+        "sessions", "fork", "m-1", "--at", "1", "--as", "m-2", "--json",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.err);
+    let fork: Value = serde_json::from_str(&r.out).expect("json");
+    assert_eq!(fork["status"], "running");
+    let r = run(&["worker", "refunds", "--once"]);
+    assert_eq!(r.code, 0, "{}", r.err);
+    assert!(
+        r.err.contains("  resuming m-2: its turn was interrupted"),
+        "{}",
+        r.err
+    );
+    assert!(r.err.contains("  m-2: awaiting_decision\n"), "{}", r.err);
+    let r = run(&["sessions", "m-2", "--json"]);
+    let summary: Value = serde_json::from_str(&r.out).expect("json");
+    assert_eq!(summary["status"], "awaiting_decision");
+    assert_eq!(summary["forkedFrom"]["step"], 1);
+    // The original was not touched.
+    let r = run(&["sessions", "m-1", "--json"]);
+    let original: Value = serde_json::from_str(&r.out).expect("json");
+    assert_eq!(original["status"], "awaiting_decision");
+    assert!(original.get("forkedFrom").is_none());
+}
