@@ -346,6 +346,15 @@ fn describe(
             "reset" => format!("reset to {}", t.to),
             "on_error" => format!("routed to {} (on_error)", t.to),
             "trigger" if prev.is_none() => continue,
+            "sub-workflow" => format!(
+                "sub-workflow {} {}",
+                t.workflow.as_deref().unwrap_or("?"),
+                match t.status.as_deref() {
+                    Some("ok") => "returned",
+                    Some(_) => "failed",
+                    None => "ran",
+                }
+            ),
             _ => format!("moved to {}", t.to),
         });
     }
@@ -408,5 +417,138 @@ fn clip(text: &str) -> String {
         format!("{}…", line.chars().take(59).collect::<String>())
     } else {
         line
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::state::{Exit, TrailStep};
+
+    fn cp(step: u64) -> Checkpoint {
+        Checkpoint {
+            step,
+            transcript_len: 0,
+            state: Value::Null,
+            at: Some(1_765_000_000_000),
+        }
+    }
+
+    fn trail(to: &str, kind: &str, workflow: Option<&str>, status: Option<&str>) -> TrailStep {
+        TrailStep {
+            to: to.into(),
+            kind: kind.into(),
+            reason: None,
+            workflow: workflow.map(str::to_string),
+            status: status.map(str::to_string),
+            ts: 0,
+        }
+    }
+
+    fn running(trail: Vec<TrailStep>) -> SessionState {
+        SessionState {
+            workflow_state: "work".into(),
+            trigger: "manual".into(),
+            trail,
+            ..SessionState::default()
+        }
+    }
+
+    #[test]
+    fn each_kind_of_step_in_words() {
+        let first = running(vec![trail("work", "trigger", None, None)]);
+        let said = describe(
+            &cp(1),
+            None,
+            &first,
+            &[json!({"role": "user", "content": "Hello\n  there"})],
+        );
+        assert_eq!(said.what, "started by manual; message \"Hello there\"");
+        assert_eq!(said.at.as_deref(), Some("2025-12-06T05:46:40.000Z"));
+
+        let mut next = first.clone();
+        next.trail
+            .push(trail("work", "sub-workflow", Some("calc"), Some("ok")));
+        next.trail
+            .push(trail("work", "sub-workflow", Some("lookup"), Some("error")));
+        next.trail.push(trail("work", "reset", None, None));
+        next.trail.push(trail("fix", "on_error", None, None));
+        let calls = json!({"role": "assistant", "content": null, "tool_calls": [
+            {"id": "a", "type": "function", "function": {"name": "calc", "arguments": "{}"}},
+            {"id": "n", "type": "function", "function": {"name": archmax_kernel::tools::NOTE, "arguments": "{}"}}
+        ]});
+        assert_eq!(
+            describe(&cp(2), Some(&first), &next, &[calls]).what,
+            "called calc; sub-workflow calc returned; sub-workflow lookup failed; reset to work; routed to fix (on_error)"
+        );
+
+        let mut waiting = next.clone();
+        waiting.status = Status::AwaitingInput;
+        waiting.park = Some(Park::Input {
+            state: "work".into(),
+            title: None,
+            reason: "the payment".into(),
+            parked_at: String::new(),
+            resume_at: Some("2026-01-01T00:00:00Z".into()),
+        });
+        assert_eq!(
+            describe(&cp(3), Some(&next), &waiting, &[]).what,
+            "waiting until 2026-01-01T00:00:00Z: the payment"
+        );
+        let mut failed = next.clone();
+        failed.status = Status::Failed;
+        failed.exit = Some(Exit {
+            code: "turn-error".into(),
+            reason: "x".repeat(80),
+        });
+        assert_eq!(
+            describe(&cp(4), Some(&next), &failed, &[]).what,
+            format!("failed (turn-error): {}…", "x".repeat(59))
+        );
+        let mut rejected = next.clone();
+        rejected.status = Status::Rejected;
+        rejected.rejected = Some("the budget".into());
+        assert_eq!(
+            describe(&cp(5), Some(&next), &rejected, &[]).what,
+            "rejected: the budget"
+        );
+        assert_eq!(describe(&cp(6), Some(&next), &next, &[]).what, "checkpoint");
+
+        let mut fork = next.clone();
+        fork.forked_from = Some(ForkedFrom {
+            session_id: "s1".into(),
+            step: 4,
+            forked_at: String::new(),
+        });
+        let copied = describe(
+            &cp(1),
+            None,
+            &fork,
+            &[json!({"role": "user", "content": "old"})],
+        );
+        assert_eq!(
+            copied.what, "forked from s1 step 4",
+            "what the source did is not repeated"
+        );
+    }
+
+    #[test]
+    fn a_steps_spend_is_what_it_added() {
+        let mut before = running(Vec::new());
+        before.usage.input_tokens = 100;
+        before.usage.output_tokens = 10;
+        before.usage.cost_usd = Some(0.5);
+        let mut after = before.clone();
+        after.usage.input_tokens = 130;
+        after.usage.output_tokens = 15;
+        after.usage.cost_usd = Some(0.75);
+        let step = describe(&cp(2), Some(&before), &after, &[]);
+        assert_eq!((step.tokens, step.total_tokens), (35, 145));
+        assert_eq!(
+            (step.cost_usd, step.total_cost_usd),
+            (Some(0.25), Some(0.75))
+        );
     }
 }
