@@ -214,7 +214,7 @@ pub(crate) fn effective(budget: Option<&WorkflowBudget>, host: &SpendCaps) -> Ve
         Option<f64>,
         Option<f64>,
         &'static str,
-        &'static str,
+        (&'static str, &'static str),
     );
     let slots: [Slot; 4] = [
         (
@@ -223,7 +223,7 @@ pub(crate) fn effective(budget: Option<&WorkflowBudget>, host: &SpendCaps) -> Ve
             wf(|b| b.max_turn_tokens.map(|n| n as f64)),
             host.turn_tokens.map(|n| n as f64),
             "budget.maxTurnTokens",
-            "ARCHMAX_MAX_TURN_TOKENS / caps.turnTokens",
+            CAP_VARS[0],
         ),
         (
             Scope::Turn,
@@ -231,7 +231,7 @@ pub(crate) fn effective(budget: Option<&WorkflowBudget>, host: &SpendCaps) -> Ve
             wf(|b| b.max_turn_cost_usd),
             host.turn_cost_usd,
             "budget.maxTurnCostUsd",
-            "ARCHMAX_MAX_TURN_COST_USD / caps.turnCostUsd",
+            CAP_VARS[1],
         ),
         (
             Scope::Session,
@@ -239,7 +239,7 @@ pub(crate) fn effective(budget: Option<&WorkflowBudget>, host: &SpendCaps) -> Ve
             wf(|b| b.max_session_tokens.map(|n| n as f64)),
             host.session_tokens.map(|n| n as f64),
             "budget.maxSessionTokens",
-            "ARCHMAX_MAX_SESSION_TOKENS / caps.sessionTokens",
+            CAP_VARS[2],
         ),
         (
             Scope::Session,
@@ -247,23 +247,24 @@ pub(crate) fn effective(budget: Option<&WorkflowBudget>, host: &SpendCaps) -> Ve
             wf(|b| b.max_session_cost_usd),
             host.session_cost_usd,
             "budget.maxSessionCostUsd",
-            "ARCHMAX_MAX_SESSION_COST_USD / caps.sessionCostUsd",
+            CAP_VARS[3],
         ),
     ];
     slots
         .into_iter()
-        .filter_map(|(scope, usd, workflow, host, wf_name, host_name)| {
+        .filter_map(|(scope, usd, workflow, host, wf_name, (var, option))| {
+            let host_name = || format!("{var} / caps.{option}");
             let (limit, source) = match (workflow, host) {
-                (Some(w), Some(h)) if h < w => (h, host_name),
-                (Some(w), _) => (w, wf_name),
-                (None, Some(h)) => (h, host_name),
+                (Some(w), Some(h)) if h < w => (h, host_name()),
+                (Some(w), _) => (w, wf_name.to_string()),
+                (None, Some(h)) => (h, host_name()),
                 (None, None) => return None,
             };
             Some(Cap {
                 scope,
                 usd,
                 limit,
-                source: source.to_string(),
+                source,
             })
         })
         .collect()

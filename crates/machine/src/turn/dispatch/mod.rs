@@ -524,29 +524,26 @@ impl Turn<'_> {
         if registered(called) || archmax_kernel::tools::ALWAYS_ALLOWED.contains(&called) {
             return Some(called.to_string());
         }
-        let suffix = format!("__{called}");
-        let matches: Vec<&str> = self
-            .h
-            .tools
-            .iter()
-            .map(|t| t.name())
-            .filter(|n| n.ends_with(&suffix))
-            .collect();
-        match matches.as_slice() {
+        match self.suffix_matches(called).as_slice() {
             [one] => Some((*one).to_string()),
             _ => None,
         }
     }
 
-    pub(super) fn unknown_tool(&self, called: &str) -> String {
+    /// The host tools whose name ends in `__<called>` (an MCP-style prefixed name the model
+    /// shortened).
+    fn suffix_matches(&self, called: &str) -> Vec<&str> {
         let suffix = format!("__{called}");
-        let matches: Vec<&str> = self
-            .h
+        self.h
             .tools
             .iter()
             .map(|t| t.name())
             .filter(|n| n.ends_with(&suffix))
-            .collect();
+            .collect()
+    }
+
+    pub(super) fn unknown_tool(&self, called: &str) -> String {
+        let matches = self.suffix_matches(called);
         let mut text = format!(
             "[workflow] '{called}' is not a tool. Call one of the tools you were given, by its exact name."
         );
